@@ -1,0 +1,1 @@
+"""Polars batch jobs over the lake, reports and plots."""

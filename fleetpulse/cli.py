@@ -1,0 +1,79 @@
+"""The ``fleetpulse`` command: one entry point, a sub-command per part.
+
+Each part owns its commands in its own ``cli.py`` (a Typer app merged here), so adding a
+command never touches this file. The settings object is built once here and handed down
+through ``ctx.obj``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+import analytics.cli
+import analytics.jobs.cli
+import fleetpulse.broker.cli
+import fleetpulse.demo
+import fleetpulse.topics_cli
+import producers.cli
+import streams.cli
+import streams.webhooks.cli
+from fleetpulse.errors import FleetpulseError
+from fleetpulse.settings import Settings
+
+app = typer.Typer(
+    name="fleetpulse",
+    help="Event-sourced telemetry and failure analytics for large GPU fleets.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(fleetpulse.broker.cli.app, name="broker", help="Run the local Apache Kafka broker.")
+app.add_typer(fleetpulse.topics_cli.app, name="topics", help="Create and list fleetpulse topics.")
+for part in (
+    producers.cli.app,
+    streams.cli.app,
+    streams.webhooks.cli.app,
+    analytics.cli.app,
+    analytics.jobs.cli.app,
+    fleetpulse.demo.app,
+):
+    app.add_typer(part)
+
+err_console = Console(stderr=True)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="TOML settings file (else FLEETPULSE_CONFIG).")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
+) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    ctx.obj = Settings.load(config)
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    """The settings built by the root callback (sub-commands call this)."""
+    obj: Any = ctx.find_root().obj
+    if not isinstance(obj, Settings):  # invoked outside the root app, e.g. in a test
+        obj = Settings.load()
+        ctx.find_root().obj = obj
+    return obj
+
+
+def main() -> None:
+    """Console entry point: fleetpulse errors become one clear line and exit code 2."""
+    try:
+        app()
+    except FleetpulseError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}")
+        raise SystemExit(2) from None

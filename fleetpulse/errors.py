@@ -1,0 +1,25 @@
+"""Exception hierarchy of the core package.
+
+    FleetpulseError
+    ├── ConfigError          bad settings; the message says what to fix
+    ├── BrokerError          the local Kafka broker (fleetpulse.broker.errors)
+    │   ├── ToolMissingError     java / mvn not found or too old
+    │   ├── JarResolutionError   Maven could not fetch Kafka
+    │   ├── PortInUseError       the listener port is taken
+    │   └── BrokerStartError     the broker did not come up (carries the log tail)
+    └── TopicError           topic creation / admin failures
+"""
+
+from __future__ import annotations
+
+
+class FleetpulseError(Exception):
+    """Base of every error fleetpulse raises on purpose."""
+
+
+class ConfigError(FleetpulseError):
+    """The configuration is invalid; raised at start-up with what to change."""
+
+
+class TopicError(FleetpulseError):
+    """Creating or inspecting topics failed."""

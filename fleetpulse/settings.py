@@ -1,0 +1,123 @@
+"""The one settings object: built once at the entry point and passed down.
+
+Sources, strongest first: explicit keyword arguments, environment variables
+(prefix ``FLEETPULSE_``, nested with ``__``: ``FLEETPULSE_BROKER__PORT=19092``),
+a TOML file (``--config`` or ``FLEETPULSE_CONFIG``; ``fleetpulse.toml`` in the working
+directory if present), then the defaults below. ``KAFKA_BOOTSTRAP_SERVERS`` is honoured as
+the conventional name for an external cluster. This module is the only place that reads
+the process environment.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from analytics.settings import LakeSettings
+from fleetpulse.broker.settings import BrokerSettings
+from fleetpulse.errors import ConfigError
+from fleetpulse.kafka_config import KafkaSettings
+from fleetpulse.topics import TopicSettings
+from producers.settings import SimulatorSettings
+from streams.settings import DetectSettings, WebhookSettings
+
+DEFAULT_CONFIG_FILE = Path("fleetpulse.toml")
+
+
+class PathsSettings(BaseModel):
+    """Where fleetpulse keeps its working files (outside the repository by default)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    home: Path = Path("~/.fleetpulse").expanduser()
+    out: Path = Path("out")
+
+
+class Settings(BaseSettings):
+    """Every tunable of fleetpulse, grouped by part."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="FLEETPULSE_",
+        env_nested_delimiter="__",
+        frozen=True,
+        extra="forbid",
+    )
+
+    kafka: KafkaSettings = KafkaSettings()
+    broker: BrokerSettings = BrokerSettings()
+    topics: TopicSettings = TopicSettings()
+    simulator: SimulatorSettings = SimulatorSettings()
+    detect: DetectSettings = DetectSettings()
+    webhooks: WebhookSettings = WebhookSettings()
+    lake: LakeSettings = LakeSettings()
+    paths: PathsSettings = PathsSettings()
+
+    _toml_file: Path | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = _CONFIG_FILE_FOR_LOAD.get("path")
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
+        return tuple(sources)
+
+    @classmethod
+    def load(cls, config_file: Path | None = None, **overrides: Any) -> Settings:
+        """Build settings from file + environment; raise ConfigError with what to fix."""
+        env = os.environ
+        path = config_file or (Path(env["FLEETPULSE_CONFIG"]) if env.get("FLEETPULSE_CONFIG") else None)
+        if path is None and DEFAULT_CONFIG_FILE.is_file():
+            path = DEFAULT_CONFIG_FILE
+        if path is not None and not path.is_file():
+            raise ConfigError(f"config file {path} does not exist")
+        if env.get("KAFKA_BOOTSTRAP_SERVERS") and not env.get("FLEETPULSE_KAFKA__BOOTSTRAP_SERVERS"):
+            kafka = dict(overrides.pop("kafka", {}) or {})
+            kafka.setdefault("bootstrap_servers", env["KAFKA_BOOTSTRAP_SERVERS"])
+            overrides["kafka"] = kafka
+        _CONFIG_FILE_FOR_LOAD["path"] = path
+        try:
+            return cls(**overrides)
+        except ValidationError as exc:
+            raise ConfigError(_explain(exc, path)) from exc
+        finally:
+            _CONFIG_FILE_FOR_LOAD["path"] = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """The external cluster if configured, else the local broker fleetpulse runs."""
+        return self.kafka.bootstrap_servers or f"{self.broker.host}:{self.broker.port}"
+
+    @property
+    def uses_local_broker(self) -> bool:
+        return self.kafka.bootstrap_servers is None
+
+
+# pydantic-settings builds sources per class, not per call: the file chosen by load()
+# is handed over through this slot for the duration of one construction.
+_CONFIG_FILE_FOR_LOAD: dict[str, Path | None] = {"path": None}
+
+
+def _explain(exc: ValidationError, path: Path | None) -> str:
+    where = f" (config file {path} or FLEETPULSE_* environment)" if path else " (FLEETPULSE_* environment)"
+    lines = [f"invalid configuration{where}:"]
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        lines.append(f"  {loc}: {err['msg']}")
+    return "\n".join(lines)

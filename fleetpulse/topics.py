@@ -1,0 +1,47 @@
+"""Topic names and their layout (partitions, retention, compaction).
+
+Creation lives in ``fleetpulse.admin``; this module is only the declaration, so every
+part imports topic names from one place.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CleanupPolicy = Literal["delete", "compact"]
+
+DAY_MS = 24 * 3600 * 1000
+
+
+class TopicSpec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    partitions: int = Field(ge=1)
+    cleanup_policy: CleanupPolicy = "delete"
+    retention_ms: int = Field(7 * DAY_MS, ge=-1)
+
+    def configs(self) -> dict[str, str]:
+        cfg = {"cleanup.policy": self.cleanup_policy}
+        if self.cleanup_policy == "delete":
+            cfg["retention.ms"] = str(self.retention_ms)
+        return cfg
+
+
+class TopicSettings(BaseModel):
+    """Every fleetpulse topic. Inventory is compacted; samples short-lived; errors/findings/actions kept long."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    inventory: TopicSpec = TopicSpec(name="fleet.inventory", partitions=6, cleanup_policy="compact")
+    samples: TopicSpec = TopicSpec(name="fleet.samples", partitions=6, retention_ms=3 * DAY_MS)
+    errors: TopicSpec = TopicSpec(name="fleet.errors", partitions=6, retention_ms=365 * DAY_MS)
+    findings: TopicSpec = TopicSpec(name="fleet.findings", partitions=3, retention_ms=365 * DAY_MS)
+    actions: TopicSpec = TopicSpec(name="fleet.actions", partitions=3, retention_ms=-1)
+    alerts: TopicSpec = TopicSpec(name="fleet.alerts", partitions=1, retention_ms=90 * DAY_MS)
+    dlq: TopicSpec = TopicSpec(name="fleet.dlq", partitions=1, retention_ms=30 * DAY_MS)
+
+    def all(self) -> list[TopicSpec]:
+        return [self.inventory, self.samples, self.errors, self.findings, self.actions, self.alerts, self.dlq]

@@ -1,0 +1,149 @@
+"""Events as explicit classes named as facts, one per Avro schema.
+
+Each class carries its ``EVENT_TYPE``, ``SCHEMA_VERSION`` and the topic family it travels
+on (``TOPIC``, a key of ``fleetpulse.topics.TopicSettings``). The payload stays a plain
+mapping shaped by the ``.avsc`` (it is what the Avro codec reads and writes, and what hot
+paths build directly without an object per event).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+TopicFamily = Literal["inventory", "samples", "errors", "findings", "actions", "alerts", "dlq"]
+FLEET = "-"  # host_id / cluster of fleet-level events (alerts, planner halts, dead letters)
+
+ENVELOPE_FIELDS = ("event_id", "event_type", "schema_version", "host_id", "cluster", "ts", "agent_seq")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """The common envelope plus a typed payload."""
+
+    EVENT_TYPE: ClassVar[str]
+    SCHEMA_VERSION: ClassVar[int] = 1
+    TOPIC: ClassVar[TopicFamily]
+
+    event_id: str
+    host_id: str
+    cluster: str
+    ts: int
+    agent_seq: int = 0
+    payload: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id,
+            "event_type": self.EVENT_TYPE,
+            "schema_version": self.SCHEMA_VERSION,
+            "host_id": self.host_id,
+            "cluster": self.cluster,
+            "ts": self.ts,
+            "agent_seq": self.agent_seq,
+            "payload": dict(self.payload),
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Event:
+        klass = EVENT_CLASSES[record["event_type"]]
+        return klass(
+            event_id=record["event_id"],
+            host_id=record["host_id"],
+            cluster=record["cluster"],
+            ts=record["ts"],
+            agent_seq=record["agent_seq"],
+            payload=record["payload"],
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostInventoried(Event):
+    EVENT_TYPE: ClassVar[str] = "HostInventoried"
+    TOPIC: ClassVar[TopicFamily] = "inventory"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostSampled(Event):
+    EVENT_TYPE: ClassVar[str] = "HostSampled"
+    TOPIC: ClassVar[TopicFamily] = "samples"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class XidRaised(Event):
+    EVENT_TYPE: ClassVar[str] = "XidRaised"
+    TOPIC: ClassVar[TopicFamily] = "errors"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EccErrorObserved(Event):
+    EVENT_TYPE: ClassVar[str] = "EccErrorObserved"
+    TOPIC: ClassVar[TopicFamily] = "errors"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PcieAerReported(Event):
+    EVENT_TYPE: ClassVar[str] = "PcieAerReported"
+    TOPIC: ClassVar[TopicFamily] = "errors"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkEventObserved(Event):
+    EVENT_TYPE: ClassVar[str] = "LinkEventObserved"
+    TOPIC: ClassVar[TopicFamily] = "errors"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobInterrupted(Event):
+    EVENT_TYPE: ClassVar[str] = "JobInterrupted"
+    TOPIC: ClassVar[TopicFamily] = "errors"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FindingRaised(Event):
+    EVENT_TYPE: ClassVar[str] = "FindingRaised"
+    TOPIC: ClassVar[TopicFamily] = "findings"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MaintenanceActionRecorded(Event):
+    EVENT_TYPE: ClassVar[str] = "MaintenanceActionRecorded"
+    TOPIC: ClassVar[TopicFamily] = "actions"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlertRaised(Event):
+    EVENT_TYPE: ClassVar[str] = "AlertRaised"
+    TOPIC: ClassVar[TopicFamily] = "alerts"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordDeadLettered(Event):
+    EVENT_TYPE: ClassVar[str] = "RecordDeadLettered"
+    TOPIC: ClassVar[TopicFamily] = "dlq"
+
+
+EVENT_CLASSES: dict[str, type[Event]] = {
+    cls.EVENT_TYPE: cls
+    for cls in (
+        HostInventoried,
+        HostSampled,
+        XidRaised,
+        EccErrorObserved,
+        PcieAerReported,
+        LinkEventObserved,
+        JobInterrupted,
+        FindingRaised,
+        MaintenanceActionRecorded,
+        AlertRaised,
+        RecordDeadLettered,
+    )
+}
+
+ERROR_EVENT_TYPES = tuple(name for name, cls in EVENT_CLASSES.items() if cls.TOPIC == "errors")
+
+
+def topic_family(event_type: str) -> TopicFamily:
+    """The topic family an event type travels on."""
+    return EVENT_CLASSES[event_type].TOPIC

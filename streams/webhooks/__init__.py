@@ -1,0 +1,1 @@
+"""Alert webhooks: durable outbox, signed delivery with retries, receiver-side verification."""
