@@ -22,9 +22,10 @@ class TopicSpec(BaseModel):
     partitions: int = Field(ge=1)
     cleanup_policy: CleanupPolicy = "delete"
     retention_ms: int = Field(7 * DAY_MS, ge=-1)
+    replication_factor: int = Field(-1, ge=-1, description="-1: the cluster's default.replication.factor")
 
     def configs(self) -> dict[str, str]:
-        cfg = {"cleanup.policy": self.cleanup_policy}
+        cfg: dict[str, str] = {"cleanup.policy": self.cleanup_policy}
         if self.cleanup_policy == "delete":
             cfg["retention.ms"] = str(self.retention_ms)
         return cfg

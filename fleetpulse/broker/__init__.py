@@ -1,1 +1,23 @@
 """The local Apache Kafka broker: fetched with Maven, run as a single KRaft node."""
+
+from fleetpulse.broker.errors import (
+    BrokerError,
+    BrokerStartError,
+    JarResolutionError,
+    PortInUseError,
+    ToolMissingError,
+)
+from fleetpulse.broker.process import BrokerStatus, LocalBroker, ensure_running
+from fleetpulse.broker.settings import BrokerSettings
+
+__all__ = [
+    "BrokerError",
+    "BrokerSettings",
+    "BrokerStartError",
+    "BrokerStatus",
+    "JarResolutionError",
+    "LocalBroker",
+    "PortInUseError",
+    "ToolMissingError",
+    "ensure_running",
+]

@@ -1,10 +1,10 @@
 """Errors of the local broker; each message says what failed and what to do about it.
 
-    BrokerError
-    ├── ToolMissingError     java / mvn not found or too old
-    ├── JarResolutionError   Maven could not fetch Kafka (carries mvn's output tail)
-    ├── PortInUseError       a listener port is taken by another process
-    └── BrokerStartError     the broker did not come up (carries the log tail)
+BrokerError
+├── ToolMissingError     java / mvn not found or too old
+├── JarResolutionError   Maven could not fetch Kafka (carries mvn's output tail)
+├── PortInUseError       a listener port is taken by another process
+└── BrokerStartError     the broker did not come up (carries the log tail)
 """
 
 from __future__ import annotations

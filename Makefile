@@ -1,0 +1,44 @@
+# fleetpulse developer commands. `make demo` and `make test` are all a fresh clone needs
+# (Python 3.11+, Java 17+ and Maven on PATH); both create .venv on first use.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test check lint types unit faults bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+## demo: the whole pipeline end to end on a local Kafka broker (started for you)
+demo: $(STAMP)
+	$(BIN)/fleetpulse demo
+
+## test: lint, types and the full test suite against a real Kafka broker (what CI runs)
+test: $(STAMP) lint types
+	$(BIN)/pytest -q
+
+check: test
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+types: $(STAMP)
+	$(BIN)/mypy schemas fleetpulse
+
+unit: $(STAMP)
+	$(BIN)/pytest -q -m "not integration and not faults and not slow"
+
+faults: $(STAMP)
+	$(BIN)/pytest -q -m faults
+
+bench: $(STAMP)
+	$(BIN)/pip install --quiet -e ".[bench]"
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

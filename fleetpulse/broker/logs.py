@@ -1,0 +1,52 @@
+"""Read the end of the broker's log, once (error messages, ``logs``) or as it grows (``logs --follow``)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+
+def tail(path: Path, lines: int = 40, max_bytes: int = 1 << 20) -> list[str]:
+    """The last ``lines`` lines of a file (only its last ``max_bytes`` are read); [] if it is missing."""
+    if lines <= 0:
+        return []
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - max_bytes))
+            data = fh.read()
+    except FileNotFoundError:
+        return []
+    text = data.decode("utf-8", errors="replace")
+    return list(deque(text.splitlines(), maxlen=lines))
+
+
+def follow(
+    path: Path,
+    *,
+    poll_s: float = 0.5,
+    stop: Callable[[], bool] = lambda: False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[str]:
+    """Yield lines appended to ``path`` from now on, reopening it when it is rotated or recreated."""
+    position = path.stat().st_size if path.exists() else 0
+    pending = ""
+    while not stop():
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        if size < position:  # rotated or truncated: start from the top of the new file
+            position, pending = 0, ""
+        if size > position:
+            with path.open("rb") as fh:
+                fh.seek(position)
+                chunk = fh.read(size - position)
+            position += len(chunk)
+            *complete, pending = (pending + chunk.decode("utf-8", errors="replace")).split("\n")
+            yield from complete
+        else:
+            sleep(poll_s)

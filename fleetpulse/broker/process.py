@@ -1,0 +1,338 @@
+"""Start, stop and inspect the local single-node Kafka broker as a detached JVM process.
+
+The process outlives the command that started it (its own session, a pid file in
+``data_dir``), so ``fleetpulse broker start`` returns and ``stop`` works from another shell.
+Data persists across stop/start: storage is formatted only once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from fleetpulse.admin import broker_answers
+from fleetpulse.broker import jars
+from fleetpulse.broker.errors import BrokerStartError, PortInUseError
+from fleetpulse.broker.layout import BrokerFiles
+from fleetpulse.broker.logs import tail
+from fleetpulse.broker.properties import log4j2_properties, new_cluster_id, render, server_properties
+from fleetpulse.broker.settings import BrokerSettings
+from fleetpulse.kafka_config import KafkaSettings
+
+if TYPE_CHECKING:
+    from fleetpulse.settings import Settings
+
+LOG_TAIL_LINES = 40
+Reporter = Callable[[str], None]
+
+
+class BrokerStatus(NamedTuple):
+    running: bool  # the JVM from our pid file is alive
+    ready: bool  # ... and answers a metadata request
+    pid: int | None
+    bootstrap: str
+    data_dir: Path
+    log_file: Path
+    kafka_version: str
+
+
+class LocalBroker:
+    """One local KRaft broker (broker + controller in one JVM) defined by ``BrokerSettings``."""
+
+    def __init__(
+        self,
+        settings: BrokerSettings,
+        *,
+        kafka: KafkaSettings | None = None,
+        reporter: Reporter = lambda message: None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.files = BrokerFiles.of(settings.data_dir)
+        self._kafka = kafka or KafkaSettings()  # the local broker speaks PLAINTEXT
+        self._report = reporter
+        self._clock = clock
+        self._proc: subprocess.Popen[bytes] | None = None  # set when this object started the JVM
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.settings.bootstrap
+
+    @property
+    def log_path(self) -> Path:
+        return self.files.log_file
+
+    def __repr__(self) -> str:
+        return f"LocalBroker({self.bootstrap_servers}, data_dir={self.files.data_dir})"
+
+    # -- inspection -------------------------------------------------------------------------
+
+    def pid(self) -> int | None:
+        """The pid of our live broker JVM, or None (a stale pid file is ignored)."""
+        try:
+            pid = int(self.files.pid_file.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+        return pid if self._alive(pid) and self._is_our_broker(pid) else None
+
+    def answers(self, timeout_s: float = 2.0) -> bool:
+        return broker_answers(self.bootstrap_servers, self._kafka, timeout_s=timeout_s)
+
+    def status(self) -> BrokerStatus:
+        pid = self.pid()
+        return BrokerStatus(
+            running=pid is not None,
+            ready=pid is not None and self.answers(),
+            pid=pid,
+            bootstrap=self.bootstrap_servers,
+            data_dir=self.files.data_dir,
+            log_file=self.log_path,
+            kafka_version=self.settings.kafka_version,
+        )
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        """The end of the broker log and of the JVM console output, for error messages."""
+        parts = []
+        for label, path in (("broker log", self.files.log_file), ("JVM output", self.files.console_file)):
+            text = tail(path, lines)
+            if text:
+                parts.append(f"--- last {len(text)} lines of the {label} {path} ---\n" + "\n".join(text))
+        return "\n".join(parts) or f"(no output in {self.files.log_file} or {self.files.console_file})"
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> BrokerStatus:
+        """Start the broker unless it already runs; returns once it answers metadata requests."""
+        started_at = self._clock()
+        pid = self.pid()
+        if pid is not None:
+            self._wait_ready(pid, started_at, started_here=False)
+            return self.status()
+        self.files.pid_file.unlink(missing_ok=True)  # stale: the process is gone
+        self._check_ports_free()
+        java = jars.find_java(self.settings)
+        jars.ensure_jars(self.settings, on_fetch=self._report)
+        self._write_config()
+        if not self.files.meta_properties.is_file():
+            self._format_storage(java)
+        self._report(f"starting Kafka {self.settings.kafka_version} on {self.bootstrap_servers}")
+        pid = self._spawn(java)
+        self._wait_ready(pid, started_at, started_here=True)
+        return self.status()
+
+    def ensure_running(self) -> str:
+        """Start if needed; the bootstrap address."""
+        self.start()
+        return self.bootstrap_servers
+
+    def stop(self) -> bool:
+        """SIGTERM (a clean shutdown), SIGKILL after ``stop_timeout_s``; False if it was not running."""
+        pid = self.pid()
+        if pid is None:
+            self.files.pid_file.unlink(missing_ok=True)
+            return False
+        self._report(f"stopping Kafka (pid {pid})")
+        self._signal(pid, signal.SIGTERM)
+        if not self._wait_exit(pid, self.settings.stop_timeout_s):
+            self._report(f"Kafka did not stop within {self.settings.stop_timeout_s:g} s; killing it")
+            self._signal(pid, signal.SIGKILL)
+            self._wait_exit(pid, 10.0)
+        self.files.pid_file.unlink(missing_ok=True)
+        return True
+
+    def kill(self) -> bool:
+        """SIGKILL without a clean shutdown (a crash, for fault tests); the pid file stays behind."""
+        pid = self.pid()
+        if pid is None:
+            return False
+        self._signal(pid, signal.SIGKILL)
+        self._wait_exit(pid, 10.0)
+        return True
+
+    def restart(self) -> BrokerStatus:
+        self.stop()
+        return self.start()
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def _check_ports_free(self) -> None:
+        host = self.settings.host
+        for port, variable in (
+            (self.settings.port, "FLEETPULSE_BROKER__PORT"),
+            (self.settings.effective_controller_port, "FLEETPULSE_BROKER__CONTROLLER_PORT"),
+        ):
+            if not port_is_free(host, port):
+                raise PortInUseError(
+                    host,
+                    port,
+                    f"port {port} on {host} is in use by another process (not the fleetpulse broker of "
+                    f"{self.files.data_dir}); stop that process or pick another port, e.g. "
+                    f"{variable}={port + 100} (broker.{variable.rsplit('__', 1)[1].lower()} in fleetpulse.toml)",
+                )
+
+    def _write_config(self) -> None:
+        self.files.data_dir.mkdir(parents=True, exist_ok=True)
+        header = "Written by fleetpulse on every start from BrokerSettings: edit the settings, not this file."
+        props = server_properties(self.settings, self.files.log_dirs)
+        self.files.server_properties.write_text(render(props, header))
+        self.files.log4j_properties.write_text(render(log4j2_properties(self.files.log_file), header))
+
+    def _java_base(self, java: str) -> list[str]:
+        return [
+            java,
+            "-cp",
+            jars.classpath(self.settings),
+            f"-Dlog4j2.configurationFile={self.files.log4j_properties}",
+            "-Djava.awt.headless=true",
+        ]
+
+    def _format_storage(self, java: str) -> None:
+        self._report(f"formatting storage in {self.files.log_dirs}")
+        argv = [
+            *self._java_base(java),
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            new_cluster_id(),
+            "-c",
+            str(self.files.server_properties),
+        ]
+        try:
+            result = jars.run_captured(argv, self.settings.start_timeout_s)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise BrokerStartError(
+                f"formatting broker storage in {self.files.log_dirs} failed: {exc}"
+            ) from exc
+        if result.returncode != 0 or not self.files.meta_properties.is_file():
+            output = "\n".join((result.stdout or "").splitlines()[-LOG_TAIL_LINES:])
+            output += "\n" + "\n".join(tail(self.files.log_file, LOG_TAIL_LINES))
+            raise BrokerStartError(
+                f"formatting broker storage in {self.files.log_dirs} failed (exit code {result.returncode}); "
+                f"check the broker settings (server.properties: {self.files.server_properties}):",
+                output.strip(),
+            )
+
+    def _spawn(self, java: str) -> int:
+        argv = [
+            *self._java_base(java),
+            f"-Xmx{self.settings.heap}",
+            "-XX:+ExitOnOutOfMemoryError",
+            "kafka.Kafka",
+            str(self.files.server_properties),
+        ]
+        with self.files.console_file.open("ab") as console:
+            console.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(argv)}\n".encode())
+            console.flush()
+            try:
+                self._proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=console,
+                    stderr=subprocess.STDOUT,
+                    cwd=self.files.data_dir,
+                    start_new_session=True,  # survive the CLI's exit and its Ctrl-C
+                )
+            except OSError as exc:
+                raise BrokerStartError(f"could not run {java}: {exc}") from exc
+        self.files.pid_file.write_text(f"{self._proc.pid}\n")
+        return self._proc.pid
+
+    def _wait_ready(self, pid: int, started_at: float, *, started_here: bool) -> None:
+        deadline = started_at + self.settings.start_timeout_s
+        self._report(f"waiting for Kafka on {self.bootstrap_servers} to answer")
+        while True:
+            if not self._alive(pid):
+                self.files.pid_file.unlink(missing_ok=True)
+                code = self._proc.returncode if self._proc is not None and self._proc.pid == pid else None
+                raise BrokerStartError(
+                    f"the Kafka broker (pid {pid}) exited during start-up"
+                    f"{f' with exit code {code}' if code is not None else ''}:",
+                    self.log_tail(),
+                )
+            if self.answers(timeout_s=1.0):
+                return
+            if self._clock() >= deadline:
+                break
+            time.sleep(0.2)
+        if started_here:
+            self._signal(pid, signal.SIGKILL)
+            self._wait_exit(pid, 10.0)
+            self.files.pid_file.unlink(missing_ok=True)
+        raise BrokerStartError(
+            f"the Kafka broker (pid {pid}) did not answer on {self.bootstrap_servers} within "
+            f"{self.settings.start_timeout_s:g} s{'; it was killed' if started_here else ''} "
+            "(raise FLEETPULSE_BROKER__START_TIMEOUT_S if the machine is just slow):",
+            self.log_tail(),
+        )
+
+    # -- process plumbing -------------------------------------------------------------------
+
+    def _alive(self, pid: int) -> bool:
+        if self._proc is not None and self._proc.pid == pid:
+            return self._proc.poll() is None  # our child: poll() also reaps it
+        return pid_alive(pid)
+
+    def _is_our_broker(self, pid: int) -> bool:
+        """Guard against pid reuse: the process must be a kafka.Kafka JVM on our server.properties."""
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True  # no procfs (macOS): trust the pid file
+        return b"kafka.Kafka" in cmdline and str(self.files.server_properties).encode() in cmdline
+
+    def _signal(self, pid: int, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+    def _wait_exit(self, pid: int, timeout_s: float) -> bool:
+        deadline = self._clock() + timeout_s
+        while self._alive(pid):
+            if self._clock() >= deadline:
+                return False
+            time.sleep(0.1)
+        return True
+
+
+def port_is_free(host: str, port: int) -> bool:
+    """Whether we could listen on host:port (SO_REUSEADDR like the JVM, so TIME_WAIT doesn't count)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                return False
+            raise
+    return True
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie waiting to be reaped."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def ensure_running(settings: Settings, reporter: Reporter = lambda message: None) -> str:
+    """The bootstrap address to use: the external cluster as is, or the local broker, started if needed."""
+    if settings.uses_local_broker:
+        LocalBroker(settings.broker, kafka=settings.kafka, reporter=reporter).start()
+    return settings.bootstrap_servers
