@@ -1,11 +1,57 @@
-"""Lake settings (section ``[lake]`` / ``FLEETPULSE_LAKE__*``)."""
+"""Lake settings (section ``[lake]`` / ``FLEETPULSE_LAKE__*``): where the lake is, how the archiver flushes, quality gates."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TopicFamilyName = Literal["inventory", "samples", "errors", "findings", "actions", "alerts", "dlq"]
+
+ALL_FAMILIES: tuple[TopicFamilyName, ...] = (
+    "inventory",
+    "samples",
+    "errors",
+    "findings",
+    "actions",
+    "alerts",
+    "dlq",
+)
+
+
+class QualitySettings(BaseModel):
+    """Great-expectations gates run on every archiver batch (``FLEETPULSE_LAKE__QUALITY__*``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = True
+    # Event time may run ahead of the archiver's clock by this much (agent clock skew).
+    future_tolerance_s: float = Field(300.0, ge=0)
+    # Error and sample tables must name hosts present in the inventory table.
+    check_known_hosts: bool = True
 
 
 class LakeSettings(BaseModel):
+    """The Parquet lake and its archiver.
+
+    ``path`` is a local folder or a pyarrow filesystem URI (``s3://bucket/lake``,
+    ``file:///data/lake``). A flush happens at whichever of records / bytes / seconds comes first.
+    """
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     path: str = "lake"
+    families: tuple[TopicFamilyName, ...] = ALL_FAMILIES
+    group_id: str = "fleetpulse-archiver"
+    start_from: Literal["earliest", "latest"] = "earliest"
+    flush_records: int = Field(100_000, ge=1)
+    flush_bytes: int = Field(64 * 1024 * 1024, ge=1)
+    flush_seconds: float = Field(30.0, gt=0)
+    poll_timeout_ms: int = Field(500, ge=1)
+    max_poll_records: int = Field(5_000, ge=1)
+    topic_wait_s: float = Field(30.0, ge=0)
+    compression: Literal["zstd", "snappy", "gzip", "lz4", "none"] = "zstd"
+    row_group_size: int = Field(128 * 1024, ge=1)
+    # A date partition is "closed" (compactable) once it is this many days older than today (UTC).
+    compact_after_days: int = Field(1, ge=0)
+    quality: QualitySettings = QualitySettings()

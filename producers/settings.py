@@ -1,8 +1,31 @@
-"""Simulator settings (section ``[simulator]`` / ``FLEETPULSE_SIMULATOR__*``)."""
+"""Simulator settings (section ``[simulator]`` / ``FLEETPULSE_SIMULATOR__*``).
+
+Fleet shape and failure rates live in fleet presets (``producers/presets/*.toml``); this
+section holds run defaults and producer tuning.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Compression = Literal["auto", "lz4", "zstd", "gzip", "snappy", "none"]
+
+
+class ProducerTuning(BaseModel):
+    """kafka-python producer knobs: throughput (batching) and bounded memory (backpressure)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    compression: Compression = Field("auto", description="auto: lz4, else zstd, else gzip")
+    linger_ms: int = Field(20, ge=0)
+    batch_size: int = Field(256 * 1024, ge=1024)
+    buffer_memory: int = Field(64 * 1024 * 1024, ge=1024 * 1024, description="bytes held before send() blocks")
+    max_block_ms: int = Field(300_000, ge=1000, description="how long send() may block on a full buffer")
+    delivery_timeout_ms: int = Field(600_000, ge=1000, description="long enough to ride out a broker restart")
+    request_timeout_ms: int = Field(30_000, ge=1000)
+    max_request_size: int = Field(4 * 1024 * 1024, ge=1024)
 
 
 class SimulatorSettings(BaseModel):
@@ -10,3 +33,12 @@ class SimulatorSettings(BaseModel):
 
     preset: str = "small"
     seed: int = 7
+    start: str = Field("2025-01-01T00:00:00Z", description="event-time start of fast-forward runs (UTC)")
+    live_interval_s: int = Field(10, ge=1, description="HostSampled interval in live mode")
+    fast_forward_interval_s: int = Field(
+        21_600, ge=10, description="HostSampled interval in fast-forward mode (samples aggregate this window)"
+    )
+    late_fraction: float = Field(0.0, ge=0.0, le=1.0, description="share of events delivered late")
+    late_max_delay_s: float = Field(0.0, ge=0.0, description="bound of the delivery delay, sim seconds")
+    parquet_batch_rows: int = Field(200_000, ge=1, description="rows buffered per lake table before a file")
+    producer: ProducerTuning = ProducerTuning()

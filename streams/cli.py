@@ -2,6 +2,58 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 app = typer.Typer()
+
+
+@app.command("detect")
+def detect(
+    ctx: typer.Context,
+    policy: Annotated[
+        Path | None, typer.Option("--policy", help="Detection policy TOML (default: streams/policy.toml).")
+    ] = None,
+    web_port: Annotated[int | None, typer.Option("--web-port", help="HTTP API / metrics port (default 6066).")] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Local table state (one per worker process).")
+    ] = None,
+) -> None:
+    """Run a detect worker: validation, repeat-offender and slow-host detectors, planner, API.
+
+    Start several processes (each with its own --web-port and --data-dir) to share the work.
+    """
+    from fleetpulse.cli import settings_of
+    from streams.worker import run_worker
+
+    run_worker(settings_of(ctx), policy_file=policy, web_port=web_port, data_dir=data_dir)
+
+
+@app.command("detect-policy")
+def detect_policy(
+    policy: Annotated[Path | None, typer.Argument(help="Policy file to check (default: the packaged one).")] = None,
+) -> None:
+    """Validate a detection policy file and print its rules."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from streams.policy import load_policy
+
+    loaded = load_policy(policy)
+    table = Table("rule", "classes", "scope", "count", "window", "action", "detector")
+    for rule in loaded.rules:
+        days = rule.window / 86_400_000
+        table.add_row(
+            rule.name, ", ".join(rule.classes), rule.scope, str(rule.count), f"{days:g} d", rule.action, rule.detector
+        )
+    console = Console()
+    console.print(table)
+    s = loaded.slow_host
+    console.print(
+        f"slow host: window {s.window / 1000:g} s, z_step >= {s.z_step}, z_bus_bw <= -{s.z_bus_bw}, "
+        f"{s.k} of {s.n} windows, min {s.min_peers} peers -> {s.action}"
+    )
+    p = loaded.planner
+    console.print(f"planner: capacity {p.capacity_buffer_pct:g} %, failure buffer {p.failure_buffer_pct:g} %")

@@ -2,16 +2,46 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 
 class DetectSettings(BaseModel):
+    """One detect worker; run several processes (same ``app_id``) to share the partitions."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     app_id: str = "fleetpulse-detect"
+    policy_file: Path | None = Field(None, description="detection policy TOML; None = streams/policy.toml")
+    store: Literal["rocksdb", "memory"] = "rocksdb"
+    data_dir: Path | None = Field(None, description="local table state; None = <paths.home>/detect/<app_id>")
+    web_host: str = "127.0.0.1"
+    web_port: int = Field(6066, ge=0, le=65535)
+    internal_partitions: int = Field(6, ge=1, description="partitions of the cluster-summary and planner topics")
+    internal_replication: int = Field(1, ge=1, description="replication factor of Faust's internal topics")
+    tick_interval_s: float = Field(1.0, gt=0, description="how often repair completions are checked")
+    commit_interval_s: float = Field(1.0, gt=0)
+    log_level: str = "warning"
 
 
 class WebhookSettings(BaseModel):
+    """Alert webhooks: where to POST, how to sign, how hard to retry (``FLEETPULSE_WEBHOOKS__*``)."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     urls: list[str] = []
+    secret: SecretStr | None = None  # HMAC-SHA256 key; FLEETPULSE_WEBHOOKS__SECRET
+    group_id: str = "fleetpulse-webhooks"
+    data_dir: Path | None = None  # outbox directory; None: <paths.home>/webhooks
+    receiver_name: str = "fleetpulse"
+    external_url: str = ""
+    timeout_s: float = Field(10.0, gt=0)
+    backoff_base_s: float = Field(1.0, gt=0)
+    backoff_max_s: float = Field(300.0, gt=0)
+    backoff_jitter: float = Field(0.5, ge=0, le=1)
+    max_attempts: int = Field(12, ge=1)
+    max_in_flight_per_url: int = Field(4, ge=1)
+    outbox_retention_days: float = Field(14.0, gt=0)
+    signature_tolerance_s: float = Field(300.0, gt=0)

@@ -1,7 +1,130 @@
-"""Command-line entry points of ``analytics.jobs`` (merged into ``fleetpulse``)."""
+"""Command-line entry points of ``analytics.jobs`` (merged into ``fleetpulse``): ``analyze`` and ``report``."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
 app = typer.Typer()
+
+JOB_NAMES = ("early-life", "fabric", "offenders", "maintenance-domain", "interruptions")
+
+LakeOpt = Annotated[Path | None, typer.Option("--lake", help="Parquet lake root (default: settings lake.path).")]
+TruthOpt = Annotated[
+    Path | None, typer.Option("--truth", help="Simulator truth dir (--truth-out): its manifest sets the window.")
+]
+
+
+def _params(pairs: list[str]) -> dict[str, Any]:
+    from analytics.jobs.errors import JobError
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep:
+            raise JobError(f"--set expects KEY=VALUE, got {pair!r}")
+        value: Any = raw
+        for cast in (int, float):
+            try:
+                value = cast(raw)
+                break
+            except ValueError:
+                continue
+        out[key.strip().replace("-", "_")] = None if raw.lower() == "none" else value
+    return out
+
+
+def _lake(ctx: typer.Context, lake: Path | None) -> Path:
+    from analytics.jobs.errors import JobError
+    from fleetpulse.cli import settings_of
+
+    path = lake or Path(settings_of(ctx).lake.path)
+    if not path.is_dir():
+        raise JobError(f"lake {path} does not exist (pass --lake or set FLEETPULSE_LAKE__PATH)")
+    return path
+
+
+@app.command()
+def analyze(
+    ctx: typer.Context,
+    job: Annotated[str, typer.Argument(help=f"One of: {', '.join(JOB_NAMES)}.")],
+    lake: LakeOpt = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write tables, summary.json and plots here.")] = None,
+    truth: TruthOpt = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Job parameter KEY=VALUE, e.g. --set min_events=2.")
+    ] = None,
+) -> None:
+    """Run one analytics job over the lake and print its headline numbers."""
+    import inspect
+
+    from rich.console import Console
+
+    from analytics.jobs.errors import JobError
+    from analytics.jobs.plots import plot_job
+    from analytics.jobs.render import fmt
+    from analytics.jobs.report import SHOWN, _summary_lines
+    from analytics.jobs.result import write_result
+    from analytics.jobs.runner import JOBS, run_job
+
+    params = _params(set_ or [])
+    if job in JOBS:
+        allowed = set(inspect.signature(JOBS[job]).parameters) - {"lake", "truth"}
+        unknown = set(params) - allowed
+        if unknown:
+            raise JobError(f"job {job!r} has no parameter {sorted(unknown)}; it takes {sorted(allowed)}")
+    console = Console()
+    with console.status(f"running {job} ..."):
+        result = run_job(job, _lake(ctx, lake), truth, **params)
+    for line in _summary_lines(result):
+        console.print(f"• {line}")
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {note}")
+    for name in SHOWN[job]:
+        table = result.tables.get(name)
+        if name == "comparisons":  # already printed as the summary lines above
+            continue
+        if table is not None and table.height:
+            table = table.select(table.columns[:8])
+            from rich.table import Table
+
+            view = Table(title=name, show_lines=False)
+            for col in table.columns:
+                view.add_column(col)
+            for row in table.head(15).iter_rows():
+                view.add_row(*(fmt(v) for v in row))
+            console.print(view)
+    if out is not None:
+        folder = write_result(result, out)
+        plots = plot_job(result, folder)
+        console.print(f"wrote {len(result.tables)} tables and {len(plots)} plots to {folder}")
+
+
+@app.command()
+def report(
+    ctx: typer.Context,
+    out: Annotated[Path, typer.Option("--out", help="Folder for report.html, summary.md and job outputs.")],
+    lake: LakeOpt = None,
+    truth: TruthOpt = None,
+    jobs: Annotated[str, typer.Option("--jobs", help="Comma-separated subset of jobs.")] = ",".join(JOB_NAMES),
+) -> None:
+    """Run every job and write report.html (self-contained) and summary.md with plots."""
+    from rich.console import Console
+
+    from analytics.jobs.errors import UnknownJobError
+    from analytics.jobs.report import build_report
+
+    chosen = tuple(j.strip() for j in jobs.split(",") if j.strip())
+    for name in chosen:
+        if name not in JOB_NAMES:
+            raise UnknownJobError(name, JOB_NAMES)
+    console = Console()
+    rep = build_report(_lake(ctx, lake), out, truth, chosen)
+    for name, why in rep.skipped.items():
+        console.print(f"[yellow]skipped {name}:[/] {why}")
+    if rep.truth is not None:
+        failed = rep.truth.filter(rep.truth["ok"].not_())
+        console.print(f"truth checks: {rep.truth.height - failed.height}/{rep.truth.height} passed")
+    console.print(f"wrote {rep.html} and {rep.markdown}")

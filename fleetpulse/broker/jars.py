@@ -25,7 +25,12 @@ Which = Callable[[str], str | None]
 Runner = Callable[[Sequence[str], float], subprocess.CompletedProcess[str]]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_MVN_BOILERPLATE = ("re-run maven", "-e switch", "-x switch", "for more information", "[help ")
+_MVN_BOILERPLATE = (
+    "To see the full stack trace",
+    "Re-run Maven",
+    "For more information about the errors",
+    "[Help ",
+)
 
 
 def run_captured(argv: Sequence[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
@@ -108,13 +113,11 @@ def classpath(settings: BrokerSettings) -> str:
 
 def mvn_output_summary(output: str, max_lines: int = 20) -> str:
     """The useful end of Maven's output: its error lines without the generic help text."""
-    lines = [_ANSI.sub("", line).rstrip() for line in output.splitlines()]
+    lines = [_ANSI.sub("", line).rstrip().removesuffix(" -> [Help 1]") for line in output.splitlines()]
     errors = [
         line
         for line in lines
-        if line.startswith("[ERROR]")
-        and line != "[ERROR]"
-        and not any(noise in line.lower() for noise in _MVN_BOILERPLATE)
+        if line.startswith("[ERROR] ") and not line[len("[ERROR] ") :].startswith(_MVN_BOILERPLATE)
     ]
     kept = errors or [line for line in lines if line]
     return "\n".join(kept[-max_lines:])

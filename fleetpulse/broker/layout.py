@@ -17,6 +17,7 @@ class BrokerFiles(NamedTuple):
     log_file: Path  # the broker's own log (log4j2)
     console_file: Path  # JVM stdout/stderr: start-up failures before logging is up
     pid_file: Path
+    lock_file: Path  # held while starting or stopping, so two commands never race
 
     @classmethod
     def of(cls, data_dir: Path) -> BrokerFiles:
@@ -31,4 +32,5 @@ class BrokerFiles(NamedTuple):
             log_file=data_dir / "broker.log",
             console_file=data_dir / "broker.out",
             pid_file=data_dir / "broker.pid",
+            lock_file=data_dir / "broker.lock",
         )

@@ -9,19 +9,34 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
-def tail(path: Path, lines: int = 40, max_bytes: int = 1 << 20) -> list[str]:
-    """The last ``lines`` lines of a file (only its last ``max_bytes`` are read); [] if it is missing."""
-    if lines <= 0:
-        return []
+def read_lines(path: Path, start: int = 0, max_bytes: int = 4 << 20) -> list[str]:
+    """Lines from byte offset ``start`` on (at most the last ``max_bytes``); [] if the file is missing.
+
+    A file now shorter than ``start`` was rotated or recreated, and is read from its beginning.
+    """
     try:
         with path.open("rb") as fh:
             size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - max_bytes))
+            begin = start if start <= size else 0
+            fh.seek(max(begin, size - max_bytes))
             data = fh.read()
     except FileNotFoundError:
         return []
-    text = data.decode("utf-8", errors="replace")
-    return list(deque(text.splitlines(), maxlen=lines))
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def size_of(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def tail(path: Path, lines: int = 40, start: int = 0) -> list[str]:
+    """The last ``lines`` lines of a file (of what follows byte ``start``); [] if it is missing."""
+    if lines <= 0:
+        return []
+    return list(deque(read_lines(path, start, max_bytes=1 << 20), maxlen=lines))
 
 
 def follow(

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -22,7 +23,7 @@ from fleetpulse.admin import broker_answers
 from fleetpulse.broker import jars
 from fleetpulse.broker.errors import BrokerStartError, PortInUseError
 from fleetpulse.broker.layout import BrokerFiles
-from fleetpulse.broker.logs import tail
+from fleetpulse.broker.logs import read_lines, size_of, tail
 from fleetpulse.broker.properties import log4j2_properties, new_cluster_id, render, server_properties
 from fleetpulse.broker.settings import BrokerSettings
 from fleetpulse.kafka_config import KafkaSettings
@@ -61,6 +62,7 @@ class LocalBroker:
         self._report = reporter
         self._clock = clock
         self._proc: subprocess.Popen[bytes] | None = None  # set when this object started the JVM
+        self._log_marks: dict[Path, int] = {}  # log sizes when the JVM was spawned: error tails start there
 
     @property
     def bootstrap_servers(self) -> str:
@@ -99,18 +101,27 @@ class LocalBroker:
         )
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
-        """The end of the broker log and of the JVM console output, for error messages."""
+        """For error messages: errors logged since the last spawn, the end of the log, the JVM's output."""
+        log, console = self.files.log_file, self.files.console_file
+        log_start = self._log_marks.get(log, 0)
+        errors = [line for line in read_lines(log, log_start) if "] ERROR " in line or "] FATAL " in line]
         parts = []
-        for label, path in (("broker log", self.files.log_file), ("JVM output", self.files.console_file)):
-            text = tail(path, lines)
+        if errors:
+            parts.append(f"--- errors in the broker log {log} ---\n" + "\n".join(errors[:10]))
+        for label, path in (("broker log", log), ("JVM output", console)):
+            text = tail(path, lines, start=self._log_marks.get(path, 0))
             if text:
                 parts.append(f"--- last {len(text)} lines of the {label} {path} ---\n" + "\n".join(text))
-        return "\n".join(parts) or f"(no output in {self.files.log_file} or {self.files.console_file})"
+        return "\n".join(parts) or f"(nothing in {log} or {console})"
 
     # -- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> BrokerStatus:
         """Start the broker unless it already runs; returns once it answers metadata requests."""
+        with self._exclusive():
+            return self._start()
+
+    def _start(self) -> BrokerStatus:
         started_at = self._clock()
         pid = self.pid()
         if pid is not None:
@@ -135,6 +146,12 @@ class LocalBroker:
 
     def stop(self) -> bool:
         """SIGTERM (a clean shutdown), SIGKILL after ``stop_timeout_s``; False if it was not running."""
+        if not self.files.data_dir.is_dir():
+            return False  # never started here: don't create the data dir just to stop nothing
+        with self._exclusive():
+            return self._stop()
+
+    def _stop(self) -> bool:
         pid = self.pid()
         if pid is None:
             self.files.pid_file.unlink(missing_ok=True)
@@ -158,8 +175,9 @@ class LocalBroker:
         return True
 
     def restart(self) -> BrokerStatus:
-        self.stop()
-        return self.start()
+        with self._exclusive():
+            self._stop()
+            return self._start()
 
     # -- steps ------------------------------------------------------------------------------
 
@@ -212,8 +230,9 @@ class LocalBroker:
                 f"formatting broker storage in {self.files.log_dirs} failed: {exc}"
             ) from exc
         if result.returncode != 0 or not self.files.meta_properties.is_file():
-            output = "\n".join((result.stdout or "").splitlines()[-LOG_TAIL_LINES:])
-            output += "\n" + "\n".join(tail(self.files.log_file, LOG_TAIL_LINES))
+            output = "\n".join(
+                (result.stdout or "").splitlines()[:LOG_TAIL_LINES]
+            )  # the exception comes first
             raise BrokerStartError(
                 f"formatting broker storage in {self.files.log_dirs} failed (exit code {result.returncode}); "
                 f"check the broker settings (server.properties: {self.files.server_properties}):",
@@ -231,6 +250,7 @@ class LocalBroker:
         with self.files.console_file.open("ab") as console:
             console.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(argv)}\n".encode())
             console.flush()
+            self._log_marks = {path: size_of(path) for path in (self.files.log_file, self.files.console_file)}
             try:
                 self._proc = subprocess.Popen(
                     argv,
@@ -274,6 +294,17 @@ class LocalBroker:
         )
 
     # -- process plumbing -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """An exclusive lock on this data dir for the duration of a start/stop (released on crash too)."""
+        self.files.data_dir.mkdir(parents=True, exist_ok=True)
+        with self.files.lock_file.open("a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
 
     def _alive(self, pid: int) -> bool:
         if self._proc is not None and self._proc.pid == pid:

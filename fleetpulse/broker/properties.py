@@ -45,6 +45,10 @@ def server_properties(settings: BrokerSettings, log_dirs: Path) -> dict[str, str
         "share.coordinator.state.topic.min.isr": "1",
         # Nobody else will join a consumer group on a dev broker: don't make the first one wait.
         "group.initial.rebalance.delay.ms": "0",
+        # After a crash the controller keeps the dead incarnation registered until its session
+        # expires (default 9 s) and refuses the restarted broker meanwhile: expire it sooner.
+        "broker.heartbeat.interval.ms": "1000",
+        "broker.session.timeout.ms": "4000",
     }
     props.update(settings.extra_properties)
     return props

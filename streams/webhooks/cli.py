@@ -1,7 +1,255 @@
-"""Command-line entry points of ``streams.webhooks`` (merged into ``fleetpulse``)."""
+"""Command-line entry points of ``streams.webhooks`` (merged into ``fleetpulse``): dispatch, receiver, outbox, score."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
 
 import typer
 
 app = typer.Typer()
+
+DEFAULT_SECRET_ENV = "FLEETPULSE_WEBHOOKS__SECRET"
+
+
+def _run_until_signal(main: object) -> None:
+    """Run a coroutine function ``main(stop)`` until SIGINT/SIGTERM sets ``stop``."""
+    import asyncio
+    import signal
+
+    async def runner() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await main(stop)  # type: ignore[operator]
+
+    asyncio.run(runner())
+
+
+@app.command()
+def dispatch(
+    ctx: typer.Context,
+    url: Annotated[
+        list[str] | None, typer.Option("--url", help="Webhook URL (repeatable); overrides webhooks.urls.")
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Outbox directory (default <paths.home>/webhooks).")
+    ] = None,
+    topic: Annotated[str | None, typer.Option(help="Alerts topic (default topics.alerts.name).")] = None,
+    metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.")] = None,
+) -> None:
+    """Deliver alerts from fleet.alerts to the webhook URLs (signed, retried, via a durable outbox).
+
+    The secret comes from FLEETPULSE_WEBHOOKS__SECRET; Ctrl-C stops cleanly and anything
+    undelivered is retried on the next start.
+    """
+    import asyncio
+
+    from rich.console import Console
+
+    from fleetpulse.cli import settings_of
+    from streams.webhooks.dispatcher import Dispatcher, data_dir_of
+
+    settings = settings_of(ctx)
+    update: dict[str, object] = {}
+    if url:
+        update["urls"] = list(url)
+    if data_dir is not None:
+        update["data_dir"] = data_dir
+    if update:
+        settings = settings.model_copy(update={"webhooks": settings.webhooks.model_copy(update=update)})
+    dispatcher = Dispatcher(settings, topic=topic)
+    if metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        start_http_server(metrics_port, registry=dispatcher.metrics.registry)
+    console = Console(stderr=True)
+    m = dispatcher.metrics
+
+    def summary() -> str:
+        total = {
+            name: sum(s.value for s in metric.collect()[0].samples if s.name.endswith("_total"))
+            for name, metric in (("delivered", m.delivered), ("retries", m.retries), ("dead", m.failures))
+        }
+        return (
+            f"ingested {m.value('fleetpulse_webhook_alerts_ingested_total'):.0f}  delivered {total['delivered']:.0f}"
+            f"  retries {total['retries']:.0f}  dead {total['dead']:.0f}"
+            f"  pending {m.value('fleetpulse_webhook_outbox_depth'):.0f}"
+        )
+
+    async def main(stop: asyncio.Event) -> None:
+        console.print(
+            f"dispatching {dispatcher.topic} → {len(dispatcher.ws.urls)} URL(s); outbox {data_dir_of(settings)}"
+        )
+        with console.status(summary()) as status:
+
+            async def refresh() -> None:
+                while not stop.is_set():
+                    status.update(summary())
+                    await asyncio.sleep(1.0)
+
+            ticker = asyncio.create_task(refresh())
+            try:
+                await dispatcher.run(stop)
+            finally:
+                ticker.cancel()
+        console.print(summary())
+
+    try:
+        _run_until_signal(main)
+    finally:
+        dispatcher.close()
+
+
+@app.command()
+def receiver(
+    ctx: typer.Context,
+    out: Annotated[Path, typer.Option(help="JSONL file accepted alerts are appended to.")],
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 9099,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    secret_env: Annotated[
+        str, typer.Option(help="Environment variable holding the HMAC secret.")
+    ] = DEFAULT_SECRET_ENV,
+    tolerance_s: Annotated[
+        float | None, typer.Option(help="Max signature age (default webhooks.signature_tolerance_s).")
+    ] = None,
+) -> None:
+    """Run a webhook receiver: verify signatures, drop repeats by Idempotency-Key, append to --out; GET /stats."""
+    import asyncio
+
+    from rich.console import Console
+
+    from fleetpulse.cli import settings_of
+    from streams.webhooks.errors import WebhookConfigError
+    from streams.webhooks.receiver import WebhookReceiver, serve_forever
+
+    settings = settings_of(ctx)
+    secret = _secret_from(
+        secret_env, settings.webhooks.secret.get_secret_value() if settings.webhooks.secret else None
+    )
+    if not secret:
+        raise WebhookConfigError(f"no receiver secret: set the environment variable {secret_env}")
+    app_ = WebhookReceiver(
+        secret.encode(), out, tolerance_s=tolerance_s or settings.webhooks.signature_tolerance_s
+    )
+    console = Console(stderr=True)
+    console.print(f"receiver on http://{host}:{port}/  (stats: /stats)  → {out}")
+
+    async def main(stop: asyncio.Event) -> None:
+        await serve_forever(app_, host, port, stop)
+
+    _run_until_signal(main)
+    console.print(f"receiver stopped: {app_.stats}")
+
+
+def _secret_from(env_name: str, configured: str | None) -> str | None:
+    # The default name is read by fleetpulse.settings; another name is an explicit entry-point input.
+    if env_name == DEFAULT_SECRET_ENV:
+        return configured
+    import os
+
+    return os.environ.get(env_name)
+
+
+@app.command()
+def outbox(
+    ctx: typer.Context,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Outbox directory (default <paths.home>/webhooks).")
+    ] = None,
+    requeue_dead: Annotated[bool, typer.Option(help="Give dead deliveries a fresh set of attempts.")] = False,
+) -> None:
+    """Show the webhook outbox (pending, delivered, dead) and optionally requeue dead deliveries."""
+    import time
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from fleetpulse.cli import settings_of
+    from streams.webhooks.dispatcher import data_dir_of
+    from streams.webhooks.metrics import redact_url
+    from streams.webhooks.outbox import Outbox
+
+    directory = data_dir or data_dir_of(settings_of(ctx))
+    console = Console()
+    with Outbox.in_dir(directory) as box:
+        if requeue_dead:
+            console.print(f"requeued {box.requeue_dead(time.time())} dead deliveries")
+        stats = box.stats()
+        table = Table(title=f"outbox {box.path}")
+        for col in ("alerts", "pending", "delivered", "dead"):
+            table.add_column(col, justify="right")
+        table.add_row(*(str(v) for v in stats))
+        console.print(table)
+        for row in (r for r in box.deliveries() if r.state == "dead"):
+            console.print(
+                f"dead: {row.alert_id} → {redact_url(row.url)} after {row.attempts} attempts: {row.last_error}"
+            )
+
+
+@app.command()
+def score(
+    ctx: typer.Context,
+    truth: Annotated[Path, typer.Option(help="Simulator ground-truth directory (--truth-out).")],
+    findings_from: Annotated[
+        Literal["kafka", "lake"], typer.Option(help="Where to read FindingRaised.")
+    ] = "kafka",
+    lake: Annotated[Path | None, typer.Option(help="Lake root (default lake.path).")] = None,
+    topic: Annotated[str | None, typer.Option(help="Findings topic (default topics.findings.name).")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON here.")
+    ] = None,
+    policy: Annotated[
+        Path | None,
+        typer.Option(help="Detection policy whose thresholds define 'detectable' (default: packaged)."),
+    ] = None,
+    window_s: Annotated[
+        float | None, typer.Option(help="Slow-host window length (default: the policy's).")
+    ] = None,
+    slow_k: Annotated[
+        int | None,
+        typer.Option(help="Slow host detectable if onset leaves >= k windows (default: the policy's k)."),
+    ] = None,
+    rule: Annotated[
+        list[str] | None, typer.Option(help="Override a lemon rule: KIND=COUNT/DURATION, e.g. dram_uce=2/7d.")
+    ] = None,
+    timeout_s: Annotated[float, typer.Option(help="Max time to read the findings topic.")] = 60.0,
+) -> None:
+    """Score detector findings against the simulator's ground truth: TP/FP/FN, precision, recall, time to detect."""
+    from rich.console import Console
+
+    from fleetpulse.cli import settings_of
+    from streams.policy import load_policy
+    from streams.scoring import score as score_findings
+    from streams.scoring_cli import (
+        findings_from_kafka,
+        findings_from_lake,
+        load_truth,
+        parse_rule,
+        render,
+        rules_from_policy,
+    )
+
+    settings = settings_of(ctx)
+    detection = load_policy(policy)
+    rules = rules_from_policy(detection)
+    rules.update(parse_rule(r) for r in rule or [])
+    window_s = window_s if window_s is not None else detection.slow_host.window / 1000
+    slow_k = slow_k if slow_k is not None else detection.slow_host.k
+    hosts, faults, manifest = load_truth(truth)
+    interval = manifest.get("sample_interval_s")
+    if isinstance(interval, int | float):  # the detector widens a window to one sample (slow.window_bounds)
+        window_s = max(window_s, float(interval))
+    console = Console()
+    with console.status(f"reading findings from {findings_from}"):
+        if findings_from == "lake":
+            found = findings_from_lake(lake or Path(settings.lake.path))
+        else:
+            found = findings_from_kafka(settings, topic, timeout_s)
+    report = score_findings(found, hosts, faults, manifest, rules=rules, slow_k=slow_k, window_s=window_s)
+    render(report, console)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(report.to_json())
+        console.print(f"report written to {json_out}")

@@ -97,3 +97,8 @@ def test_port_in_use_names_the_port_and_the_setting(tmp_path: Path, which: str):
     assert info.value.port == taken
     assert str(taken) in str(info.value)
     assert f"FLEETPULSE_BROKER__{which.upper()}" in str(info.value)
+
+
+def test_stop_of_a_never_started_broker_creates_nothing(broker: LocalBroker):
+    assert broker.stop() is False
+    assert not broker.files.data_dir.exists()

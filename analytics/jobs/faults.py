@@ -1,0 +1,144 @@
+"""The fault table, inferred from error events alone: one row per fault with its failure kind.
+
+Each fault has exactly one primary signal (an XID, a link-down, a flap, or for causes without
+a hardware signal the JobInterrupted itself); co-emitted events (AER, ECC, XID 63) are not
+counted again. Kinds and causes follow the shared fault contract (docs/ANALYTICS.md).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import polars as pl
+
+FaultKind = Literal[
+    "fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt",
+    "link_down", "link_flap", "nic", "software", "host_maintenance", "nccl_watchdog",
+    "silent_data_corruption", "thermal", "ssd", "psu",
+]  # fmt: skip
+
+XID_KIND: dict[int, str] = {
+    79: "fell_off_bus",
+    48: "dram_uce",
+    64: "row_remap_failure",
+    94: "sram_uce",
+    95: "sram_uce",
+    119: "gsp_error",
+    120: "gsp_error",
+    74: "nvlink",
+    62: "pmu_halt",
+}
+KIND_CAUSE: dict[str, str] = {
+    "fell_off_bus": "faulty_gpu",
+    "dram_uce": "hbm3",
+    "row_remap_failure": "hbm3",
+    "sram_uce": "gpu_sram",
+    "gsp_error": "gpu_system_processor",
+    "nvlink": "faulty_gpu",
+    "pmu_halt": "faulty_gpu",
+    "link_down": "network",
+    "link_flap": "network",
+    "nic": "nic",
+}
+# Causes that have no hardware signal of their own: the JobInterrupted is the fault record.
+SIGNAL_FREE_CAUSES = (
+    "software", "host_maintenance", "nccl_watchdog", "silent_data_corruption", "thermal", "ssd", "psu",
+)  # fmt: skip
+EARLY_LIFE_KINDS = ("fell_off_bus", "link_down")
+# Faults that need a hardware repair (the maintenance-domain model's failure rate).
+REPAIR_KINDS = tuple(
+    k for k in (*KIND_CAUSE, *SIGNAL_FREE_CAUSES) if k not in ("software", "nccl_watchdog", "link_flap")
+)
+FAULT_COLUMNS = ("host_id", "cluster", "ts", "gpu", "port", "kind", "cause")
+
+_FAULT_SCHEMA = {
+    "host_id": pl.String,
+    "cluster": pl.String,
+    "ts": pl.Int64,
+    "gpu": pl.Int32,
+    "port": pl.Int32,
+    "kind": pl.String,
+    "cause": pl.String,
+}
+
+
+def _cause_of(kind: pl.Expr) -> pl.Expr:
+    return kind.replace_strict(KIND_CAUSE, default=kind, return_dtype=pl.String)
+
+
+def xid_faults(xid: pl.LazyFrame) -> pl.LazyFrame:
+    """Fault rows from XidRaised: only the XIDs that are a fault's primary signal."""
+    kind = pl.col("xid").replace_strict(XID_KIND, default=None, return_dtype=pl.String)
+    return (
+        xid.with_columns(kind.alias("kind"))
+        .filter(pl.col("kind").is_not_null())
+        .select(
+            "host_id", "cluster", pl.col("ts").cast(pl.Int64), pl.col("gpu").cast(pl.Int32),
+            pl.lit(None, pl.Int32).alias("port"), "kind", _cause_of(pl.col("kind")).alias("cause"),
+        )
+    )  # fmt: skip
+
+
+def link_faults(link: pl.LazyFrame, interrupted: pl.LazyFrame | None = None) -> pl.LazyFrame:
+    """Fault rows from LinkEventObserved: downs (cable/switch, or NIC when the interruption says so) and flaps.
+
+    A down is a NIC fault when a JobInterrupted with cause ``nic`` has the same host and ts.
+    """
+    downs = link.filter(pl.col("kind").is_in(["down", "flap"])).select(
+        "host_id", "cluster", pl.col("ts").cast(pl.Int64), pl.col("port").cast(pl.Int32), "kind"
+    )
+    if interrupted is not None:
+        nic = (
+            interrupted.filter(pl.col("cause") == "nic")
+            .select("host_id", pl.col("ts").cast(pl.Int64), pl.lit(True).alias("_nic"))
+            .unique(["host_id", "ts"])
+        )
+        downs = downs.join(nic, on=["host_id", "ts"], how="left")
+    else:
+        downs = downs.with_columns(pl.lit(None, pl.Boolean).alias("_nic"))
+    kind = (
+        pl.when(pl.col("kind") == "flap")
+        .then(pl.lit("link_flap"))
+        .when(pl.col("_nic").fill_null(False))
+        .then(pl.lit("nic"))
+        .otherwise(pl.lit("link_down"))
+    )
+    return downs.with_columns(kind.alias("kind")).select(
+        "host_id", "cluster", "ts", pl.lit(None, pl.Int32).alias("gpu"), "port", "kind",
+        _cause_of(pl.col("kind")).alias("cause"),
+    )  # fmt: skip
+
+
+def signal_free_faults(interrupted: pl.LazyFrame) -> pl.LazyFrame:
+    """Fault rows for causes without a hardware signal: the JobInterrupted is the only record."""
+    return interrupted.filter(pl.col("cause").is_in(SIGNAL_FREE_CAUSES)).select(
+        "host_id", "cluster", pl.col("ts").cast(pl.Int64), pl.col("gpu").cast(pl.Int32),
+        pl.lit(None, pl.Int32).alias("port"), pl.col("cause").alias("kind"), "cause",
+    )  # fmt: skip
+
+
+def classify_faults(
+    xid: pl.LazyFrame | None, link: pl.LazyFrame | None, interrupted: pl.LazyFrame | None
+) -> pl.LazyFrame:
+    """All faults seen in the error tables, one row each: host_id, cluster, ts, gpu, port, kind, cause."""
+    parts = []
+    if xid is not None:
+        parts.append(xid_faults(xid))
+    if link is not None:
+        parts.append(link_faults(link, interrupted))
+    if interrupted is not None:
+        parts.append(signal_free_faults(interrupted))
+    if not parts:
+        return pl.LazyFrame(schema=_FAULT_SCHEMA)
+    return pl.concat([p.cast(_FAULT_SCHEMA) for p in parts]).sort("ts", "host_id")  # type: ignore[arg-type]
+
+
+def load_faults(lake: str) -> pl.LazyFrame:
+    """``classify_faults`` over a lake's error tables (any of them may be absent)."""
+    from analytics.jobs.source import scan_optional
+
+    return classify_faults(
+        scan_optional(lake, "xid_raised"),
+        scan_optional(lake, "link_event_observed"),
+        scan_optional(lake, "job_interrupted"),
+    )

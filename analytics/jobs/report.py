@@ -1,0 +1,156 @@
+"""``fleetpulse report``: every job over a lake, their plots, the quarantine and (optionally) truth checks.
+
+Writes ``report.html`` (self-contained: PNGs embedded) and ``summary.md`` (PNGs linked) into the
+output folder, next to each job's tables (Parquet + CSV) and ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import polars as pl
+
+from analytics.jobs.errors import JobError
+from analytics.jobs.plots import plot_job
+from analytics.jobs.render import HTML_HEAD, fmt, html_image, html_table, markdown_table
+from analytics.jobs.result import JobResult, write_result
+from analytics.jobs.runner import JOBS, run_job
+from analytics.jobs.truth import truth_checks
+
+# Which tables each job shows in the report (the rest are in its folder).
+SHOWN: dict[str, tuple[str, ...]] = {
+    "early-life": ("power_law_fit",),
+    "fabric": ("percentiles", "comparisons", "link_rates", "slow_incidence", "slow_incidence_findings", "repair"),
+    "offenders": ("share", "offenders"),
+    "maintenance-domain": ("sensitivity",),
+    "interruptions": ("root_causes", "mttf_by_size", "projected_mttf"),
+}
+
+
+class Report(NamedTuple):
+    html: Path
+    markdown: Path
+    results: dict[str, JobResult]
+    skipped: dict[str, str]
+    quarantine: pl.DataFrame
+    truth: pl.DataFrame | None
+
+
+def quarantine_table(lake: str | Path) -> pl.DataFrame:
+    """The quality gate's quarantined batches (``analytics.lake.quarantine_entries`` when available)."""
+    try:
+        from analytics.lake import quarantine_entries  # type: ignore[attr-defined]
+    except ImportError:
+        quarantine_entries = None
+    if quarantine_entries is not None:
+        rows = [e._asdict() if hasattr(e, "_asdict") else dict(e) for e in quarantine_entries(lake)]
+        return pl.DataFrame([{k: fmt(v) if isinstance(v, dict | list) else v for k, v in r.items()} for r in rows])
+    rows = []
+    for report in sorted(Path(lake).glob("_quarantine/*/*/report.json")):
+        doc: dict[str, Any] = json.loads(report.read_text())
+        rows.append({"table": report.parent.parent.name, "batch": report.parent.name,
+                     "success": doc.get("success"), "files": len(list(report.parent.glob("*.parquet")))})  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def _summary_lines(result: JobResult) -> list[str]:
+    s = result.summary
+    if result.name == "early-life":
+        return [f"power-law shape β for {m}: {f['shape']:.3f} [{f['shape_lo']:.3f}, {f['shape_hi']:.3f}] "
+                f"from {f['events']} failures" for m, f in s["fits"].items()]  # fmt: skip
+    if result.name == "maintenance-domain":
+        m, o = s["model"], s["optimum"]
+        return [f"optimal domain: {o['size']} hosts, capacity lost {o['cost_hosts']:.1f} hosts "
+                f"({o['cost_fraction']:.1%} of {m['hosts']})",
+                f"inputs: λ={m['failure_rate']:.3g}/host-h, R={m['repair_hours']:.3g} h, J={m['job_hosts']} hosts, "
+                f"ρ={m['restart_hours']} h, T={m['cycle_hours']} h"]  # fmt: skip
+    if result.name == "interruptions":
+        return [f"{s['interruptions']} interruptions, {s['rate_per_gpu_day']:.3g} per GPU-day; "
+                f"MTTF ∝ N^{fmt(s['mttf_size_slope'])} over {s['size_buckets']} size buckets"]  # fmt: skip
+    if result.name == "offenders":
+        return [f"{s['repeat_offenders']} repeat offenders (≥ {s['min_events']} faults of one class); "
+                f"host-level share of hardware faults: {fmt(s['host_share_of_faults'])}"]  # fmt: skip
+    return [f"{c['metric']}: {c['group_b']} − {c['group_a']} = {c['diff']:+.4g} "
+            f"[{c['diff_lo']:+.4g}, {c['diff_hi']:+.4g}], Mann–Whitney p={c['p_value']:.2g}"
+            for c in s.get("comparisons", {}).values()]  # fmt: skip
+
+
+def build_report(
+    lake: str | Path, out: str | Path, truth: str | Path | None = None, jobs: tuple[str, ...] = tuple(JOBS),
+    show_progress: bool = True,
+) -> Report:  # fmt: skip
+    """Run ``jobs`` over ``lake`` and write the report into ``out``."""
+    from rich.progress import Progress
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, JobResult] = {}
+    skipped: dict[str, str] = {}
+    figures: dict[str, list[Path]] = {}
+    with Progress(disable=not show_progress, transient=True) as progress:
+        task = progress.add_task("analytics jobs", total=len(jobs) + 1)
+        for name in jobs:
+            progress.update(task, description=f"job {name}")
+            try:
+                result = run_job(name, lake, truth)
+            except JobError as exc:
+                skipped[name] = str(exc)
+            else:
+                results[name] = result
+                folder = write_result(result, out)
+                figures[name] = plot_job(result, folder)
+            progress.advance(task)
+        progress.update(task, description="quarantine and truth")
+        quarantine = quarantine_table(lake)
+        checks = truth_checks(results, truth) if truth is not None else None
+        progress.advance(task)
+    md, page = _markdown(lake, out, results, skipped, figures, quarantine, checks), None
+    page = _html(lake, results, skipped, figures, quarantine, checks)
+    (out / "summary.md").write_text(md)
+    (out / "report.html").write_text(page)
+    return Report(out / "report.html", out / "summary.md", results, skipped, quarantine, checks)
+
+
+def _markdown(lake: Any, out: Path, results: dict, skipped: dict, figures: dict, quarantine: pl.DataFrame,
+              checks: pl.DataFrame | None) -> str:  # fmt: skip
+    parts = [f"# fleetpulse analytics report\n\nLake: `{lake}`\n"]
+    if checks is not None:
+        parts += ["## Ground-truth checks\n", markdown_table(checks, 100)]
+    for name, result in results.items():
+        parts.append(f"## {name}\n")
+        parts += [f"- {line}" for line in _summary_lines(result)] + [""]
+        parts += [f"> note: {n}\n" for n in result.notes]
+        for fig in figures[name]:
+            parts.append(f"![{fig.stem}]({fig.relative_to(out).as_posix()})\n")
+        for t in SHOWN[name]:
+            if t in result.tables:
+                parts += [f"**{t}**\n", markdown_table(result.tables[t])]
+    for name, why in skipped.items():
+        parts.append(f"## {name}\n\n_skipped: {why}_\n")
+    parts += ["## Quality gate: quarantined batches\n",
+              markdown_table(quarantine) if quarantine.height else "_none_\n"]  # fmt: skip
+    return "\n".join(parts)
+
+
+def _html(lake: Any, results: dict, skipped: dict, figures: dict, quarantine: pl.DataFrame,
+          checks: pl.DataFrame | None) -> str:  # fmt: skip
+    parts = [HTML_HEAD.format(title="fleetpulse analytics"), "<h1>fleetpulse analytics report</h1>",
+             f"<p>Lake: <code>{html.escape(str(lake))}</code></p>"]  # fmt: skip
+    if checks is not None:
+        parts += ["<h2>Ground-truth checks</h2>", html_table(checks, 100)]
+    for name, result in results.items():
+        parts.append(f"<h2>{html.escape(name)}</h2><ul>")
+        parts += [f"<li>{html.escape(line)}</li>" for line in _summary_lines(result)] + ["</ul>"]
+        parts += [f'<p class="note">note: {html.escape(n)}</p>' for n in result.notes]
+        parts += [html_image(f) for f in figures[name]]
+        for t in SHOWN[name]:
+            if t in result.tables:
+                parts += [f"<h3>{t}</h3>", html_table(result.tables[t])]
+    for name, why in skipped.items():
+        parts.append(f"<h2>{html.escape(name)}</h2><p class='note'>skipped: {html.escape(why)}</p>")
+    parts += ["<h2>Quality gate: quarantined batches</h2>",
+              html_table(quarantine) if quarantine.height else "<p>none</p>", "</body></html>"]  # fmt: skip
+    return "\n".join(parts)

@@ -1,0 +1,86 @@
+"""Where the jobs get their inputs: lake tables as LazyFrames, the inventory, the truth manifest.
+
+One small seam (``scan``) so the jobs switch to ``analytics.lake.scan`` (which also hides
+quarantined batches) as soon as the lake package provides it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from analytics.jobs.errors import MissingTableError
+
+MS_PER_DAY = 86_400_000
+MS_PER_HOUR = 3_600_000
+
+
+def has_table(lake: str | Path, table: str) -> bool:
+    """True when the lake holds at least one Parquet file for ``table``."""
+    root = Path(lake) / table
+    if not root.is_dir():
+        return False
+    return any(not any(part.startswith((".", "_")) for part in f.relative_to(root).parts) for f in root.rglob("*.parquet"))
+
+
+def scan(lake: str | Path, table: str, job: str | None = None) -> pl.LazyFrame:
+    """A lazy scan of one lake table (``<lake>/<table>/date=.../*.parquet``)."""
+    if not has_table(lake, table):
+        raise MissingTableError(str(lake), table, job)
+    try:
+        from analytics.lake import scan as lake_scan  # the archiver's reader, once it exists
+    except ImportError:
+        lake_scan = None
+    if lake_scan is not None:
+        return lake_scan(lake, table)
+    return pl.scan_parquet(
+        f"{Path(lake) / table}/**/*.parquet", hive_partitioning=True, missing_columns="insert", hidden_file_prefix=(".", "_")
+    ).drop("date", strict=False)
+
+
+def scan_optional(lake: str | Path, table: str) -> pl.LazyFrame | None:
+    """Like ``scan`` but ``None`` when the table is absent (optional inputs such as findings)."""
+    return scan(lake, table) if has_table(lake, table) else None
+
+
+def latest_inventory(inventory: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per host: its latest HostInventoried record (the topic is compacted by host)."""
+    return (
+        inventory.sort("ts")
+        .group_by("host_id")
+        .agg(pl.all().last())
+        .select(
+            "host_id", "cluster", "fabric", "rack", "maintenance_domain", "sku", "install_ts", "gpu_count"
+        )
+    )
+
+
+def time_range(*frames: pl.LazyFrame) -> tuple[int, int]:
+    """(first ts, last ts) in epoch ms over the given event frames."""
+    parts = [f.select(pl.col("ts").min().alias("lo"), pl.col("ts").max().alias("hi")) for f in frames]
+    got = pl.concat(parts).collect()
+    return int(got["lo"].min()), int(got["hi"].max())  # type: ignore[arg-type]
+
+
+def read_manifest(truth: str | Path | None) -> dict[str, Any] | None:
+    """The simulator's ``manifest.json`` from a truth directory, or None."""
+    if truth is None:
+        return None
+    path = Path(truth) / "manifest.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def observation_window(
+    lake: str | Path, manifest: dict[str, Any] | None = None, tables: tuple[str, ...] = ()
+) -> tuple[int, int]:
+    """The observed period in epoch ms: the manifest's when known, else the data's time range."""
+    if manifest and "start_ts" in manifest and "end_ts" in manifest:
+        return int(manifest["start_ts"]), int(manifest["end_ts"])
+    names = tables or ("host_sampled", "xid_raised", "link_event_observed", "job_interrupted")
+    frames = [scan(lake, t) for t in names if has_table(lake, t)]
+    if not frames:
+        raise MissingTableError(str(lake), names[0])
+    return time_range(*frames)

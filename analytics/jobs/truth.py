@@ -1,0 +1,125 @@
+"""Score the jobs against the simulator's ground truth (``--truth-out`` dir): did they recover it?
+
+Each check is a row: what was configured, what the job measured, the interval it used, pass/fail.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from analytics.jobs.result import JobResult
+from analytics.jobs.source import read_manifest
+
+
+def find_key(doc: Any, key: str) -> Any:
+    """The first value stored under ``key`` anywhere in a nested manifest (depth-first)."""
+    if isinstance(doc, dict):
+        if key in doc:
+            return doc[key]
+        for v in doc.values():
+            got = find_key(v, key)
+            if got is not None:
+                return got
+    elif isinstance(doc, list):
+        for v in doc:
+            got = find_key(v, key)
+            if got is not None:
+                return got
+    return None
+
+
+def _row(check: str, expected: Any, observed: Any, interval: str, ok: bool | None, detail: str = "") -> dict:
+    return {"check": check, "expected": str(expected), "observed": str(observed), "interval": interval,
+            "ok": ok, "detail": detail}  # fmt: skip
+
+
+def weibull_check(result: JobResult, manifest: dict, tolerance: float = 0.10) -> list[dict]:
+    shape = find_key(manifest, "weibull_shape")
+    fit = result.summary.get("fits", {}).get("early_life_modes")
+    if shape is None or fit is None:
+        return [_row("weibull shape", shape, None, "", None, "no configured shape or no fit")]
+    ok = abs(fit["shape"] - shape) <= tolerance * shape
+    return [_row("weibull shape (early-life modes)", f"{shape:.3f}", f"{fit['shape']:.3f}",
+                 f"95% CI [{fit['shape_lo']:.3f}, {fit['shape_hi']:.3f}]", ok,
+                 f"±{tolerance:.0%} band; {fit['events']} events")]  # fmt: skip
+
+
+def cause_mix_check(result: JobResult, manifest: dict, alpha: float = 0.001) -> list[dict]:
+    mix = find_key(manifest, "cause_mix")
+    table = result.tables["root_causes"]
+    if not mix:
+        return [_row("cause mix", None, None, "", None, "manifest has no cause_mix")]
+    counts = dict(zip(table["cause"].to_list(), table["count"].to_list(), strict=True))
+    causes = [c for c in mix if mix[c] > 0]
+    observed = np.array([counts.get(c, 0) for c in causes], dtype=float)
+    expected = np.array([mix[c] for c in causes], dtype=float)
+    expected = expected / expected.sum() * observed.sum()
+    chi2, p = stats.chisquare(observed, expected)
+    worst = max(causes, key=lambda c: abs(counts.get(c, 0) - expected[causes.index(c)]))
+    return [_row("cause mix (χ² goodness of fit)", "configured mix", f"χ²={chi2:.1f}, p={p:.3g}",
+                 f"p > {alpha}", bool(p > alpha), f"{int(observed.sum())} interruptions; largest gap: {worst}")]  # fmt: skip
+
+
+def fabric_check(result: JobResult, manifest: dict) -> list[dict]:
+    fabrics = find_key(manifest, "fabrics")
+    comps = result.summary.get("comparisons", {})
+    rows = []
+    for metric in ("step_time_ms", "bus_bw_gbps"):
+        c = comps.get(metric)
+        if not fabrics or c is None or c["group_a"] not in fabrics or c["group_b"] not in fabrics:
+            rows.append(_row(f"fabric {metric}", None, None, "", None, "not configured or not measured"))
+            continue
+        want = fabrics[c["group_b"]][metric] - fabrics[c["group_a"]][metric]
+        ok = bool(np.sign(c["diff"]) == np.sign(want) and c["diff_lo"] <= want <= c["diff_hi"])
+        rows.append(_row(f"fabric {metric} ({c['group_b']} − {c['group_a']})", f"{want:+.2f}", f"{c['diff']:+.2f}",
+                         f"95% CI [{c['diff_lo']:+.2f}, {c['diff_hi']:+.2f}]", ok, f"p={c['p_value']:.2g}"))  # fmt: skip
+    return rows
+
+
+def fault_count_check(faults_truth: pl.DataFrame, result: JobResult) -> list[dict]:
+    """The offenders job's fault table vs faults.parquet, per kind (the classifier's recall)."""
+    share = result.tables["share"].filter((pl.col("scope") == "host") & (pl.col("kind") != "all"))
+    seen = dict(zip(share["kind"].to_list(), share["events"].to_list(), strict=True))
+    truth = faults_truth.group_by("kind").len()
+    rows = []
+    for kind, n in sorted(zip(truth["kind"].to_list(), truth["len"].to_list(), strict=True)):
+        if kind in seen:
+            rows.append(_row(f"faults of kind {kind}", n, seen[kind], "exact", seen[kind] == n))
+    return rows
+
+
+def slow_host_check(hosts_truth: pl.DataFrame, result: JobResult) -> list[dict]:
+    if "slow_cause" not in hosts_truth.columns:
+        return []
+    truth = set(hosts_truth.filter(pl.col("slow_cause").is_not_null())["host_id"].to_list())
+    flagged = set(result.tables["slow_hosts"].filter(pl.col("is_slow"))["host_id"].to_list())
+    tp = len(truth & flagged)
+    precision = tp / len(flagged) if flagged else float("nan")
+    recall = tp / len(truth) if truth else float("nan")
+    return [_row("slow hosts (sample-based)", f"{len(truth)} slow", f"{len(flagged)} flagged",
+                 "precision, recall", None, f"precision={precision:.2f} recall={recall:.2f}")]  # fmt: skip
+
+
+def truth_checks(results: dict[str, JobResult], truth: str | Path) -> pl.DataFrame:
+    """All checks that the available results and truth files allow."""
+    manifest = read_manifest(truth) or {}
+    rows: list[dict] = []
+    if "early-life" in results:
+        rows += weibull_check(results["early-life"], manifest)
+    if "interruptions" in results:
+        rows += cause_mix_check(results["interruptions"], manifest)
+    if "fabric" in results:
+        rows += fabric_check(results["fabric"], manifest)
+        hosts = Path(truth) / "hosts.parquet"
+        if hosts.is_file():
+            rows += slow_host_check(pl.read_parquet(hosts), results["fabric"])
+    faults = Path(truth) / "faults.parquet"
+    if "offenders" in results and faults.is_file():
+        rows += fault_count_check(pl.read_parquet(faults), results["offenders"])
+    schema = {k: pl.String for k in ("check", "expected", "observed", "interval", "detail")} | {"ok": pl.Boolean}
+    return pl.DataFrame(rows, schema=schema).select("check", "expected", "observed", "interval", "ok", "detail")

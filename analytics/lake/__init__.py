@@ -1,0 +1,28 @@
+"""The Parquet lake: archiver (Kafka → files, exactly once), compaction, quarantine, and the reader API.
+
+Jobs read with ``scan(lake_path, table)`` or ``Lake(path)``; the report generator lists
+``quarantine_entries(lake)``. Layout: see ``analytics.lake.layout`` and docs/LAKE.md.
+"""
+
+from analytics.lake.archiver import ArchiveStats, Archiver
+from analytics.lake.compaction import CompactionResult, compact
+from analytics.lake.fs import LakeFS
+from analytics.lake.layout import TABLES, ArchiveName, TopicPartition
+from analytics.lake.quarantine import QuarantineEntry, quarantine_entries
+from analytics.lake.reader import Lake, polars_schema, scan
+
+__all__ = [
+    "TABLES",
+    "ArchiveName",
+    "ArchiveStats",
+    "Archiver",
+    "CompactionResult",
+    "Lake",
+    "LakeFS",
+    "QuarantineEntry",
+    "TopicPartition",
+    "compact",
+    "polars_schema",
+    "quarantine_entries",
+    "scan",
+]

@@ -1,0 +1,272 @@
+"""The archiver: Kafka topics → the Parquet lake, exactly once into files, resumable after any crash.
+
+A thin kafka-python shell around ``plan_batch`` and ``Publisher``: it assigns every partition of
+the archived topics, reconciles the lake with its manifests, seeks to the committed offsets and
+flushes by records / bytes / seconds. Group offsets are committed too, for lag dashboards only.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from analytics.errors import ArchiverError
+from analytics.lake.batch import ConsumedRecord, plan_batch
+from analytics.lake.fs import LakeFS
+from analytics.lake.layout import TopicPartition
+from analytics.lake.manifest import initialise, read_frontier
+from analytics.lake.publish import Clock, Publisher, StagedBatch, utc_now
+from analytics.lake.reader import Lake
+from analytics.lake.reconcile import reconcile
+from analytics.quality.gate import QualityGate
+from schemas import Codec
+
+if TYPE_CHECKING:
+    from fleetpulse.settings import Settings
+
+log = logging.getLogger(__name__)
+
+INVENTORY_CATCH_UP_S = 10.0
+
+
+@dataclass
+class ArchiveStats:
+    batches: int = 0
+    records: int = 0
+    published_rows: int = 0
+    quarantined_rows: int = 0
+    rejected_rows: int = 0
+    files: int = 0
+    lag: int | None = None
+    reconciled: int = 0
+    elapsed_s: float = 0.0
+
+
+def archived_topics(settings: Settings) -> dict[str, str]:
+    """Topic name → family for the families the lake archives."""
+    return {getattr(settings.topics, family).name: family for family in settings.lake.families}
+
+
+class Archiver:
+    """Consumes the fleet topics into one lake. ``run`` returns when told to stop, idle or out of time."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        lake: LakeFS | None = None,
+        clock: Clock = utc_now,
+        gate: QualityGate | None = None,
+        consumer_factory: Callable[..., Any] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.lake = lake or LakeFS(settings.lake.path)
+        self.clock = clock
+        self.gate = gate
+        self.codec = Codec()
+        self._consumer_factory = consumer_factory
+        self.topics = archived_topics(settings)
+        inventory = settings.topics.inventory.name
+        self._inventory_topic = inventory if inventory in self.topics else None
+
+    # -- set-up -------------------------------------------------------------------------------
+
+    def _consumer(self) -> Any:
+        from kafka import KafkaConsumer
+        from kafka.errors import KafkaError
+
+        lake = self.settings.lake
+        config = dict(
+            self.settings.kafka.kafka_python(self.settings.bootstrap_servers),
+            client_id=f"{self.settings.kafka.client_id_prefix}-archiver",
+            group_id=lake.group_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            isolation_level="read_committed",
+            max_poll_records=lake.max_poll_records,
+        )
+        try:
+            return (self._consumer_factory or KafkaConsumer)(**config)
+        except (KafkaError, OSError) as exc:
+            raise ArchiverError(
+                f"cannot connect to Kafka at {self.settings.bootstrap_servers}: {exc}; "
+                "is the broker running (`fleetpulse broker start`)?"
+            ) from exc
+
+    def _partitions(self, consumer: Any) -> list[Any]:
+        from kafka import TopicPartition as KafkaTP
+
+        deadline = time.monotonic() + self.settings.lake.topic_wait_s
+        while True:
+            found = {t: consumer.partitions_for_topic(t) or set() for t in self.topics}
+            missing = sorted(t for t, parts in found.items() if not parts)
+            if not missing:
+                return [KafkaTP(t, p) for t, parts in sorted(found.items()) for p in sorted(parts)]
+            if time.monotonic() >= deadline:
+                raise ArchiverError(
+                    f"topics {', '.join(missing)} do not exist on {self.settings.bootstrap_servers}; "
+                    "create them with `fleetpulse topics create` or narrow lake.families",
+                    missing[0],
+                )
+            time.sleep(0.5)
+
+    def _start(self, consumer: Any, tps: list[Any], stats: ArchiveStats) -> Publisher:
+        """Reconcile the lake with its manifests and seek every partition to its committed offset."""
+        ours = [TopicPartition(tp.topic, tp.partition) for tp in tps]
+        frontier = read_frontier(self.lake)
+        stats.reconciled = len(reconcile(self.lake, frontier, ours).deleted)
+        begin = consumer.beginning_offsets(tps)
+        start = consumer.end_offsets(tps) if self.settings.lake.start_from == "latest" else begin
+        initialise(self.lake, {TopicPartition(tp.topic, tp.partition): start[tp] for tp in tps}, frontier)
+        frontier = read_frontier(self.lake)
+        for tp in tps:
+            committed = frontier[TopicPartition(tp.topic, tp.partition)]
+            if committed < begin[tp]:
+                log.warning(
+                    "%s[%d]: offsets %d-%d expired from Kafka before they were archived",
+                    tp.topic, tp.partition, committed, begin[tp] - 1,
+                )
+            consumer.seek(tp, max(committed, begin[tp]))
+        quality = self.settings.lake.quality
+        known = Lake(self.lake).known_hosts() if quality.enabled and quality.check_known_hosts else None
+        gate = self.gate
+        if gate is None and quality.enabled:
+            gate = QualityGate(future_tolerance_s=quality.future_tolerance_s)
+        return Publisher(self.lake, self.settings.lake, frontier, gate=gate, known_hosts=known, clock=self.clock)
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def run(
+        self,
+        *,
+        until_idle: bool = False,
+        max_seconds: float | None = None,
+        stop: threading.Event | None = None,
+        on_batch: Callable[[StagedBatch, ArchiveStats], None] | None = None,
+    ) -> ArchiveStats:
+        """Archive until ``stop`` is set, ``max_seconds`` pass, or (``until_idle``) every partition is caught up."""
+        from kafka.errors import KafkaError
+
+        started = time.monotonic()
+        stats = ArchiveStats()
+        consumer = self._consumer()
+        try:
+            tps = self._partitions(consumer)
+            consumer.assign(tps)
+            publisher = self._start(consumer, tps, stats)
+            self._loop(consumer, tps, publisher, stats, until_idle, max_seconds, stop, on_batch, started)
+        except KafkaError as exc:
+            raise ArchiverError(f"Kafka failed while archiving from {self.settings.bootstrap_servers}: {exc}") from exc
+        finally:
+            consumer.close(autocommit=False)
+            stats.elapsed_s = time.monotonic() - started
+        return stats
+
+    def _loop(
+        self,
+        consumer: Any,
+        tps: list[Any],
+        publisher: Publisher,
+        stats: ArchiveStats,
+        until_idle: bool,
+        max_seconds: float | None,
+        stop: threading.Event | None,
+        on_batch: Callable[[StagedBatch, ArchiveStats], None] | None,
+        started: float,
+    ) -> None:
+        lake = self.settings.lake
+        buffer: list[ConsumedRecord] = []
+        size = 0
+        first_at = 0.0
+        while True:
+            polled = consumer.poll(timeout_ms=lake.poll_timeout_ms, max_records=lake.max_poll_records)
+            for messages in polled.values():
+                for m in messages:
+                    if not buffer:
+                        first_at = time.monotonic()
+                    buffer.append(ConsumedRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value))
+                    size += len(m.value or b"")
+            finishing = (stop is not None and stop.is_set()) or (
+                max_seconds is not None and time.monotonic() - started >= max_seconds
+            )
+            if until_idle and not polled and not finishing:
+                end = consumer.end_offsets(tps)
+                finishing = all(consumer.position(tp) >= end[tp] for tp in tps)
+            due = len(buffer) >= lake.flush_records or size >= lake.flush_bytes
+            due = due or (bool(buffer) and time.monotonic() - first_at >= lake.flush_seconds)
+            if buffer and (due or finishing):
+                self._flush(consumer, tps, publisher, buffer, stats, on_batch)
+                buffer, size = [], 0
+            if finishing:
+                return
+
+    def _flush(
+        self,
+        consumer: Any,
+        tps: list[Any],
+        publisher: Publisher,
+        buffer: list[ConsumedRecord],
+        stats: ArchiveStats,
+        on_batch: Callable[[StagedBatch, ArchiveStats], None] | None,
+    ) -> None:
+        buffer.extend(self._inventory_catch_up(consumer, tps))
+        staged = publisher.publish(plan_batch(buffer, self.codec))
+        stats.batches += 1
+        stats.records += staged.plan.records
+        stats.published_rows += staged.published_rows
+        stats.quarantined_rows += staged.quarantined_rows
+        stats.rejected_rows += staged.rejected_rows
+        stats.files += sum(len(f) for f in staged.files.values())
+        self._commit_group(consumer, staged, publisher)
+        try:
+            end = consumer.end_offsets(tps)
+            stats.lag = sum(max(0, end[tp] - consumer.position(tp)) for tp in tps)
+        except Exception:  # lag is for display only
+            stats.lag = None
+        if on_batch is not None:
+            on_batch(staged, stats)
+
+    def _inventory_catch_up(self, consumer: Any, tps: list[Any]) -> list[ConsumedRecord]:
+        """Read the inventory topic up to its current end before a flush.
+
+        Agents send their inventory before their samples, so once the inventory is read up to
+        now, every host in the batch is known and the known-host gate cannot fire on a race.
+        """
+        inventory = [tp for tp in tps if tp.topic == self._inventory_topic]
+        quality = self.settings.lake.quality
+        if not inventory or not (quality.enabled and quality.check_known_hosts):
+            return []
+        end = consumer.end_offsets(inventory)
+        if all(consumer.position(tp) >= end[tp] for tp in inventory):
+            return []
+        others = [tp for tp in tps if tp.topic != self._inventory_topic]
+        out: list[ConsumedRecord] = []
+        consumer.pause(*others)
+        try:
+            deadline = time.monotonic() + INVENTORY_CATCH_UP_S
+            while time.monotonic() < deadline and any(consumer.position(tp) < end[tp] for tp in inventory):
+                for messages in consumer.poll(timeout_ms=200).values():
+                    out.extend(
+                        ConsumedRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value) for m in messages
+                    )
+        finally:
+            consumer.resume(*others)
+        return out
+
+    def _commit_group(self, consumer: Any, staged: StagedBatch, publisher: Publisher) -> None:
+        """Mirror the lake's offsets into the consumer group so lag tools see progress (not used on restart)."""
+        from kafka import TopicPartition as KafkaTP
+        from kafka.structs import OffsetAndMetadata
+
+        offsets = {
+            KafkaTP(tp.topic, tp.partition): OffsetAndMetadata(publisher.frontier[tp], "", -1)
+            for tp in staged.plan.ranges
+        }
+        try:
+            consumer.commit(offsets)
+        except Exception as exc:  # the lake manifest is the truth; a failed group commit only delays lag metrics
+            log.warning("group offset commit failed (lake manifest is authoritative): %s", exc)

@@ -1,0 +1,178 @@
+"""Pure batch planning: consumed Kafka records → per-table Arrow tables, split into lake files.
+
+No I/O here: the archiver shell feeds records in, the publisher writes what comes out. Every
+consumed offset ends in exactly one place: a table batch, or the rejected list with its reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+
+from analytics.lake.layout import DAY_MS, ArchiveName, TopicPartition, date_of_day
+from schemas import Codec, DecodeError
+from schemas.arrow import table_name, to_table
+
+REJECTED_SCHEMA = pa.schema(
+    [
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("offset", pa.int64(), nullable=False),
+        pa.field("timestamp_ms", pa.int64()),
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+        pa.field("error_type", pa.string(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
+        pa.field("rejected_at", pa.timestamp("ms", tz="UTC"), nullable=False),
+    ]
+)
+
+
+class ConsumedRecord(NamedTuple):
+    """One Kafka record as the archiver saw it (client-library independent)."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int | None
+    key: bytes | None
+    value: bytes | None
+
+    @property
+    def tp(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+class Rejected(NamedTuple):
+    record: ConsumedRecord
+    error_type: str
+    reason: str
+
+
+@dataclass
+class TableBatch:
+    """The decoded records of one lake table in one batch, with where each came from."""
+
+    table: str
+    event_type: str
+    records: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[tuple[TopicPartition, int]] = field(default_factory=list)
+
+    def arrow(self) -> pa.Table:
+        return to_table(self.event_type, self.records)
+
+    def coverage(self) -> dict[TopicPartition, tuple[int, int]]:
+        """First and last offset per partition among this table's records."""
+        out: dict[TopicPartition, tuple[int, int]] = {}
+        for tp, offset in self.sources:
+            first, last = out.get(tp, (offset, offset))
+            out[tp] = (min(first, offset), max(last, offset))
+        return out
+
+
+class PartitionRange(NamedTuple):
+    first: int
+    last: int
+    records: int
+
+
+@dataclass
+class BatchPlan:
+    tables: dict[str, TableBatch]
+    rejected: list[Rejected]
+    ranges: dict[TopicPartition, PartitionRange]
+
+    @property
+    def records(self) -> int:
+        return sum(r.records for r in self.ranges.values())
+
+
+def plan_batch(records: Iterable[ConsumedRecord], codec: Codec) -> BatchPlan:
+    """Decode records and group them by lake table; undecodable ones become ``Rejected`` with the reason."""
+    tables: dict[str, TableBatch] = {}
+    rejected: list[Rejected] = []
+    ranges: dict[TopicPartition, PartitionRange] = {}
+    for rec in records:
+        tp = rec.tp
+        prev = ranges.get(tp)
+        ranges[tp] = (
+            PartitionRange(rec.offset, rec.offset, 1)
+            if prev is None
+            else PartitionRange(min(prev.first, rec.offset), max(prev.last, rec.offset), prev.records + 1)
+        )
+        try:
+            event = codec.decode(rec.value)
+        except DecodeError as exc:
+            rejected.append(Rejected(rec, type(exc).__name__, exc.reason))
+            continue
+        name = table_name(event.event_type)
+        batch = tables.get(name)
+        if batch is None:
+            batch = tables[name] = TableBatch(name, event.event_type)
+        batch.records.append(event.record)
+        batch.sources.append((tp, rec.offset))
+    return BatchPlan(tables, rejected, ranges)
+
+
+class FilePart(NamedTuple):
+    date: str
+    name: ArchiveName
+    table: pa.Table
+
+
+def split_files(batch: TableBatch, arrow: pa.Table) -> list[FilePart]:
+    """One file per (date partition, Kafka partition); the name carries the records' offset range."""
+    groups: dict[tuple[int, TopicPartition], list[int]] = {}
+    ts = arrow.column("ts").to_pylist()
+    for i, ((tp, _), t) in enumerate(zip(batch.sources, ts, strict=True)):
+        groups.setdefault((t // DAY_MS, tp), []).append(i)
+    parts = []
+    for (day, tp), indices in sorted(groups.items()):
+        offsets = [batch.sources[i][1] for i in indices]
+        name = ArchiveName(tp.topic, tp.partition, min(offsets), max(offsets))
+        parts.append(FilePart(date_of_day(day), name, arrow.take(pa.array(indices, pa.int64()))))
+    return parts
+
+
+def split_by_partition(batch: TableBatch, arrow: pa.Table) -> list[tuple[ArchiveName, pa.Table]]:
+    """One table per Kafka partition (quarantine keeps no date partitions)."""
+    groups: dict[TopicPartition, list[int]] = {}
+    for i, (tp, _) in enumerate(batch.sources):
+        groups.setdefault(tp, []).append(i)
+    out = []
+    for tp, indices in sorted(groups.items()):
+        offsets = [batch.sources[i][1] for i in indices]
+        name = ArchiveName(tp.topic, tp.partition, min(offsets), max(offsets))
+        out.append((name, arrow.take(pa.array(indices, pa.int64()))))
+    return out
+
+
+def rejected_files(rejected: Iterable[Rejected], now: dt.datetime) -> list[tuple[ArchiveName, pa.Table]]:
+    """Rejected records as one table per Kafka partition, original bytes and reason kept."""
+    groups: dict[TopicPartition, list[Rejected]] = {}
+    for r in rejected:
+        groups.setdefault(r.record.tp, []).append(r)
+    out = []
+    for tp, items in sorted(groups.items()):
+        offsets = [r.record.offset for r in items]
+        rows: list[Mapping[str, Any]] = [
+            {
+                "topic": r.record.topic,
+                "partition": r.record.partition,
+                "offset": r.record.offset,
+                "timestamp_ms": r.record.timestamp_ms,
+                "key": r.record.key,
+                "value": r.record.value,
+                "error_type": r.error_type,
+                "reason": r.reason,
+                "rejected_at": now,
+            }
+            for r in items
+        ]
+        name = ArchiveName(tp.topic, tp.partition, min(offsets), max(offsets))
+        out.append((name, pa.Table.from_pylist(rows, schema=REJECTED_SCHEMA)))
+    return out

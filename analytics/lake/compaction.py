@@ -1,0 +1,221 @@
+"""Compaction: merge the small files of closed date partitions into larger ones, atomically.
+
+Per unit of source files: read, drop repeated ``event_id`` (first kept), sort by ``ts``, write
+``compacted-<digest>.parquet`` (temp + rename), then commit a record naming the sources it
+replaces and the Kafka offsets it covers; only then delete the sources. Readers follow the
+records (``catalog.visible``), so they see either the sources or the output, never both.
+``recover`` finishes or undoes a compaction that was interrupted at any step.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from analytics.errors import LakeIntegrityError
+from analytics.lake.catalog import (
+    CompactionRecord,
+    Coverage,
+    data_files,
+    date_of_path,
+    merge_coverage,
+    read_compactions,
+    visible,
+)
+from analytics.lake.fs import LakeFS
+from analytics.lake.layout import (
+    COMPACTED_PREFIX,
+    COMPACTIONS_DIR,
+    TABLES,
+    compaction_record_path,
+    data_path,
+    event_type_of,
+    is_compacted,
+    parse_archive_name,
+)
+from analytics.lake.manifest import read_frontier
+from analytics.settings import LakeSettings
+from schemas.arrow import table_schema
+
+log = logging.getLogger(__name__)
+
+
+class CompactionResult(NamedTuple):
+    table: str
+    date: str
+    file: str
+    sources: int
+    rows: int
+    duplicates_dropped: int
+
+
+def compacted_name(sources: Sequence[str]) -> str:
+    """Deterministic output name: a digest of the sorted source paths."""
+    digest = hashlib.sha1("\n".join(sorted(sources)).encode()).hexdigest()[:16]
+    return f"{COMPACTED_PREFIX}{digest}.parquet"
+
+
+def is_closed(date: str, today: dt.date, after_days: int) -> bool:
+    """A date partition is closed once it is more than ``after_days`` days before ``today``."""
+    return dt.date.fromisoformat(date) < today - dt.timedelta(days=after_days)
+
+
+def plan_units(files: Sequence[tuple[str, int]], max_rows: int) -> list[list[str]]:
+    """Group (path, rows) into compaction units of at most ``max_rows`` rows; single-file units are dropped.
+
+    Compacted files already at least half the limit are left alone, so repeated runs converge.
+    """
+    candidates = [(p, n) for p, n in files if not (is_compacted(p) and n >= max_rows // 2)]
+    units: list[list[str]] = []
+    current: list[str] = []
+    rows = 0
+    for path, n in candidates:
+        if current and rows + n > max_rows:
+            units.append(current)
+            current, rows = [], 0
+        current.append(path)
+        rows += n
+    if current:
+        units.append(current)
+    return [u for u in units if len(u) > 1]
+
+
+def dedup_first(table: pa.Table, key: str = "event_id") -> tuple[pa.Table, int]:
+    """Keep the first row per ``key``; returns the table sorted by ``ts`` and the number dropped."""
+    if table.num_rows == 0:
+        return table, 0
+    indexed = table.select([key]).append_column("__row", pa.array(range(table.num_rows), pa.int64()))
+    firsts = indexed.group_by(key, use_threads=False).aggregate([("__row", "min")]).column("__row_min")
+    kept = table.take(pc.sort_indices(firsts))
+    order = pc.sort_indices(kept, sort_keys=[("ts", "ascending"), (key, "ascending")])
+    return kept.take(order), table.num_rows - kept.num_rows
+
+
+def coverage_of(sources: Iterable[str], records: Sequence[CompactionRecord]) -> tuple[Coverage, list[str]]:
+    """Offsets covered by the sources (archiver names and earlier compactions), and the foreign files."""
+    by_file = {r.file: r for r in records}
+    parts: list[Coverage] = []
+    foreign: list[str] = []
+    for rel in sources:
+        name = parse_archive_name(rel)
+        if name is not None:
+            parts.append({name.topic: {str(name.partition): [[name.first, name.last]]}})
+        elif rel in by_file:
+            parts.append(by_file[rel].covers)
+            foreign.extend(by_file[rel].foreign_files)
+        else:
+            foreign.append(rel)
+    return merge_coverage(parts), foreign
+
+
+def recover(lake: LakeFS, table: str) -> list[str]:
+    """Finish or undo interrupted compactions of a table; returns the paths deleted."""
+    records = read_compactions(lake, table)
+    committed = {r.file for r in records}
+    replaced = {src for r in records for src in r.replaces}
+    deleted: list[str] = []
+    for rel in data_files(lake, table):
+        if is_compacted(rel) and rel not in committed:
+            deleted.append(rel)  # written, never committed
+        elif rel in replaced:
+            deleted.append(rel)  # committed, sources not yet removed
+    for rel in lake.temp_files(table):
+        deleted.append(rel)
+    for rel in deleted:
+        lake.delete(rel)
+    for record in records:
+        if record.file in replaced:
+            stale = compaction_record_path(table, record.date, record.file.rsplit("/", 1)[-1])
+            lake.delete(stale)
+            deleted.append(stale)
+        elif not lake.exists(record.file):
+            raise LakeIntegrityError(
+                f"compaction record of {table} {record.date} names {record.file}, which is gone",
+                lake.full(record.file),
+            )
+    if deleted:
+        log.warning("compaction recovery in %s: removed %d leftovers", table, len(deleted))
+    return deleted
+
+
+def compact_unit(
+    lake: LakeFS,
+    table: str,
+    date: str,
+    sources: Sequence[str],
+    records: Sequence[CompactionRecord],
+    settings: LakeSettings,
+    now: dt.datetime,
+) -> CompactionResult:
+    """Merge ``sources`` (published files of one date partition) into one committed compacted file."""
+    schema = table_schema(event_type_of(table))
+    parts = [_conform(lake.read_parquet(rel), schema) for rel in sources]
+    merged, dropped = dedup_first(pa.concat_tables(parts))
+    name = compacted_name(sources)
+    out = data_path(table, date, name)
+    lake.write_parquet(out, merged, compression=settings.compression, row_group_size=settings.row_group_size)
+    covers, foreign = coverage_of(sources, records)
+    record = CompactionRecord(
+        table=table, date=date, file=out, replaces=tuple(sources), covers=covers, foreign_files=tuple(foreign),
+        rows=merged.num_rows, duplicates_dropped=dropped, created_at=now.isoformat(timespec="milliseconds"),
+    )
+    lake.write_json(compaction_record_path(table, date, name), record.to_json())  # the commit point
+    for rel in sources:
+        lake.delete(rel)
+    for prior in records:
+        if prior.file in sources:
+            lake.delete(compaction_record_path(table, prior.date, prior.file.rsplit("/", 1)[-1]))
+    if dropped:
+        log.warning("compaction of %s %s dropped %d duplicate event_ids", table, date, dropped)
+    return CompactionResult(table, date, out, len(sources), merged.num_rows, dropped)
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Cast a file to the table's current schema (older or foreign files may lack columns)."""
+    columns = []
+    for field in schema:
+        if field.name in table.column_names:
+            columns.append(table.column(field.name).cast(field.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, field.type))
+    return pa.Table.from_arrays(columns, schema=schema.remove_metadata())
+
+
+def compact(
+    lake: LakeFS,
+    settings: LakeSettings,
+    *,
+    tables: Iterable[str] | None = None,
+    now: dt.datetime | None = None,
+    all_dates: bool = False,
+    max_rows: int = 1_000_000,
+    on_unit: Callable[[CompactionResult], None] | None = None,
+) -> list[CompactionResult]:
+    """Compact every closed date partition of the given tables (all by default)."""
+    now = now or dt.datetime.now(dt.UTC)
+    frontier = read_frontier(lake)
+    results = []
+    for table in tables or sorted(TABLES):
+        recover(lake, table)
+        records = read_compactions(lake, table)
+        by_date: dict[str, list[str]] = {}
+        for rel in visible(data_files(lake, table), frontier, records):
+            by_date.setdefault(date_of_path(rel), []).append(rel)
+        for date, files in sorted(by_date.items()):
+            if not all_dates and not is_closed(date, now.date(), settings.compact_after_days):
+                continue
+            sized = [(rel, lake.parquet_rows(rel)) for rel in files]
+            for unit in plan_units(sized, max_rows):
+                result = compact_unit(lake, table, date, unit, records, settings, now)
+                records = read_compactions(lake, table)
+                results.append(result)
+                if on_unit is not None:
+                    on_unit(result)
+    lake.delete_empty_dirs(COMPACTIONS_DIR)
+    return results

@@ -1,0 +1,194 @@
+"""The host agents, all at once: walk sim time tick by tick and emit each host's events.
+
+Per tick every installed host reports the faults and noise of the interval (at their own
+event times), then one HostSampled. ``agent_seq`` grows strictly per host; event ids are
+``<run>-<host>-<seq>``. Optional late delivery holds some events back a bounded time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from producers import signals
+from producers.batches import EventBatch, RecordBatch
+from producers.fleet import Fleet
+from producers.randomness import Purpose, stream
+from producers.samples import DEGRADED_SYMBOLS_PER_S, SampleBatch, SampleModel, TickEffects
+from producers.schedule import Schedule
+
+
+@dataclass(frozen=True)
+class Tick:
+    index: int
+    ts: int  # end of the interval (ms); tick 0 is the start (inventory only)
+    batches: list[EventBatch]
+
+
+@dataclass(frozen=True)
+class LateDelivery:
+    fraction: float = 0.0
+    max_delay_s: float = 0.0
+
+
+class FleetAgents:
+    """Deterministic event stream of a fleet over [start, end] given its fault and noise schedules."""
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        faults: Schedule,
+        noise: Schedule,
+        *,
+        run_id: str,
+        interval_s: int,
+        late: LateDelivery = LateDelivery(),
+    ) -> None:
+        if (fleet.end_ts - fleet.start_ts) % (interval_s * 1000):
+            raise ValueError("the run must span a whole number of sample intervals")
+        self.fleet, self.run_id, self.interval_s, self.late = fleet, run_id, interval_s, late
+        self.occ = Schedule.concat([faults, noise]).sorted()
+        self._interrupts = self.occ.interrupts
+        self.n_ticks = (fleet.end_ts - fleet.start_ts) // (interval_s * 1000)
+        n, g = fleet.n_hosts, fleet.config.gpus_per_host
+        self.seq = np.zeros(n, dtype=np.int64)
+        self.remapped = np.zeros((n, g), dtype=np.int64)
+        self.model = SampleModel(fleet)
+        names = fleet.cluster_names
+        self._cluster = [names[c] for c in fleet.cluster.tolist()]
+        self._fabric = fleet.fabric
+        self._slot = [i % fleet.config.hosts_per_rack for i in range(n)]
+
+    def ticks(self) -> Iterator[Tick]:
+        pending: dict[int, list[EventBatch]] = {}
+        for k in range(self.n_ticks + 1):
+            batches = [b for b in self._tick(k) if len(b)]
+            out: list[EventBatch] = []
+            for b in batches:
+                on_time, held = self._split_late(k, b)
+                out.append(on_time)
+                for release, part in held:
+                    pending.setdefault(release, []).append(part)
+            out += pending.pop(k, [])
+            yield Tick(k, self.fleet.start_ts + k * self.interval_s * 1000, [b for b in out if len(b)])
+        for k in sorted(pending):
+            yield Tick(k, self.fleet.start_ts + k * self.interval_s * 1000, pending[k])
+
+    def _split_late(self, k: int, batch: EventBatch) -> tuple[EventBatch, list[tuple[int, EventBatch]]]:
+        if self.late.fraction <= 0 or self.late.max_delay_s <= 0:
+            return batch, []
+        rng = stream(self.fleet.seed, Purpose.LATE, k, len(batch))
+        late = rng.uniform(size=len(batch)) < self.late.fraction
+        delay_ticks = np.ceil(rng.uniform(0, self.late.max_delay_s, size=len(batch)) / self.interval_s).astype(int)
+        delay_ticks = np.maximum(delay_ticks, 1)
+        held = []
+        for d in np.unique(delay_ticks[late]):
+            held.append((k + int(d), batch.take(np.flatnonzero(late & (delay_ticks == d)))))
+        return batch.take(np.flatnonzero(~late)), held
+
+    # -- one tick ----------------------------------------------------------------------------
+
+    def _tick(self, k: int) -> list[EventBatch]:
+        f = self.fleet
+        step = self.interval_s * 1000
+        t = f.start_ts + k * step
+        if k == 0:
+            joined = np.flatnonzero(f.install_ts <= t)
+            return [self._records([(int(h), t, *self._inventory(int(h))) for h in joined])]
+        lo_t = t - step
+        joined = np.flatnonzero((f.install_ts > lo_t) & (f.install_ts <= t))
+        events: list[tuple[int, int, str, dict[str, Any]]] = [
+            (int(h), int(f.install_ts[h]), *self._inventory(int(h))) for h in joined
+        ]
+        lo, hi = np.searchsorted(self.occ.ts, [lo_t, t], side="right")
+        effects = TickEffects.zeros(f.n_hosts, f.config.gpus_per_host)
+        for j in range(lo, hi):
+            events += [(int(self.occ.host[j]), int(self.occ.ts[j]), et, p) for et, p in self._occurrence(j, effects)]
+        events.sort(key=lambda e: e[1])  # stable: inventory, then each occurrence's own order
+        batches: list[EventBatch] = [self._records(events)]
+        alive = np.flatnonzero(f.install_ts < t)
+        if len(alive):
+            self.seq[alive] += 1
+            cols = self.model.columns(t, self.interval_s, alive, effects, self.remapped, k)
+            batches.append(
+                SampleBatch(
+                    fleet=f, run_id=self.run_id, hosts=alive, seq=self.seq[alive].copy(),
+                    ts=np.full(len(alive), t, dtype=np.int64), interval_s=self.interval_s, columns=cols,
+                )  # fmt: skip
+            )
+        return batches
+
+    def _records(self, events: list[tuple[int, int, str, dict[str, Any]]]) -> RecordBatch:
+        out = []
+        for host, ts, event_type, payload in events:
+            self.seq[host] += 1
+            seq = int(self.seq[host])
+            host_id = self.fleet.host_id[host]
+            out.append(
+                {
+                    "event_id": f"{self.run_id}-{host_id}-{seq}",
+                    "event_type": event_type,
+                    "schema_version": 1,
+                    "host_id": host_id,
+                    "cluster": self._cluster[host],
+                    "ts": ts,
+                    "agent_seq": seq,
+                    "payload": payload,
+                }
+            )
+        return RecordBatch(out)
+
+    def _inventory(self, h: int) -> tuple[str, dict[str, Any]]:
+        f = self.fleet
+        return "HostInventoried", {
+            "rack": f.rack[h], "fabric": self._fabric[h], "maintenance_domain": f.domain[h],
+            "sku": f.config.sku, "install_ts": int(f.install_ts[h]),
+            "gpu_count": f.config.gpus_per_host, "nic_ports": f.config.nic_ports,
+        }  # fmt: skip
+
+    def _peer(self, h: int, port: int) -> str:
+        return f"{self.fleet.rack[h]}-leaf:eth{self._slot[h] * self.fleet.config.nic_ports + port}"
+
+    def _occurrence(self, j: int, fx: TickEffects) -> list[signals.Emitted]:
+        o = self.occ
+        h, gpu, port, kind = int(o.host[j]), int(o.gpu[j]), int(o.port[j]), str(o.kind[j])
+        aux1, aux2 = int(o.aux1[j]), int(o.aux2[j])
+        peer = self._peer(h, max(port, 0))
+        if o.phase[j] == "noise":
+            if kind == "ecc_ce":
+                fx.ecc_sbe[h, gpu] += aux1
+            elif kind == "flap":
+                fx.carrier[h, port] += 1
+            return signals.noise_events(kind, gpu, port, aux1, peer=peer)
+        if kind == "dram_uce":
+            fx.ecc_dbe[h, gpu] += aux1
+            if aux2:
+                self.remapped[h, gpu] += aux1
+        elif kind == "sram_uce":
+            fx.ecc_dbe[h, gpu] += 1
+        elif kind == "nvlink":
+            fx.nvlink[h, gpu] += 250
+        elif kind == "fell_off_bus":
+            fx.replay[h, gpu] += 120
+        elif kind in ("link_down", "nic"):
+            fx.link_downed[h, port] += 1
+            fx.carrier[h, port] += 2
+            if kind == "nic":
+                fx.symbols[h, port] += int(DEGRADED_SYMBOLS_PER_S * min(self.interval_s, 3600))
+        elif kind == "link_flap":
+            fx.carrier[h, port] += max(aux1, 1)
+        job = int(self.fleet.job[h])
+        return signals.fault_events(
+            kind, str(o.cause[j]), gpu, port, aux1, aux2,
+            job_id=self.fleet.job_ids[job], job_gpus=int(self.fleet.job_gpus[job]), peer=peer,
+            remapped_total=int(self.remapped[h, gpu]) if gpu >= 0 else 0, interrupts=bool(self._interrupts[j]),
+        )  # fmt: skip
+
+
+def ticks_for(duration_s: float, interval_s: int) -> int:
+    """Whole sample intervals covering ``duration_s`` (at least one)."""
+    return max(1, math.ceil(duration_s / interval_s))

@@ -1,0 +1,108 @@
+"""What a host agent reports for each fault or noise occurrence: the payloads of its events.
+
+One occurrence becomes one or more events with the same time and host (hardware signal first,
+then the job interruption), following the shared fault-kind contract in producers/README.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from producers.faults import AER_ERRORS, CE_AER_ERRORS
+
+PCI_BUS_IDS = ("0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
+               "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0")  # fmt: skip
+XID_MESSAGES = {
+    13: "Graphics Engine Exception", 31: "GPU memory page fault", 43: "GPU stopped processing",
+    45: "Preemptive cleanup, due to previous errors", 48: "DBE (Double Bit Error) ECC Error",
+    62: "Internal micro-controller halt", 63: "ECC page retirement or row remapping recording event",
+    64: "ECC page retirement or row remapper recording failure", 74: "NVLINK Error",
+    79: "GPU has fallen off the bus", 92: "High single-bit ECC error rate",
+    94: "Contained ECC error", 95: "Uncontained ECC error", 119: "GSP RPC timeout", 120: "GSP error",
+}  # fmt: skip
+
+Emitted = tuple[str, dict[str, Any]]  # (event_type, payload)
+
+
+def xid(gpu: int, code: int) -> Emitted:
+    return "XidRaised", {"gpu": gpu, "xid": code, "pci_bus_id": PCI_BUS_IDS[gpu % 8], "message": XID_MESSAGES[code]}
+
+
+def ecc(gpu: int, memory: str, correctable: bool, count: int, row_remap: str = "none", total: int = 0) -> Emitted:
+    return "EccErrorObserved", {
+        "gpu": gpu, "memory": memory, "correctable": correctable, "count": count,
+        "row_remap": row_remap, "remapped_rows_total": total,
+    }  # fmt: skip
+
+
+def aer(gpu: int, severity: str, error_type: str) -> Emitted:
+    device = PCI_BUS_IDS[gpu % 8]
+    return "PcieAerReported", {"gpu": gpu, "device": device, "severity": severity, "error_type": error_type}
+
+
+def link(port: int, kind: str, count: int, peer: str) -> Emitted:
+    return "LinkEventObserved", {"port": port, "kind": kind, "count": count, "peer": peer}
+
+
+def fault_events(
+    kind: str,
+    cause: str,
+    gpu: int,
+    port: int,
+    aux1: int,
+    aux2: int,
+    *,
+    job_id: str,
+    job_gpus: int,
+    peer: str,
+    remapped_total: int,
+    interrupts: bool,
+) -> list[Emitted]:
+    """The events of one fault; ``remapped_total`` is the GPU's remapped-row count after it."""
+    out: list[Emitted] = []
+    if kind == "fell_off_bus":
+        out.append(xid(gpu, 79))
+        if aux1:
+            out.append(aer(gpu, "fatal" if aux1 == 2 else "nonfatal", AER_ERRORS[aux2 % len(AER_ERRORS)]))
+    elif kind == "dram_uce":
+        out.append(ecc(gpu, "dram", False, aux1, "remap_event" if aux2 else "none", remapped_total))
+        out.append(xid(gpu, 48))
+        if aux2:
+            out.append(xid(gpu, 63))
+    elif kind == "row_remap_failure":
+        out.append(ecc(gpu, "dram", False, 1, "remap_failure", remapped_total))
+        out.append(xid(gpu, 64))
+    elif kind == "sram_uce":
+        out.append(ecc(gpu, "sram", False, 1))
+        out.append(xid(gpu, aux1 or 95))
+    elif kind == "gsp_error":
+        out.append(xid(gpu, aux1 or 119))
+    elif kind == "nvlink":
+        out.append(xid(gpu, 74))
+    elif kind == "pmu_halt":
+        out.append(xid(gpu, 62))
+    elif kind in ("link_down", "nic"):
+        out.append(link(port, "down", 1, peer))
+    elif kind == "link_flap":
+        out.append(link(port, "flap", max(aux1, 1), peer))
+    if interrupts:
+        out.append(
+            (
+                "JobInterrupted",
+                {"job_id": job_id, "cause": cause, "gpu": gpu if gpu >= 0 else None, "job_gpus": job_gpus, "detail": kind},
+            )
+        )
+    return out
+
+
+def noise_events(kind: str, gpu: int, port: int, aux1: int, *, peer: str) -> list[Emitted]:
+    """The single event of a noise occurrence (never of a repeat-offender class)."""
+    if kind == "ecc_ce":
+        return [ecc(gpu, "dram", True, aux1)]
+    if kind == "app_xid":
+        return [xid(gpu, aux1)]
+    if kind == "aer_ce":
+        return [aer(gpu, "correctable", CE_AER_ERRORS[aux1 % len(CE_AER_ERRORS)])]
+    if kind == "flap":
+        return [link(port, "flap", 1, peer)]
+    raise ValueError(f"unknown noise kind {kind!r}")

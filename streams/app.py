@@ -1,0 +1,311 @@
+"""The Faust app of a detect worker: topics, tables, and thin agents around the pure rules.
+
+validate (-> fleet.dlq) -> repeat offender (errors, keyed by host) and host windows (samples)
+-> cluster stage (summaries repartitioned by cluster) -> fleet.findings -> planner (findings
+repartitioned by maintenance domain) -> fleet.actions + fleet.alerts. At least once; every
+output carries a deterministic id, and the planner never re-emits an action already in the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import faust
+
+from schemas import Codec, DecodeError
+from streams.alerts import DlqSurge, alerts_for
+from streams.classify import classify
+from streams.deadletter import dead_letter, reason_label
+from streams.errors import InvalidRecordError
+from streams.findings import Finding
+from streams.inventory import Inventory
+from streams.lifecycle import Action, FleetState, apply
+from streams.metrics import DetectMetrics
+from streams.planner import Planner
+from streams.policy import Policy
+from streams.repeat import is_late, observe, state_keys
+from streams.slow import ClusterStage, HostStage
+from streams.tailer import LogTailer
+from streams.validate import check
+
+if TYPE_CHECKING:
+    from fleetpulse.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class DetectApp:
+    """One detect worker's Faust app plus the in-memory views (inventory, fleet state) it serves."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        policy: Policy,
+        *,
+        data_dir: Path,
+        partitions: dict[str, int] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings
+        self.policy = policy
+        self.clock = clock
+        self.codec = Codec()
+        self.metrics = DetectMetrics()
+        self.inventory = Inventory()
+        self.fleet = FleetState()
+        self.planner = Planner(policy)
+        self.host_stage = HostStage(policy.slow_host)
+        self.cluster_stage = ClusterStage(policy.slow_host)
+        self.dlq_surge = DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window)
+        self.watermark = 0
+        self._last_offsets: dict[tuple[str, int], int] = {}
+        self._ticked: dict[str, tuple[Any, ...]] = {}
+        d = settings.detect
+        t = settings.topics
+        parts = partitions or {}
+        self.app = faust.App(
+            d.app_id,
+            broker=[f"kafka://{b.strip()}" for b in settings.bootstrap_servers.split(",")],
+            broker_credentials=settings.kafka.faust_credentials(),
+            store="rocksdb://" if d.store == "rocksdb" else "memory://",
+            datadir=str(data_dir),
+            processing_guarantee="at_least_once",
+            autodiscover=False,
+            web_enabled=True,
+            web_port=d.web_port,
+            web_bind=d.web_host,
+            web_host=d.web_host,
+            topic_replication_factor=d.internal_replication,
+            topic_partitions=d.internal_partitions,
+            table_standby_replicas=0,
+            consumer_auto_offset_reset="earliest",
+            broker_commit_interval=d.commit_interval_s,
+            producer_acks=-1,
+            key_serializer="raw",
+            value_serializer="raw",
+        )
+        raw: dict[str, Any] = {"key_serializer": "raw", "value_serializer": "raw"}
+        self.errors_topic = self.app.topic(t.errors.name, **raw)
+        self.samples_topic = self.app.topic(t.samples.name, **raw)
+        self.findings_topic = self.app.topic(t.findings.name, **raw)
+        self.actions_topic = self.app.topic(t.actions.name, **raw)
+        self.alerts_topic = self.app.topic(t.alerts.name, **raw)
+        self.dlq_topic = self.app.topic(t.dlq.name, **raw)
+        internal: dict[str, Any] = {
+            "internal": True,
+            "partitions": d.internal_partitions,
+            "key_serializer": "raw",
+            "value_serializer": "json",
+        }
+        self.summaries_topic = self.app.topic(f"{d.app_id}-cluster-summaries", **internal)
+        self.planner_topic = self.app.topic(f"{d.app_id}-planner", **internal)
+        table: dict[str, Any] = {"key_serializer": "json", "value_serializer": "json", "default": None}
+        self.repeat_table = self.app.Table(
+            "repeat-windows", partitions=parts.get(t.errors.name, t.errors.partitions), **table
+        )
+        self.host_table = self.app.Table(
+            "host-windows", partitions=parts.get(t.samples.name, t.samples.partitions), **table
+        )
+        self.cluster_table = self.app.Table("cluster-windows", partitions=d.internal_partitions, **table)
+        client = settings.kafka.aiokafka(settings.bootstrap_servers)
+        self.inventory_tailer = LogTailer(t.inventory.name, client, self.inventory.apply, self.codec)
+        self.actions_tailer = LogTailer(t.actions.name, client, self._apply_logged_action, self.codec)
+        self.metrics.add_lag_source(self._lag)
+        self._register()
+
+    # -- shared steps ---------------------------------------------------------------------------
+
+    def _apply_logged_action(self, record: dict[str, Any]) -> None:
+        apply(self.fleet, Action.from_record(record))
+
+    def _lag(self) -> Iterable[tuple[str, int, int]]:
+        consumer = getattr(self.app, "_consumer", None)
+        if consumer is None:
+            return []
+        out = []
+        for (topic, partition), last in sorted(self._last_offsets.items()):
+            try:
+                high = consumer.highwater(faust.types.TP(topic, partition))
+            except Exception:  # not assigned any more, or no fetch yet
+                continue
+            if high is not None:
+                out.append((topic, partition, max(0, high - last - 1)))
+        return out
+
+    async def _valid_record(self, event: faust.types.EventT) -> dict[str, Any] | None:
+        """Decode and validate; dead-letter and return None if it fails."""
+        msg = event.message
+        self._last_offsets[(msg.topic, msg.partition)] = msg.offset
+        value = event.value
+        try:
+            record = self.codec.decode(value).record
+            check(record, self.policy.validation, int(self.clock() * 1000))
+        except (DecodeError, InvalidRecordError) as exc:
+            await self._dead_letter(exc, msg, value)
+            return None
+        self.metrics.consumed(msg.topic, record["event_type"])
+        if record["ts"] > self.watermark:
+            self.watermark = record["ts"]
+            self.metrics.watermark.set(record["ts"])
+        return record
+
+    async def _dead_letter(self, exc: DecodeError | InvalidRecordError, msg: Any, value: Any) -> None:
+        value_bytes = value if isinstance(value, bytes | bytearray) else None
+        key = msg.key if isinstance(msg.key, bytes | bytearray) else None
+        record = dead_letter(
+            exc,
+            topic=msg.topic,
+            partition=msg.partition,
+            offset=msg.offset,
+            key=bytes(key) if key is not None else None,
+            value=bytes(value_bytes) if value_bytes is not None else None,
+            timestamp_ms=int(msg.timestamp * 1000) if msg.timestamp else int(self.clock() * 1000),
+        )
+        await self.dlq_topic.send(key=record["event_id"].encode(), value=self.codec.encode(record))
+        self.metrics.dead_letters.labels(msg.topic, reason_label(exc)).inc()
+        log.info("dead-lettered %s[%d]@%d: %s", msg.topic, msg.partition, msg.offset, exc.reason)
+        surge = self.dlq_surge.observe(int(self.clock() * 1000), msg.topic, msg.partition, msg.offset)
+        if surge is not None:
+            await self._send_alert(surge)
+
+    async def _send_finding(self, finding: Finding) -> None:
+        record = finding.to_record()
+        await self.findings_topic.send(key=finding.host_id.encode(), value=self.codec.encode(record))
+        self.metrics.findings.labels(finding.detector, finding.rule).inc()
+
+    async def _send_alert(self, record: dict[str, Any], *, now: bool = False) -> Any:
+        self.metrics.alerts.labels(record["payload"]["alertname"]).inc()
+        return await self.alerts_topic.send(
+            key=record["payload"]["alert_id"].encode(), value=self.codec.encode(record), force=now
+        )
+
+    async def _publish(self, actions: list[Action]) -> None:
+        """Send actions (and the alerts they raise) now and wait until the broker has them all."""
+        pending = []
+        for action in actions:
+            pending.append(
+                await self.actions_topic.send(
+                    key=action.domain.encode(), value=self.codec.encode(action.to_record()), force=True
+                )
+            )
+            self.metrics.actions.labels(action.kind).inc()
+            for alert in alerts_for(action):
+                pending.append(await self._send_alert(alert, now=True))
+        if pending:
+            await asyncio.gather(*pending)
+
+    # -- agents ---------------------------------------------------------------------------------
+
+    def _register(self) -> None:
+        app = self.app
+        policy = self.policy
+
+        @app.agent(self.errors_topic, name="errors")
+        async def errors(stream: faust.StreamT) -> None:
+            async for event in stream.events():
+                record = await self._valid_record(event)
+                signal = classify(record, policy) if record is not None else None
+                if signal is None:
+                    continue
+                wm_key = f"wm|{signal.host_id}"
+                host_wm = self.repeat_table.get(wm_key)
+                if is_late(signal.ts, host_wm, policy.error_grace):
+                    self.metrics.late.labels("errors").inc()
+                    continue
+                if host_wm is None or signal.ts > host_wm:
+                    self.repeat_table[wm_key] = signal.ts
+                states = {key: self.repeat_table.get(key) for key in state_keys(signal, policy)}
+                new_states, finding = observe(signal, states, policy)
+                for key, value in new_states.items():
+                    self.repeat_table[key] = value
+                if finding is not None:
+                    await self._send_finding(finding)
+
+        @app.agent(self.samples_topic, name="samples")
+        async def samples(stream: faust.StreamT) -> None:
+            async for event in stream.events():
+                record = await self._valid_record(event)
+                if record is None or record["event_type"] != "HostSampled":
+                    continue
+                summaries, late = self.host_stage.add_sample(self.host_table, record)
+                if late:
+                    self.metrics.late.labels("samples").inc()
+                for summary in summaries:
+                    await self.summaries_topic.send(key=summary["cluster"].encode(), value=summary)
+
+        @app.agent(self.summaries_topic, name="cluster")
+        async def cluster(stream: faust.StreamT) -> None:
+            async for summary in stream:
+                findings, verdicts, late = self.cluster_stage.add_summary(self.cluster_table, summary)
+                if late:
+                    self.metrics.late.labels("cluster").inc()
+                if verdicts:
+                    self.metrics.windows.labels(summary["cluster"]).inc()
+                for finding in findings:
+                    await self._send_finding(finding)
+
+        @app.agent(self.findings_topic, name="route-findings")
+        async def route_findings(stream: faust.StreamT) -> None:
+            async for event in stream.events():
+                try:
+                    record = self.codec.decode(event.value).record
+                except DecodeError as exc:
+                    await self._dead_letter(exc, event.message, event.value)
+                    continue
+                if record["event_type"] != "FindingRaised":
+                    continue
+                await self.inventory_tailer.catch_up()
+                domain = self.inventory.domain_of(record["host_id"])
+                msg = {"type": "finding", "domain": domain, "finding": record}
+                await self.planner_topic.send(key=domain.encode(), value=msg)
+
+        @app.agent(self.planner_topic, name="planner")
+        async def planner(stream: faust.StreamT) -> None:
+            async for msg in stream:
+                await self.actions_tailer.catch_up()
+                domain = msg["domain"]
+                size = self.inventory.domain_size(domain)
+                if msg["type"] == "finding":
+                    finding = Finding.from_record(msg["finding"])
+                    actions = self.planner.on_finding(self.fleet, finding, domain, size)
+                else:
+                    actions = self.planner.reconcile(self.fleet, domain, size, int(msg["ts"]))
+                await self._publish(actions)
+
+        @app.timer(self.settings.detect.tick_interval_s)
+        async def tick() -> None:
+            self.metrics.sample_rate()
+            if self.actions_tailer.started and self.inventory_tailer.started:
+                await self._send_ticks()
+
+        @app.task
+        async def tailers() -> None:
+            await asyncio.gather(self.inventory_tailer.run(), self.actions_tailer.run())
+
+        from streams.web import register_views
+
+        register_views(self)
+
+    async def _send_ticks(self) -> None:
+        """Ask the planner (through its topic: one writer per domain) to move domains with work due."""
+        wm = self.watermark
+        for domain in sorted(self.fleet.domains):
+            size = self.inventory.domain_size(domain)
+            b = self.planner.budgets(self.fleet, domain, size)
+            due = self.planner.next_due(self.fleet, domain)
+            work = (
+                (due is not None and due <= wm)
+                or (b.queued and not b.halted and b.out < b.capacity)
+                or (b.halted and b.failing <= b.failure_budget)
+            )
+            signature = (due, b.out, b.queued, b.halted, self.fleet.count)
+            if work and self._ticked.get(domain) != signature:
+                self._ticked[domain] = signature
+                await self.planner_topic.send(
+                    key=domain.encode(), value={"type": "tick", "domain": domain, "ts": wm}, force=True
+                )

@@ -1,0 +1,62 @@
+"""The inventory table: host -> cluster, rack, maintenance domain (last HostInventoried wins).
+
+Fed by a ``LogTailer`` over the compacted ``fleet.inventory``; the planner sizes its domain
+buffers from it, and findings are routed to the planner by the host's domain.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+UNASSIGNED = "unassigned"
+
+
+@dataclass(frozen=True, slots=True)
+class HostInfo:
+    host_id: str
+    cluster: str
+    rack: str
+    domain: str
+    fabric: str
+    install_ts: int
+    gpu_count: int
+
+
+class Inventory:
+    """In-memory host table with domain sizes kept up to date."""
+
+    def __init__(self) -> None:
+        self.hosts: dict[str, HostInfo] = {}
+        self._sizes: Counter[str] = Counter()
+
+    def apply(self, record: Mapping[str, Any]) -> None:
+        if record.get("event_type") != "HostInventoried":
+            return
+        p = record["payload"]
+        info = HostInfo(
+            host_id=record["host_id"],
+            cluster=record["cluster"],
+            rack=p["rack"],
+            domain=p["maintenance_domain"],
+            fabric=p["fabric"],
+            install_ts=p["install_ts"],
+            gpu_count=p["gpu_count"],
+        )
+        old = self.hosts.get(info.host_id)
+        if old is not None:
+            self._sizes[old.domain] -= 1
+        self.hosts[info.host_id] = info
+        self._sizes[info.domain] += 1
+
+    def domain_of(self, host_id: str) -> str:
+        info = self.hosts.get(host_id)
+        return info.domain if info else UNASSIGNED
+
+    def domain_size(self, domain: str) -> int:
+        return self._sizes.get(domain, 0)
+
+    def domains(self) -> dict[str, int]:
+        return {d: n for d, n in sorted(self._sizes.items()) if n > 0}

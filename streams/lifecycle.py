@@ -1,0 +1,293 @@
+"""Event-sourced host lifecycle: the fleet's maintenance state is a fold over ``fleet.actions``.
+
+``fold(state, action) -> state`` is pure (``apply`` is its in-place twin for hot paths);
+``replay(actions)`` rebuilds the whole state from the log, and applying an action twice is
+a no-op (dedup by ``action_id``), so a replay or a retried worker changes nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from schemas import MaintenanceActionRecorded
+from streams.ids import operation_id
+
+ActionKind = Literal[
+    "suspected",
+    "drain_requested",
+    "drained",
+    "rma_opened",
+    "reboot_requested",
+    "cable_replacement_requested",
+    "diagnostics_requested",
+    "repaired",
+    "verified",
+    "returned",
+    "deferred",
+    "released",
+    "train_halted",
+    "train_resumed",
+]
+REQUEST_KIND = {
+    "rma": "rma_opened",
+    "reboot": "reboot_requested",
+    "cable_replacement": "cable_replacement_requested",
+    "diagnostics": "diagnostics_requested",
+}
+REQUEST_KINDS = frozenset(REQUEST_KIND.values())
+DOMAIN_KINDS = frozenset({"train_halted", "train_resumed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One MaintenanceActionRecorded, as a value."""
+
+    action_id: str
+    kind: str
+    host_id: str  # FLEET ('-') for domain-level actions (train_halted / train_resumed)
+    cluster: str
+    domain: str
+    operation: str
+    ts: int
+    finding_id: str | None = None
+    rule: str | None = None
+    reason: str = ""
+    caused_by: str | None = None
+
+    @property
+    def op_id(self) -> str | None:
+        if self.kind in DOMAIN_KINDS or self.finding_id is None:
+            return None
+        return operation_id(self.host_id, self.operation, self.finding_id)
+
+    def to_record(self) -> dict[str, Any]:
+        return MaintenanceActionRecorded(
+            event_id=self.action_id,
+            host_id=self.host_id,
+            cluster=self.cluster,
+            ts=self.ts,
+            payload={
+                "action_id": self.action_id,
+                "kind": self.kind,
+                "operation": self.operation,
+                "maintenance_domain": self.domain,
+                "finding_id": self.finding_id,
+                "rule": self.rule,
+                "reason": self.reason,
+                "caused_by": self.caused_by,
+            },
+        ).to_record()
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Action:
+        p = record["payload"]
+        return cls(
+            action_id=p["action_id"],
+            kind=p["kind"],
+            host_id=record["host_id"],
+            cluster=record["cluster"],
+            domain=p["maintenance_domain"],
+            operation=p["operation"],
+            ts=record["ts"],
+            finding_id=p.get("finding_id"),
+            rule=p.get("rule"),
+            reason=p.get("reason") or "",
+            caused_by=p.get("caused_by"),
+        )
+
+
+Phase = Literal["waiting", "deferred", "draining", "drained", "in_repair", "repaired", "verified"]
+
+
+@dataclass(slots=True)
+class Operation:
+    """One maintenance operation on one host, from suspicion to return."""
+
+    op_id: str
+    operation: str
+    finding_id: str
+    rule: str | None
+    suspected_ts: int
+    phase: Phase = "waiting"
+    started_ts: int | None = None  # when the repair itself began (the <op>_requested action)
+    last_action_id: str | None = None
+
+
+@dataclass(slots=True)
+class HostState:
+    host_id: str
+    cluster: str
+    domain: str
+    current: Operation | None = None  # the host is out of service while this is set
+    waiting: list[Operation] = field(default_factory=list)  # serialised: one operation at a time
+    completed: int = 0
+    last_ts: int = 0
+
+    @property
+    def status(self) -> str:
+        if self.current is not None:
+            return self.current.phase
+        if self.waiting:
+            return "deferred" if self.waiting[0].phase == "deferred" else "suspected"
+        return "in_service"
+
+    @property
+    def is_out(self) -> bool:
+        return self.current is not None
+
+    @property
+    def has_failure(self) -> bool:
+        return self.current is not None or bool(self.waiting)
+
+
+@dataclass(slots=True)
+class DomainState:
+    domain: str
+    halted: bool = False
+    halt_action_id: str | None = None
+    halts: int = 0
+    queue: list[str] = field(default_factory=list)  # op ids waiting to start, FIFO
+    hosts: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class FleetState:
+    hosts: dict[str, HostState] = field(default_factory=dict)
+    domains: dict[str, DomainState] = field(default_factory=dict)
+    applied: set[str] = field(default_factory=set)
+    findings: set[str] = field(default_factory=set)
+    op_hosts: dict[str, str] = field(default_factory=dict)  # op_id -> host_id
+    count: int = 0
+
+    def domain(self, name: str) -> DomainState:
+        dom = self.domains.get(name)
+        if dom is None:
+            dom = self.domains[name] = DomainState(name)
+        return dom
+
+    def host(self, host_id: str, cluster: str, domain: str) -> HostState:
+        host = self.hosts.get(host_id)
+        if host is None:
+            host = self.hosts[host_id] = HostState(host_id, cluster, domain)
+            self.domain(domain).hosts.add(host_id)
+        return host
+
+    def out_hosts(self, domain: str) -> list[str]:
+        return sorted(h for h in self.domain(domain).hosts if self.hosts[h].is_out)
+
+    def failing_hosts(self, domain: str) -> list[str]:
+        return sorted(h for h in self.domain(domain).hosts if self.hosts[h].has_failure)
+
+    def operation(self, host_id: str, op_id: str) -> Operation | None:
+        host = self.hosts.get(host_id)
+        if host is None:
+            return None
+        if host.current is not None and host.current.op_id == op_id:
+            return host.current
+        return next((op for op in host.waiting if op.op_id == op_id), None)
+
+
+def _start(state: FleetState, host: HostState, op: Operation) -> None:
+    """Make a waiting operation current (drain or hand-over from a verified one)."""
+    if op in host.waiting:
+        host.waiting.remove(op)
+        queue = state.domain(host.domain).queue
+        if op.op_id in queue:
+            queue.remove(op.op_id)
+    if host.current is not None and host.current is not op:
+        host.completed += 1  # handed over without returning to service in between
+    host.current = op
+
+
+def apply(state: FleetState, action: Action) -> FleetState:
+    """Apply one action in place (idempotent); returns ``state`` for chaining."""
+    if action.action_id in state.applied:
+        return state
+    state.applied.add(action.action_id)
+    state.count += 1
+    if action.kind in DOMAIN_KINDS:
+        dom = state.domain(action.domain)
+        dom.halted = action.kind == "train_halted"
+        dom.halts += int(dom.halted)
+        dom.halt_action_id = action.action_id if dom.halted else None
+        return state
+    host = state.host(action.host_id, action.cluster, action.domain)
+    host.last_ts = max(host.last_ts, action.ts)
+    op_id = action.op_id
+    if action.kind == "suspected":
+        if action.finding_id:
+            state.findings.add(action.finding_id)
+        if op_id is not None and state.operation(host.host_id, op_id) is None:
+            op = Operation(op_id, action.operation, action.finding_id or "", action.rule, action.ts)
+            host.waiting.append(op)
+            state.op_hosts[op_id] = host.host_id
+            state.domain(host.domain).queue.append(op_id)
+        return state
+    op = state.operation(host.host_id, op_id) if op_id else None
+    if op is None:
+        return state  # an action for an operation this state never saw suspected: nothing to move
+    op.last_action_id = action.action_id
+    if action.kind == "deferred":
+        op.phase = "deferred"
+    elif action.kind == "released":
+        op.phase = "waiting"
+    elif action.kind == "drain_requested":
+        _start(state, host, op)
+        op.phase = "draining"
+    elif action.kind == "drained":
+        op.phase = "drained"
+    elif action.kind in REQUEST_KINDS:
+        _start(state, host, op)
+        op.phase = "in_repair"
+        op.started_ts = action.ts
+    elif action.kind == "repaired":
+        op.phase = "repaired"
+    elif action.kind == "verified":
+        op.phase = "verified"
+    elif action.kind == "returned" and host.current is op:
+        host.current = None
+        host.completed += 1
+    return state
+
+
+def fold(state: FleetState, action: Action) -> FleetState:
+    """Pure fold step: a new state with ``action`` applied; ``state`` is untouched."""
+    return apply(copy.deepcopy(state), action)
+
+
+def replay(actions: Iterable[Action], state: FleetState | None = None) -> FleetState:
+    """Rebuild the state from a sequence of actions (e.g. fleet.actions from the start)."""
+    state = state if state is not None else FleetState()
+    for action in actions:
+        apply(state, action)
+    return state
+
+
+def describe_host(host: HostState) -> dict[str, Any]:
+    """A JSON-friendly view of one host for the API."""
+
+    def op_view(op: Operation) -> dict[str, Any]:
+        return {
+            "op_id": op.op_id,
+            "operation": op.operation,
+            "phase": op.phase,
+            "finding_id": op.finding_id,
+            "rule": op.rule,
+            "suspected_ts": op.suspected_ts,
+            "started_ts": op.started_ts,
+        }
+
+    return {
+        "host_id": host.host_id,
+        "cluster": host.cluster,
+        "maintenance_domain": host.domain,
+        "status": host.status,
+        "current": op_view(host.current) if host.current else None,
+        "waiting": [op_view(op) for op in host.waiting],
+        "completed_operations": host.completed,
+        "last_ts": host.last_ts,
+    }
+

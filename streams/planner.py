@@ -1,0 +1,229 @@
+"""Maintenance planner (after Meta's OpsPlanner): findings -> maintenance actions, within domain buffers.
+
+Pure decisions over a ``FleetState``: every emitted action is applied to the state at once,
+so the next decision sees it. Rules: at most ``capacity_buffer_pct`` of a maintenance domain
+out at once (at least one host); one operation per host at a time (a second one waits and is
+handed over without returning to service); work beyond the buffer is deferred and released
+as capacity returns; when the hosts with open failures exceed ``failure_buffer_pct`` the train
+halts (``train_halted``) instead of draining more, and resumes once they fall back within it.
+Repairs complete in event time: ``repaired``/``verified``/``returned`` at start + repair_time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from schemas import FLEET
+from streams.findings import Finding
+from streams.ids import action_id
+from streams.lifecycle import REQUEST_KIND, Action, FleetState, HostState, Operation, apply
+from streams.policy import Policy
+
+
+def budget(size: int, pct: float) -> int:
+    """Hosts a buffer of ``pct`` per cent allows in a domain of ``size`` hosts (never below one)."""
+    return max(1, math.floor(size * pct / 100.0 + 1e-9))
+
+
+@dataclass(frozen=True, slots=True)
+class DomainBudget:
+    domain: str
+    size: int
+    out: int
+    capacity: int
+    failing: int
+    failure_budget: int
+    halted: bool
+    queued: int
+
+
+class Planner:
+    """Turns findings and event-time ticks into actions for one maintenance domain at a time."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    def budgets(self, state: FleetState, domain: str, size: int) -> DomainBudget:
+        size = max(size, len(state.domain(domain).hosts))
+        return DomainBudget(
+            domain=domain,
+            size=size,
+            out=len(state.out_hosts(domain)),
+            capacity=budget(size, self.policy.planner.capacity_buffer_pct),
+            failing=len(state.failing_hosts(domain)),
+            failure_budget=budget(size, self.policy.planner.failure_buffer_pct),
+            halted=state.domain(domain).halted,
+            queued=len(state.domain(domain).queue),
+        )
+
+    # -- entry points -------------------------------------------------------------------------
+
+    def on_finding(self, state: FleetState, finding: Finding, domain: str, size: int) -> list[Action]:
+        """Record a finding (suspected) and move the domain forward at the finding's event time."""
+        out: list[Action] = []
+        if finding.finding_id not in state.findings and not self._absorbed(state, finding):
+            self._emit(
+                state,
+                out,
+                Action(
+                    action_id=action_id(finding.host_id, "suspected", finding.recommended_action, finding.finding_id),
+                    kind="suspected",
+                    host_id=finding.host_id,
+                    cluster=finding.cluster,
+                    domain=domain,
+                    operation=finding.recommended_action,
+                    ts=finding.ts,
+                    finding_id=finding.finding_id,
+                    rule=finding.rule,
+                    reason=f"{finding.detector}: {finding.error_class} x{finding.count} on {finding.scope_key}",
+                ),
+            )
+        out.extend(self.reconcile(state, domain, size, finding.ts))
+        return out
+
+    def reconcile(self, state: FleetState, domain: str, size: int, now: int) -> list[Action]:
+        """Complete due repairs, halt or resume the train, start waiting work within the buffer."""
+        out: list[Action] = []
+        self._complete_due(state, domain, now, out)
+        self._halt_or_resume(state, domain, size, now, out)
+        self._start_waiting(state, domain, size, now, out)
+        return out
+
+    def next_due(self, state: FleetState, domain: str) -> int | None:
+        """Event time of the next repair completion in the domain (for tick scheduling)."""
+        dues = [self._due(h.current) for h in self._hosts(state, domain) if h.current and h.current.started_ts is not None]
+        return min(dues) if dues else None
+
+    # -- steps --------------------------------------------------------------------------------
+
+    def _absorbed(self, state: FleetState, finding: Finding) -> bool:
+        """A host already in (or queued for) the same operation: the finding adds nothing to do."""
+        host = state.hosts.get(finding.host_id)
+        if host is None:
+            return False
+        ops = ([host.current] if host.current else []) + host.waiting
+        return any(op.operation == finding.recommended_action for op in ops)
+
+    def _due(self, op: Operation) -> int:
+        return (op.started_ts or 0) + self.policy.repair_time_ms(op.operation)
+
+    def _hosts(self, state: FleetState, domain: str) -> list[HostState]:
+        return [state.hosts[h] for h in sorted(state.domain(domain).hosts)]
+
+    def _complete_due(self, state: FleetState, domain: str, now: int, out: list[Action]) -> None:
+        due = sorted(
+            ((self._due(h.current), h.host_id) for h in self._hosts(state, domain) if self._in_repair(h)),
+        )
+        for when, host_id in due:
+            if when > now:
+                break
+            host = state.hosts[host_id]
+            op = host.current
+            assert op is not None
+            prev = op.last_action_id
+            for kind in ("repaired", "verified"):
+                prev = self._op_action(state, out, host, op, kind, when, caused_by=prev)
+            if host.waiting:
+                nxt = host.waiting[0]
+                if nxt.phase == "deferred":
+                    prev = self._op_action(state, out, host, nxt, "released", when, caused_by=prev)
+                self._op_action(state, out, host, nxt, REQUEST_KIND[nxt.operation], when, caused_by=prev, reason="handed over")
+            else:
+                self._op_action(state, out, host, op, "returned", when, caused_by=prev)
+
+    @staticmethod
+    def _in_repair(host: HostState) -> bool:
+        return host.current is not None and host.current.phase == "in_repair" and host.current.started_ts is not None
+
+    def _halt_or_resume(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
+        b = self.budgets(state, domain, size)
+        dom = state.domain(domain)
+        if not b.halted and b.failing > b.failure_budget:
+            self._emit(
+                state,
+                out,
+                Action(
+                    action_id=action_id(domain, "train_halted", "drain", f"halt-{dom.halts + 1}"),
+                    kind="train_halted",
+                    host_id=FLEET,
+                    cluster=FLEET,
+                    domain=domain,
+                    operation="drain",
+                    ts=now,
+                    reason=f"{b.failing} hosts failing > failure buffer {b.failure_budget} of {b.size}",
+                ),
+            )
+        elif b.halted and self.policy.planner.auto_resume and b.failing <= b.failure_budget:
+            self._emit(
+                state,
+                out,
+                Action(
+                    action_id=action_id(domain, "train_resumed", "drain", dom.halt_action_id or "-"),
+                    kind="train_resumed",
+                    host_id=FLEET,
+                    cluster=FLEET,
+                    domain=domain,
+                    operation="drain",
+                    ts=now,
+                    caused_by=dom.halt_action_id,
+                    reason=f"{b.failing} hosts failing <= failure buffer {b.failure_budget}",
+                ),
+            )
+
+    def _start_waiting(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
+        dom = state.domain(domain)
+        capacity = budget(max(size, len(dom.hosts)), self.policy.planner.capacity_buffer_pct)
+        for op_id in list(dom.queue):
+            host = state.hosts[state.op_hosts[op_id]]
+            op = state.operation(host.host_id, op_id)
+            assert op is not None
+            if host.current is not None or host.waiting[0] is not op:
+                continue  # serialised: the host is busy or has earlier work; handed over later
+            if dom.halted or len(state.out_hosts(domain)) >= capacity:
+                if op.phase != "deferred":
+                    why = "train halted" if dom.halted else f"domain at capacity ({capacity} hosts out)"
+                    self._op_action(state, out, host, op, "deferred", now, caused_by=op.last_action_id, reason=why)
+                continue
+            prev = op.last_action_id
+            if op.phase == "deferred":
+                prev = self._op_action(state, out, host, op, "released", now, caused_by=prev)
+            prev = self._op_action(state, out, host, op, "drain_requested", now, caused_by=prev)
+            prev = self._op_action(state, out, host, op, "drained", now, caused_by=prev)
+            self._op_action(state, out, host, op, REQUEST_KIND[op.operation], now, caused_by=prev)
+
+    # -- emission -----------------------------------------------------------------------------
+
+    def _op_action(
+        self,
+        state: FleetState,
+        out: list[Action],
+        host: HostState,
+        op: Operation,
+        kind: str,
+        ts: int,
+        *,
+        caused_by: str | None,
+        reason: str = "",
+    ) -> str:
+        action = Action(
+            action_id=action_id(host.host_id, kind, op.operation, op.finding_id),
+            kind=kind,
+            host_id=host.host_id,
+            cluster=host.cluster,
+            domain=host.domain,
+            operation=op.operation,
+            ts=ts,
+            finding_id=op.finding_id,
+            rule=op.rule,
+            reason=reason,
+            caused_by=caused_by,
+        )
+        self._emit(state, out, action)
+        return action.action_id
+
+    @staticmethod
+    def _emit(state: FleetState, out: list[Action], action: Action) -> None:
+        if action.action_id not in state.applied:
+            apply(state, action)
+            out.append(action)

@@ -1,0 +1,208 @@
+"""The detection policy: rules as data, validated at start-up.
+
+A TOML file (``streams/policy.toml`` is the default) declares how raw error events map to
+error classes, the repeat-offender rules, the slow-host test, the planner's buffers and the
+validation limits. Any mistake fails at load time with a ``PolicyError`` naming the key.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from streams.errors import PolicyError
+
+DEFAULT_POLICY_FILE = Path(__file__).with_name("policy.toml")
+
+Scope = Literal["gpu", "host", "port"]
+Operation = Literal["rma", "reboot", "cable_replacement", "diagnostics"]
+Weight = Literal["events", "count"]
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+SCOPE_SPECIFICITY = {"gpu": 0, "port": 0, "host": 1}  # lower is more specific
+
+
+def parse_duration_ms(value: Any) -> int:
+    """'90s', '5m', '24h', '7d', '250ms' or a number of seconds -> milliseconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"invalid duration {value!r}")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f"negative duration {value!r}")
+        return int(value * 1000)
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if match:
+            return int(float(match.group(1)) * _UNIT_MS[match.group(2) or "s"])
+    raise ValueError(f"invalid duration {value!r} (use e.g. '90s', '5m', '24h', '7d')")
+
+
+DurationMs = Annotated[int, BeforeValidator(parse_duration_ms)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ErrorClass(_Model):
+    """Maps error events to one class; the first matching class wins, unmatched events are not counted."""
+
+    name: str
+    event_type: Literal["XidRaised", "EccErrorObserved", "PcieAerReported", "LinkEventObserved"]
+    xids: list[int] | None = None
+    memory: Literal["dram", "sram"] | None = None
+    correctable: bool | None = None
+    row_remap: list[str] | None = None
+    severity: list[str] | None = None
+    link_kinds: list[str] | None = None
+    weight: Weight = "events"
+
+
+class RepeatRule(_Model):
+    """``count`` occurrences of ``classes`` on one ``scope`` within ``window`` -> a finding."""
+
+    name: str
+    classes: list[str] = Field(min_length=1)
+    scope: Scope
+    count: int = Field(ge=1)
+    window: DurationMs
+    action: Operation
+    severity: Literal["critical", "warning", "info"] = "critical"
+    detector: str = "repeat_offender"
+
+    @model_validator(mode="after")
+    def _single_shot_is_not_repeat(self) -> RepeatRule:
+        # A count-1 rule acts on the first occurrence: it is not a repeat offender.
+        if self.count == 1 and self.detector == "repeat_offender":
+            object.__setattr__(self, "detector", "critical_fault")
+        return self
+
+
+class ValidationLimits(_Model):
+    """Semantic checks; a record failing one goes to the dead-letter topic."""
+
+    max_future: DurationMs = parse_duration_ms("10m")
+    min_ts_ms: int = 946_684_800_000  # 2000-01-01
+    max_gpu_index: int = Field(15, ge=0)
+    max_port_index: int = Field(63, ge=0)
+    max_count: int = Field(10_000_000, ge=1)
+    max_step_time_ms: float = Field(3_600_000.0, gt=0)
+    max_bus_bw_gbps: float = Field(10_000.0, gt=0)
+    max_temp_c: float = Field(200.0, gt=0)
+    max_power_w: float = Field(5_000.0, gt=0)
+    max_interval_s: int = Field(31 * 86_400, ge=1)
+
+
+class SlowHostPolicy(_Model):
+    """Peer comparison per cluster per window (robust z-score), k of the last n windows."""
+
+    window: DurationMs = parse_duration_ms("5m")
+    host_grace: DurationMs = 0
+    cluster_grace: DurationMs = parse_duration_ms("5m")
+    z_step: float = Field(3.5, gt=0)
+    z_bus_bw: float = Field(3.5, gt=0)
+    min_mad_rel: float = Field(0.002, ge=0)
+    min_peers: int = Field(8, ge=3)
+    k: int = Field(3, ge=1)
+    n: int = Field(5, ge=1)
+    action: Operation = "diagnostics"
+
+    @model_validator(mode="after")
+    def _k_le_n(self) -> SlowHostPolicy:
+        if self.k > self.n:
+            raise ValueError(f"k ({self.k}) must not exceed n ({self.n})")
+        if self.window <= 0:
+            raise ValueError("window must be positive")
+        return self
+
+
+class PlannerPolicy(_Model):
+    """Domain buffers (per cent of a maintenance domain's hosts) and simulated repair times."""
+
+    capacity_buffer_pct: float = Field(10.0, gt=0, le=100)
+    failure_buffer_pct: float = Field(25.0, gt=0, le=100)
+    auto_resume: bool = True
+    repair_time: dict[Operation, DurationMs] = {
+        "rma": parse_duration_ms("5d"),
+        "reboot": parse_duration_ms("1h"),
+        "cable_replacement": parse_duration_ms("1d"),
+        "diagnostics": parse_duration_ms("4h"),
+    }
+
+
+class AlertPolicy(_Model):
+    dlq_surge_count: int = Field(100, ge=1)
+    dlq_surge_window: DurationMs = parse_duration_ms("60s")
+
+
+class Policy(_Model):
+    """The whole policy file."""
+
+    noise_xids: list[int] = [13, 31, 43, 45, 63, 68, 92]
+    error_grace: DurationMs = parse_duration_ms("1h")
+    validation: ValidationLimits = ValidationLimits()
+    classes: list[ErrorClass] = []
+    rules: list[RepeatRule] = []
+    slow_host: SlowHostPolicy = SlowHostPolicy()
+    planner: PlannerPolicy = PlannerPolicy()
+    alerts: AlertPolicy = AlertPolicy()
+
+    def rules_for(self, error_class: str) -> list[RepeatRule]:
+        return [r for r in self.rules if error_class in r.classes]
+
+    def repair_time_ms(self, operation: str) -> int:
+        return self.planner.repair_time.get(operation, parse_duration_ms("1d"))  # type: ignore[call-overload]
+
+
+def _check_references(policy: Policy) -> None:
+    """Cross-field checks pydantic cannot express; each names the offending key."""
+    names = [c.name for c in policy.classes]
+    for i, cls in enumerate(policy.classes):
+        if names.count(cls.name) > 1:
+            raise PolicyError(f"classes.{i}.name", f"duplicate class {cls.name!r}")
+        noisy = sorted(set(cls.xids or ()) & set(policy.noise_xids))
+        if noisy:
+            raise PolicyError(f"classes.{i}.xids", f"XIDs {noisy} are declared noise (noise_xids) and cannot be counted")
+        if cls.event_type == "XidRaised" and not cls.xids:
+            raise PolicyError(f"classes.{i}.xids", "an XidRaised class must list its xids")
+    rule_names = [r.name for r in policy.rules]
+    for i, rule in enumerate(policy.rules):
+        if rule_names.count(rule.name) > 1:
+            raise PolicyError(f"rules.{i}.name", f"duplicate rule {rule.name!r}")
+        for cname in rule.classes:
+            if cname not in names:
+                raise PolicyError(f"rules.{i}.classes", f"unknown error class {cname!r}; declared: {', '.join(names)}")
+        if "|" in rule.name:
+            raise PolicyError(f"rules.{i}.name", "rule names may not contain '|'")
+
+
+def parse_policy(data: dict[str, Any], path: str | None = None) -> Policy:
+    """Validate a policy mapping; raise PolicyError naming the first bad key."""
+    try:
+        policy = Policy.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise PolicyError(key, err["msg"], path) from exc
+    try:
+        _check_references(policy)
+    except PolicyError as exc:
+        raise PolicyError(exc.key, str(exc).split(": ", 2)[-1], path) from None
+    return policy
+
+
+def load_policy(path: Path | str | None = None) -> Policy:
+    """Load and validate a policy file (the packaged default when ``path`` is None)."""
+    file = Path(path) if path is not None else DEFAULT_POLICY_FILE
+    try:
+        data = tomllib.loads(file.read_text())
+    except FileNotFoundError:
+        raise PolicyError("(file)", "file not found", str(file)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError("(syntax)", str(exc), str(file)) from exc
+    return parse_policy(data, str(file))

@@ -1,0 +1,96 @@
+"""Repeat-offender rule: count error classes per GPU / host / port in sliding event-time windows.
+
+``observe(signal, states, policy)`` is pure: it takes the window states of every rule the
+signal's class feeds (plain JSON-able dicts, as stored in the Faust table) and returns the
+updated states plus at most one finding. Replayed events (same event_id) are not recounted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from streams.classify import Signal
+from streams.findings import Finding
+from streams.ids import finding_id
+from streams.policy import SCOPE_SPECIFICITY, Policy, RepeatRule
+
+# Ids of events already consumed by a finding, kept so a replay cannot count them again.
+DONE_MEMORY = 256
+
+WindowState = dict[str, Any]  # {"ev": [[ts, event_id, weight], ...], "done": [event_id, ...]}
+
+
+def state_key(rule: RepeatRule, scope_key: str) -> str:
+    return f"{rule.name}|{scope_key}"
+
+
+def state_keys(signal: Signal, policy: Policy) -> dict[str, tuple[RepeatRule, str]]:
+    """Table keys this signal touches -> (rule, scope_key)."""
+    keys: dict[str, tuple[RepeatRule, str]] = {}
+    for rule in policy.rules_for(signal.error_class):
+        scope_key = signal.scope_key(rule.scope)
+        if scope_key is not None:
+            keys[state_key(rule, scope_key)] = (rule, scope_key)
+    return keys
+
+
+def is_late(ts: int, watermark: int | None, grace_ms: int) -> bool:
+    """Too late to count: older than the host's newest event time minus the grace."""
+    return watermark is not None and ts < watermark - grace_ms
+
+
+def _add(state: WindowState | None, signal: Signal, window_ms: int) -> WindowState:
+    ev = [list(e) for e in (state or {}).get("ev", [])]
+    done = list((state or {}).get("done", []))
+    if signal.event_id not in done and all(e[1] != signal.event_id for e in ev):
+        ev.append([signal.ts, signal.event_id, signal.weight])
+        ev.sort(key=lambda e: (e[0], e[1]))
+    newest = ev[-1][0] if ev else signal.ts
+    ev = [e for e in ev if e[0] > newest - window_ms]
+    return {"ev": ev, "done": done}
+
+
+def observe(
+    signal: Signal, states: Mapping[str, WindowState | None], policy: Policy
+) -> tuple[dict[str, WindowState], Finding | None]:
+    """Count the signal in every rule window it feeds; fire the most specific rule that reaches its count."""
+    touched = state_keys(signal, policy)
+    new_states: dict[str, WindowState] = {}
+    fired: list[tuple[int, int, RepeatRule, str, list[list[Any]]]] = []
+    for order, (key, (rule, scope_key)) in enumerate(touched.items()):
+        state = _add(states.get(key), signal, rule.window)
+        new_states[key] = state
+        if any(e[1] == signal.event_id for e in state["ev"]) and sum(e[2] for e in state["ev"]) >= rule.count:
+            fired.append((SCOPE_SPECIFICITY[rule.scope], order, rule, scope_key, state["ev"]))
+    if not fired:
+        return new_states, None
+    _, _, rule, scope_key, events = min(fired, key=lambda f: (f[0], f[1]))
+    used = [e[1] for e in events]
+    used_set = set(used)
+    for state in new_states.values():
+        state["ev"] = [e for e in state["ev"] if e[1] not in used_set]
+        state["done"] = (state["done"] + used)[-DONE_MEMORY:]
+    finding = Finding(
+        finding_id=finding_id(rule.detector, rule.name, scope_key, *sorted(used)),
+        detector=rule.detector,
+        rule=rule.name,
+        scope=rule.scope,
+        scope_key=scope_key,
+        host_id=signal.host_id,
+        cluster=signal.cluster,
+        ts=max(e[0] for e in events),
+        error_class=signal.error_class,
+        count=sum(e[2] for e in events),
+        window_start=min(e[0] for e in events),
+        window_end=max(e[0] for e in events),
+        recommended_action=rule.action,
+        severity=rule.severity,
+        evidence={
+            "event_ids": ",".join(used[:20]),
+            "classes": ",".join(rule.classes),
+            "window_ms": str(rule.window),
+            "threshold": str(rule.count),
+        },
+    )
+    return new_states, finding

@@ -1,0 +1,317 @@
+"""Scores detector findings against the simulator's ground truth (precision, recall, time to detect).
+
+Pure: ``score(findings, hosts, faults, manifest)`` takes frames shaped as in the truth
+contract (``hosts.parquet``, ``faults.parquet``, ``manifest.json``) and the flat
+FindingRaised table; reading them from Kafka or the lake is ``streams.scoring_cli``'s job.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from streams.errors import StreamsError
+
+DAY_MS = 86_400_000
+DETECTORS = ("repeat_offender", "slow_host")
+DEFAULT_SLOW_K = 3
+DEFAULT_WINDOW_S = 60.0
+
+
+class ScoringError(StreamsError):
+    """Truth or findings are missing or malformed (the message names the file or column)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatRule:
+    """``count`` faults of ``kinds`` on one scope within ``window_ms`` make a lemon detectable."""
+
+    kinds: tuple[str, ...]
+    count: int
+    window_ms: int
+
+
+# DESIGN.md: >=2 DRAM UCE / 7 d, >=2 falls off the bus / 30 d, >=2 SRAM UCE / 7 d, >=3 flaps / 24 h on one
+# port. A row-remap failure is not counted as a DRAM UCE: the detection policy classifies it apart (and
+# acts on it at once, as detector "critical_fault").
+DEFAULT_RULES: dict[str, RepeatRule] = {
+    "dram_uce": RepeatRule(("dram_uce",), 2, 7 * DAY_MS),
+    "fell_off_bus": RepeatRule(("fell_off_bus",), 2, 30 * DAY_MS),
+    "sram_uce": RepeatRule(("sram_uce",), 2, 7 * DAY_MS),
+    "link_flap": RepeatRule(("link_flap",), 3, DAY_MS),
+}
+
+
+@dataclass(frozen=True)
+class DetectorScore:
+    detector: str
+    truth: int  # hosts with the latent condition
+    detectable: int  # ... whose signal could reach the rule within the period (recall's denominator)
+    predicted: int  # hosts with at least one finding of this detector
+    tp: int
+    fp: int
+    fn: int  # detectable hosts without a finding
+    tp_undetectable: int  # found although the truth alone would not reach the threshold
+    precision: float | None
+    recall: float | None
+    ttd_median_s: float | None  # first finding ts - onset (onset clipped to the period start)
+    ttd_p90_s: float | None
+    ttd_median_windows: float | None = None
+    ttd_p90_windows: float | None = None
+    window_s: float | None = None
+    window_source: str | None = None
+    lag_median_s: float | None = None  # first finding ts - moment the truth reached the threshold
+    lag_p90_s: float | None = None
+    fp_rule_met: int | None = None  # FP hosts whose own faults do reach a rule (non-lemon bad luck)
+    breakdown: dict[str, dict[str, int]] = field(default_factory=dict)
+    fp_hosts: list[str] = field(default_factory=list)
+    fn_hosts: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    detectors: dict[str, DetectorScore]
+    period: dict[str, int]
+    params: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "detectors": {k: asdict(v) for k, v in self.detectors.items()},
+            "period": self.period,
+            "params": self.params,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+def threshold_reached_at(ts: Iterable[int], count: int, window_ms: int) -> int | None:
+    """Earliest time at which ``count`` of the events ``ts`` lie within ``window_ms`` (inclusive), else None."""
+    times = sorted(ts)
+    for i in range(count - 1, len(times)):
+        if times[i] - times[i - count + 1] <= window_ms:
+            return times[i]
+    return None
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def _first_findings(findings: pl.DataFrame, detector: str) -> dict[str, int]:
+    rows = findings.filter(pl.col("detector") == detector).group_by("host_id").agg(pl.col("ts").min())
+    return dict(zip(rows["host_id"].to_list(), rows["ts"].to_list(), strict=True))
+
+
+def _scoped_faults(
+    faults: pl.DataFrame, host: Mapping[str, Any], rule: RepeatRule, start: int, end: int
+) -> list[int]:
+    """Fault times of the rule's kinds on the lemon's own scope (its GPU, its port, or the whole host)."""
+    mine = faults.filter(pl.col("kind").is_in(rule.kinds) & pl.col("ts").is_between(start, end))
+    scope = host.get("lemon_scope") or "host"
+    if scope == "gpu" and host.get("lemon_gpu") is not None:
+        mine = mine.filter(pl.col("gpu") == host["lemon_gpu"])
+    elif scope == "port" and host.get("lemon_port") is not None:
+        mine = mine.filter(pl.col("port") == host["lemon_port"])
+    return mine["ts"].to_list()
+
+
+def _any_rule_met(faults: pl.DataFrame, rules: Mapping[str, RepeatRule], start: int, end: int) -> bool:
+    """Whether a host's faults reach any rule, counted per port for link rules and per host otherwise."""
+    for rule in rules.values():
+        mine = faults.filter(pl.col("kind").is_in(rule.kinds) & pl.col("ts").is_between(start, end))
+        groups = mine.partition_by("port") if "link_flap" in rule.kinds and mine.height else [mine]
+        if any(
+            threshold_reached_at(g["ts"].to_list(), rule.count, rule.window_ms) is not None for g in groups
+        ):
+            return True
+    return False
+
+
+def _by_host(faults: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    if not faults.height:
+        return {}
+    return {key[0]: frame for key, frame in faults.partition_by("host_id", as_dict=True).items()}  # type: ignore[misc]
+
+
+def _dedup(findings: pl.DataFrame) -> pl.DataFrame:
+    missing = {"host_id", "detector", "ts"} - set(findings.columns)
+    if missing:
+        raise ScoringError(f"findings lack column(s) {', '.join(sorted(missing))}")
+    return findings.unique(subset=["finding_id"]) if "finding_id" in findings.columns else findings
+
+
+def score_repeat_offender(
+    findings: pl.DataFrame,
+    hosts: pl.DataFrame,
+    faults: pl.DataFrame,
+    start: int,
+    end: int,
+    rules: Mapping[str, RepeatRule] = DEFAULT_RULES,
+) -> DetectorScore:
+    first = _first_findings(findings, "repeat_offender")
+    lemons = hosts.filter(pl.col("lemon_kind").is_not_null()).to_dicts()
+    truth = {h["host_id"] for h in lemons}
+    by_host = _by_host(faults)
+    detectable: dict[str, int] = {}  # host -> when the truth reached the threshold
+    breakdown: dict[str, dict[str, int]] = {}
+    ttd: list[float] = []
+    lag: list[float] = []
+    for h in lemons:
+        kind = h["lemon_kind"]
+        row = breakdown.setdefault(kind, {"truth": 0, "detectable": 0, "found": 0})
+        row["truth"] += 1
+        rule = rules.get(kind)
+        own = by_host.get(h["host_id"])
+        reached = None
+        if rule is not None and own is not None:
+            reached = threshold_reached_at(
+                _scoped_faults(own, h, rule, start, end), rule.count, rule.window_ms
+            )
+        if reached is not None:
+            detectable[h["host_id"]] = reached
+            row["detectable"] += 1
+        if h["host_id"] in first:
+            row["found"] += 1
+            onset = max(h["lemon_onset_ts"] if h["lemon_onset_ts"] is not None else start, start)
+            ttd.append((first[h["host_id"]] - onset) / 1000)
+            if reached is not None:
+                lag.append((first[h["host_id"]] - reached) / 1000)
+    fp_hosts = sorted(set(first) - truth)
+    fp_rule_met = sum(
+        1 for host in fp_hosts if host in by_host and _any_rule_met(by_host[host], rules, start, end)
+    )
+    return _assemble(
+        "repeat_offender",
+        first,
+        truth,
+        set(detectable),
+        fp_hosts,
+        ttd,
+        breakdown,
+        lag=lag,
+        fp_rule_met=fp_rule_met,
+    )
+
+
+def score_slow_host(
+    findings: pl.DataFrame, hosts: pl.DataFrame, start: int, end: int, k: int, window_s: float | None
+) -> DetectorScore:
+    first = _first_findings(findings, "slow_host")
+    source = "argument"
+    if window_s is None:
+        spans = findings.filter(pl.col("detector") == "slow_host")
+        if {"window_start", "window_end"} <= set(spans.columns) and spans.height:
+            window_s = float((spans["window_end"] - spans["window_start"]).median()) / 1000  # type: ignore[arg-type]
+            source = "findings"
+        if not window_s:
+            window_s, source = DEFAULT_WINDOW_S, "default"
+    window_ms = window_s * 1000
+    slow = hosts.filter(pl.col("slow_cause").is_not_null()).to_dicts()
+    truth = {h["host_id"] for h in slow}
+    detectable: set[str] = set()
+    breakdown: dict[str, dict[str, int]] = {}
+    ttd: list[float] = []
+    for h in slow:
+        row = breakdown.setdefault(h["slow_cause"], {"truth": 0, "detectable": 0, "found": 0})
+        row["truth"] += 1
+        onset = max(h["slow_onset_ts"] if h["slow_onset_ts"] is not None else start, start)
+        if onset <= end and end - onset >= k * window_ms:
+            detectable.add(h["host_id"])
+            row["detectable"] += 1
+        if h["host_id"] in first:
+            row["found"] += 1
+            ttd.append((first[h["host_id"]] - onset) / 1000)
+    fp_hosts = sorted(set(first) - truth)
+    windows = [t / window_s for t in ttd]
+    return _assemble(
+        "slow_host",
+        first,
+        truth,
+        detectable,
+        fp_hosts,
+        ttd,
+        breakdown,
+        ttd_median_windows=_pct(windows, 50),
+        ttd_p90_windows=_pct(windows, 90),
+        window_s=window_s,
+        window_source=source,
+    )
+
+
+def _assemble(
+    detector: str,
+    first: Mapping[str, int],
+    truth: set[str],
+    detectable: set[str],
+    fp_hosts: list[str],
+    ttd: list[float],
+    breakdown: dict[str, dict[str, int]],
+    *,
+    lag: list[float] | None = None,
+    **extra: Any,
+) -> DetectorScore:
+    found = set(first)
+    tp = found & truth
+    fn_hosts = sorted(detectable - found)
+    lag = lag or []
+    return DetectorScore(
+        detector=detector,
+        truth=len(truth),
+        detectable=len(detectable),
+        predicted=len(found),
+        tp=len(tp),
+        fp=len(fp_hosts),
+        fn=len(fn_hosts),
+        tp_undetectable=len(tp - detectable),
+        precision=_ratio(len(tp), len(found)),
+        recall=_ratio(len(tp & detectable), len(detectable)),
+        ttd_median_s=_pct(ttd, 50),
+        ttd_p90_s=_pct(ttd, 90),
+        lag_median_s=_pct(lag, 50) if detector == "repeat_offender" else None,
+        lag_p90_s=_pct(lag, 90) if detector == "repeat_offender" else None,
+        breakdown=breakdown,
+        fp_hosts=fp_hosts,
+        fn_hosts=fn_hosts,
+        **extra,
+    )
+
+
+def score(
+    findings: pl.DataFrame,
+    hosts: pl.DataFrame,
+    faults: pl.DataFrame,
+    manifest: Mapping[str, Any],
+    *,
+    rules: Mapping[str, RepeatRule] = DEFAULT_RULES,
+    slow_k: int = DEFAULT_SLOW_K,
+    window_s: float | None = None,
+) -> ScoreReport:
+    """Per detector: TP/FP/FN per host (a host counts once), precision, recall over the detectable truth, TTD."""
+    try:
+        start, end = int(manifest["start_ts"]), int(manifest["end_ts"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ScoringError(f"manifest lacks a usable start_ts/end_ts ({exc})") from exc
+    findings = _dedup(findings)
+    scores = {
+        "repeat_offender": score_repeat_offender(findings, hosts, faults, start, end, rules),
+        "slow_host": score_slow_host(findings, hosts, start, end, slow_k, window_s),
+    }
+    params = {
+        "rules": {
+            k: {"kinds": list(r.kinds), "count": r.count, "window_s": r.window_ms / 1000}
+            for k, r in rules.items()
+        },
+        "slow_k": slow_k,
+        "window_s": window_s,
+    }
+    return ScoreReport(scores, {"start_ts": start, "end_ts": end}, params)

@@ -1,0 +1,213 @@
+"""I/O shell of ``fleetpulse score``: read the truth directory and the findings (Kafka or lake), render the report."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from streams.scoring import DAY_MS, DEFAULT_RULES, DetectorScore, RepeatRule, ScoreReport, ScoringError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from fleetpulse.settings import Settings
+    from streams.policy import Policy
+
+FINDING_COLUMNS: dict[str, Any] = {
+    "finding_id": pl.Utf8,
+    "host_id": pl.Utf8,
+    "cluster": pl.Utf8,
+    "ts": pl.Int64,
+    "detector": pl.Utf8,
+    "rule": pl.Utf8,
+    "scope": pl.Utf8,
+    "scope_key": pl.Utf8,
+    "window_start": pl.Int64,
+    "window_end": pl.Int64,
+}
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+_UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": DAY_MS}
+
+
+def load_truth(truth_dir: Path) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]:
+    """``(hosts, faults, manifest)`` from a simulator ``--truth-out`` directory."""
+    paths = {name: truth_dir / name for name in ("hosts.parquet", "faults.parquet", "manifest.json")}
+    missing = [name for name, p in paths.items() if not p.is_file()]
+    if missing:
+        raise ScoringError(
+            f"truth directory {truth_dir} lacks {', '.join(missing)} (fleetpulse simulate --truth-out)"
+        )
+    try:
+        manifest = json.loads(paths["manifest.json"].read_text())
+        return pl.read_parquet(paths["hosts.parquet"]), pl.read_parquet(paths["faults.parquet"]), manifest
+    except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
+        raise ScoringError(f"cannot read truth in {truth_dir}: {exc}") from exc
+
+
+def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    return pl.DataFrame([{k: r.get(k) for k in FINDING_COLUMNS} for r in rows], schema=FINDING_COLUMNS)
+
+
+def findings_from_lake(lake: Path) -> pl.DataFrame:
+    """FindingRaised rows from ``<lake>/finding_raised/**/*.parquet`` (empty frame if none)."""
+    root = lake / "finding_raised"
+    files = sorted(root.rglob("*.parquet")) if root.is_dir() else []
+    if not files:
+        return _frame([])
+    try:
+        frame = pl.concat(
+            [pl.read_parquet(f, columns=list(FINDING_COLUMNS), hive_partitioning=False) for f in files]
+        )
+    except pl.exceptions.PolarsError as exc:
+        raise ScoringError(f"cannot read findings under {root}: {exc}") from exc
+    return frame.cast(FINDING_COLUMNS)  # type: ignore[arg-type]
+
+
+def findings_from_kafka(
+    settings: Settings, topic: str | None = None, timeout_s: float = 60.0
+) -> pl.DataFrame:
+    """Every FindingRaised on the findings topic, from the beginning up to the end offsets seen at start."""
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.errors import KafkaError
+
+    from schemas import Codec, DecodeError
+    from schemas.arrow import flatten
+
+    topic = topic or settings.topics.findings.name
+    codec = Codec()
+    rows: list[dict[str, Any]] = []
+    try:
+        consumer = KafkaConsumer(
+            enable_auto_commit=False, group_id=None, **settings.kafka.kafka_python(settings.bootstrap_servers)
+        )
+    except KafkaError as exc:
+        raise ScoringError(f"cannot reach Kafka at {settings.bootstrap_servers}: {exc}") from exc
+    try:
+        partitions = consumer.partitions_for_topic(topic)
+        if not partitions:
+            raise ScoringError(f"topic {topic} does not exist on {settings.bootstrap_servers}")
+        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        end = {tp: off for tp, off in consumer.end_offsets(tps).items() if off > 0}
+        deadline = time.monotonic() + timeout_s
+        while any(consumer.position(tp) < off for tp, off in end.items()):
+            if time.monotonic() > deadline:
+                raise ScoringError(f"reading {topic} did not reach the end offsets within {timeout_s:g} s")
+            for records in consumer.poll(timeout_ms=500, max_records=5000).values():
+                for rec in records:
+                    try:
+                        decoded = codec.decode(rec.value)
+                    except DecodeError:
+                        continue  # the validator dead-letters these; they are not findings
+                    if decoded.event_type == "FindingRaised":
+                        rows.append(flatten(decoded.record))
+    finally:
+        consumer.close()
+    return _frame(rows)
+
+
+def parse_rule(text: str) -> tuple[str, RepeatRule]:
+    """``KIND=COUNT/DURATION`` (e.g. ``dram_uce=2/7d``, ``link_flap=3/24h``); kinds as in DEFAULT_RULES."""
+    kind, _, spec = text.partition("=")
+    count, _, duration = spec.partition("/")
+    match = _DURATION.match(duration.strip())
+    if kind not in DEFAULT_RULES or not count.strip().isdigit() or match is None:
+        raise ScoringError(
+            f"bad --rule {text!r}: want KIND=COUNT/DURATION, KIND one of {', '.join(DEFAULT_RULES)}"
+        )
+    window_ms = int(float(match.group(1)) * _UNIT_MS[match.group(2)])
+    return kind, RepeatRule(DEFAULT_RULES[kind].kinds, int(count), window_ms)
+
+
+def rules_from_policy(policy: Policy) -> dict[str, RepeatRule]:
+    """The lemon thresholds the detector is configured with: per kind, its loosest single-class rule.
+
+    Falls back to ``DEFAULT_RULES`` for a kind the policy has no repeat-offender rule for.
+    """
+    rules = dict(DEFAULT_RULES)
+    for kind, default in DEFAULT_RULES.items():
+        own = [r for r in policy.rules if r.detector == "repeat_offender" and r.classes == [kind]]
+        if own:
+            best = min(own, key=lambda r: (r.count, -r.window))
+            rules[kind] = RepeatRule(default.kinds, best.count, best.window)
+    return rules
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    sign = "-" if seconds < 0 else ""
+    s = abs(seconds)
+    if s < 120:
+        return f"{sign}{s:.0f} s"
+    if s < 7200:
+        return f"{sign}{s / 60:.1f} min"
+    if s < 2 * 86400:
+        return f"{sign}{s / 3600:.1f} h"
+    return f"{sign}{s / 86400:.1f} d"
+
+
+def render(report: ScoreReport, console: Console) -> None:
+    """One table row per detector, then the per-kind breakdown."""
+    from rich.table import Table
+
+    table = Table(title="Detection quality vs ground truth (hosts)")
+    for col in (
+        "detector",
+        "TP",
+        "FP",
+        "FN",
+        "precision",
+        "recall",
+        "detectable/truth",
+        "TTD p50",
+        "TTD p90",
+        "TTD windows p50/p90",
+    ):
+        table.add_column(col, justify="left" if col == "detector" else "right")
+    for s in report.detectors.values():
+        windows = (
+            "–" if s.ttd_median_windows is None else f"{s.ttd_median_windows:.1f} / {s.ttd_p90_windows:.1f}"
+        )
+        table.add_row(
+            s.detector,
+            str(s.tp),
+            str(s.fp),
+            str(s.fn),
+            _fmt(s.precision),
+            _fmt(s.recall),
+            f"{s.detectable}/{s.truth}",
+            _duration(s.ttd_median_s),
+            _duration(s.ttd_p90_s),
+            windows,
+        )
+    console.print(table)
+    for s in report.detectors.values():
+        console.print(f"[bold]{s.detector}[/]: {_notes(s)}")
+
+
+def _notes(s: DetectorScore) -> str:
+    parts = [
+        f"{kind} {row['found']}/{row['detectable']} found/detectable ({row['truth']} in truth)"
+        for kind, row in sorted(s.breakdown.items())
+    ]
+    if s.lag_median_s is not None:
+        parts.append(f"lag after threshold p50 {_duration(s.lag_median_s)}, p90 {_duration(s.lag_p90_s)}")
+    if s.fp_rule_met:
+        parts.append(f"{s.fp_rule_met} of {s.fp} FP hosts did reach a rule (non-lemon bad luck)")
+    if s.tp_undetectable:
+        parts.append(f"{s.tp_undetectable} found although below the detectability rule")
+    if s.window_s is not None:
+        parts.append(f"window {s.window_s:g} s ({s.window_source})")
+    return "; ".join(parts) or "no ground truth for this detector"

@@ -1,0 +1,104 @@
+"""Read a whole topic into local state and keep following it (every worker, no consumer group).
+
+Used for the two logs every worker needs in full: the compacted ``fleet.inventory`` (host ->
+cluster, rack, maintenance domain) and ``fleet.actions`` (the fleet state is a fold over it).
+``catch_up()`` waits until everything written before the call has been applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from schemas import Codec, DecodeError
+
+log = logging.getLogger(__name__)
+
+OnRecord = Callable[[dict[str, Any]], None]
+
+
+class LogTailer:
+    """Follows every partition of one topic from the beginning and hands decoded records to ``on_record``."""
+
+    def __init__(self, topic: str, client_config: dict[str, Any], on_record: OnRecord, codec: Codec) -> None:
+        self.topic = topic
+        self.client_config = client_config
+        self.on_record = on_record
+        self.codec = codec
+        self.undecodable = 0
+        self.records = 0
+        self._consumer: AIOKafkaConsumer | None = None
+        self._partitions: list[TopicPartition] = []
+        self._positions: dict[TopicPartition, int] = {}
+        self._progress = asyncio.Condition()
+        self._started = asyncio.Event()
+        self._stopping = False
+
+    async def run(self) -> None:
+        """Consume until cancelled or ``stop()``."""
+        consumer = AIOKafkaConsumer(enable_auto_commit=False, group_id=None, **self.client_config)
+        await consumer.start()
+        self._consumer = consumer
+        try:
+            parts: set[int] | None = None
+            while not parts:
+                await consumer.topics()  # refresh metadata
+                parts = consumer.partitions_for_topic(self.topic)
+                if not parts:
+                    await asyncio.sleep(0.2)
+            self._partitions = [TopicPartition(self.topic, p) for p in sorted(parts)]
+            consumer.assign(self._partitions)
+            await consumer.seek_to_beginning(*self._partitions)
+            for tp in self._partitions:
+                self._positions[tp] = await consumer.position(tp)
+            self._started.set()
+            while not self._stopping:
+                batches = await consumer.getmany(timeout_ms=100, max_records=2000)
+                for tp, messages in batches.items():
+                    for message in messages:
+                        self._apply(message.value)
+                for tp in self._partitions:
+                    self._positions[tp] = await consumer.position(tp)
+                async with self._progress:
+                    self._progress.notify_all()
+        finally:
+            self._consumer = None
+            await consumer.stop()
+
+    def _apply(self, value: bytes | None) -> None:
+        if value is None:
+            return  # a compaction tombstone
+        try:
+            record = self.codec.decode(value).record
+        except DecodeError as exc:
+            self.undecodable += 1
+            log.warning("%s: skipping undecodable record: %s", self.topic, exc.reason)
+            return
+        self.records += 1
+        self.on_record(record)
+
+    def stop(self) -> None:
+        self._stopping = True
+
+    async def end_offsets(self) -> dict[TopicPartition, int]:
+        assert self._consumer is not None
+        return await self._consumer.end_offsets(self._partitions)
+
+    async def catch_up(self, timeout_s: float = 30.0) -> None:
+        """Wait until every record written before this call has been applied."""
+        await asyncio.wait_for(self._started.wait(), timeout_s)
+        ends = await self.end_offsets()
+
+        def done() -> bool:
+            return all(self._positions.get(tp, 0) >= end for tp, end in ends.items())
+
+        async with self._progress:
+            await asyncio.wait_for(self._progress.wait_for(done), timeout_s)
+
+    @property
+    def started(self) -> bool:
+        return self._started.is_set()

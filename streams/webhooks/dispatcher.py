@@ -1,0 +1,247 @@
+"""``fleet.alerts`` → durable outbox → signed webhooks.
+
+The Kafka offset of an alert is committed only after the alert is in the outbox, and the
+outbox is keyed by ``alert_id``: a crash at any point re-reads at most one batch, which
+the outbox ignores, so an alert is neither lost nor queued twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import httpx
+
+from schemas import FLEET, Codec, DecodeError, RecordDeadLettered
+from streams.webhooks.backoff import BackoffPolicy
+from streams.webhooks.delivery import Deliverer
+from streams.webhooks.errors import UnexpectedEventError, WebhookConfigError, WebhookError
+from streams.webhooks.metrics import WebhookMetrics
+from streams.webhooks.outbox import Outbox
+from streams.webhooks.payload import Notification, notification
+
+if TYPE_CHECKING:
+    from fleetpulse.settings import Settings
+    from streams.settings import WebhookSettings
+
+log = logging.getLogger(__name__)
+
+DAY_S = 86400.0
+
+
+class KafkaRecord(Protocol):
+    """The fields of an aiokafka ``ConsumerRecord`` the dispatcher reads."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+
+
+def check_config(ws: WebhookSettings) -> None:
+    """Fail at start-up, saying what to set, if deliveries could not work."""
+    if ws.secret is None or not ws.secret.get_secret_value():
+        raise WebhookConfigError(
+            "no webhook signing secret: set FLEETPULSE_WEBHOOKS__SECRET (or [webhooks] secret)"
+        )
+    if not ws.urls:
+        raise WebhookConfigError(
+            "no webhook URLs: set FLEETPULSE_WEBHOOKS__URLS='[\"http://...\"]' or pass --url"
+        )
+    bad = [u for u in ws.urls if not u.startswith(("http://", "https://"))]
+    if bad:
+        raise WebhookConfigError(f"{len(bad)} webhook URL(s) are not http(s):// URLs")
+
+
+def data_dir_of(settings: Settings) -> Path:
+    """The outbox directory: ``webhooks.data_dir`` or ``<paths.home>/webhooks``."""
+    return Path(settings.webhooks.data_dir or settings.paths.home / "webhooks").expanduser()
+
+
+def dead_letter_record(
+    rec: KafkaRecord, error: Exception, ts_ms: int, schema_id: int | None = None
+) -> dict[str, Any]:
+    """A RecordDeadLettered record for a record of the alerts topic that is not a usable alert."""
+    reason = getattr(error, "reason", None) or str(error)
+    return RecordDeadLettered(
+        event_id=f"dlq:{rec.topic}:{rec.partition}:{rec.offset}",  # deterministic: a re-read is the same event
+        host_id=FLEET,
+        cluster=FLEET,
+        ts=ts_ms,
+        payload={
+            "reason": reason,
+            "error_type": type(error).__name__,
+            "source_topic": rec.topic,
+            "source_partition": rec.partition,
+            "source_offset": rec.offset,
+            "schema_id": schema_id,
+            "original_key": rec.key,
+            "original_value": rec.value or b"",
+        },
+    ).to_record()
+
+
+class Dispatcher:
+    """Consumes alerts (own group, manual commits) into the outbox and delivers them."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        topic: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        metrics: WebhookMetrics | None = None,
+        clock: Callable[[], float] = time.time,
+        rng: random.Random | None = None,
+        codec: Codec | None = None,
+        outbox: Outbox | None = None,
+    ) -> None:
+        check_config(settings.webhooks)
+        self.settings = settings
+        self.ws = settings.webhooks
+        self.topic = topic or settings.topics.alerts.name
+        self.metrics = metrics or WebhookMetrics()
+        self.clock = clock
+        self.codec = codec or Codec()
+        self.outbox = outbox or Outbox.in_dir(data_dir_of(settings))
+        self._transport = transport
+        self._rng = rng or random.Random()
+        self._dlq_producer: Any = None
+        self.deliverer: Deliverer | None = None
+
+    # -- ingest (pure apart from the outbox and the DLQ) -------------------------------------------
+
+    def to_notifications(
+        self, records: Sequence[KafkaRecord]
+    ) -> tuple[list[Notification], list[dict[str, Any]]]:
+        """Split records into outbox entries and dead letters (records that are not usable alerts)."""
+        notes: list[Notification] = []
+        dead: list[dict[str, Any]] = []
+        for rec in records:
+            schema_id: int | None = None
+            try:
+                decoded = self.codec.decode(rec.value)
+                schema_id = decoded.schema_id
+                if decoded.event_type != "AlertRaised":
+                    raise UnexpectedEventError(decoded.event_type)
+                notes.append(
+                    notification(
+                        decoded.record, receiver=self.ws.receiver_name, external_url=self.ws.external_url
+                    )
+                )
+            except (DecodeError, UnexpectedEventError) as exc:
+                log.warning("skipping %s[%d]@%d: %s", rec.topic, rec.partition, rec.offset, exc)
+                self.metrics.skipped.labels(reason=type(exc).__name__).inc()
+                dead.append(dead_letter_record(rec, exc, int(self.clock() * 1000), schema_id))
+        return notes, dead
+
+    async def ingest(self, batches: Mapping[Any, Sequence[KafkaRecord]]) -> dict[Any, int]:
+        """Store a fetched batch in the outbox (and dead letters in the DLQ); return offsets to commit."""
+        records = [rec for recs in batches.values() for rec in recs]
+        notes, dead = self.to_notifications(records)
+        if dead:
+            await self._dead_letter(dead)
+        added = self.outbox.add(notes, self.ws.urls, self.clock())
+        self.metrics.ingested.inc(added)
+        if self.deliverer is not None:
+            self.deliverer.wake()
+        return {tp: recs[-1].offset + 1 for tp, recs in batches.items() if recs}
+
+    async def _dead_letter(self, records: list[dict[str, Any]]) -> None:
+        if self._dlq_producer is None:
+            from aiokafka import AIOKafkaProducer
+
+            self._dlq_producer = AIOKafkaProducer(
+                **self.settings.kafka.aiokafka(self.settings.bootstrap_servers),
+                acks="all",
+                enable_idempotence=True,
+            )
+            await self._dlq_producer.start()
+        dlq = self.settings.topics.dlq.name
+        for record in records:
+            await self._dlq_producer.send_and_wait(
+                dlq, self.codec.encode(record), key=record["event_id"].encode()
+            )
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def _make_deliverer(self, client: httpx.AsyncClient) -> Deliverer:
+        assert self.ws.secret is not None  # check_config
+        return Deliverer(
+            self.outbox,
+            client,
+            secret=self.ws.secret.get_secret_value().encode(),
+            policy=BackoffPolicy.from_settings(self.ws),
+            metrics=self.metrics,
+            max_in_flight_per_url=self.ws.max_in_flight_per_url,
+            clock=self.clock,
+            rng=self._rng,
+        )
+
+    async def run(self, stop: asyncio.Event, *, ready: asyncio.Event | None = None) -> None:
+        """Consume and deliver until ``stop`` is set; undelivered alerts stay in the outbox for next time."""
+        from aiokafka import AIOKafkaConsumer
+        from aiokafka.errors import CommitFailedError, KafkaConnectionError, KafkaError
+
+        pruned = self.outbox.prune(self.clock() - self.ws.outbox_retention_days * DAY_S)
+        if pruned:
+            log.info("outbox: pruned %d delivered alerts", pruned)
+        consumer = AIOKafkaConsumer(
+            self.topic,
+            group_id=self.ws.group_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            client_id=f"{self.settings.kafka.client_id_prefix}-webhooks",
+            **self.settings.kafka.aiokafka(self.settings.bootstrap_servers),
+        )
+        async with httpx.AsyncClient(transport=self._transport, timeout=self.ws.timeout_s) as client:
+            self.deliverer = self._make_deliverer(client)
+            delivering = asyncio.create_task(self.deliverer.run(stop), name="webhook delivery")
+            try:
+                try:
+                    await consumer.start()
+                except KafkaConnectionError as exc:
+                    raise WebhookError(
+                        f"cannot reach Kafka at {self.settings.bootstrap_servers}: {exc}"
+                    ) from exc
+                if ready is not None:
+                    ready.set()
+                while not stop.is_set():
+                    batches = await consumer.getmany(timeout_ms=200, max_records=500)
+                    if not batches:
+                        continue
+                    offsets = await self.ingest(batches)
+                    try:
+                        await consumer.commit(offsets)
+                    except (
+                        CommitFailedError,
+                        KafkaError,
+                    ) as exc:  # re-read later; the outbox ignores repeats
+                        log.warning("offset commit failed (%s); the batch will be re-read", exc)
+            finally:
+                stop.set()
+                await consumer.stop()
+                await delivering
+                await self.deliverer.aclose()
+                if self._dlq_producer is not None:
+                    await self._dlq_producer.stop()
+
+    def close(self) -> None:
+        self.outbox.close()
+
+
+async def run_dispatcher(settings: Settings, stop: asyncio.Event, **kwargs: Any) -> WebhookMetrics:
+    """Run a ``Dispatcher`` until ``stop``; return its metrics (the CLI prints a summary)."""
+    dispatcher = Dispatcher(settings, **kwargs)
+    try:
+        await dispatcher.run(stop)
+    finally:
+        dispatcher.close()
+    return dispatcher.metrics

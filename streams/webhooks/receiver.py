@@ -1,0 +1,197 @@
+"""A small webhook receiver for the demo and the fault tests: verify, dedup, append to JSONL.
+
+``POST /`` (any path) checks the signature and its timestamp, answers 200 for a repeat of
+an ``Idempotency-Key`` without storing it again, and appends accepted alerts to a JSONL
+file; ``GET /stats`` reports counters. Keys already in the file are loaded at start, so a
+restarted receiver still recognises repeats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from aiohttp import web
+from pydantic import SecretBytes
+
+from streams.webhooks.errors import SignatureError, WebhookError
+from streams.webhooks.signing import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, verify_signature
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ReceiverStats:
+    received: int = 0  # accepted and stored
+    duplicates: int = 0  # valid, but the key was seen before
+    rejected: int = 0  # bad signature, stale timestamp, missing key or bad JSON
+    stored: int = 0  # lines in the JSONL file (including earlier runs)
+
+
+def load_keys(out: Path) -> set[str]:
+    """Idempotency keys already stored in a receiver's JSONL file (a torn last line is ignored)."""
+    keys: set[str] = set()
+    if out.exists():
+        with out.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    keys.add(json.loads(line)["idempotency_key"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+    return keys
+
+
+class WebhookReceiver:
+    """The aiohttp application and its state; ``app`` can also be mounted in another server."""
+
+    def __init__(
+        self, secret: bytes, out: Path, *, tolerance_s: float = 300.0, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._secret = SecretBytes(secret)
+        self.out = Path(out)
+        self.tolerance_s = tolerance_s
+        self.clock = clock
+        self.seen = load_keys(self.out)
+        self.stats = ReceiverStats(stored=len(self.seen))
+        self.app = web.Application()
+        self.app.router.add_get("/stats", self._stats)
+        self.app.router.add_post("/{tail:.*}", self._receive)
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response(asdict(self.stats))
+
+    def _reject(self, status: int, reason: str) -> web.Response:
+        self.stats.rejected += 1
+        log.info("receiver: rejected (%d) %s", status, reason)
+        return web.json_response({"status": "rejected", "error": reason}, status=status)
+
+    async def _receive(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        try:
+            verify_signature(
+                self._secret.get_secret_value(), body, request.headers.get(SIGNATURE_HEADER, ""), self.clock(), self.tolerance_s
+            )
+        except SignatureError as exc:
+            return self._reject(401, str(exc))
+        key = request.headers.get(IDEMPOTENCY_HEADER)
+        if not key:
+            return self._reject(400, f"missing {IDEMPOTENCY_HEADER} header")
+        if key in self.seen:
+            self.stats.duplicates += 1
+            return web.json_response({"status": "duplicate", "idempotency_key": key})
+        try:
+            alert = json.loads(body)
+        except ValueError:
+            return self._reject(400, "body is not JSON")
+        line = json.dumps({"idempotency_key": key, "received_at": self.clock(), "body": alert}) + "\n"
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        with self.out.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())  # 200 means stored: the sender will not send it again
+        self.seen.add(key)
+        self.stats.received += 1
+        self.stats.stored += 1
+        return web.json_response({"status": "accepted", "idempotency_key": key})
+
+
+class ReceiverHandle:
+    """A receiver serving on its own thread and event loop; ``stop()`` closes the socket."""
+
+    def __init__(self, receiver: WebhookReceiver, host: str, port: int) -> None:
+        self.receiver = receiver
+        self.host = host
+        self.port = port
+        self._loop = asyncio.new_event_loop()
+        self._runner = web.AppRunner(receiver.app, access_log=None, shutdown_timeout=1.0)
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._serve, name=f"webhook-receiver:{port}", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/"
+
+    @property
+    def stats(self) -> ReceiverStats:
+        return self.receiver.stats
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._start())
+        except BaseException as exc:  # reported to the starting thread
+            self._error = exc
+            self._started.set()
+            return
+        self._started.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self._runner.cleanup())
+        self._loop.close()
+
+    async def _start(self) -> None:
+        await self._runner.setup()
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # rebind right after a stop()
+        try:
+            sock.bind((self.host, self.port))
+        except OSError:
+            sock.close()
+            raise
+        self.port = sock.getsockname()[1]
+        await web.SockSite(self._runner, sock).start()
+
+    def start(self, timeout_s: float = 10.0) -> ReceiverHandle:
+        self._thread.start()
+        if not self._started.wait(timeout_s):
+            raise WebhookError(f"receiver on {self.host}:{self.port} did not start within {timeout_s:g} s")
+        if self._error is not None:
+            self._thread.join()
+            raise WebhookError(
+                f"receiver on {self.host}:{self.port} failed to start: {self._error}"
+            ) from self._error
+        return self
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout_s)
+
+    def __enter__(self) -> ReceiverHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_receiver(
+    port: int,
+    secret: bytes,
+    out: Path | str,
+    *,
+    host: str = "127.0.0.1",
+    tolerance_s: float = 300.0,
+    clock: Callable[[], float] = time.time,
+) -> ReceiverHandle:
+    """Start a receiver in a background thread (``port=0``: any free port; see ``handle.port``)."""
+    receiver = WebhookReceiver(secret, Path(out), tolerance_s=tolerance_s, clock=clock)
+    return ReceiverHandle(receiver, host, port).start()
+
+
+async def serve_forever(receiver: WebhookReceiver, host: str, port: int, stop: asyncio.Event) -> None:
+    """Serve on the current loop until ``stop`` (the CLI's foreground mode)."""
+    runner = web.AppRunner(receiver.app, access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port, reuse_address=True).start()
+        await stop.wait()
+    finally:
+        await runner.cleanup()

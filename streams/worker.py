@@ -1,0 +1,162 @@
+"""Run a detect worker in this process, or as a subprocess the demo and tests can start and kill.
+
+Several workers with the same ``app_id`` share the partitions (one consumer group); each
+needs its own ``data_dir`` (local RocksDB state) and web port.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from streams.errors import WorkerError
+from streams.policy import Policy, load_policy
+
+if TYPE_CHECKING:
+    from fleetpulse.settings import Settings
+    from streams.app import DetectApp
+
+
+def resolve(
+    settings: Settings, *, policy_file: Path | None = None, web_port: int | None = None, data_dir: Path | None = None
+) -> tuple[Settings, Policy, Path]:
+    """Apply command-line overrides; load and validate the policy (fails fast with the bad key)."""
+    updates: dict[str, Any] = {}
+    if policy_file is not None:
+        updates["policy_file"] = policy_file
+    if web_port is not None:
+        updates["web_port"] = web_port
+    if data_dir is not None:
+        updates["data_dir"] = data_dir
+    detect = settings.detect.model_copy(update=updates)
+    settings = settings.model_copy(update={"detect": detect})
+    policy = load_policy(detect.policy_file)
+    folder = detect.data_dir or settings.paths.home / "detect" / detect.app_id
+    return settings, policy, Path(folder).expanduser()
+
+
+def build_detect_app(
+    settings: Settings, *, policy_file: Path | None = None, web_port: int | None = None, data_dir: Path | None = None
+) -> DetectApp:
+    """Create the topics if missing, then the Faust app (tables sized to the real partition counts)."""
+    from fleetpulse import admin
+    from streams.app import DetectApp
+
+    settings, policy, folder = resolve(settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir)
+    admin.wait_for_broker(settings.bootstrap_servers, settings.kafka, timeout=30.0)
+    admin.create_topics(settings)
+    partitions = admin.topic_partitions(settings)
+    folder.mkdir(parents=True, exist_ok=True)
+    return DetectApp(settings, policy, data_dir=folder, partitions=partitions)
+
+
+def run_worker(
+    settings: Settings, *, policy_file: Path | None = None, web_port: int | None = None, data_dir: Path | None = None
+) -> None:
+    """Run until SIGINT/SIGTERM (blocking)."""
+    import faust
+
+    detect = build_detect_app(settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir)
+    worker = faust.Worker(
+        detect.app, loglevel=settings.detect.log_level, quiet=True, redirect_stdouts=False, override_logging=True
+    )
+    worker.execute_from_commandline()
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """Environment that rebuilds the same kafka/topics/detect sections in a child process."""
+    kafka = settings.kafka.model_dump(mode="json")
+    if settings.kafka.sasl_password is not None:
+        kafka["sasl_password"] = settings.kafka.sasl_password.get_secret_value()
+    kafka["bootstrap_servers"] = settings.bootstrap_servers
+    return {
+        "FLEETPULSE_KAFKA": json.dumps(kafka),
+        "FLEETPULSE_TOPICS": json.dumps(settings.topics.model_dump(mode="json")),
+        "FLEETPULSE_DETECT": json.dumps(settings.detect.model_dump(mode="json")),
+        "FLEETPULSE_PATHS": json.dumps(settings.paths.model_dump(mode="json")),
+    }
+
+
+@dataclass
+class WorkerProcess:
+    """A detect worker running as a child process (``fleetpulse detect``)."""
+
+    process: subprocess.Popen[bytes]
+    web_port: int
+    log_path: Path | None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def url(self, path: str = "/health") -> str:
+        return f"http://127.0.0.1:{self.web_port}{path}"
+
+    def get_json(self, path: str, timeout_s: float = 2.0) -> Any:
+        with urllib.request.urlopen(self.url(path), timeout=timeout_s) as resp:  # noqa: S310 (loopback only)
+            return json.loads(resp.read())
+
+    def wait_ready(self, timeout_s: float = 60.0) -> dict[str, Any]:
+        """Block until /health says ok and partitions are assigned; WorkerError if it dies or times out."""
+        deadline = time.monotonic() + timeout_s
+        last: Any = None
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise WorkerError(f"detect worker exited with {self.process.returncode}; log: {self.log_path}")
+            try:
+                last = self.get_json("/health")
+                if last.get("status") == "ok" and last.get("assigned"):
+                    return last
+            except OSError:
+                pass
+            time.sleep(0.25)
+        raise WorkerError(f"detect worker not ready after {timeout_s:.0f} s (last health {last}); log: {self.log_path}")
+
+    def stop(self, timeout_s: float = 30.0) -> int:
+        """SIGTERM and wait (graceful: commits offsets and flushes); SIGKILL if it hangs."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        return self.process.returncode
+
+    def kill(self) -> int:
+        """SIGKILL: no commit, no flush (the crash the at-least-once design has to survive)."""
+        if self.process.poll() is None:
+            self.process.kill()
+        return self.process.wait(10)
+
+
+def spawn_worker(
+    settings: Settings,
+    *,
+    web_port: int,
+    data_dir: Path,
+    policy_file: Path | None = None,
+    log_path: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> WorkerProcess:
+    """Start ``fleetpulse detect`` in a child process with these settings; returns at once."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETPULSE_")}
+    env.update(settings_env(settings))
+    env.update(extra_env or {})
+    args = [sys.executable, "-c", "from fleetpulse.cli import main; main()", "detect"]
+    args += ["--web-port", str(web_port), "--data-dir", str(data_dir)]
+    if policy_file is not None:
+        args += ["--policy", str(policy_file)]
+    out: IO[bytes] | int = subprocess.DEVNULL
+    if log_path is not None:
+        out = open(log_path, "ab")  # noqa: SIM115 (owned by the child for its lifetime)
+    proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return WorkerProcess(proc, web_port, log_path)

@@ -1,0 +1,48 @@
+"""Fault classification from error events: one row per fault, noise ignored, NIC vs cable told apart."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from analytics.jobs.faults import classify_faults
+
+
+def _xid(rows: list[tuple[str, int, int, int]]) -> pl.LazyFrame:
+    return pl.LazyFrame(rows, schema=["host_id", "ts", "gpu", "xid"], orient="row").with_columns(
+        pl.lit("c1").alias("cluster")
+    )
+
+
+def test_primary_xids_become_faults_and_noise_does_not() -> None:
+    xid = _xid([("h1", 1, 0, 79), ("h1", 2, 1, 48), ("h1", 2, 1, 63), ("h2", 3, 2, 13), ("h2", 4, 3, 95),
+                ("h2", 5, 0, 120), ("h3", 6, 0, 74), ("h3", 7, 0, 62), ("h3", 8, 0, 64), ("h3", 9, 0, 31)])  # fmt: skip
+    got = classify_faults(xid, None, None).collect()
+    assert got["kind"].to_list() == [
+        "fell_off_bus", "dram_uce", "sram_uce", "gsp_error", "nvlink", "pmu_halt", "row_remap_failure",
+    ]  # fmt: skip
+    assert got["cause"].to_list() == [
+        "faulty_gpu", "hbm3", "gpu_sram", "gpu_system_processor", "faulty_gpu", "faulty_gpu", "hbm3",
+    ]  # fmt: skip
+    assert got["gpu"].to_list() == [0, 1, 3, 0, 0, 0, 0]
+
+
+def test_link_down_is_nic_when_the_interruption_says_so() -> None:
+    link = pl.LazyFrame(
+        {"host_id": ["h1", "h2", "h3", "h3"], "cluster": "c", "ts": [10, 20, 30, 31], "port": [1, 2, 3, 3],
+         "kind": ["down", "down", "flap", "up"], "count": [1, 1, 2, 1]}  # fmt: skip
+    )
+    inter = pl.LazyFrame(
+        {"host_id": ["h1", "h2", "h9"], "cluster": "c", "ts": [10, 20, 40], "cause": ["network", "nic", "software"],
+         "gpu": [None, None, 1], "job_id": "j", "job_gpus": 8}  # fmt: skip
+    )
+    got = classify_faults(None, link, inter).collect().sort("ts")
+    assert got.select("host_id", "kind", "cause").rows() == [
+        ("h1", "link_down", "network"), ("h2", "nic", "nic"), ("h3", "link_flap", "network"),
+        ("h9", "software", "software"),
+    ]  # fmt: skip
+    assert got["port"].to_list()[:3] == [1, 2, 3]
+
+
+def test_no_tables_gives_an_empty_frame_with_the_columns() -> None:
+    got = classify_faults(None, None, None).collect()
+    assert got.height == 0 and "kind" in got.columns
