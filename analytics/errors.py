@@ -1,10 +1,10 @@
 """Errors of the analytics package; each carries the lake path, table, topic or offsets involved.
 
-    AnalyticsError (a FleetpulseError: the CLI prints it as one line)
-    ├── LakeError                the Parquet lake: layout, reading, writing
-    │   └── LakeIntegrityError       manifest and files disagree in a way no rule resolves
-    ├── ArchiverError            consuming Kafka into the lake (missing topics, broker down)
-    └── QualityError             great-expectations suites: missing or malformed suite files
+AnalyticsError (a FleetpulseError: the CLI prints it as one line)
+├── LakeError                the Parquet lake: layout, reading, writing
+│   └── LakeIntegrityError       manifest and files disagree in a way no rule resolves
+├── ArchiverError            consuming Kafka into the lake (missing topics, broker down)
+└── QualityError             great-expectations suites: missing or malformed suite files
 """
 
 from __future__ import annotations

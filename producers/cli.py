@@ -2,6 +2,84 @@
 
 from __future__ import annotations
 
+import re
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 app = typer.Typer()
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class ModeOption(str, Enum):
+    fast_forward = "fast-forward"
+    live = "live"
+
+
+class SinkOption(str, Enum):
+    kafka = "kafka"
+    parquet = "parquet"
+    null = "null"
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``60s``, ``5m``, ``2h``, ``1d`` → seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
+    if not match:
+        raise typer.BadParameter(f"{text!r} is not a duration like 60s, 5m, 2h")
+    return float(match.group(1)) * _UNITS[match.group(2) or "s"]
+
+
+@app.command()
+def simulate(
+    ctx: typer.Context,
+    preset: Annotated[str | None, typer.Option(help="Fleet preset: meta-48k, demo, small (default from settings).")] = None,
+    fleet_config: Annotated[Path | None, typer.Option("--fleet-config", help="Fleet TOML file (overrides --preset).")] = None,
+    mode: Annotated[ModeOption, typer.Option(help="live: paced to the wall clock; fast-forward: as fast as possible.")] = ModeOption.fast_forward,
+    days: Annotated[float, typer.Option(help="fast-forward: sim days to generate.")] = 1.0,
+    duration: Annotated[str, typer.Option(help="live: wall-clock run time, e.g. 60s, 5m.")] = "60s",
+    speed: Annotated[float, typer.Option(help="live: sim seconds per wall second.")] = 1.0,
+    seed: Annotated[int | None, typer.Option(help="Random seed (same seed + config = same events and truth).")] = None,
+    interval: Annotated[int | None, typer.Option(help="HostSampled interval, s (live 10, fast-forward from settings).")] = None,
+    start: Annotated[str | None, typer.Option(help="Event-time start, ISO 8601 UTC (live: now).")] = None,
+    sink: Annotated[SinkOption, typer.Option(help="Where events go.")] = SinkOption.kafka,
+    out: Annotated[Path | None, typer.Option(help="parquet sink: lake directory (default settings.lake.path).")] = None,
+    truth_out: Annotated[Path | None, typer.Option("--truth-out", help="Write ground truth (manifest, faults, hosts) here.")] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Simulate a GPU fleet's telemetry and failures into Kafka, a Parquet lake or nowhere."""
+    from rich.console import Console
+
+    from fleetpulse.cli import settings_of
+    from producers.runner import SimulationRequest, parse_start, run_simulation
+
+    settings = settings_of(ctx)
+    request = SimulationRequest(
+        mode=mode.value,
+        days=days,
+        duration_s=parse_duration(duration),
+        speed=speed,
+        preset=preset,
+        fleet_config=fleet_config,
+        seed=seed,
+        start_ts=parse_start(start) if start else None,
+        interval_s=interval,
+        sink=sink.value,
+        out=out,
+        truth_out=truth_out,
+        progress=progress,
+    )
+    result = run_simulation(settings, request)
+    console = Console()
+    state = "interrupted" if result.interrupted else "done"
+    console.print(
+        f"[bold]{state}[/]: {result.total:,} events in {result.elapsed_s:.1f} s "
+        f"({result.events_per_s:,.0f} ev/s), run {result.run_id}, {result.ticks} ticks of {result.interval_s} s"
+    )
+    for topic, n in result.counts_by_topic.items():
+        console.print(f"  {topic:<24} {n:>12,}")
+    if result.truth_dir:
+        console.print(f"  truth → {result.truth_dir}")

@@ -18,7 +18,7 @@ from producers import signals
 from producers.batches import EventBatch, RecordBatch
 from producers.fleet import Fleet
 from producers.randomness import Purpose, stream
-from producers.samples import DEGRADED_SYMBOLS_PER_S, SampleBatch, SampleModel, TickEffects
+from producers.samples import DEGRADED_SYMBOLS_PER_S, SampleBatch, SampleModel, TickEffects, sample_encoder
 from producers.schedule import Schedule
 
 
@@ -58,6 +58,7 @@ class FleetAgents:
         self.seq = np.zeros(n, dtype=np.int64)
         self.remapped = np.zeros((n, g), dtype=np.int64)
         self.model = SampleModel(fleet)
+        self.encoder = sample_encoder(fleet, run_id)
         names = fleet.cluster_names
         self._cluster = [names[c] for c in fleet.cluster.tolist()]
         self._fabric = fleet.fabric
@@ -118,6 +119,7 @@ class FleetAgents:
                 SampleBatch(
                     fleet=f, run_id=self.run_id, hosts=alive, seq=self.seq[alive].copy(),
                     ts=np.full(len(alive), t, dtype=np.int64), interval_s=self.interval_s, columns=cols,
+                    encoder=self.encoder,
                 )  # fmt: skip
             )
         return batches

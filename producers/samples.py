@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from producers.avro_columns import PAYLOAD_ORDER, SampleEncoder
 from producers.batches import cached_schema
 from producers.fleet import Fleet
 from producers.randomness import Purpose, stream
@@ -141,10 +142,12 @@ class SampleBatch:
         ts: np.ndarray,
         interval_s: int,
         columns: dict[str, np.ndarray],
+        encoder: SampleEncoder | None = None,
     ) -> None:
         self.fleet, self.run_id, self.hosts, self.seq, self.ts = fleet, run_id, hosts, seq, ts
         self.interval_s = interval_s
         self.columns = columns
+        self.encoder = encoder
 
     def __len__(self) -> int:
         return len(self.hosts)
@@ -208,7 +211,9 @@ class SampleBatch:
         return out
 
     def encode(self, codec: Codec) -> list[bytes]:
-        return [codec.encode(r) for r in self.records()]
+        if self.encoder is None or self.encoder.header[1:] != codec.schema_id(self.EVENT_TYPE).to_bytes(4, "big"):
+            return [codec.encode(r) for r in self.records()]
+        return self.encoder.encode(self.hosts, self.seq, self.ts, self.interval_s, self.columns)
 
     def tables(self) -> dict[str, pa.Table]:
         return {self.EVENT_TYPE: sample_table(self)}
@@ -216,8 +221,32 @@ class SampleBatch:
     def take(self, index: np.ndarray) -> SampleBatch:
         return SampleBatch(
             fleet=self.fleet, run_id=self.run_id, hosts=self.hosts[index], seq=self.seq[index], ts=self.ts[index],
-            interval_s=self.interval_s, columns={k: v[index] for k, v in self.columns.items()},
+            interval_s=self.interval_s, columns={k: v[index] for k, v in self.columns.items()}, encoder=self.encoder,
         )  # fmt: skip
+
+
+def sample_encoder(fleet: Fleet, run_id: str, codec: Codec | None = None) -> SampleEncoder | None:
+    """The column-wise encoder for this fleet, or None if the schema is not the shape it knows."""
+    schema = cached_schema(SampleBatch.EVENT_TYPE)
+    payload = tuple(schema.names[7:])
+    if payload != PAYLOAD_ORDER:
+        return None
+    items = {}
+    for name in ("gpus", "nics"):
+        struct_type = schema.field(name).type.value_type
+        items[name] = {f.name: pa.types.is_floating(f.type) for f in struct_type}
+    if tuple(items["gpus"]) != GPU_FIELDS or tuple(items["nics"]) != NIC_FIELDS:
+        return None
+    names = fleet.cluster_names
+    return SampleEncoder(
+        host_ids=fleet.host_id,
+        clusters=[names[c] for c in fleet.cluster.tolist()],
+        job_ids=[fleet.job_ids[j] for j in fleet.job.tolist()],
+        run_id=run_id,
+        schema_id=(codec or Codec()).schema_id(SampleBatch.EVENT_TYPE),
+        gpu_fields=items["gpus"],
+        nic_fields=items["nics"],
+    )
 
 
 def _list_of_structs(batch: SampleBatch, names: tuple[str, ...], field: pa.Field) -> pa.Array:

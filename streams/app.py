@@ -104,7 +104,7 @@ class DetectApp:
         }
         self.summaries_topic = self.app.topic(f"{d.app_id}-cluster-summaries", **internal)
         self.planner_topic = self.app.topic(f"{d.app_id}-planner", **internal)
-        table: dict[str, Any] = {"key_serializer": "json", "value_serializer": "json", "default": None}
+        table: dict[str, Any] = {"schema": faust.Schema(key_serializer="json", value_serializer="json")}
         self.repeat_table = self.app.Table(
             "repeat-windows", partitions=parts.get(t.errors.name, t.errors.partitions), **table
         )
@@ -236,6 +236,7 @@ class DetectApp:
                 if late:
                     self.metrics.late.labels("samples").inc()
                 for summary in summaries:
+                    summary["src"] = event.message.partition
                     await self.summaries_topic.send(key=summary["cluster"].encode(), value=summary)
 
         @app.agent(self.summaries_topic, name="cluster")

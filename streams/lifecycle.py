@@ -175,11 +175,15 @@ class FleetState:
             self.domain(domain).hosts.add(host_id)
         return host
 
+    def peek_domain(self, name: str) -> DomainState:
+        """The domain's state without creating it (readers must not change the fold)."""
+        return self.domains.get(name) or DomainState(name)
+
     def out_hosts(self, domain: str) -> list[str]:
-        return sorted(h for h in self.domain(domain).hosts if self.hosts[h].is_out)
+        return sorted(h for h in self.peek_domain(domain).hosts if self.hosts[h].is_out)
 
     def failing_hosts(self, domain: str) -> list[str]:
-        return sorted(h for h in self.domain(domain).hosts if self.hosts[h].has_failure)
+        return sorted(h for h in self.peek_domain(domain).hosts if self.hosts[h].has_failure)
 
     def operation(self, host_id: str, op_id: str) -> Operation | None:
         host = self.hosts.get(host_id)
@@ -222,6 +226,7 @@ def apply(state: FleetState, action: Action) -> FleetState:
             state.findings.add(action.finding_id)
         if op_id is not None and state.operation(host.host_id, op_id) is None:
             op = Operation(op_id, action.operation, action.finding_id or "", action.rule, action.ts)
+            op.last_action_id = action.action_id
             host.waiting.append(op)
             state.op_hosts[op_id] = host.host_id
             state.domain(host.domain).queue.append(op_id)

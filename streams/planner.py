@@ -5,7 +5,9 @@ so the next decision sees it. Rules: at most ``capacity_buffer_pct`` of a mainte
 out at once (at least one host); one operation per host at a time (a second one waits and is
 handed over without returning to service); work beyond the buffer is deferred and released
 as capacity returns; when the hosts with open failures exceed ``failure_buffer_pct`` the train
-halts (``train_halted``) instead of draining more, and resumes once they fall back within it.
+halts (``train_halted``, triggered by a new finding) instead of draining more; it resumes by
+itself once they fall back within the buffer, or when a person resumes it (``resume``), after
+which the backlog drains within capacity and the next new failure over the buffer halts it again.
 Repairs complete in event time: ``repaired``/``verified``/``returned`` at start + repair_time.
 """
 
@@ -45,7 +47,7 @@ class Planner:
         self.policy = policy
 
     def budgets(self, state: FleetState, domain: str, size: int) -> DomainBudget:
-        size = max(size, len(state.domain(domain).hosts))
+        size = max(size, len(state.peek_domain(domain).hosts))
         return DomainBudget(
             domain=domain,
             size=size,
@@ -53,8 +55,8 @@ class Planner:
             capacity=budget(size, self.policy.planner.capacity_buffer_pct),
             failing=len(state.failing_hosts(domain)),
             failure_budget=budget(size, self.policy.planner.failure_buffer_pct),
-            halted=state.domain(domain).halted,
-            queued=len(state.domain(domain).queue),
+            halted=state.peek_domain(domain).halted,
+            queued=len(state.peek_domain(domain).queue),
         )
 
     # -- entry points -------------------------------------------------------------------------
@@ -79,6 +81,7 @@ class Planner:
                     reason=f"{finding.detector}: {finding.error_class} x{finding.count} on {finding.scope_key}",
                 ),
             )
+            self._maybe_halt(state, domain, size, finding.ts, out)
         out.extend(self.reconcile(state, domain, size, finding.ts))
         return out
 
@@ -86,7 +89,7 @@ class Planner:
         """Complete due repairs, halt or resume the train, start waiting work within the buffer."""
         out: list[Action] = []
         self._complete_due(state, domain, now, out)
-        self._halt_or_resume(state, domain, size, now, out)
+        self._maybe_resume(state, domain, size, now, out)
         self._start_waiting(state, domain, size, now, out)
         return out
 
@@ -109,7 +112,7 @@ class Planner:
         return (op.started_ts or 0) + self.policy.repair_time_ms(op.operation)
 
     def _hosts(self, state: FleetState, domain: str) -> list[HostState]:
-        return [state.hosts[h] for h in sorted(state.domain(domain).hosts)]
+        return [state.hosts[h] for h in sorted(state.peek_domain(domain).hosts)]
 
     def _complete_due(self, state: FleetState, domain: str, now: int, out: list[Action]) -> None:
         due = sorted(
@@ -136,43 +139,56 @@ class Planner:
     def _in_repair(host: HostState) -> bool:
         return host.current is not None and host.current.phase == "in_repair" and host.current.started_ts is not None
 
-    def _halt_or_resume(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
+    def _maybe_halt(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
+        """Halt when a new failure pushes the domain past its failure buffer (edge-triggered by findings)."""
         b = self.budgets(state, domain, size)
-        dom = state.domain(domain)
-        if not b.halted and b.failing > b.failure_budget:
-            self._emit(
-                state,
-                out,
-                Action(
-                    action_id=action_id(domain, "train_halted", "drain", f"halt-{dom.halts + 1}"),
-                    kind="train_halted",
-                    host_id=FLEET,
-                    cluster=FLEET,
-                    domain=domain,
-                    operation="drain",
-                    ts=now,
-                    reason=f"{b.failing} hosts failing > failure buffer {b.failure_budget} of {b.size}",
-                ),
-            )
-        elif b.halted and self.policy.planner.auto_resume and b.failing <= b.failure_budget:
-            self._emit(
-                state,
-                out,
-                Action(
-                    action_id=action_id(domain, "train_resumed", "drain", dom.halt_action_id or "-"),
-                    kind="train_resumed",
-                    host_id=FLEET,
-                    cluster=FLEET,
-                    domain=domain,
-                    operation="drain",
-                    ts=now,
-                    caused_by=dom.halt_action_id,
-                    reason=f"{b.failing} hosts failing <= failure buffer {b.failure_budget}",
-                ),
-            )
+        if b.halted or b.failing <= b.failure_budget:
+            return
+        self._emit(
+            state,
+            out,
+            Action(
+                action_id=action_id(domain, "train_halted", "drain", f"halt-{state.peek_domain(domain).halts + 1}"),
+                kind="train_halted",
+                host_id=FLEET,
+                cluster=FLEET,
+                domain=domain,
+                operation="drain",
+                ts=now,
+                reason=f"{b.failing} hosts failing > failure buffer {b.failure_budget} of {b.size}",
+            ),
+        )
+
+    def resume(self, state: FleetState, domain: str, now: int, reason: str) -> list[Action]:
+        """Resume a halted train (automatically, or by a person: ``fleetpulse detect-resume``)."""
+        dom = state.peek_domain(domain)
+        if not dom.halted:
+            return []
+        out: list[Action] = []
+        self._emit(
+            state,
+            out,
+            Action(
+                action_id=action_id(domain, "train_resumed", "drain", dom.halt_action_id or "-"),
+                kind="train_resumed",
+                host_id=FLEET,
+                cluster=FLEET,
+                domain=domain,
+                operation="drain",
+                ts=now,
+                caused_by=dom.halt_action_id,
+                reason=reason,
+            ),
+        )
+        return out
+
+    def _maybe_resume(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
+        b = self.budgets(state, domain, size)
+        if b.halted and self.policy.planner.auto_resume and b.failing <= b.failure_budget:
+            out.extend(self.resume(state, domain, now, f"{b.failing} hosts failing <= failure buffer {b.failure_budget}"))
 
     def _start_waiting(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
-        dom = state.domain(domain)
+        dom = state.peek_domain(domain)
         capacity = budget(max(size, len(dom.hosts)), self.policy.planner.capacity_buffer_pct)
         for op_id in list(dom.queue):
             host = state.hosts[state.op_hosts[op_id]]

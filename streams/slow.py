@@ -114,7 +114,9 @@ class HostStage:
 class ClusterStage:
     """Peer statistics per cluster per window, closed by the cluster's event-time watermark.
 
-    Store keys: ``C|meta`` (watermark, closed-up-to, open windows), ``C|roster`` (hosts seen),
+    The watermark is the minimum over source partitions of their newest event time, so a
+    partition consumed ahead of the others cannot close windows its peers still feed.
+    Store keys: ``C|meta`` (per-partition watermarks, closed-up-to, open windows), ``C|roster`` (hosts seen),
     ``C|<window_start>|<host>`` (one summary) and ``C|h|<host>`` (the host's last n verdicts).
     """
 
@@ -124,7 +126,7 @@ class ClusterStage:
     def add_summary(self, store: Store, summary: dict[str, Any]) -> tuple[list[Finding], list[Verdict], bool]:
         """Store a host summary, close every window the watermark has passed; (findings, verdicts, late)."""
         c = summary["cluster"]
-        meta = store.get(f"{c}|meta") or {"wm": None, "closed": None, "open": {}}
+        meta = store.get(f"{c}|meta") or {"pwm": {}, "closed": None, "open": {}}
         if meta["closed"] is not None and summary["window_end"] <= meta["closed"]:
             return [], [], True
         host = summary["host_id"]
@@ -134,7 +136,10 @@ class ClusterStage:
         store[f"{c}|{summary['window_start']}|{host}"] = [summary["step_ms"], summary["bus_bw"]]
         open_w = dict(meta["open"])
         open_w[str(summary["window_start"])] = summary["window_end"]
-        wm = summary["wm"] if meta["wm"] is None else max(meta["wm"], summary["wm"])
+        pwm = dict(meta["pwm"])
+        src = str(summary.get("src", 0))
+        pwm[src] = max(pwm.get(src, summary["wm"]), summary["wm"])
+        wm = self.watermark(pwm)
         findings: list[Finding] = []
         verdicts: list[Verdict] = []
         closed = meta["closed"]
@@ -147,8 +152,13 @@ class ClusterStage:
             f, v = self._close(store, c, int(key), w_end)
             findings.extend(f)
             verdicts.extend(v)
-        store[f"{c}|meta"] = {"wm": wm, "closed": closed, "open": open_w}
+        store[f"{c}|meta"] = {"pwm": pwm, "closed": closed, "open": open_w}
         return findings, verdicts, False
+
+    def watermark(self, partition_wms: dict[str, int]) -> int:
+        """The slowest source partition's newest event time (partitions far behind stop holding it back)."""
+        newest = max(partition_wms.values())
+        return max(min(partition_wms.values()), newest - self.policy.max_partition_skew)
 
     def _close(self, store: Store, cluster: str, start: int, end: int) -> tuple[list[Finding], list[Verdict]]:
         members: dict[str, tuple[float, float]] = {}

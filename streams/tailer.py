@@ -46,7 +46,8 @@ class LogTailer:
         try:
             parts: set[int] | None = None
             while not parts:
-                await consumer.topics()  # refresh metadata
+                # topics() fetches metadata but does not refresh the consumer's cluster view
+                await consumer._client.force_metadata_update()
                 parts = consumer.partitions_for_topic(self.topic)
                 if not parts:
                     await asyncio.sleep(0.2)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from fleetpulse.topics import TopicSpec
 from streams.errors import WorkerError
 from streams.policy import Policy, load_policy
 
@@ -43,6 +44,15 @@ def resolve(
     return settings, policy, Path(folder).expanduser()
 
 
+def internal_topics(settings: Settings) -> list[TopicSpec]:
+    """The repartition topics (created here, before Faust subscribes: it would skip a missing one)."""
+    d = settings.detect
+    return [
+        TopicSpec(name=f"{d.app_id}-{suffix}", partitions=d.internal_partitions, replication_factor=d.internal_replication)
+        for suffix in ("cluster-summaries", "planner")
+    ]
+
+
 def build_detect_app(
     settings: Settings, *, policy_file: Path | None = None, web_port: int | None = None, data_dir: Path | None = None
 ) -> DetectApp:
@@ -53,6 +63,7 @@ def build_detect_app(
     settings, policy, folder = resolve(settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir)
     admin.wait_for_broker(settings.bootstrap_servers, settings.kafka, timeout=30.0)
     admin.create_topics(settings)
+    admin.create_topics(settings, internal_topics(settings))
     partitions = admin.topic_partitions(settings)
     folder.mkdir(parents=True, exist_ok=True)
     return DetectApp(settings, policy, data_dir=folder, partitions=partitions)
@@ -100,9 +111,12 @@ class WorkerProcess:
     def url(self, path: str = "/health") -> str:
         return f"http://127.0.0.1:{self.web_port}{path}"
 
-    def get_json(self, path: str, timeout_s: float = 2.0) -> Any:
+    def get(self, path: str, timeout_s: float = 2.0) -> bytes:
         with urllib.request.urlopen(self.url(path), timeout=timeout_s) as resp:  # noqa: S310 (loopback only)
-            return json.loads(resp.read())
+            return bytes(resp.read())
+
+    def get_json(self, path: str, timeout_s: float = 2.0) -> Any:
+        return json.loads(self.get(path, timeout_s))
 
     def wait_ready(self, timeout_s: float = 60.0) -> dict[str, Any]:
         """Block until /health says ok and partitions are assigned; WorkerError if it dies or times out."""

@@ -11,9 +11,12 @@ app = typer.Typer()
 
 JOB_NAMES = ("early-life", "fabric", "offenders", "maintenance-domain", "interruptions")
 
-LakeOpt = Annotated[Path | None, typer.Option("--lake", help="Parquet lake root (default: settings lake.path).")]
+LakeOpt = Annotated[
+    Path | None, typer.Option("--lake", help="Parquet lake root (default: settings lake.path).")
+]
 TruthOpt = Annotated[
-    Path | None, typer.Option("--truth", help="Simulator truth dir (--truth-out): its manifest sets the window.")
+    Path | None,
+    typer.Option("--truth", help="Simulator truth dir (--truth-out): its manifest sets the window."),
 ]
 
 
@@ -51,7 +54,9 @@ def analyze(
     ctx: typer.Context,
     job: Annotated[str, typer.Argument(help=f"One of: {', '.join(JOB_NAMES)}.")],
     lake: LakeOpt = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Write tables, summary.json and plots here.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write tables, summary.json and plots here.")
+    ] = None,
     truth: TruthOpt = None,
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Job parameter KEY=VALUE, e.g. --set min_events=2.")
@@ -108,7 +113,9 @@ def report(
     out: Annotated[Path, typer.Option("--out", help="Folder for report.html, summary.md and job outputs.")],
     lake: LakeOpt = None,
     truth: TruthOpt = None,
-    jobs: Annotated[str, typer.Option("--jobs", help="Comma-separated subset of jobs.")] = ",".join(JOB_NAMES),
+    jobs: Annotated[str, typer.Option("--jobs", help="Comma-separated subset of jobs.")] = ",".join(
+        JOB_NAMES
+    ),
 ) -> None:
     """Run every job and write report.html (self-contained) and summary.md with plots."""
     from rich.console import Console

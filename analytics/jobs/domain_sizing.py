@@ -73,7 +73,9 @@ def sensitivity(model: DomainModel, factors: tuple[float, ...] = (0.5, 1.0, 1.5)
     rows = []
     for lam_f in factors:
         for rep_f in factors:
-            m = model._replace(failure_rate=model.failure_rate * lam_f, repair_hours=model.repair_hours * rep_f)
+            m = model._replace(
+                failure_rate=model.failure_rate * lam_f, repair_hours=model.repair_hours * rep_f
+            )
             best = optimum(m)
             at_base = float(cost_components(m, np.array([base.size]))["total"][0])
             rows.append(

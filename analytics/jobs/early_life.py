@@ -59,7 +59,9 @@ def exposure_by_age(windows: pl.LazyFrame, bin_days: float = 7.0, by: Sequence[s
     max_bin = windows.select((pl.col("exit_age_d").max() / bin_days).floor().cast(pl.Int64)).collect().item()
     bins = pl.LazyFrame({"age_bin": pl.int_range(0, (max_bin or 0) + 1, eager=True)})
     lo = pl.col("age_bin") * bin_days
-    overlap = pl.min_horizontal(pl.col("exit_age_d"), lo + bin_days) - pl.max_horizontal(pl.col("entry_age_d"), lo)
+    overlap = pl.min_horizontal(pl.col("exit_age_d"), lo + bin_days) - pl.max_horizontal(
+        pl.col("entry_age_d"), lo
+    )
     return (
         windows.join(bins, how="cross")
         .with_columns(overlap.alias("host_days"))
@@ -114,7 +116,9 @@ def bathtub(aged_faults: pl.LazyFrame, windows: pl.LazyFrame, bin_days: float = 
     return pl.concat([total, per_group]).rename({"kind": "group"}).sort("group", "age_bin")
 
 
-def first_failures(aged_faults: pl.LazyFrame, windows: pl.LazyFrame, kinds: Sequence[str] | None = None) -> pl.LazyFrame:
+def first_failures(
+    aged_faults: pl.LazyFrame, windows: pl.LazyFrame, kinds: Sequence[str] | None = None
+) -> pl.LazyFrame:
     """Per host: entry age, exit age (first failure in window, else end) and event flag — KM input."""
     pick = aged_faults if kinds is None else aged_faults.filter(pl.col("kind").is_in(list(kinds)))
     first = pick.group_by("host_id").agg(pl.col("age_d").min().alias("fail_age_d"))

@@ -16,28 +16,34 @@ QUANTILES = (0.5, 0.9, 0.99)
 METRICS = ("step_time_ms", "bus_bw_gbps")
 
 
-def with_fabric(frame: pl.LazyFrame, inventory: pl.LazyFrame) -> pl.LazyFrame:
+def with_fabric(frame: pl.LazyFrame, inventory: pl.LazyFrame | None) -> pl.LazyFrame:
     """Add the host's fabric from the inventory unless the frame carries it already."""
     if "fabric" in frame.collect_schema().names():
         return frame
+    if inventory is None:
+        raise ValueError("frame has no fabric column and no inventory was given")
     return frame.join(inventory.select("host_id", "fabric"), on="host_id", how="inner")
 
 
 def sample_percentiles(
-    samples: pl.LazyFrame, inventory: pl.LazyFrame, metrics: Sequence[str] = METRICS
+    samples: pl.LazyFrame, inventory: pl.LazyFrame | None, metrics: Sequence[str] = METRICS
 ) -> pl.LazyFrame:
     """p50/p90/p99 (and mean) of each metric per fabric over all host samples."""
     aggs: list[pl.Expr] = [pl.len().alias("samples"), pl.col("host_id").n_unique().alias("hosts")]
     for m in metrics:
         aggs += [pl.col(m).quantile(q, "linear").alias(f"{m}_p{round(q * 100)}") for q in QUANTILES]
         aggs.append(pl.col(m).mean().alias(f"{m}_mean"))
-    return with_fabric(samples.select("host_id", *metrics), inventory).group_by("fabric").agg(aggs).sort("fabric")
+    frame = with_fabric(samples, inventory).select("host_id", "fabric", *metrics)
+    return frame.group_by("fabric").agg(aggs).sort("fabric")
 
 
-def host_medians(samples: pl.LazyFrame, inventory: pl.LazyFrame, metrics: Sequence[str] = METRICS) -> pl.LazyFrame:
+def host_medians(
+    samples: pl.LazyFrame, inventory: pl.LazyFrame | None, metrics: Sequence[str] = METRICS
+) -> pl.LazyFrame:
     """Per host: fabric, sample count and the median of each metric (the unit of the A/B test)."""
     return (
-        with_fabric(samples.select("host_id", *metrics), inventory)
+        with_fabric(samples, inventory)
+        .select("host_id", "fabric", *metrics)
         .group_by("host_id", "fabric")
         .agg(pl.len().alias("samples"), *[pl.col(m).median() for m in metrics])
         .sort("host_id")

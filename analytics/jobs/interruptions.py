@@ -106,7 +106,9 @@ def fleet_rate_per_gpu_hour(interrupted_count: int, gpu_hours: float) -> float:
     return interrupted_count / gpu_hours if gpu_hours > 0 else float("nan")
 
 
-def projected_mttf(rate_per_gpu_hour: float, sizes: tuple[int, ...] = (8, 64, 512, 1024, 4096, 16384)) -> pl.DataFrame:
+def projected_mttf(
+    rate_per_gpu_hour: float, sizes: tuple[int, ...] = (8, 64, 512, 1024, 4096, 16384)
+) -> pl.DataFrame:
     """MTTF(N) = 1 / (N · rate) for independent GPU failures, beside Meta's observed figures."""
     return pl.DataFrame(
         {

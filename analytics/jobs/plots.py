@@ -65,9 +65,16 @@ def plot_early_life(result: JobResult, folder: Path) -> list[Path]:
     ax.legend(fontsize=7, ncol=2)
     out.append(_save(fig, folder / "hazard_by_mode.png"))
     if t["hazard_by_cohort"].height:
-        cohort = t["hazard_by_cohort"].group_by("cohort").agg(
-            pl.col("events").sum(), pl.col("host_days").sum(), pl.col("age_start_d").min().alias("first_age")
-        ).sort("cohort")
+        cohort = (
+            t["hazard_by_cohort"]
+            .group_by("cohort")
+            .agg(
+                pl.col("events").sum(),
+                pl.col("host_days").sum(),
+                pl.col("age_start_d").min().alias("first_age"),
+            )
+            .sort("cohort")
+        )
         fig, ax = plt.subplots(figsize=(8, 4))
         ax.bar(cohort["cohort"], cohort["events"] / cohort["host_days"] * 365.25)
         ax.set(xlabel="install month (cohort)", ylabel="early-life failures per host-year",
@@ -99,7 +106,9 @@ def plot_fabric(result: JobResult, folder: Path) -> list[Path]:
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.8))
     lr = t["link_rates"]
     axes[0].bar(lr["fabric"], lr["downs_per_host_day"] * 1000, label="downs")
-    axes[0].bar(lr["fabric"], lr["flaps_per_host_day"] * 1000, bottom=lr["downs_per_host_day"] * 1000, label="flaps")
+    axes[0].bar(
+        lr["fabric"], lr["flaps_per_host_day"] * 1000, bottom=lr["downs_per_host_day"] * 1000, label="flaps"
+    )
     axes[0].set(title="link events per 1,000 host-days")
     axes[0].legend()
     si = t["slow_incidence"]
@@ -178,8 +187,16 @@ def plot_interruptions(result: JobResult, folder: Path) -> list[Path]:
     ax.scatter(meta["size_gpus"], meta["meta_mttf_hours"], marker="x", color="k", label="Meta (published)")
     if "mttf_by_size" in t:
         m = t["mttf_by_size"].filter(pl.col("interruptions") > 0)
-        ax.scatter(m["size_gpus"], m["mttf_hours"], label=f"observed (slope {result.summary['mttf_size_slope']:.2f})")
-    ax.set(xscale="log", yscale="log", xlabel="job size (GPUs)", ylabel="job MTTF (hours)", title="Job MTTF vs size")
+        ax.scatter(
+            m["size_gpus"], m["mttf_hours"], label=f"observed (slope {result.summary['mttf_size_slope']:.2f})"
+        )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="job size (GPUs)",
+        ylabel="job MTTF (hours)",
+        title="Job MTTF vs size",
+    )
     ax.legend(fontsize=8)
     out.append(_save(fig, folder / "mttf_vs_size.png"))
     return out

@@ -23,7 +23,14 @@ from analytics.jobs.truth import truth_checks
 # Which tables each job shows in the report (the rest are in its folder).
 SHOWN: dict[str, tuple[str, ...]] = {
     "early-life": ("power_law_fit",),
-    "fabric": ("percentiles", "comparisons", "link_rates", "slow_incidence", "slow_incidence_findings", "repair"),
+    "fabric": (
+        "percentiles",
+        "comparisons",
+        "link_rates",
+        "slow_incidence",
+        "slow_incidence_findings",
+        "repair",
+    ),
     "offenders": ("share", "offenders"),
     "maintenance-domain": ("sensitivity",),
     "interruptions": ("root_causes", "mttf_by_size", "projected_mttf"),
@@ -47,7 +54,9 @@ def quarantine_table(lake: str | Path) -> pl.DataFrame:
         quarantine_entries = None
     if quarantine_entries is not None:
         rows = [e._asdict() if hasattr(e, "_asdict") else dict(e) for e in quarantine_entries(lake)]
-        return pl.DataFrame([{k: fmt(v) if isinstance(v, dict | list) else v for k, v in r.items()} for r in rows])
+        return pl.DataFrame(
+            [{k: fmt(v) if isinstance(v, dict | list) else v for k, v in r.items()} for r in rows]
+        )
     rows = []
     for report in sorted(Path(lake).glob("_quarantine/*/*/report.json")):
         doc: dict[str, Any] = json.loads(report.read_text())

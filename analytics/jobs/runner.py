@@ -34,10 +34,13 @@ def _inventory(lake: Lake, job: str) -> pl.LazyFrame:
     return latest_inventory(scan(lake, "host_inventoried", job))
 
 
-def run_early_life(lake: Lake, truth: Lake | None = None, bin_days: float = 7.0, min_repeat: int = 3) -> JobResult:
+def run_early_life(
+    lake: Lake, truth: Lake | None = None, bin_days: float = 7.0, min_repeat: int = 3
+) -> JobResult:
     notes: list[str] = []
+    inv = _inventory(lake, "early-life")
     start, end = observation_window(lake, read_manifest(truth))
-    windows = early_life.host_windows(_inventory(lake, "early-life"), start, end).collect().lazy()
+    windows = early_life.host_windows(inv, start, end).collect().lazy()
     aged = early_life.fault_ages(load_faults(lake), windows).collect().lazy()
     tables = {
         "hazard_by_mode": early_life.hazard_by_age(aged, windows, bin_days, ("kind",)).collect(),
@@ -72,7 +75,9 @@ def run_early_life(lake: Lake, truth: Lake | None = None, bin_days: float = 7.0,
         "window_end_ts": end,
         "hosts": windows.select(pl.len()).collect().item(),
         "faults_in_window": aged.select(pl.len()).collect().item(),
-        "fits": {f["mode"]: {k: f[k] for k in ("shape", "shape_lo", "shape_hi", "scale", "events")} for f in fits},
+        "fits": {
+            f["mode"]: {k: f[k] for k in ("shape", "shape_lo", "shape_hi", "scale", "events")} for f in fits
+        },
     }
     return JobResult("early-life", tables, summary, notes)
 
@@ -89,8 +94,9 @@ def run_fabric(
     inv = _inventory(lake, "fabric").collect().lazy()
     start, end = observation_window(lake, read_manifest(truth))
     samples = scan(lake, "host_sampled", "fabric")
-    tables = {"percentiles": fabric.sample_percentiles(samples, inv).collect()}
-    medians = fabric.host_medians(samples, inv).collect()
+    # The sample scans are the heavy part (bench/bench_analytics.py): run them on the streaming engine.
+    tables = {"percentiles": fabric.sample_percentiles(samples, inv).collect(engine="streaming")}
+    medians = fabric.host_medians(samples, inv).collect(engine="streaming")
     tables["host_medians"] = medians
     observed = fabric.host_days(inv, start, end)
     link = scan_optional(lake, "link_event_observed")
@@ -100,7 +106,7 @@ def run_fabric(
     per_host_link = fabric.link_error_rates(link, observed).collect()
     tables["link_rates"] = fabric.link_rates_by_fabric(per_host_link.lazy()).collect()
     win = fabric.slow_windows(samples, slow_window_ms, slow_threshold)
-    flags = fabric.slow_hosts(win, slow_min_windows).collect()
+    flags = fabric.slow_hosts(win, slow_min_windows).collect(engine="streaming")
     tables["slow_hosts"] = flags.join(inv.select("host_id", "fabric").collect(), on="host_id", how="left")
     tables["slow_incidence"] = fabric.slow_incidence(flags.lazy(), inv).collect()
     findings = scan_optional(lake, "finding_raised")
@@ -200,7 +206,11 @@ def run_interruptions(lake: Lake, truth: Lake | None = None) -> JobResult:
     tables = {"root_causes": interruptions.root_cause_table(inter.lazy()).collect()}
     inv = _inventory(lake, "interruptions").collect()
     start, end = observation_window(lake, read_manifest(truth))
-    observed = fabric.host_days(inv.lazy(), start, end).collect().join(inv.select("host_id", "gpu_count"), on="host_id")
+    observed = (
+        fabric.host_days(inv.lazy(), start, end)
+        .collect()
+        .join(inv.select("host_id", "gpu_count"), on="host_id")
+    )
     gpu_hours = float((observed["days"] * observed["gpu_count"]).sum()) * 24.0
     rate = interruptions.fleet_rate_per_gpu_hour(inter.height, gpu_hours)
     tables["projected_mttf"] = interruptions.projected_mttf(rate)

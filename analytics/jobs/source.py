@@ -23,7 +23,10 @@ def has_table(lake: str | Path, table: str) -> bool:
     root = Path(lake) / table
     if not root.is_dir():
         return False
-    return any(not any(part.startswith((".", "_")) for part in f.relative_to(root).parts) for f in root.rglob("*.parquet"))
+    return any(
+        not any(part.startswith((".", "_")) for part in f.relative_to(root).parts)
+        for f in root.rglob("*.parquet")
+    )
 
 
 def scan(lake: str | Path, table: str, job: str | None = None) -> pl.LazyFrame:
@@ -37,7 +40,10 @@ def scan(lake: str | Path, table: str, job: str | None = None) -> pl.LazyFrame:
     if lake_scan is not None:
         return lake_scan(lake, table)
     return pl.scan_parquet(
-        f"{Path(lake) / table}/**/*.parquet", hive_partitioning=True, missing_columns="insert", hidden_file_prefix=(".", "_")
+        f"{Path(lake) / table}/**/*.parquet",
+        hive_partitioning=True,
+        missing_columns="insert",
+        hidden_file_prefix=(".", "_"),
     ).drop("date", strict=False)
 
 

@@ -99,7 +99,9 @@ def compare_rates(
     ea, xa = np.asarray(events_a, dtype=float), np.asarray(exposure_a, dtype=float)
     eb, xb = np.asarray(events_b, dtype=float), np.asarray(exposure_b, dtype=float)
     if ea.size < 2 or eb.size < 2 or xa.sum() <= 0 or xb.sum() <= 0:
-        raise InsufficientDataError(f"comparing {metric}", f"{group_a}: {ea.size}, {group_b}: {eb.size} units")
+        raise InsufficientDataError(
+            f"comparing {metric}", f"{group_a}: {ea.size}, {group_b}: {eb.size} units"
+        )
     ra, rb, diff, lo, hi = bootstrap_rate_diff(ea, xa, eb, xb, n_boot=n_boot, seed=seed)
     u, p = stats.mannwhitneyu(eb / xb, ea / xa, alternative="two-sided")
     return Comparison(

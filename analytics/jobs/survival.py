@@ -92,7 +92,9 @@ def fit_power_law(
     )  # fmt: skip
 
 
-def kaplan_meier(entry: ArrayLike, exit: ArrayLike, event: ArrayLike, confidence: float = 0.95) -> KaplanMeier:
+def kaplan_meier(
+    entry: ArrayLike, exit: ArrayLike, event: ArrayLike, confidence: float = 0.95
+) -> KaplanMeier:
     """Kaplan–Meier with delayed entry: a unit is at risk at t when entry < t ≤ exit.
 
     ``event`` is 1 where ``exit`` is a failure, 0 where it is a censoring time. The CI is

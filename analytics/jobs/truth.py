@@ -121,5 +121,9 @@ def truth_checks(results: dict[str, JobResult], truth: str | Path) -> pl.DataFra
     faults = Path(truth) / "faults.parquet"
     if "offenders" in results and faults.is_file():
         rows += fault_count_check(pl.read_parquet(faults), results["offenders"])
-    schema = {k: pl.String for k in ("check", "expected", "observed", "interval", "detail")} | {"ok": pl.Boolean}
-    return pl.DataFrame(rows, schema=schema).select("check", "expected", "observed", "interval", "ok", "detail")
+    schema = {k: pl.String for k in ("check", "expected", "observed", "interval", "detail")} | {
+        "ok": pl.Boolean
+    }
+    return pl.DataFrame(rows, schema=schema).select(
+        "check", "expected", "observed", "interval", "ok", "detail"
+    )

@@ -4,7 +4,7 @@ Jobs read with ``scan(lake_path, table)`` or ``Lake(path)``; the report generato
 ``quarantine_entries(lake)``. Layout: see ``analytics.lake.layout`` and docs/LAKE.md.
 """
 
-from analytics.lake.archiver import ArchiveStats, Archiver
+from analytics.lake.archiver import Archiver, ArchiveStats
 from analytics.lake.compaction import CompactionResult, compact
 from analytics.lake.fs import LakeFS
 from analytics.lake.layout import TABLES, ArchiveName, TopicPartition

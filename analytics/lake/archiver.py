@@ -128,7 +128,10 @@ class Archiver:
             if committed < begin[tp]:
                 log.warning(
                     "%s[%d]: offsets %d-%d expired from Kafka before they were archived",
-                    tp.topic, tp.partition, committed, begin[tp] - 1,
+                    tp.topic,
+                    tp.partition,
+                    committed,
+                    begin[tp] - 1,
                 )
             consumer.seek(tp, max(committed, begin[tp]))
         quality = self.settings.lake.quality
@@ -136,7 +139,9 @@ class Archiver:
         gate = self.gate
         if gate is None and quality.enabled:
             gate = QualityGate(future_tolerance_s=quality.future_tolerance_s)
-        return Publisher(self.lake, self.settings.lake, frontier, gate=gate, known_hosts=known, clock=self.clock)
+        return Publisher(
+            self.lake, self.settings.lake, frontier, gate=gate, known_hosts=known, clock=self.clock
+        )
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -160,7 +165,9 @@ class Archiver:
             publisher = self._start(consumer, tps, stats)
             self._loop(consumer, tps, publisher, stats, until_idle, max_seconds, stop, on_batch, started)
         except KafkaError as exc:
-            raise ArchiverError(f"Kafka failed while archiving from {self.settings.bootstrap_servers}: {exc}") from exc
+            raise ArchiverError(
+                f"Kafka failed while archiving from {self.settings.bootstrap_servers}: {exc}"
+            ) from exc
         finally:
             consumer.close(autocommit=False)
             stats.elapsed_s = time.monotonic() - started
@@ -183,7 +190,8 @@ class Archiver:
         size = 0
         first_at = 0.0
         while True:
-            polled = consumer.poll(timeout_ms=lake.poll_timeout_ms, max_records=lake.max_poll_records)
+            room = max(1, min(lake.max_poll_records, lake.flush_records - len(buffer)))
+            polled = consumer.poll(timeout_ms=lake.poll_timeout_ms, max_records=room)
             for messages in polled.values():
                 for m in messages:
                     if not buffer:
@@ -251,7 +259,8 @@ class Archiver:
             while time.monotonic() < deadline and any(consumer.position(tp) < end[tp] for tp in inventory):
                 for messages in consumer.poll(timeout_ms=200).values():
                     out.extend(
-                        ConsumedRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value) for m in messages
+                        ConsumedRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value)
+                        for m in messages
                     )
         finally:
             consumer.resume(*others)
@@ -268,5 +277,7 @@ class Archiver:
         }
         try:
             consumer.commit(offsets)
-        except Exception as exc:  # the lake manifest is the truth; a failed group commit only delays lag metrics
+        except (
+            Exception
+        ) as exc:  # the lake manifest is the truth; a failed group commit only delays lag metrics
             log.warning("group offset commit failed (lake manifest is authoritative): %s", exc)

@@ -53,7 +53,10 @@ class CompactionRecord(NamedTuple):
             date=str(data["date"]),
             file=str(data["file"]),
             replaces=tuple(data["replaces"]),
-            covers={t: {p: [list(r) for r in rs] for p, rs in parts.items()} for t, parts in data["covers"].items()},
+            covers={
+                t: {p: [list(r) for r in rs] for p, rs in parts.items()}
+                for t, parts in data["covers"].items()
+            },
             foreign_files=tuple(data.get("foreign_files", ())),
             rows=int(data["rows"]),
             duplicates_dropped=int(data.get("duplicates_dropped", 0)),

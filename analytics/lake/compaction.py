@@ -92,7 +92,7 @@ def dedup_first(table: pa.Table, key: str = "event_id") -> tuple[pa.Table, int]:
         return table, 0
     indexed = table.select([key]).append_column("__row", pa.array(range(table.num_rows), pa.int64()))
     firsts = indexed.group_by(key, use_threads=False).aggregate([("__row", "min")]).column("__row_min")
-    kept = table.take(pc.sort_indices(firsts))
+    kept = table.take(pc.take(firsts, pc.sort_indices(firsts)))  # first rows, in their original order
     order = pc.sort_indices(kept, sort_keys=[("ts", "ascending"), (key, "ascending")])
     return kept.take(order), table.num_rows - kept.num_rows
 
@@ -162,8 +162,15 @@ def compact_unit(
     lake.write_parquet(out, merged, compression=settings.compression, row_group_size=settings.row_group_size)
     covers, foreign = coverage_of(sources, records)
     record = CompactionRecord(
-        table=table, date=date, file=out, replaces=tuple(sources), covers=covers, foreign_files=tuple(foreign),
-        rows=merged.num_rows, duplicates_dropped=dropped, created_at=now.isoformat(timespec="milliseconds"),
+        table=table,
+        date=date,
+        file=out,
+        replaces=tuple(sources),
+        covers=covers,
+        foreign_files=tuple(foreign),
+        rows=merged.num_rows,
+        duplicates_dropped=dropped,
+        created_at=now.isoformat(timespec="milliseconds"),
     )
     lake.write_json(compaction_record_path(table, date, name), record.to_json())  # the commit point
     for rel in sources:

@@ -6,6 +6,7 @@ rename publishes them. Paths handed around the lake package are POSIX paths rela
 
 from __future__ import annotations
 
+import contextlib
 import json
 import posixpath
 import uuid
@@ -123,10 +124,8 @@ class LakeFS:
             raise LakeError(f"cannot write: {exc}", self.full(rel)) from exc
 
     def _discard(self, rel: str) -> None:
-        try:
+        with contextlib.suppress(OSError, pa.ArrowException):
             self.fs.delete_file(self.full(rel))
-        except (OSError, pa.ArrowException):
-            pass
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         def write(path: str) -> None:
@@ -164,10 +163,8 @@ class LakeFS:
             child = posixpath.join(rel, sub) if rel else sub
             self.delete_empty_dirs(child)
             if not self.files(child) and not self.dirs(child):
-                try:
+                with contextlib.suppress(OSError, pa.ArrowException):
                     self.fs.delete_dir(self.full(child))
-                except (OSError, pa.ArrowException):
-                    pass
 
     def temp_files(self, rel: str = "") -> Iterator[str]:
         """Leftover temp files of interrupted writes under ``rel``."""

@@ -1,11 +1,11 @@
 """Where everything lives in the lake, and the file names that carry Kafka offsets.
 
-    <lake>/<table>/date=YYYY-MM-DD/<topic>-p<partition>-o<first>-<last>.parquet   archived data
-    <lake>/<table>/date=YYYY-MM-DD/compacted-<digest>.parquet                    compaction output
-    <lake>/_manifest/offsets/<topic>/<partition>.json                           committed offsets
-    <lake>/_manifest/compactions/<table>/date=…/compacted-<digest>.json         compaction commits
-    <lake>/_quarantine/<table>/<batch_id>/{report.json, <archive name>…}        failed quality gates
-    <lake>/_rejected/<topic>/<archive name>                                     undecodable records
+<lake>/<table>/date=YYYY-MM-DD/<topic>-p<partition>-o<first>-<last>.parquet   archived data
+<lake>/<table>/date=YYYY-MM-DD/compacted-<digest>.parquet                    compaction output
+<lake>/_manifest/offsets/<topic>/<partition>.json                           committed offsets
+<lake>/_manifest/compactions/<table>/date=…/compacted-<digest>.json         compaction commits
+<lake>/_quarantine/<table>/<batch_id>/{report.json, <archive name>…}        failed quality gates
+<lake>/_rejected/<topic>/<archive name>                                     undecodable records
 """
 
 from __future__ import annotations

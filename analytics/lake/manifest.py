@@ -50,7 +50,9 @@ class PartitionManifest(NamedTuple):
             TopicPartition(str(data["topic"]), int(data["partition"])),
             int(data["next_offset"]),
             str(data.get("committed_at", "")),
-            None if batch is None else CommittedRange(
+            None
+            if batch is None
+            else CommittedRange(
                 int(batch["first"]), int(batch["last"]), int(batch["records"]), tuple(batch["files"])
             ),
         )
@@ -99,7 +101,10 @@ def commit(
 
 
 def initialise(
-    lake: LakeFS, starts: Mapping[TopicPartition, int], known: Iterable[TopicPartition], now: dt.datetime | None = None
+    lake: LakeFS,
+    starts: Mapping[TopicPartition, int],
+    known: Iterable[TopicPartition],
+    now: dt.datetime | None = None,
 ) -> None:
     """Write a first manifest for partitions the lake has never seen, at their starting offset.
 

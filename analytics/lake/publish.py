@@ -63,9 +63,9 @@ class Publisher:
         self.settings = settings
         self.frontier = dict(frontier)
         quality = settings.quality
-        self.gate = gate if gate is not None or not quality.enabled else QualityGate(
-            future_tolerance_s=quality.future_tolerance_s
-        )
+        self.gate: QualityGate | None = None
+        if quality.enabled:
+            self.gate = gate or QualityGate(future_tolerance_s=quality.future_tolerance_s)
         self.known_hosts = known_hosts if quality.check_known_hosts else None
         self.clock = clock
 
@@ -78,6 +78,10 @@ class Publisher:
         """Validate and write every file of the batch; nothing is visible to readers yet."""
         now = self.clock()
         staged = StagedBatch(plan)
+        for tp, rng in sorted(plan.ranges.items()):
+            if tp not in self.frontier:  # a partition new to the lake: its files stay hidden until committed
+                commit(self.lake, tp, rng.first, previous=None, now=now)
+                self.frontier[tp] = rng.first
         hosts = set(self.known_hosts) if self.known_hosts is not None else None
         order = sorted(plan.tables, key=lambda t: (t != INVENTORY_TABLE, t))
         for table in order:
@@ -91,7 +95,9 @@ class Publisher:
                 for part in split_files(batch, arrow):
                     rel = data_path(table, part.date, str(part.name))
                     self.lake.write_parquet(
-                        rel, part.table, compression=self.settings.compression,
+                        rel,
+                        part.table,
+                        compression=self.settings.compression,
                         row_group_size=self.settings.row_group_size,
                     )
                     staged.add(part.name.tp, rel)
@@ -104,7 +110,13 @@ class Publisher:
             else:
                 for name, part_table in split_by_partition(batch, arrow):
                     folder = write_quarantine(
-                        self.lake, name, table, part_table, outcome, now, compression=self.settings.compression
+                        self.lake,
+                        name,
+                        table,
+                        part_table,
+                        outcome,
+                        now,
+                        compression=self.settings.compression,
                     )
                     staged.add(name.tp, folder)
                 staged.quarantined_rows += arrow.num_rows
@@ -116,7 +128,13 @@ class Publisher:
             first = first_of[name.tp]
             log.warning(
                 "rejected %d undecodable records from %s offsets %d-%d (first: %s: %s) → %s",
-                table.num_rows, name.tp, name.first, name.last, first.error_type, first.reason, rel,
+                table.num_rows,
+                name.tp,
+                name.first,
+                name.last,
+                first.error_type,
+                first.reason,
+                rel,
             )
         staged.rejected_rows = len(plan.rejected)
         return staged

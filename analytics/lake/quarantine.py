@@ -91,7 +91,11 @@ def write_quarantine(
 
 def quarantine_folders(lake: LakeFS) -> list[tuple[str, str]]:
     """(table, batch_id) of every quarantine folder, complete or not."""
-    return [(table, batch) for table in lake.dirs(QUARANTINE_DIR) for batch in lake.dirs(f"{QUARANTINE_DIR}/{table}")]
+    return [
+        (table, batch)
+        for table in lake.dirs(QUARANTINE_DIR)
+        for batch in lake.dirs(f"{QUARANTINE_DIR}/{table}")
+    ]
 
 
 def quarantine_entries(lake: LakeFS | str) -> list[QuarantineEntry]:

@@ -48,7 +48,7 @@ class Lake:
 
     def schema(self, table: str) -> pl.Schema:
         schema = polars_schema(table)
-        return pl.Schema({**schema, **HIVE_SCHEMA})
+        return pl.Schema([*schema.items(), ("date", pl.Date())])
 
     def scan(self, table: str) -> pl.LazyFrame:
         """A table as a LazyFrame over its published files; empty with the right schema if none."""

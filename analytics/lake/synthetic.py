@@ -87,82 +87,169 @@ def synthetic_records(
         cluster = "rsc1" if i % 2 == 0 else "rsc2"
         out.append(
             HostInventoried(
-                event_id=eid(), host_id=host, cluster=cluster, ts=start_ms, agent_seq=0,
+                event_id=eid(),
+                host_id=host,
+                cluster=cluster,
+                ts=start_ms,
+                agent_seq=0,
                 payload={
-                    "rack": f"r{i // 2}", "fabric": "roce" if i % 2 == 0 else "infiniband",
-                    "maintenance_domain": f"md{i // 4}", "sku": "H100-SXM5-80GB",
-                    "install_ts": start_ms - 30 * 24 * HOUR_MS, "gpu_count": 8, "nic_ports": 8,
+                    "rack": f"r{i // 2}",
+                    "fabric": "roce" if i % 2 == 0 else "infiniband",
+                    "maintenance_domain": f"md{i // 4}",
+                    "sku": "H100-SXM5-80GB",
+                    "install_ts": start_ms - 30 * 24 * HOUR_MS,
+                    "gpu_count": 8,
+                    "nic_ports": 8,
                 },
             ).to_record()
         )
         for s in range(samples_per_host):
             out.append(
                 HostSampled(
-                    event_id=eid(), host_id=host, cluster=cluster, ts=when(), agent_seq=s + 1,
+                    event_id=eid(),
+                    host_id=host,
+                    cluster=cluster,
+                    ts=when(),
+                    agent_seq=s + 1,
                     payload={
-                        "interval_s": 10, "job_id": "job-1", "step_time_ms": 1000.0 + rng.random() * 50,
-                        "bus_bw_gbps": 350.0, "gpus": [_gpu(g, rng) for g in range(8)],
+                        "interval_s": 10,
+                        "job_id": "job-1",
+                        "step_time_ms": 1000.0 + rng.random() * 50,
+                        "bus_bw_gbps": 350.0,
+                        "gpus": [_gpu(g, rng) for g in range(8)],
                         "nics": [_nic(p, rng) for p in range(2)],
                     },
                 ).to_record()
             )
-        env = {"host_id": host, "cluster": cluster, "agent_seq": samples_per_host + 1}
-        out.append(XidRaised(event_id=eid(), ts=when(), **env, payload={"gpu": 3, "xid": 79, "pci_bus_id": "0000:1b:00.0"}).to_record())
+        env: dict[str, Any] = {"host_id": host, "cluster": cluster, "agent_seq": samples_per_host + 1}
+        out.append(
+            XidRaised(
+                event_id=eid(), ts=when(), **env, payload={"gpu": 3, "xid": 79, "pci_bus_id": "0000:1b:00.0", "message": ""}
+            ).to_record()
+        )
         out.append(
             EccErrorObserved(
-                event_id=eid(), ts=when(), **env,
-                payload={"gpu": 1, "memory": "dram", "correctable": False, "count": 1, "row_remap": "none", "remapped_rows_total": 0},
+                event_id=eid(),
+                ts=when(),
+                **env,
+                payload={
+                    "gpu": 1,
+                    "memory": "dram",
+                    "correctable": False,
+                    "count": 1,
+                    "row_remap": "none",
+                    "remapped_rows_total": 0,
+                },
             ).to_record()
         )
         out.append(
             PcieAerReported(
-                event_id=eid(), ts=when(), **env,
-                payload={"gpu": 3, "device": "0000:1b:00.0", "severity": "fatal", "error_type": "completion_timeout"},
+                event_id=eid(),
+                ts=when(),
+                **env,
+                payload={
+                    "gpu": 3,
+                    "device": "0000:1b:00.0",
+                    "severity": "fatal",
+                    "error_type": "completion_timeout",
+                },
             ).to_record()
         )
-        out.append(LinkEventObserved(event_id=eid(), ts=when(), **env, payload={"port": 1, "kind": "flap", "count": 1, "peer": None}).to_record())
+        out.append(
+            LinkEventObserved(
+                event_id=eid(),
+                ts=when(),
+                **env,
+                payload={"port": 1, "kind": "flap", "count": 1, "peer": None},
+            ).to_record()
+        )
         out.append(
             JobInterrupted(
-                event_id=eid(), ts=when(), **env,
-                payload={"job_id": "job-1", "cause": "faulty_gpu", "gpu": 3, "job_gpus": 8 * n_hosts, "detail": ""},
+                event_id=eid(),
+                ts=when(),
+                **env,
+                payload={
+                    "job_id": "job-1",
+                    "cause": "faulty_gpu",
+                    "gpu": 3,
+                    "job_gpus": 8 * n_hosts,
+                    "detail": "",
+                },
             ).to_record()
         )
     t = when()
     out.append(
         FindingRaised(
-            event_id=eid(), host_id=hosts[0], cluster="rsc1", ts=t,
+            event_id=eid(),
+            host_id=hosts[0],
+            cluster="rsc1",
+            ts=t,
             payload={
-                "finding_id": "f-1", "detector": "repeat_offender", "rule": "fell_off_bus_2_in_30d", "scope": "gpu",
-                "scope_key": f"{hosts[0]}/3", "error_class": "fell_off_bus", "count": 2,
-                "window_start": t - 24 * HOUR_MS, "window_end": t, "recommended_action": "rma",
-                "severity": "critical", "score": None, "evidence": {"xid": "79"},
+                "finding_id": "f-1",
+                "detector": "repeat_offender",
+                "rule": "fell_off_bus_2_in_30d",
+                "scope": "gpu",
+                "scope_key": f"{hosts[0]}/3",
+                "error_class": "fell_off_bus",
+                "count": 2,
+                "window_start": t - 24 * HOUR_MS,
+                "window_end": t,
+                "recommended_action": "rma",
+                "severity": "critical",
+                "score": None,
+                "evidence": {"xid": "79"},
             },
         ).to_record()
     )
     out.append(
         MaintenanceActionRecorded(
-            event_id=eid(), host_id=hosts[0], cluster="rsc1", ts=t,
+            event_id=eid(),
+            host_id=hosts[0],
+            cluster="rsc1",
+            ts=t,
             payload={
-                "action_id": "a-1", "kind": "rma_opened", "operation": "rma", "maintenance_domain": "md0",
-                "finding_id": "f-1", "rule": None, "reason": "repeat offender", "caused_by": None,
+                "action_id": "a-1",
+                "kind": "rma_opened",
+                "operation": "rma",
+                "maintenance_domain": "md0",
+                "finding_id": "f-1",
+                "rule": None,
+                "reason": "repeat offender",
+                "caused_by": None,
             },
         ).to_record()
     )
     out.append(
         AlertRaised(
-            event_id=eid(), host_id=FLEET, cluster=FLEET, ts=t,
+            event_id=eid(),
+            host_id=FLEET,
+            cluster=FLEET,
+            ts=t,
             payload={
-                "alert_id": "al-1", "alertname": "NewRMA", "severity": "critical", "status": "firing",
-                "labels": {"host": hosts[0]}, "annotations": {}, "generator_url": None,
+                "alert_id": "al-1",
+                "alertname": "NewRMA",
+                "severity": "critical",
+                "status": "firing",
+                "labels": {"host": hosts[0]},
+                "annotations": {},
+                "generator_url": None,
             },
         ).to_record()
     )
     out.append(
         RecordDeadLettered(
-            event_id=eid(), host_id=FLEET, cluster=FLEET, ts=t,
+            event_id=eid(),
+            host_id=FLEET,
+            cluster=FLEET,
+            ts=t,
             payload={
-                "reason": "bad magic byte", "error_type": "FramingError", "source_topic": "fleet.errors",
-                "source_partition": 0, "source_offset": 7, "schema_id": None, "original_key": None,
+                "reason": "bad magic byte",
+                "error_type": "FramingError",
+                "source_topic": "fleet.errors",
+                "source_partition": 0,
+                "source_offset": 7,
+                "schema_id": None,
+                "original_key": None,
                 "original_value": b"\x01garbage",
             },
         ).to_record()

@@ -129,7 +129,9 @@ class QualityGate:
                     gx.ExpectationSuite(name=variant, expectations=spec.expectations_for(available))
                 )
             except Exception as exc:  # GX raises pydantic and its own errors for a bad expectation
-                raise QualityError(f"suite {table!r} does not load in great-expectations: {exc}", table) from exc
+                raise QualityError(
+                    f"suite {table!r} does not load in great-expectations: {exc}", table
+                ) from exc
             source = context.data_sources.get("fleetpulse")
             asset = source.add_dataframe_asset(variant)
             batch = asset.add_batch_definition_whole_dataframe(variant)
@@ -183,7 +185,9 @@ def _failure(item: dict[str, Any]) -> FailedExpectation:
     error = None
     if isinstance(exc, dict):
         infos = [exc] if "raised_exception" in exc else list(exc.values())
-        messages = [i.get("exception_message") for i in infos if isinstance(i, dict) and i.get("raised_exception")]
+        messages = [
+            i.get("exception_message") for i in infos if isinstance(i, dict) and i.get("raised_exception")
+        ]
         error = "; ".join(str(m) for m in messages if m) or None
     return FailedExpectation(
         expectation=str(item.get("expectation_type") or item.get("type")),
@@ -198,7 +202,8 @@ def _failure(item: dict[str, Any]) -> FailedExpectation:
 def _trim(values: dict[str, Any]) -> dict[str, Any]:
     """Summarise long value lists (thousands of known hosts) so reports stay readable."""
     return {
-        k: f"<{len(v)} values>" if isinstance(v, list) and len(v) > _SET_LIMIT else v for k, v in values.items()
+        k: f"<{len(v)} values>" if isinstance(v, list) and len(v) > _SET_LIMIT else v
+        for k, v in values.items()
     }
 
 
@@ -220,4 +225,6 @@ def _outcome(
         "failed_expectations": [f.describe() for f in failed],
         "results": [{**item, "kwargs": _trim(item.get("kwargs") or {})} for item in items],
     }
-    return ValidationOutcome(table, bool(result.success), rows, len(items), failed, spec.version, now_ms, report)
+    return ValidationOutcome(
+        table, bool(result.success), rows, len(items), failed, spec.version, now_ms, report
+    )

@@ -67,7 +67,11 @@ def load_suite(table: str, suites_dir: Path | None = None) -> SuiteSpec:
     if not isinstance(expectations, list) or not expectations:
         raise QualityError(f"suite {path} has no expectations", table)
     for i, e in enumerate(expectations):
-        if not isinstance(e, dict) or not isinstance(e.get("type"), str) or not isinstance(e.get("kwargs"), dict):
+        if (
+            not isinstance(e, dict)
+            or not isinstance(e.get("type"), str)
+            or not isinstance(e.get("kwargs"), dict)
+        ):
             raise QualityError(f"suite {path}: expectation #{i} needs a 'type' and 'kwargs'", table)
         for value in e["kwargs"].values():
             if isinstance(value, dict) and "$PARAMETER" in value and value["$PARAMETER"] not in PARAMETERS:

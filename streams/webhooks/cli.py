@@ -68,14 +68,10 @@ def dispatch(
     m = dispatcher.metrics
 
     def summary() -> str:
-        total = {
-            name: sum(s.value for s in metric.collect()[0].samples if s.name.endswith("_total"))
-            for name, metric in (("delivered", m.delivered), ("retries", m.retries), ("dead", m.failures))
-        }
         return (
-            f"ingested {m.value('fleetpulse_webhook_alerts_ingested_total'):.0f}  delivered {total['delivered']:.0f}"
-            f"  retries {total['retries']:.0f}  dead {total['dead']:.0f}"
-            f"  pending {m.value('fleetpulse_webhook_outbox_depth'):.0f}"
+            f"ingested {m.value('fleetpulse_webhook_alerts_ingested_total'):.0f}"
+            f"  delivered {m.total(m.delivered):.0f}  retries {m.total(m.retries):.0f}"
+            f"  dead {m.total(m.failures):.0f}  pending {m.value('fleetpulse_webhook_outbox_depth'):.0f}"
         )
 
     async def main(stop: asyncio.Event) -> None:

@@ -11,7 +11,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import httpx
@@ -26,6 +26,7 @@ from streams.webhooks.signing import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, sign
 log = logging.getLogger(__name__)
 
 USER_AGENT = "fleetpulse-webhooks/1"
+GAUGE_REFRESH_S = 0.5  # the gauges cost a COUNT over pending rows: not once per delivery
 
 
 class _RedactUrls(logging.Filter):
@@ -67,6 +68,7 @@ class Deliverer:
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
         poll_s: float = 1.0,
+        urls: Sequence[str] | None = None,
     ) -> None:
         self.outbox = outbox
         self.client = client
@@ -77,8 +79,10 @@ class Deliverer:
         self.clock = clock
         self.rng = rng or random.Random()
         self.poll_s = poll_s
+        self.urls = list(urls) if urls is not None else None  # None: every URL in the outbox
         self._in_flight: dict[str, dict[str, asyncio.Task[Outcome | None]]] = {}
         self._wake = asyncio.Event()
+        self._gauges_at = -GAUGE_REFRESH_S
         _redact_httpx_logs()
 
     def wake(self) -> None:
@@ -93,7 +97,7 @@ class Deliverer:
         """Start a task for every due delivery that fits its URL's in-flight budget; return how many."""
         started = 0
         now = self.clock()
-        for url in self.outbox.due_urls(now):
+        for url in self.urls if self.urls is not None else self.outbox.urls():
             running = self._in_flight.setdefault(url, {})
             free = self.max_in_flight_per_url - len(running)
             if free <= 0:
@@ -101,7 +105,8 @@ class Deliverer:
             for d in self.outbox.due(url, now, free, exclude=running):
                 running[d.alert_id] = asyncio.create_task(self._run_one(d), name=f"deliver {d.alert_id}")
                 started += 1
-        self._refresh_gauges()
+        if time.monotonic() - self._gauges_at > GAUGE_REFRESH_S:
+            self._refresh_gauges()
         return started
 
     async def _run_one(self, d: Delivery) -> Outcome | None:
@@ -109,6 +114,9 @@ class Deliverer:
             return await self.attempt(d)
         except OutboxError as exc:  # the POST may have landed; the row stays pending and is re-sent
             log.error("webhook %s alert %s: %s", redact_url(d.url), d.alert_id, exc)
+            return None
+        except Exception as exc:  # noqa: BLE001 - a bug here must be seen, not lost in an unawaited task
+            log.error("webhook %s alert %s: unexpected %s", redact_url(d.url), d.alert_id, type(exc).__name__)
             return None
         finally:
             self._in_flight.get(d.url, {}).pop(d.alert_id, None)
@@ -127,8 +135,12 @@ class Deliverer:
         retry_hint: float | None = None
         try:
             resp = await self.client.post(d.url, content=d.body, headers=headers)
-        except httpx.HTTPError as exc:
+        except httpx.InvalidURL as exc:  # configuration, not weather: retrying cannot help
             status: int | None = None
+            error = self._scrub(f"{type(exc).__name__}: {exc}", d.url)
+            retryable = False
+        except Exception as exc:  # noqa: BLE001 - transport errors and anything else: one bad item must not spin
+            status = None
             error = self._scrub(f"{type(exc).__name__}: {exc}", d.url)
             retryable = True
         else:
@@ -172,9 +184,9 @@ class Deliverer:
         return text.replace(secret, "***") if secret else text
 
     def _refresh_gauges(self) -> None:
-        stats = self.outbox.stats()
-        self.metrics.outbox_depth.set(stats.pending)
-        self.metrics.outbox_dead.set(stats.dead)
+        self.metrics.outbox_depth.set(self.outbox.depth())
+        self.metrics.outbox_dead.set(self.outbox.dead())
+        self._gauges_at = time.monotonic()
 
     def _wait_s(self) -> float:
         nxt = self.outbox.next_due_at()

@@ -49,11 +49,11 @@ def check_config(ws: WebhookSettings) -> None:
     """Fail at start-up, saying what to set, if deliveries could not work."""
     if ws.secret is None or not ws.secret.get_secret_value():
         raise WebhookConfigError(
-            "no webhook signing secret: set FLEETPULSE_WEBHOOKS__SECRET (or [webhooks] secret)"
+            "no webhook signing secret: set FLEETPULSE_WEBHOOKS__SECRET (or secret in the webhooks section of the config file)"
         )
     if not ws.urls:
         raise WebhookConfigError(
-            "no webhook URLs: set FLEETPULSE_WEBHOOKS__URLS='[\"http://...\"]' or pass --url"
+            "no webhook URLs: set FLEETPULSE_WEBHOOKS__URLS to a JSON list of URLs, or pass --url"
         )
     bad = [u for u in ws.urls if not u.startswith(("http://", "https://"))]
     if bad:
@@ -183,6 +183,7 @@ class Dispatcher:
             max_in_flight_per_url=self.ws.max_in_flight_per_url,
             clock=self.clock,
             rng=self._rng,
+            urls=self.ws.urls,
         )
 
     async def run(self, stop: asyncio.Event, *, ready: asyncio.Event | None = None) -> None:
@@ -193,6 +194,12 @@ class Dispatcher:
         pruned = self.outbox.prune(self.clock() - self.ws.outbox_retention_days * DAY_S)
         if pruned:
             log.info("outbox: pruned %d delivered alerts", pruned)
+        orphans = [u for u in self.outbox.urls() if u not in self.ws.urls]
+        if orphans:  # kept, not sent: a URL taken out of the configuration is not called any more
+            log.warning(
+                "outbox has deliveries for %d URL(s) no longer configured; see fleetpulse outbox",
+                len(orphans),
+            )
         consumer = AIOKafkaConsumer(
             self.topic,
             group_id=self.ws.group_id,

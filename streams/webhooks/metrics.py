@@ -9,10 +9,13 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 
 def redact_url(url: str) -> str:
     """``scheme://host[:port]/path`` only: user info and query strings often carry tokens."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+    except ValueError:  # e.g. a broken IPv6 literal: show nothing that might be a credential
+        return "<unparseable URL>"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
@@ -45,6 +48,13 @@ class WebhookMetrics:
         )
         self.outbox_dead = Gauge(
             "fleetpulse_webhook_outbox_dead", "Dead (alert, URL) deliveries kept for inspection", registry=r
+        )
+
+    @staticmethod
+    def total(counter: Counter) -> float:
+        """A counter summed over all its label values."""
+        return sum(
+            s.value for metric in counter.collect() for s in metric.samples if s.name.endswith("_total")
         )
 
     def value(self, name: str, **labels: str) -> float:

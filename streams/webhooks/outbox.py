@@ -20,6 +20,11 @@ DeliveryState = Literal["pending", "delivered", "dead"]
 
 OUTBOX_FILE = "outbox.sqlite3"
 
+# New alerts are committed with synchronous=FULL: once Kafka's offset moves on, the outbox is the
+# only copy, so it must survive power loss. Delivery outcomes use NORMAL (WAL: safe against a
+# process crash); losing one after power loss only means a re-send the receiver drops as a repeat.
+_DURABLE, _RELAXED = "FULL", "NORMAL"
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS alerts (
     alert_id   TEXT PRIMARY KEY,
@@ -81,7 +86,9 @@ class Outbox:
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+            # One user at a time, but not always the opening thread (a dispatcher built on one
+            # thread may run on another); the module is in serialized mode (threadsafety 3).
+            conn = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(
                 "PRAGMA synchronous=FULL"
@@ -106,8 +113,10 @@ class Outbox:
         self.close()
 
     @contextmanager
-    def _tx(self, what: str) -> Iterator[sqlite3.Connection]:
+    def _tx(self, what: str, durable: bool = False) -> Iterator[sqlite3.Connection]:
         try:
+            if durable:
+                self._conn.execute(f"PRAGMA synchronous={_DURABLE}")
             self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise OutboxError(self.path, f"{what} failed: {exc}") from exc
@@ -120,6 +129,10 @@ class Outbox:
             if isinstance(exc, sqlite3.Error):
                 raise OutboxError(self.path, f"{what} failed: {exc}") from exc
             raise
+        finally:
+            if durable:
+                with suppress(sqlite3.Error):
+                    self._conn.execute(f"PRAGMA synchronous={_RELAXED}")
 
     def add(self, notifications: Iterable[Notification], urls: Sequence[str], now: float) -> int:
         """Store alerts with a pending delivery per URL, in one transaction; return how many were new.
@@ -128,7 +141,7 @@ class Outbox:
         crash before the offset commit) is left as it is, so it is never delivered twice.
         """
         added = 0
-        with self._tx("add") as conn:
+        with self._tx("add", durable=True) as conn:
             for n in notifications:
                 cur = conn.execute(
                     "INSERT OR IGNORE INTO alerts (alert_id, alertname, body, created_at) VALUES (?, ?, ?, ?)",
@@ -144,10 +157,12 @@ class Outbox:
                 )
         return added
 
-    def due_urls(self, now: float) -> list[str]:
-        """URLs that have at least one delivery due at ``now``."""
+    def urls(self) -> list[str]:
+        """Every URL with deliveries in the outbox (a skip-scan of the index: cheap however many rows)."""
         rows = self._conn.execute(
-            "SELECT DISTINCT url FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?", (now,)
+            "WITH RECURSIVE u(url) AS (SELECT MIN(url) FROM deliveries UNION ALL"
+            " SELECT (SELECT MIN(url) FROM deliveries WHERE url > u.url) FROM u WHERE u.url IS NOT NULL)"
+            " SELECT url FROM u WHERE url IS NOT NULL"
         ).fetchall()
         return [r[0] for r in rows]
 
@@ -211,9 +226,15 @@ class Outbox:
 
     def depth(self) -> int:
         """Pending deliveries (the outbox-depth gauge)."""
-        return int(
-            self._conn.execute("SELECT COUNT(*) FROM deliveries WHERE state = 'pending'").fetchone()[0]
-        )
+        return self._count("pending")
+
+    def dead(self) -> int:
+        """Dead deliveries (kept for inspection and ``requeue_dead``)."""
+        return self._count("dead")
+
+    def _count(self, state: DeliveryState) -> int:
+        row = self._conn.execute("SELECT COUNT(*) FROM deliveries WHERE state = ?", (state,)).fetchone()
+        return int(row[0])
 
     def stats(self) -> OutboxStats:
         counts = dict(self._conn.execute("SELECT state, COUNT(*) FROM deliveries GROUP BY state").fetchall())

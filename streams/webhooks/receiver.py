@@ -53,12 +53,19 @@ class WebhookReceiver:
     """The aiohttp application and its state; ``app`` can also be mounted in another server."""
 
     def __init__(
-        self, secret: bytes, out: Path, *, tolerance_s: float = 300.0, clock: Callable[[], float] = time.time
+        self,
+        secret: bytes,
+        out: Path,
+        *,
+        tolerance_s: float = 300.0,
+        clock: Callable[[], float] = time.time,
+        ack_delay_s: float = 0.0,
     ) -> None:
         self._secret = SecretBytes(secret)
         self.out = Path(out)
         self.tolerance_s = tolerance_s
         self.clock = clock
+        self.ack_delay_s = ack_delay_s  # a slow receiver: stored, but the 200 comes late (fault tests)
         self.seen = load_keys(self.out)
         self.stats = ReceiverStats(stored=len(self.seen))
         self.app = web.Application()
@@ -77,7 +84,11 @@ class WebhookReceiver:
         body = await request.read()
         try:
             verify_signature(
-                self._secret.get_secret_value(), body, request.headers.get(SIGNATURE_HEADER, ""), self.clock(), self.tolerance_s
+                self._secret.get_secret_value(),
+                body,
+                request.headers.get(SIGNATURE_HEADER, ""),
+                self.clock(),
+                self.tolerance_s,
             )
         except SignatureError as exc:
             return self._reject(401, str(exc))
@@ -100,6 +111,8 @@ class WebhookReceiver:
         self.seen.add(key)
         self.stats.received += 1
         self.stats.stored += 1
+        if self.ack_delay_s:
+            await asyncio.sleep(self.ack_delay_s)
         return web.json_response({"status": "accepted", "idempotency_key": key})
 
 
@@ -180,9 +193,12 @@ def start_receiver(
     host: str = "127.0.0.1",
     tolerance_s: float = 300.0,
     clock: Callable[[], float] = time.time,
+    ack_delay_s: float = 0.0,
 ) -> ReceiverHandle:
     """Start a receiver in a background thread (``port=0``: any free port; see ``handle.port``)."""
-    receiver = WebhookReceiver(secret, Path(out), tolerance_s=tolerance_s, clock=clock)
+    receiver = WebhookReceiver(
+        secret, Path(out), tolerance_s=tolerance_s, clock=clock, ack_delay_s=ack_delay_s
+    )
     return ReceiverHandle(receiver, host, port).start()
 
 

@@ -100,7 +100,10 @@ def build_lake(lake: Path, fleet: SyntheticFleet = SyntheticFleet()) -> dict:
                 faults.append((i, int(install[i] + age * DAY), kind, rng.integers(8), rng.integers(8)))
         for age in rng.uniform(a0[i], a1[i], rng.poisson(fleet.signal_free_per_host_day * span)):
             faults.append((i, int(install[i] + age * DAY), "software", -1, -1))
-    lemon_hosts = rng.choice(np.flatnonzero(a1 > a0), fleet.lemons, replace=False)
+    # Lemons among hosts in service by mid-run, so all their repeats fall inside the window.
+    lemon_hosts = rng.choice(
+        np.flatnonzero(install < START + fleet.days / 2 * DAY), fleet.lemons, replace=False
+    )
     for i in lemon_hosts:
         t0 = max(START, install[i]) + int(rng.uniform(0, 0.3) * fleet.days * DAY)
         for r in range(5):

@@ -28,12 +28,25 @@ def test_primary_xids_become_faults_and_noise_does_not() -> None:
 
 def test_link_down_is_nic_when_the_interruption_says_so() -> None:
     link = pl.LazyFrame(
-        {"host_id": ["h1", "h2", "h3", "h3"], "cluster": "c", "ts": [10, 20, 30, 31], "port": [1, 2, 3, 3],
-         "kind": ["down", "down", "flap", "up"], "count": [1, 1, 2, 1]}  # fmt: skip
+        {
+            "host_id": ["h1", "h2", "h3", "h3"],
+            "cluster": "c",
+            "ts": [10, 20, 30, 31],
+            "port": [1, 2, 3, 3],
+            "kind": ["down", "down", "flap", "up"],
+            "count": [1, 1, 2, 1],
+        }  # fmt: skip
     )
     inter = pl.LazyFrame(
-        {"host_id": ["h1", "h2", "h9"], "cluster": "c", "ts": [10, 20, 40], "cause": ["network", "nic", "software"],
-         "gpu": [None, None, 1], "job_id": "j", "job_gpus": 8}  # fmt: skip
+        {
+            "host_id": ["h1", "h2", "h9"],
+            "cluster": "c",
+            "ts": [10, 20, 40],
+            "cause": ["network", "nic", "software"],
+            "gpu": [None, None, 1],
+            "job_id": "j",
+            "job_gpus": 8,
+        }  # fmt: skip
     )
     got = classify_faults(None, link, inter).collect().sort("ts")
     assert got.select("host_id", "kind", "cause").rows() == [

@@ -9,7 +9,9 @@ from analytics.jobs.errors import InsufficientDataError
 from analytics.jobs.survival import fit_power_law, kaplan_meier, power_law_cumulative_hazard
 
 
-def _simulate(rng: np.random.Generator, beta: float, eta: float, entry: np.ndarray, exit_: np.ndarray) -> np.ndarray:
+def _simulate(
+    rng: np.random.Generator, beta: float, eta: float, entry: np.ndarray, exit_: np.ndarray
+) -> np.ndarray:
     lo, hi = (entry / eta) ** beta, (exit_ / eta) ** beta
     counts = rng.poisson(hi - lo)
     u = rng.uniform(np.repeat(lo, counts), np.repeat(hi, counts))

@@ -37,13 +37,26 @@ def test_exhausted_after_max_attempts() -> None:
     assert [policy.exhausted(n) for n in (1, 2, 3, 4)] == [False, False, True, True]
 
 
-@pytest.mark.parametrize(("status", "retry"), [(500, True), (503, True), (429, True), (408, True), (400, False),
-                                               (401, False), (404, False), (302, False)])
+@pytest.mark.parametrize(
+    ("status", "retry"),
+    [
+        (500, True),
+        (503, True),
+        (429, True),
+        (408, True),
+        (400, False),
+        (401, False),
+        (404, False),
+        (302, False),
+    ],
+)
 def test_retryable_statuses(status: int, retry: bool) -> None:
     assert is_retryable(status) is retry
 
 
-@pytest.mark.parametrize(("value", "seconds"), [("3", 3.0), (" 1.5 ", 1.5), ("-1", None), (None, None),
-                                                ("Wed, 21 Oct 2015 07:28:00 GMT", None)])
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("3", 3.0), (" 1.5 ", 1.5), ("-1", None), (None, None), ("Wed, 21 Oct 2015 07:28:00 GMT", None)],
+)
 def test_retry_after(value: str | None, seconds: float | None) -> None:
     assert retry_after_s(value) == seconds

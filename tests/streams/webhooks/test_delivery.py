@@ -19,9 +19,13 @@ A, B = "http://a.example/hook", "http://b.example/hook"
 FAST = BackoffPolicy(base_s=0.001, max_s=0.01, jitter=0.5, max_attempts=5)
 
 
-def deliverer(box: Outbox, handler: Any, policy: BackoffPolicy = FAST, **kw: Any) -> tuple[Deliverer, httpx.AsyncClient]:
+def deliverer(
+    box: Outbox, handler: Any, policy: BackoffPolicy = FAST, **kw: Any
+) -> tuple[Deliverer, httpx.AsyncClient]:
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    return Deliverer(box, client, secret=SECRET.encode(), policy=policy, metrics=WebhookMetrics(), **kw), client
+    return Deliverer(
+        box, client, secret=SECRET.encode(), policy=policy, metrics=WebhookMetrics(), **kw
+    ), client
 
 
 async def drain(d: Deliverer, client: httpx.AsyncClient, timeout_s: float = 5.0) -> bool:
@@ -32,7 +36,9 @@ async def drain(d: Deliverer, client: httpx.AsyncClient, timeout_s: float = 5.0)
         await client.aclose()
 
 
-def test_fails_n_times_then_delivers_exactly_once_per_url(tmp_path: Path, alert: Callable[..., dict[str, Any]]) -> None:
+def test_fails_n_times_then_delivers_exactly_once_per_url(
+    tmp_path: Path, alert: Callable[..., dict[str, Any]]
+) -> None:
     rec = Recorder(script={A: [503, 0, 502], B: [500]})  # 0 = connection refused
     with Outbox.in_dir(tmp_path) as box:
         notes = [notification(alert(f"k{i}")) for i in range(3)]
@@ -41,7 +47,11 @@ def test_fails_n_times_then_delivers_exactly_once_per_url(tmp_path: Path, alert:
         assert asyncio.run(drain(d, client))
         for n in notes:
             for url in (A, B):
-                ok = [r for r in rec.requests if str(r.url) == url and r.headers["Idempotency-Key"] == n.alert_id]
+                ok = [
+                    r
+                    for r in rec.requests
+                    if str(r.url) == url and r.headers["Idempotency-Key"] == n.alert_id
+                ]
                 assert ok, (url, n.alert_id)
         successes = {(str(r.url), r.headers["Idempotency-Key"]) for r in rec.requests}
         assert len(successes) == 6
@@ -55,7 +65,9 @@ def test_fails_n_times_then_delivers_exactly_once_per_url(tmp_path: Path, alert:
         assert m.value("fleetpulse_webhook_outbox_depth") == 0
 
 
-def test_requests_are_signed_and_carry_the_idempotency_key(tmp_path: Path, alert: Callable[..., dict[str, Any]]) -> None:
+def test_requests_are_signed_and_carry_the_idempotency_key(
+    tmp_path: Path, alert: Callable[..., dict[str, Any]]
+) -> None:
     rec = Recorder()
     with Outbox.in_dir(tmp_path) as box:
         n = notification(alert("idem-1"))
@@ -105,7 +117,9 @@ def test_after_the_attempt_cap_the_delivery_is_dead_counted_and_kept(
         d, client = deliverer(box, lambda r: rec(r) if str(r.url) == A else httpx.Response(204))
         assert asyncio.run(drain(d, client))
         rows = {r.url: r for r in box.deliveries("doomed")}
-        assert rows[A].state == "dead" and rows[A].attempts == FAST.max_attempts and rows[A].last_status == 503
+        assert (
+            rows[A].state == "dead" and rows[A].attempts == FAST.max_attempts and rows[A].last_status == 503
+        )
         assert rows[B].state == "delivered"
         assert d.metrics.value("fleetpulse_webhook_failures_total", url=A) == 1
         assert d.metrics.value("fleetpulse_webhook_outbox_dead") == 1
@@ -126,15 +140,18 @@ def test_retry_after_is_honoured_up_to_the_cap(tmp_path: Path, alert: Callable[.
     policy = BackoffPolicy(base_s=0.1, max_s=30.0, jitter=0.0, max_attempts=5)
     with Outbox.in_dir(tmp_path) as box:
         box.add([notification(alert("k"))], [A], 0.0)
-        d, client = deliverer(box, lambda r: httpx.Response(429, headers={"Retry-After": "12"}), policy,
-                              clock=lambda: 50.0)
+        d, client = deliverer(
+            box, lambda r: httpx.Response(429, headers={"Retry-After": "12"}), policy, clock=lambda: 50.0
+        )
         [due] = box.due(A, 50.0, 1)
         outcome = asyncio.run(d.attempt(due))
         asyncio.run(client.aclose())
     assert outcome.retry_at == 62.0
 
 
-def test_a_slow_receiver_does_not_hold_up_another(tmp_path: Path, alert: Callable[..., dict[str, Any]]) -> None:
+def test_a_slow_receiver_does_not_hold_up_another(
+    tmp_path: Path, alert: Callable[..., dict[str, Any]]
+) -> None:
     delivered_b: list[str] = []
 
     async def handler(request: httpx.Request) -> httpx.Response:
@@ -186,3 +203,36 @@ def test_secret_never_appears_in_logs_errors_or_outbox(
     assert "HTTP Request: POST http://d.example/hook" in caplog.text  # ... and httpx logged the request
     for text in (caplog.text, errors, metrics_text, repr(d._secret)):
         assert SECRET not in text  # ... without the secret
+
+
+def test_unexpected_transport_errors_are_retried_with_backoff_not_spun(
+    tmp_path: Path, alert: Callable[..., dict[str, Any]]
+) -> None:
+    calls: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) < 3:
+            raise RuntimeError("transport bug")
+        return httpx.Response(200)
+
+    with Outbox.in_dir(tmp_path) as box:
+        box.add([notification(alert("k"))], [A, "http://[::1/bad"], 0.0)
+        d, client = deliverer(box, handler)
+        assert asyncio.run(drain(d, client))
+        rows = {r.url: r for r in box.deliveries()}
+    assert rows[A].state == "delivered" and rows[A].attempts == 3
+    assert rows["http://[::1/bad"].state == "dead"  # invalid URL: final, not retried
+    assert len(calls) == 3
+
+
+def test_only_configured_urls_are_called(tmp_path: Path, alert: Callable[..., dict[str, Any]]) -> None:
+    rec = Recorder()
+    with Outbox.in_dir(tmp_path) as box:
+        box.add([notification(alert("k"))], [A, B], 0.0)  # B was configured when the alert arrived
+        d, client = deliverer(box, rec, urls=[A])
+        asyncio.run(d.drain(0.5))
+        asyncio.run(client.aclose())
+        states = {r.url: r.state for r in box.deliveries()}
+    assert states == {A: "delivered", B: "pending"}
+    assert {str(r.url) for r in rec.requests} == {A}

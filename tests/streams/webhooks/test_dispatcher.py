@@ -52,10 +52,14 @@ def dispatcher(tmp_path: Path) -> Any:
         d.close()
 
 
-def test_alerts_go_to_the_outbox_and_offsets_advance(dispatcher: Any, alert: Callable[..., dict[str, Any]]) -> None:
+def test_alerts_go_to_the_outbox_and_offsets_advance(
+    dispatcher: Any, alert: Callable[..., dict[str, Any]]
+) -> None:
     d = dispatcher()
     codec = Codec()
-    offsets = asyncio.run(d.ingest(records([codec.encode(alert("a1")), codec.encode(alert("a2"))], offset=40)))
+    offsets = asyncio.run(
+        d.ingest(records([codec.encode(alert("a1")), codec.encode(alert("a2"))], offset=40))
+    )
     assert offsets == {"tp0": 42}
     assert d.outbox.stats() == (2, 2, 0, 0)
     assert {r.alert_id for r in d.outbox.deliveries()} == {"a1", "a2"}
@@ -65,11 +69,15 @@ def test_alerts_go_to_the_outbox_and_offsets_advance(dispatcher: Any, alert: Cal
     assert d.metrics.value("fleetpulse_webhook_alerts_ingested_total") == 2
 
 
-def test_undecodable_and_foreign_records_are_dead_lettered(dispatcher: Any, alert: Callable[..., dict[str, Any]]) -> None:
+def test_undecodable_and_foreign_records_are_dead_lettered(
+    dispatcher: Any, alert: Callable[..., dict[str, Any]]
+) -> None:
     d = dispatcher()
     codec = Codec()
     payload = {"gpu": 0, "xid": 79, "pci_bus_id": "0000:3b:00.0", "message": ""}
-    foreign = codec.encode(XidRaised(event_id="e", host_id="h", cluster="c", ts=1, payload=payload).to_record())
+    foreign = codec.encode(
+        XidRaised(event_id="e", host_id="h", cluster="c", ts=1, payload=payload).to_record()
+    )
     offsets = asyncio.run(d.ingest(records([b"\x01garbage", None, foreign, codec.encode(alert("ok"))])))
     assert offsets == {"tp0": 4}
     assert d.outbox.stats().alerts == 1
@@ -108,7 +116,9 @@ def test_dispatch_loop_delivers_through_an_injected_transport(
         ({"urls": ["ftp://x"]}, "http(s)"),
     ],
 )
-def test_bad_configuration_fails_at_start_saying_what_to_set(tmp_path: Path, fields: dict[str, Any], message: str) -> None:
+def test_bad_configuration_fails_at_start_saying_what_to_set(
+    tmp_path: Path, fields: dict[str, Any], message: str
+) -> None:
     urls = fields.pop("urls", [URL])
     settings = webhook_settings(tmp_path, urls, **fields)
     with pytest.raises(WebhookConfigError) as info:

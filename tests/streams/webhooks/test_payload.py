@@ -7,8 +7,18 @@ from typing import Any
 from schemas import FLEET
 from streams.webhooks import alertmanager_body, fingerprint, notification
 
-AM_KEYS = {"version", "groupKey", "truncatedAlerts", "status", "receiver", "groupLabels", "commonLabels",
-           "commonAnnotations", "externalURL", "alerts"}
+AM_KEYS = {
+    "version",
+    "groupKey",
+    "truncatedAlerts",
+    "status",
+    "receiver",
+    "groupLabels",
+    "commonLabels",
+    "commonAnnotations",
+    "externalURL",
+    "alerts",
+}
 ALERT_KEYS = {"status", "labels", "annotations", "startsAt", "endsAt", "generatorURL", "fingerprint"}
 
 
@@ -22,8 +32,13 @@ def test_body_has_the_alertmanager_webhook_shape(alert: Callable[..., dict[str, 
     assert body["groupKey"] == '{}:{alertname="NewRMA"}'
     [a] = body["alerts"]
     assert set(a) == ALERT_KEYS
-    assert a["labels"] == {"alertname": "NewRMA", "severity": "critical", "rule": "dram_uce_repeat_gpu",
-                           "host_id": "c0-h0001", "cluster": "c0"}
+    assert a["labels"] == {
+        "alertname": "NewRMA",
+        "severity": "critical",
+        "rule": "dram_uce_repeat_gpu",
+        "host_id": "c0-h0001",
+        "cluster": "c0",
+    }
     assert a["endsAt"] == "0001-01-01T00:00:00Z"
     assert a["startsAt"].endswith("Z") and a["startsAt"].startswith("2023-11-14T22:13:20.")
     assert a["fingerprint"] == fingerprint(a["labels"])

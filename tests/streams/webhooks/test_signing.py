@@ -67,7 +67,9 @@ def test_any_of_several_v1_signatures_may_match() -> None:
     verify_signature(SECRET, BODY, f"t={int(NOW)},v1={'0' * 64},v1={good}", now=NOW)
 
 
-@pytest.mark.parametrize("header", ["", "garbage", "t=abc,v1=00", "v1=00", f"t={int(NOW)}", f"t={int(NOW)},v0=00"])
+@pytest.mark.parametrize(
+    "header", ["", "garbage", "t=abc,v1=00", "v1=00", f"t={int(NOW)}", f"t={int(NOW)},v0=00"]
+)
 def test_malformed_headers(header: str) -> None:
     with pytest.raises(MalformedSignatureError):
         verify_signature(SECRET, BODY, header, now=NOW)

@@ -1,0 +1,256 @@
+"""Run a simulation: build the fleet and its schedules, drive the agents into a sink, write truth.
+
+``run_simulation(settings, SimulationRequest(...))`` is the Python API the CLI, the demo and
+the tests call. Live mode paces sim time to the wall clock times ``speed``; fast-forward
+runs as fast as the machine allows. SIGINT/SIGTERM stop cleanly: the sink flushes first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from producers.config import FleetConfig, load_fleet_config
+from producers.errors import SimulatorError
+from producers.faults import calibrate, fault_schedule, noise_schedule
+from producers.fleet import DAY_MS, build_fleet
+from producers.generator import FleetAgents, LateDelivery, ticks_for
+from producers.progress import tick_progress
+from producers.randomness import run_id as make_run_id
+from producers.sinks.base import NullSink, Sink
+from producers.truth import faults_table, hosts_table, write_truth
+from schemas import topic_family
+
+if TYPE_CHECKING:
+    from fleetpulse.settings import Settings
+
+Mode = Literal["fast-forward", "live"]
+SinkName = Literal["kafka", "parquet", "null"]
+
+
+@dataclass(frozen=True)
+class SimulationRequest:
+    """One run. Unset fields fall back to ``settings.simulator``."""
+
+    mode: Mode = "fast-forward"
+    days: float = 1.0  # fast-forward: sim days
+    duration_s: float = 60.0  # live: wall-clock seconds
+    speed: float = 1.0  # live: sim seconds per wall second
+    preset: str | None = None
+    fleet_config: Path | None = None
+    seed: int | None = None
+    start_ts: int | None = None
+    interval_s: int | None = None
+    sink: SinkName = "kafka"
+    out: Path | None = None
+    truth_out: Path | None = None
+    create_topics: bool = True
+    progress: bool = False
+
+
+@dataclass
+class SimulationResult:
+    run_id: str
+    counts: dict[str, int]  # per event type
+    counts_by_topic: dict[str, int]
+    truth_dir: Path | None
+    elapsed_s: float
+    start_ts: int
+    end_ts: int
+    interval_s: int
+    ticks: int
+    interrupted: bool = False
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def events_per_s(self) -> float:
+        return self.total / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+def parse_start(text: str) -> int:
+    when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return int(when.timestamp() * 1000)
+
+
+def make_sink(settings: Settings, request: SimulationRequest, run_id: str) -> Sink:
+    if request.sink == "null":
+        return NullSink()
+    if request.sink == "parquet":
+        from producers.sinks.parquet import ParquetSink
+
+        out = request.out or Path(settings.lake.path)
+        return ParquetSink(out, run_id=run_id, batch_rows=settings.simulator.parquet_batch_rows)
+    from producers.sinks.kafka import KafkaSink
+
+    if request.create_topics:
+        from fleetpulse.admin import create_topics
+
+        create_topics(settings)
+    return KafkaSink(settings)
+
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def handler(signum: int, frame: Any) -> None:
+        stop.set()
+
+    for s in previous:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def run_simulation(
+    settings: Settings,
+    request: SimulationRequest,
+    *,
+    sink: Sink | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+    stop: threading.Event | None = None,
+) -> SimulationResult:
+    """Generate the run into ``sink`` (built from ``request.sink`` if not given) and write its truth."""
+    sim = settings.simulator
+    config = load_fleet_config(request.preset or sim.preset, request.fleet_config)
+    seed = sim.seed if request.seed is None else request.seed
+    live = request.mode == "live"
+    interval_s = request.interval_s or (sim.live_interval_s if live else sim.fast_forward_interval_s)
+    if live:
+        if request.speed <= 0 or request.duration_s <= 0:
+            raise SimulatorError("live mode needs --duration > 0 and --speed > 0")
+        n_ticks = ticks_for(request.duration_s * request.speed, interval_s)
+        start_ts = request.start_ts if request.start_ts is not None else wall_ms() // (interval_s * 1000) * interval_s * 1000
+    else:
+        if request.days <= 0:
+            raise SimulatorError("fast-forward needs --days > 0")
+        n_ticks = ticks_for(request.days * 86_400, interval_s)
+        start_ts = request.start_ts if request.start_ts is not None else parse_start(sim.start)
+    end_ts = start_ts + n_ticks * interval_s * 1000
+    run_id = make_run_id(seed, config.name, request.mode, start_ts)
+
+    fleet = build_fleet(config, seed, start_ts, end_ts)
+    calibration = calibrate(fleet)
+    faults, dropped = fault_schedule(fleet, calibration)
+    noise = noise_schedule(fleet)
+    agents = FleetAgents(
+        fleet, faults, noise, run_id=run_id, interval_s=interval_s,
+        late=LateDelivery(sim.late_fraction, sim.late_max_delay_s),
+    )  # fmt: skip
+    sink = sink or make_sink(settings, request, run_id)
+    topic_names = {f: getattr(settings.topics, f).name for f in ("inventory", "samples", "errors", "findings", "actions", "alerts", "dlq")}
+
+    counts: Counter[str] = Counter()
+    stop = stop or threading.Event()
+    started = clock()
+    ticks_done = 0
+    label = f"{config.name} {request.mode} → {request.sink}"
+    try:
+        with _stop_on_signals(stop), tick_progress(n_ticks, label, request.progress) as update:
+            for tick in agents.ticks():
+                if stop.is_set():
+                    break
+                if live:
+                    _pace(started, tick.index * interval_s / request.speed, clock, sleep, stop)
+                for batch in tick.batches:
+                    sink.write(batch)
+                    counts.update(batch.event_types())
+                ticks_done = min(tick.index, n_ticks)
+                update(ticks_done, sum(counts.values()))
+    finally:
+        sink.close()
+    elapsed = clock() - started
+
+    by_topic: Counter[str] = Counter()
+    for event_type, n in counts.items():
+        by_topic[topic_names[topic_family(event_type)]] += n
+    manifest = _manifest(
+        config, request, seed, run_id, start_ts, end_ts, interval_s, fleet, calibration, faults, dropped,
+        dict(sorted(counts.items())), dict(sorted(by_topic.items())), interrupted=stop.is_set(), late=sim,
+    )  # fmt: skip
+    if request.truth_out is not None:
+        write_truth(request.truth_out, manifest, faults_table(fleet, faults, run_id), hosts_table(fleet))
+    return SimulationResult(
+        run_id=run_id, counts=dict(sorted(counts.items())), counts_by_topic=dict(sorted(by_topic.items())),
+        truth_dir=request.truth_out, elapsed_s=elapsed, start_ts=start_ts, end_ts=end_ts,
+        interval_s=interval_s, ticks=ticks_done, interrupted=stop.is_set(), manifest=manifest,
+    )  # fmt: skip
+
+
+def _pace(started: float, due_s: float, clock: Callable[[], float], sleep: Callable[[float], None], stop: threading.Event) -> None:
+    while not stop.is_set():
+        wait = started + due_s - clock()
+        if wait <= 0:
+            return
+        sleep(min(wait, 0.2))
+
+
+def _manifest(
+    config: FleetConfig, request: SimulationRequest, seed: int, run_id: str, start_ts: int, end_ts: int,
+    interval_s: int, fleet: Any, cal: Any, faults: Any, dropped: int, counts: dict[str, int],
+    by_topic: dict[str, int], *, interrupted: bool, late: Any,
+) -> dict[str, Any]:  # fmt: skip
+    phases = Counter(faults.phase.tolist())
+    mix_total = sum(config.failures.cause_mix.values())
+    return {
+        "run_id": run_id,
+        "seed": seed,
+        "preset": config.name,
+        "mode": request.mode,
+        "days": (end_ts - start_ts) / DAY_MS,
+        "start_ts": start_ts,
+        "end_ts": end_ts,
+        "sample_interval_s": interval_s,
+        "speed": request.speed if request.mode == "live" else None,
+        "interrupted": interrupted,
+        "n_hosts": fleet.n_hosts,
+        "n_gpus": fleet.n_hosts * config.gpus_per_host,
+        "hosts_installed_by_end": int((fleet.install_ts < end_ts).sum()),
+        "hosts_installed_during_run": int(((fleet.install_ts > start_ts) & (fleet.install_ts < end_ts)).sum()),
+        "fleet": config.model_dump(mode="json"),
+        "resolved": {
+            "weibull_shape": cal.weibull_shape,
+            "weibull_scale_days": cal.weibull_scale_days,
+            "weibull_scale_calibrated": config.failures.weibull_scale_days is None,
+            "interruptions_per_host_day": cal.rate_per_host_day,
+            "expected_interruptions": cal.expected_interruptions,
+            "cause_mix": {c: w / mix_total for c, w in sorted(config.failures.cause_mix.items())},
+            "modes": [
+                {"cause": m.cause, "kind": m.kind, "share": m.share, "early_life": m.early} for m in cal.modes
+            ],
+            "early_life_share": cal.early_share,
+            "link_fault_weight": cal.link_weight,
+            "lemon_fraction": config.lemons.fraction,
+            "lemons": sum(k is not None for k in fleet.lemon_kind),
+            "slow_fraction": config.slow.fraction,
+            "slow_hosts": int((fleet.slow_factor > 0).sum()),
+            "late_fraction": late.late_fraction,
+            "late_max_delay_s": late.late_max_delay_s,
+        },
+        "faults": {"total": len(faults), "by_phase": dict(sorted(phases.items())), "guard_dropped": dropped},
+        "counts": counts,
+        "counts_by_topic": by_topic,
+        "total_events": sum(counts.values()),
+    }

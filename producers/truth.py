@@ -1,0 +1,106 @@
+"""Ground truth of a run, written so detectors and analytics can be scored.
+
+``manifest.json`` (run parameters, resolved config, counts), ``faults.parquet`` (every injected
+fault) and ``hosts.parquet`` (each host's hidden traits). Same seed and config give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from producers.errors import SinkError
+from producers.fleet import DAY_MS, Fleet
+from producers.schedule import Schedule
+
+FAULTS_SCHEMA = pa.schema(
+    [
+        ("fault_id", pa.string()), ("host_id", pa.string()), ("cluster", pa.string()), ("fabric", pa.string()),
+        ("gpu", pa.int32()), ("port", pa.int32()), ("kind", pa.string()), ("cause", pa.string()),
+        ("ts", pa.int64()), ("host_age_days", pa.float64()), ("phase", pa.string()),
+        ("interrupts_job", pa.bool_()),
+    ]
+)  # fmt: skip
+HOSTS_SCHEMA = pa.schema(
+    [
+        ("host_id", pa.string()), ("cluster", pa.string()), ("fabric", pa.string()), ("rack", pa.string()),
+        ("maintenance_domain", pa.string()), ("sku", pa.string()), ("install_ts", pa.int64()),
+        ("job_id", pa.string()),
+        ("lemon_kind", pa.string()), ("lemon_scope", pa.string()), ("lemon_gpu", pa.int32()),
+        ("lemon_port", pa.int32()), ("lemon_onset_ts", pa.int64()),
+        ("slow_cause", pa.string()), ("slow_factor", pa.float64()), ("slow_onset_ts", pa.int64()),
+        ("slow_intermittent", pa.bool_()), ("slow_duty", pa.float64()),
+    ]
+)  # fmt: skip
+
+
+def _nullable(values: np.ndarray, missing: int | float) -> list[Any]:
+    return [None if v == missing else v for v in values.tolist()]
+
+
+def faults_table(fleet: Fleet, faults: Schedule, run_id: str) -> pa.Table:
+    hosts = faults.host.tolist()
+    fabrics = fleet.fabric
+    host_ids = [fleet.host_id[h] for h in hosts]
+    return pa.Table.from_pydict(
+        {
+            "fault_id": [f"{run_id}-f{i:07d}" for i in range(len(faults))],
+            "host_id": host_ids,
+            "cluster": [fleet.host_cluster(h) for h in hosts],
+            "fabric": [fabrics[h] for h in hosts],
+            "gpu": _nullable(faults.gpu, -1),
+            "port": _nullable(faults.port, -1),
+            "kind": faults.kind.tolist(),
+            "cause": faults.cause.tolist(),
+            "ts": faults.ts,
+            "host_age_days": (faults.ts - fleet.install_ts[faults.host]) / DAY_MS,
+            "phase": faults.phase.tolist(),
+            "interrupts_job": faults.interrupts,
+        },
+        schema=FAULTS_SCHEMA,
+    )
+
+
+def hosts_table(fleet: Fleet) -> pa.Table:
+    from producers.fleet import LEMON_SCOPE
+
+    slow = fleet.slow_factor > 0
+    return pa.Table.from_pydict(
+        {
+            "host_id": fleet.host_id,
+            "cluster": [fleet.host_cluster(h) for h in range(fleet.n_hosts)],
+            "fabric": fleet.fabric,
+            "rack": fleet.rack,
+            "maintenance_domain": fleet.domain,
+            "sku": [fleet.config.sku] * fleet.n_hosts,
+            "install_ts": fleet.install_ts,
+            "job_id": [fleet.job_ids[j] for j in fleet.job.tolist()],
+            "lemon_kind": fleet.lemon_kind,
+            "lemon_scope": [LEMON_SCOPE[k] if k else None for k in fleet.lemon_kind],
+            "lemon_gpu": _nullable(fleet.lemon_gpu, -1),
+            "lemon_port": _nullable(fleet.lemon_port, -1),
+            "lemon_onset_ts": _nullable(fleet.lemon_onset_ts, -1),
+            "slow_cause": fleet.slow_cause,
+            "slow_factor": [float(x) if s else None for x, s in zip(fleet.slow_factor, slow, strict=True)],
+            "slow_onset_ts": _nullable(fleet.slow_onset_ts, -1),
+            "slow_intermittent": fleet.slow_intermittent,
+            "slow_duty": [float(x) if s else None for x, s in zip(fleet.slow_duty, slow, strict=True)],
+        },
+        schema=HOSTS_SCHEMA,
+    )
+
+
+def write_truth(directory: Path, manifest: dict[str, Any], faults: pa.Table, hosts: pa.Table) -> None:
+    """Write the three truth files (deterministic bytes: no wall-clock values, fixed key order)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        pq.write_table(faults, directory / "faults.parquet", compression="zstd")
+        pq.write_table(hosts, directory / "hosts.parquet", compression="zstd")
+        (directory / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise SinkError(str(exc), sink="truth", target=str(directory)) from exc

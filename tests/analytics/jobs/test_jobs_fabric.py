@@ -1,0 +1,68 @@
+"""Fabric A/B building blocks on small frames with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from analytics.jobs import fabric
+
+HOUR = 3_600_000
+
+
+def _inventory() -> pl.LazyFrame:
+    return pl.LazyFrame({"host_id": ["a1", "a2", "b1", "b2"], "fabric": ["roce", "roce", "infiniband", "infiniband"],
+                         "install_ts": [0, 0, 0, 50 * 86_400_000]})  # fmt: skip
+
+
+def test_percentiles_per_fabric() -> None:
+    samples = pl.LazyFrame({"host_id": ["a1"] * 100 + ["b1"] * 100, "ts": list(range(200)),
+                            "step_time_ms": [float(i) for i in range(1, 101)] + [5.0] * 100, "bus_bw_gbps": 1.0})  # fmt: skip
+    got = {r["fabric"]: r for r in fabric.sample_percentiles(samples, _inventory()).collect().to_dicts()}
+    assert got["roce"]["step_time_ms_p50"] == pytest.approx(50.5)
+    assert got["roce"]["step_time_ms_p99"] == pytest.approx(99.01)
+    assert got["infiniband"]["step_time_ms_p90"] == 5.0 and got["roce"]["samples"] == 100
+
+
+def test_slow_host_found_against_its_cluster_peers() -> None:
+    rng = np.random.default_rng(0)
+    hosts = [f"h{i}" for i in range(10)]
+    rows = []
+    for w in range(12):
+        for h in hosts:
+            base = 1100.0 if h == "h3" and w % 2 == 0 else 1000.0  # intermittent: every other window
+            rows += [(h, "c", w * HOUR + k, base * (1 + rng.normal(0, 0.005))) for k in range(5)]
+    samples = pl.LazyFrame(rows, schema=["host_id", "cluster", "ts", "step_time_ms"], orient="row")
+    flags = fabric.slow_hosts(fabric.slow_windows(samples, HOUR, 0.05), min_windows=3).collect()
+    assert flags.filter(pl.col("is_slow"))["host_id"].to_list() == ["h3"]
+    assert flags.filter(pl.col("host_id") == "h3")["slow_windows"].item() == 6
+
+
+def test_link_rates_count_flaps_by_count_and_include_quiet_hosts() -> None:
+    link = pl.LazyFrame({"host_id": ["a1", "a1", "b1"], "kind": ["down", "flap", "flap"], "count": [1, 4, 1]})
+    per_host = fabric.link_error_rates(link, fabric.host_days(_inventory(), 0, 100 * 86_400_000))
+    pooled = {r["fabric"]: r for r in fabric.link_rates_by_fabric(per_host).collect().to_dicts()}
+    assert pooled["roce"]["host_days"] == 200 and pooled["roce"]["flaps"] == 4
+    assert pooled["infiniband"]["host_days"] == 150  # b2 installed on day 50
+    assert pooled["roce"]["downs_per_host_day"] == pytest.approx(1 / 200)
+
+
+def test_repair_episodes_run_from_first_action_to_returned() -> None:
+    acts = pl.LazyFrame(
+        {
+            "host_id": ["a1"] * 6 + ["b1"],
+            "ts": [0, HOUR, 5 * HOUR, 10 * HOUR, 11 * HOUR, 12 * HOUR, 0],
+            "kind": ["drain_requested", "drained", "repaired", "returned", "suspected", "drained", "drained"],
+            "operation": ["drain", "drain", "rma", "rma", "reboot", "reboot", "drain"],
+        }  # fmt: skip
+    )
+    ep = fabric.repair_episodes(acts).collect()
+    assert ep.height == 1  # a1's second episode and b1's are still open
+    assert ep["hours"].item() == 10.0 and ep["operation"].item() == "rma"
+
+
+def test_slow_incidence_per_thousand() -> None:
+    flags = pl.LazyFrame({"host_id": ["a1", "b1"], "is_slow": [True, False]})
+    got = fabric.slow_incidence(flags, _inventory()).collect().sort("fabric")
+    assert got["slow_per_1000_hosts"].to_list() == [0.0, 500.0]

@@ -1,0 +1,58 @@
+"""Report, truth checks and the CLI on the synthetic lake."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from typer.testing import CliRunner
+
+from analytics.jobs import build_report, run_job, truth_checks
+from analytics.jobs.errors import UnknownJobError
+from fleetpulse.cli import app
+from tests.analytics.jobs.factories import SyntheticFleet
+
+Lake = tuple[Path, dict[str, Any], SyntheticFleet]
+
+
+def test_report_is_self_contained_and_lists_skipped_jobs(synthetic_lake: Lake, tmp_path: Path) -> None:
+    lake, _, _ = synthetic_lake
+    partial = tmp_path / "lake"
+    shutil.copytree(lake, partial)
+    shutil.rmtree(partial / "host_sampled")  # the fabric job cannot run without samples
+    rep = build_report(partial, tmp_path / "out", jobs=("interruptions", "fabric"), show_progress=False)
+    assert set(rep.results) == {"interruptions"} and "host_sampled" in rep.skipped["fabric"]
+    page = rep.html.read_text()
+    assert page.count("data:image/png;base64,") == 2 and not re.search(r'<img[^>]+src="(?!data:)', page)
+    md = rep.markdown.read_text()
+    for link in re.findall(r"!\[[^]]*\]\(([^)]+)\)", md):
+        assert (tmp_path / "out" / link).is_file()
+    assert "skipped" in md and "| cause | count | pct | llama3_pct |" in md
+    doc = json.loads((tmp_path / "out" / "interruptions" / "summary.json").read_text())
+    assert doc["summary"]["interruptions"] > 0
+    assert pl.read_parquet(tmp_path / "out" / "interruptions" / "root_causes.parquet").height == 13
+
+
+def test_truth_checks_pass_and_fail(synthetic_lake: Lake, tmp_path: Path) -> None:
+    lake, _, fleet = synthetic_lake
+    results = {"early-life": run_job("early-life", lake)}
+    (tmp_path / "manifest.json").write_text(json.dumps({"failures": {"weibull_shape": fleet.weibull_shape}}))
+    assert truth_checks(results, tmp_path)["ok"].to_list() == [True]
+    (tmp_path / "manifest.json").write_text(json.dumps({"failures": {"weibull_shape": 0.9}}))
+    assert truth_checks(results, tmp_path)["ok"].to_list() == [False]
+
+
+def test_cli_analyze_writes_outputs_and_rejects_unknown_jobs(synthetic_lake: Lake, tmp_path: Path) -> None:
+    lake, _, _ = synthetic_lake
+    runner = CliRunner()
+    res = runner.invoke(app, ["analyze", "offenders", "--lake", str(lake), "--out", str(tmp_path), "--set",
+                              "min_events=2"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "repeat offenders (≥ 2 faults" in res.output
+    assert (tmp_path / "offenders" / "offender_share.png").is_file()
+    res = runner.invoke(app, ["analyze", "nope", "--lake", str(lake)])
+    assert isinstance(res.exception, UnknownJobError)

@@ -1,0 +1,45 @@
+"""Visibility rules: readers see committed archiver files, committed compactions and foreign files."""
+
+from __future__ import annotations
+
+from analytics.lake.catalog import CompactionRecord, merge_coverage, merge_ranges, visible
+from analytics.lake.layout import TopicPartition
+
+TP = TopicPartition("fleet.errors", 0)
+D = "xid_raised/date=2025-01-01/"
+
+
+def record(file: str, replaces: tuple[str, ...]) -> CompactionRecord:
+    return CompactionRecord("xid_raised", "2025-01-01", file, replaces, {}, (), 0, 0, "")
+
+
+def test_uncommitted_archiver_files_are_hidden() -> None:
+    files = [D + "fleet.errors-p0-o0-9.parquet", D + "fleet.errors-p0-o10-19.parquet", D + "sim-0.parquet"]
+    assert visible(files, {TP: 10}, []) == [files[0], files[2]]
+
+
+def test_partitions_without_manifest_are_visible() -> None:
+    files = [D + "fleet.errors-p7-o0-9.parquet"]
+    assert visible(files, {TP: 10}, []) == files
+
+
+def test_compaction_swaps_sources_for_output_only_when_committed() -> None:
+    sources = (D + "fleet.errors-p0-o0-4.parquet", D + "fleet.errors-p0-o5-9.parquet")
+    output = D + "compacted-00aa.parquet"
+    files = [*sources, output]
+    assert visible(files, {TP: 10}, []) == list(sources)  # output not committed yet
+    assert visible(files, {TP: 10}, [record(output, sources)]) == [output]
+
+
+def test_a_recompacted_output_is_hidden_by_the_newer_record() -> None:
+    old = D + "compacted-0001.parquet"
+    new = D + "compacted-0002.parquet"
+    late = D + "fleet.errors-p0-o10-12.parquet"
+    records = [record(old, (D + "a.parquet",)), record(new, (old, late))]
+    assert visible([old, new, late], {TP: 13}, records) == [new]
+
+
+def test_merge_ranges_and_coverage() -> None:
+    assert merge_ranges([[10, 19], [0, 4], [5, 9], [30, 31]]) == [[0, 19], [30, 31]]
+    merged = merge_coverage([{"t": {"1": [[0, 4]]}}, {"t": {"1": [[5, 6]], "0": [[3, 3]]}}])
+    assert merged == {"t": {"0": [[3, 3]], "1": [[0, 6]]}}

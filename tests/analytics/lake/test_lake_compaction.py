@@ -1,0 +1,157 @@
+"""Compaction: fewer files, same events (duplicates dropped), offsets recorded, safe at every crash point."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from analytics.errors import LakeIntegrityError
+from analytics.lake.batch import plan_batch
+from analytics.lake.catalog import published_files, read_compactions
+from analytics.lake.compaction import compact, compact_unit, dedup_first, is_closed, plan_units, recover
+from analytics.lake.fs import LakeFS
+from analytics.lake.layout import compaction_record_path
+from analytics.lake.reader import Lake
+from analytics.lake.synthetic import synthetic_records
+from analytics.settings import LakeSettings
+from schemas import Codec
+from schemas.arrow import to_table
+from tests.analytics.lake.helpers import NOW, as_consumed
+
+SETTINGS = LakeSettings()
+
+
+def archive_in_batches(lake: LakeFS, publisher_factory, records: list[dict[str, Any]], batches: int) -> None:  # type: ignore[no-untyped-def]
+    publisher = publisher_factory()
+    consumed = as_consumed(records)
+    size = -(-len(consumed) // batches)
+    for i in range(0, len(consumed), size):
+        publisher.publish(plan_batch(consumed[i : i + size], Codec()))
+
+
+def table_ids(lake: LakeFS, table: str) -> list[str]:
+    return sorted(Lake(lake).scan(table).select("event_id").collect().get_column("event_id").to_list())
+
+
+@pytest.fixture
+def many(lake: LakeFS, publisher_factory) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    records = synthetic_records(n_hosts=6, samples_per_host=6, span_ms=24 * 3_600_000)
+    archive_in_batches(lake, publisher_factory, records, batches=6)
+    return records
+
+
+def test_compaction_merges_files_and_keeps_every_event(lake: LakeFS, many: list[dict[str, Any]]) -> None:
+    before = {t: table_ids(lake, t) for t in Lake(lake).tables()}
+    files_before = len(published_files(lake, "host_sampled"))
+    results = compact(lake, SETTINGS, now=NOW)
+    assert results, "six batches leave several files per partition"
+    assert {t: table_ids(lake, t) for t in Lake(lake).tables()} == before
+    assert len(published_files(lake, "host_sampled")) == 1 < files_before
+    assert all(r.duplicates_dropped == 0 for r in results)
+    # sources are gone from storage, not only hidden
+    assert [f for f in lake.files("host_sampled")] == published_files(lake, "host_sampled")
+
+
+def test_compaction_records_the_offsets_it_covers(lake: LakeFS, many: list[dict[str, Any]]) -> None:
+    consumed = [c for c in as_consumed(many) if c.topic == "fleet.samples"]
+    compact(lake, SETTINGS, now=NOW, tables=["host_sampled"])
+    (record,) = read_compactions(lake, "host_sampled")
+    expected: dict[str, list[list[int]]] = {}
+    for c in consumed:
+        expected.setdefault(str(c.partition), []).append([c.offset, c.offset])
+    from analytics.lake.catalog import merge_ranges
+
+    assert record.covers == {"fleet.samples": {p: merge_ranges(r) for p, r in sorted(expected.items())}}
+    assert record.rows == len(consumed)
+
+
+def test_duplicates_from_another_writer_are_dropped(lake: LakeFS, many: list[dict[str, Any]]) -> None:
+    xids = [r for r in many if r["event_type"] == "XidRaised"]
+    lake.write_parquet("xid_raised/date=2025-01-01/sim-0.parquet", to_table("XidRaised", xids[:2]))
+    assert len(table_ids(lake, "xid_raised")) == len(xids) + 2
+    (result,) = compact(lake, SETTINGS, now=NOW, tables=["xid_raised"])
+    assert result.duplicates_dropped == 2
+    ids = table_ids(lake, "xid_raised")
+    assert ids == sorted(r["event_id"] for r in xids)
+    (record,) = read_compactions(lake, "xid_raised")
+    assert record.foreign_files == ("xid_raised/date=2025-01-01/sim-0.parquet",)
+
+
+def test_open_partitions_wait_unless_asked(lake: LakeFS, many: list[dict[str, Any]]) -> None:
+    today = dt.datetime(2025, 1, 1, 12, tzinfo=dt.UTC)  # the data's own day: still open
+    assert compact(lake, SETTINGS, now=today) == []
+    assert compact(lake, SETTINGS, now=today, all_dates=True)
+
+
+def test_crash_before_commit_leaves_sources_and_is_undone(lake: LakeFS, many: list[dict[str, Any]]) -> None:
+    before = table_ids(lake, "host_sampled")
+    sources = published_files(lake, "host_sampled")
+    compact_unit(lake, "host_sampled", "2025-01-01", sources, [], SETTINGS, NOW)
+    # simulate a crash right after the output was renamed into place: drop the commit record, restore sources
+    (record,) = read_compactions(lake, "host_sampled")
+    lake.delete(compaction_record_path("host_sampled", "2025-01-01", record.file.rsplit("/", 1)[-1]))
+    for rel in sources:
+        lake.write_parquet(
+            rel, pa.table({"event_id": ["x"]})
+        )  # any content: only presence matters to readers
+    assert published_files(lake, "host_sampled") == sources, "an uncommitted output is invisible"
+    deleted = recover(lake, "host_sampled")
+    assert deleted == [record.file]
+    assert published_files(lake, "host_sampled") == sources
+    assert len(before) == len(set(before))
+
+
+def test_crash_after_commit_hides_sources_and_recovery_deletes_them(
+    lake: LakeFS, many: list[dict[str, Any]]
+) -> None:
+    before = table_ids(lake, "host_sampled")
+    sources = published_files(lake, "host_sampled")
+    tables = {rel: lake.read_parquet(rel) for rel in sources}
+    compact_unit(lake, "host_sampled", "2025-01-01", sources, [], SETTINGS, NOW)
+    for rel, table in tables.items():  # the crash came before the sources were deleted
+        lake.write_parquet(rel, table)
+    assert table_ids(lake, "host_sampled") == before, "readers see the output only, never both"
+    assert sorted(recover(lake, "host_sampled")) == sorted(sources)
+    assert table_ids(lake, "host_sampled") == before
+
+
+def test_recompaction_folds_late_files_into_the_output(
+    lake: LakeFS, many: list[dict[str, Any]], publisher_factory
+) -> None:  # type: ignore[no-untyped-def]
+    compact(lake, SETTINGS, now=NOW, tables=["xid_raised"])
+    late = synthetic_records(n_hosts=2, samples_per_host=0, span_ms=3_600_000, id_prefix="late")
+    late_xids = [r for r in late if r["event_type"] == "XidRaised"]
+    from analytics.lake.manifest import read_frontier
+
+    start = {(tp.topic, tp.partition): n for tp, n in read_frontier(lake).items()}
+    publisher_factory(frontier=read_frontier(lake)).publish(
+        plan_batch(as_consumed(late_xids, start=start), Codec())
+    )
+    expected = sorted(table_ids(lake, "xid_raised"))
+    assert len(published_files(lake, "xid_raised")) > 1
+    (result,) = compact(lake, SETTINGS, now=NOW, tables=["xid_raised"])
+    assert table_ids(lake, "xid_raised") == expected
+    assert published_files(lake, "xid_raised") == [result.file]
+    assert len(read_compactions(lake, "xid_raised")) == 1, "the superseded record is removed"
+
+
+def test_a_lost_compaction_output_is_an_integrity_error(lake: LakeFS, many: list[dict[str, Any]]) -> None:
+    (result,) = compact(lake, SETTINGS, now=NOW, tables=["xid_raised"])
+    lake.delete(result.file)
+    with pytest.raises(LakeIntegrityError, match="is gone"):
+        recover(lake, "xid_raised")
+
+
+def test_plan_units_and_helpers() -> None:
+    files = [("a", 40), ("b", 40), ("c", 40), ("compacted-x.parquet", 90), ("d", 5)]
+    assert plan_units(files, max_rows=100) == [["a", "b"], ["c", "d"]]
+    assert plan_units([("a", 1)], max_rows=100) == []
+    assert is_closed("2025-01-01", dt.date(2025, 1, 3), after_days=1)
+    assert not is_closed("2025-01-02", dt.date(2025, 1, 3), after_days=1)
+    table = pa.table({"event_id": ["b", "a", "b", "c"], "ts": [2, 1, 3, 0], "v": [1, 2, 3, 4]})
+    deduped, dropped = dedup_first(table)
+    assert dropped == 1
+    assert deduped.to_pydict() == {"event_id": ["c", "a", "b"], "ts": [0, 1, 2], "v": [4, 2, 1]}

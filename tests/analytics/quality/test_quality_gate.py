@@ -1,0 +1,109 @@
+"""The gate passes good batches and names what is wrong with bad ones."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from analytics.lake.layout import TABLES
+from analytics.quality import QualityGate, validate_batch
+from tests.analytics.lake.helpers import NOW
+from tests.analytics.quality.conftest import HOSTS
+
+DAY_MS = 86_400_000
+
+
+def replace(table: pa.Table, column: str, row: int, value: object) -> pa.Table:
+    values = table.column(column).to_pylist()
+    values[row] = value
+    i = table.schema.get_field_index(column)
+    return table.set_column(i, table.schema.field(i), pa.array(values, table.schema.field(i).type))
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_good_batches_pass(gate: QualityGate, good: dict[str, pa.Table], table: str) -> None:
+    outcome = gate.validate(table, good[table], NOW, HOSTS)
+    assert outcome.success, outcome.summary()
+    assert outcome.rows == good[table].num_rows and outcome.evaluated > 10
+
+
+def test_corrupted_batch_fails_with_named_expectations(gate: QualityGate, good: dict[str, pa.Table]) -> None:
+    bad = replace(good["ecc_error_observed"], "count", 0, -4)
+    bad = replace(bad, "ts", 1, int(NOW.timestamp() * 1000) + DAY_MS)
+    bad = replace(bad, "host_id", 2, "h9999")
+    outcome = gate.validate("ecc_error_observed", bad, NOW, HOSTS)
+    assert not outcome.success
+    failed = {(f.expectation, f.column): f for f in outcome.failed}
+    assert set(failed) == {
+        ("expect_column_values_to_be_between", "count"),
+        ("expect_column_values_to_be_between", "ts"),
+        ("expect_column_values_to_be_in_set", "host_id"),
+    }
+    assert failed[("expect_column_values_to_be_between", "count")].sample == (-4,)
+    assert failed[("expect_column_values_to_be_in_set", "host_id")].unexpected_count == 1
+    assert "h9999" in outcome.summary()
+    assert outcome.report["success"] is False and len(outcome.report["failed_expectations"]) == 3
+
+
+def test_future_tolerance(gate: QualityGate, good: dict[str, pa.Table]) -> None:
+    soon = replace(
+        good["xid_raised"], "ts", 0, int(NOW.timestamp() * 1000) + 60_000
+    )  # a minute ahead: clock skew
+    assert gate.validate("xid_raised", soon, NOW, HOSTS).success
+    strict = QualityGate(future_tolerance_s=0)
+    assert not strict.validate("xid_raised", soon, NOW, HOSTS).success
+
+
+def test_nested_counters_are_checked(gate: QualityGate, good: dict[str, pa.Table]) -> None:
+    samples = good["host_sampled"].to_pylist()
+    samples[1]["gpus"][5]["ecc_dbe"] = -1
+    bad = pa.Table.from_pylist(samples, schema=good["host_sampled"].schema)
+    outcome = gate.validate("host_sampled", bad, NOW, HOSTS)
+    assert [(f.expectation, f.column) for f in outcome.failed] == [
+        ("expect_column_values_to_be_between", "gpus.ecc_dbe.min")
+    ]
+
+
+def test_duplicate_event_ids_fail(gate: QualityGate, good: dict[str, pa.Table]) -> None:
+    dup = replace(good["xid_raised"], "event_id", 1, good["xid_raised"].column("event_id")[0].as_py())
+    outcome = gate.validate("xid_raised", dup, NOW, HOSTS)
+    assert [f.expectation for f in outcome.failed] == ["expect_column_values_to_be_unique"]
+
+
+def test_missing_column_fails_the_schema_check(gate: QualityGate, good: dict[str, pa.Table]) -> None:
+    outcome = gate.validate(
+        "link_event_observed", good["link_event_observed"].drop_columns(["peer"]), NOW, HOSTS
+    )
+    assert not outcome.success
+    assert "expect_table_columns_to_match_set" in {f.expectation for f in outcome.failed}
+
+
+def test_without_known_hosts_the_host_check_is_skipped(gate: QualityGate, good: dict[str, pa.Table]) -> None:
+    stranger = replace(good["xid_raised"], "host_id", 0, "stranger")
+    assert not gate.validate("xid_raised", stranger, NOW, HOSTS).success
+    assert gate.validate("xid_raised", stranger, NOW, None).success
+
+
+def test_polars_and_pandas_inputs(gate: QualityGate, good: dict[str, pa.Table]) -> None:
+    frame = pl.from_arrow(good["job_interrupted"])
+    assert isinstance(frame, pl.DataFrame)
+    assert gate.validate("JobInterrupted", frame, NOW, HOSTS).success
+    assert gate.validate("job_interrupted", frame.lazy(), NOW, HOSTS).success
+    flat = good["pcie_aer_reported"].to_pandas()
+    assert isinstance(flat, pd.DataFrame)
+    assert gate.validate("pcie_aer_reported", flat, NOW, HOSTS).success
+
+
+def test_validate_batch_function_with_epoch_ms_now(gate: QualityGate, good: dict[str, pa.Table]) -> None:
+    late = good["alert_raised"]
+    now_ms = int(pc.min(late.column("ts")).as_py()) - 1_000_000
+    outcome = validate_batch("alert_raised", late, now_ms, gate=gate)
+    assert not outcome.success and outcome.now_ms == now_ms
+    assert validate_batch("alert_raised", late, NOW, gate=gate).success
+    with pytest.raises(ValueError, match="aware"):
+        validate_batch("alert_raised", late, dt.datetime(2025, 1, 1), gate=gate)

@@ -1,0 +1,253 @@
+"""The archiver on a real broker: SIGKILLed mid-run and restarted, the lake holds every record exactly once;
+a corrupted batch is quarantined with a report that says why; undecodable bytes are kept with their reason."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.admin import KafkaAdminClient
+
+from analytics.lake import Archiver, Lake, quarantine_entries
+from analytics.lake.fs import LakeFS
+from analytics.lake.layout import TopicPartition
+from analytics.lake.manifest import read_frontier
+from analytics.lake.synthetic import synthetic_records
+from analytics.settings import ALL_FAMILIES
+from fleetpulse.settings import Settings
+from schemas import Codec
+from schemas.events import topic_family
+from tests.conftest import KafkaCluster, unique_topic_name
+
+pytestmark = pytest.mark.integration
+CODEC = Codec()
+PARTITIONS = {"inventory": 2, "samples": 3, "errors": 3, "findings": 1, "actions": 1, "alerts": 1, "dlq": 1}
+
+
+@pytest.fixture
+def fleet_topics(kafka: KafkaCluster, topic_factory: Callable[..., str]) -> dict[str, str]:
+    """A fresh topic per family (family → name)."""
+    return {
+        family: topic_factory(f"archiver-{family}", partitions=PARTITIONS[family],
+                              cleanup_policy="compact" if family == "inventory" else "delete")
+        for family in ALL_FAMILIES
+    }  # fmt: skip
+
+
+def settings_for(kafka: KafkaCluster, topics: dict[str, str], lake: Path, **lake_fields: Any) -> Settings:
+    return Settings.load(
+        kafka={"bootstrap_servers": kafka.bootstrap_servers},
+        topics={f: {"name": n, "partitions": PARTITIONS[f]} for f, n in topics.items()},
+        lake={"path": str(lake), "group_id": unique_topic_name("archiver-group"), **lake_fields},
+    )
+
+
+def env_for(settings: Settings) -> dict[str, str]:
+    """The same settings as FLEETPULSE_* variables, for an archiver subprocess."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETPULSE_") and k != "KAFKA_BOOTSTRAP_SERVERS"}
+    env["FLEETPULSE_KAFKA__BOOTSTRAP_SERVERS"] = settings.bootstrap_servers
+    for spec_family in ALL_FAMILIES:
+        spec = getattr(settings.topics, spec_family)
+        env[f"FLEETPULSE_TOPICS__{spec_family.upper()}__NAME"] = spec.name
+        env[f"FLEETPULSE_TOPICS__{spec_family.upper()}__PARTITIONS"] = str(spec.partitions)
+    lake = settings.lake
+    env["FLEETPULSE_LAKE__PATH"] = lake.path
+    env["FLEETPULSE_LAKE__GROUP_ID"] = lake.group_id
+    env["FLEETPULSE_LAKE__FLUSH_RECORDS"] = str(lake.flush_records)
+    env["FLEETPULSE_LAKE__FLUSH_SECONDS"] = str(lake.flush_seconds)
+    return env
+
+
+def produce(kafka: KafkaCluster, topics: dict[str, str], records: list[dict[str, Any]], extra: list[tuple[str, bytes]] = ()) -> None:  # type: ignore[assignment]
+    producer = KafkaProducer(**kafka.settings.kafka.kafka_python(kafka.bootstrap_servers), acks="all", enable_idempotence=True, linger_ms=5)
+    for record in records:
+        producer.send(topics[topic_family(record["event_type"])], key=record["host_id"].encode(), value=CODEC.encode(record))
+    for topic, value in extra:
+        producer.send(topic, key=b"junk", value=value)
+    producer.flush(30)
+    producer.close()
+
+
+def topic_contents(kafka: KafkaCluster, topics: dict[str, str]) -> tuple[Counter[str], dict[TopicPartition, int]]:
+    """event_ids actually on the topics (decodable records) and each partition's end offset."""
+    consumer = KafkaConsumer(**kafka.settings.kafka.kafka_python(kafka.bootstrap_servers), enable_auto_commit=False)
+    from kafka import TopicPartition as KTP
+
+    tps = [KTP(t, p) for f, t in topics.items() for p in range(PARTITIONS[f])]
+    consumer.assign(tps)
+    consumer.seek_to_beginning(*tps)
+    end = consumer.end_offsets(tps)
+    ids: Counter[str] = Counter()
+    deadline = time.monotonic() + 30
+    while any(consumer.position(tp) < end[tp] for tp in tps) and time.monotonic() < deadline:
+        for messages in consumer.poll(timeout_ms=500).values():
+            for m in messages:
+                try:
+                    ids[CODEC.decode(m.value).record["event_id"]] += 1
+                except Exception:
+                    pass
+    consumer.close()
+    return ids, {TopicPartition(tp.topic, tp.partition): end[tp] for tp in tps}
+
+
+def lake_event_ids(lake: Path) -> Counter[str]:
+    reader = Lake(lake)
+    ids: Counter[str] = Counter()
+    for table in reader.tables():
+        ids.update(reader.scan(table).select("event_id").collect().get_column("event_id").to_list())
+    return ids
+
+
+def committed(lake: Path) -> int:
+    return sum(read_frontier(LakeFS(lake)).values()) if (lake / "_manifest").exists() else 0
+
+
+@pytest.fixture
+def archiver_processes() -> Iterator[list[subprocess.Popen[bytes]]]:
+    procs: list[subprocess.Popen[bytes]] = []
+    yield procs
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def start_archiver(settings: Settings, procs: list[subprocess.Popen[bytes]], *args: str) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-c", "from fleetpulse.cli import main; main()", "archive", *args]
+    proc = subprocess.Popen(cmd, env=env_for(settings), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    procs.append(proc)
+    return proc
+
+
+def test_sigkilled_archiver_resumes_exactly_once(
+    kafka: KafkaCluster, fleet_topics: dict[str, str], tmp_path: Path, archiver_processes: list[subprocess.Popen[bytes]]
+) -> None:
+    lake = tmp_path / "lake"
+    settings = settings_for(kafka, fleet_topics, lake, flush_records=500, flush_seconds=60)
+    records = synthetic_records(n_hosts=40, samples_per_host=60, span_ms=3 * 86_400_000)
+    produce(kafka, fleet_topics, records)
+    on_topics, end = topic_contents(kafka, fleet_topics)
+    assert sum(on_topics.values()) == len(records)
+
+    kills = 0
+    for _ in range(2):  # two crashes, each after some progress but before the end
+        before = committed(lake)
+        proc = start_archiver(settings, archiver_processes)
+        deadline = time.monotonic() + 40
+        while committed(lake) <= before + 500 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, f"archiver exited early: {proc.stdout.read().decode() if proc.stdout else ''}"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        kills += 1
+    progress = committed(lake)
+    assert 0 < progress < sum(end.values()), "the kills must land mid-run for this test to mean anything"
+
+    final = start_archiver(settings, archiver_processes, "--until-idle", "--max-seconds", "50")
+    out, _ = final.communicate(timeout=60)
+    assert final.returncode == 0, out.decode()
+
+    in_lake = lake_event_ids(lake)
+    duplicated = {k: n for k, n in in_lake.items() if n > 1}
+    assert not duplicated, f"{len(duplicated)} event_ids archived twice"
+    assert set(in_lake) == set(on_topics)
+    assert read_frontier(LakeFS(lake)) == end
+    assert quarantine_entries(lake) == []
+    # group offsets mirror the manifest, for lag tools
+    admin = KafkaAdminClient(**kafka.settings.kafka.kafka_python(kafka.bootstrap_servers))
+    try:
+        group = admin.list_group_offsets(settings.lake.group_id)[settings.lake.group_id]
+    finally:
+        admin.close()
+    assert {TopicPartition(tp.topic, tp.partition): o.offset for tp, o in group.items()} == end
+
+
+def test_corrupted_batch_is_quarantined_and_garbage_rejected(
+    kafka: KafkaCluster, fleet_topics: dict[str, str], tmp_path: Path
+) -> None:
+    lake = tmp_path / "lake"
+    settings = settings_for(kafka, fleet_topics, lake)
+    records = synthetic_records(n_hosts=6, samples_per_host=2)
+    now_ms = int(time.time() * 1000)
+    corrupted = []
+    for i, r in enumerate(r for r in records if r["event_type"] == "EccErrorObserved"):
+        if i == 0:
+            r = {**r, "payload": {**r["payload"], "count": -7}}
+        elif i == 1:
+            r = {**r, "ts": now_ms + 30 * 86_400_000}
+        elif i == 2:
+            r = {**r, "host_id": "h-unknown"}
+        corrupted.append(r)
+    good = [r for r in records if r["event_type"] != "EccErrorObserved"]
+    garbage = [(fleet_topics["errors"], b"\x09definitely not avro"), (fleet_topics["samples"], b"")]
+    produce(kafka, fleet_topics, good + corrupted, garbage)
+    _, end = topic_contents(kafka, fleet_topics)
+
+    stats = Archiver(settings).run(until_idle=True, max_seconds=50)
+
+    assert stats.records == sum(end.values())
+    assert stats.rejected_rows == 2
+    assert stats.quarantined_rows == len(corrupted)
+    reader = Lake(lake)
+    assert reader.scan("ecc_error_observed").collect().height == 0
+    assert sorted(lake_event_ids(lake)) == sorted(r["event_id"] for r in good)
+    entries = quarantine_entries(lake)
+    assert {e.table for e in entries} == {"ecc_error_observed"}
+    assert sum(e.rows for e in entries) == len(corrupted)
+    failed = " | ".join(entries[0].failed_expectations)
+    assert "(count)" in failed and "-7" in failed
+    assert "(ts)" in failed
+    assert "(host_id)" in failed and "h-unknown" in failed
+    rejected = reader.rejected().collect()
+    assert sorted(rejected.get_column("error_type").to_list()) == ["FramingError", "FramingError"]
+    assert read_frontier(LakeFS(lake)) == end
+
+
+class Crash(BaseException):
+    """Stands in for the process dying: not an Exception, so nothing on the way up handles it."""
+
+
+def test_crash_between_file_writes_and_offset_commit(
+    kafka: KafkaCluster, fleet_topics: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from analytics.lake.publish import Publisher
+
+    lake = tmp_path / "lake"
+    settings = settings_for(kafka, fleet_topics, lake, flush_records=400, flush_seconds=60)
+    records = synthetic_records(n_hosts=40, samples_per_host=30, span_ms=2 * 86_400_000)  # 1,444 records: 4 batches
+    produce(kafka, fleet_topics, records)
+    on_topics, end = topic_contents(kafka, fleet_topics)
+
+    real_commit = Publisher.commit
+    commits = {"n": 0}
+
+    def commit_then_die(self: Publisher, staged: Any) -> None:
+        commits["n"] += 1
+        if commits["n"] == 3:  # the third batch's files are written; the process dies before its offsets are
+            raise Crash
+        real_commit(self, staged)
+
+    monkeypatch.setattr(Publisher, "commit", commit_then_die)
+    with pytest.raises(Crash):
+        Archiver(settings).run(until_idle=True, max_seconds=50)
+    uncommitted = [f for t in Lake(lake).fs.dirs() if not t.startswith("_") for f in LakeFS(lake).files(t)]
+    visible = [f for t in Lake(lake).tables() for f in Lake(lake).files(t)]
+    assert len(uncommitted) > len(visible), "the crash must leave written-but-uncommitted files behind"
+    assert sum(lake_event_ids(lake).values()) == 800, "readers see the two committed batches only"
+
+    monkeypatch.setattr(Publisher, "commit", real_commit)
+    stats = Archiver(settings).run(until_idle=True, max_seconds=50)
+    assert stats.reconciled == len(uncommitted) - len(visible)
+    in_lake = lake_event_ids(lake)
+    assert max(in_lake.values()) == 1
+    assert set(in_lake) == set(on_topics)
+    assert read_frontier(LakeFS(lake)) == end

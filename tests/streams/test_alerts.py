@@ -1,0 +1,42 @@
+"""Alerts derived from actions, DLQ surges, dead-letter records."""
+
+from __future__ import annotations
+
+from schemas import Codec, FramingError
+from streams.alerts import DlqSurge, alerts_for
+from streams.deadletter import dead_letter, reason_label
+from streams.errors import InvalidRecordError
+from streams.lifecycle import Action
+
+
+def action(kind: str, rule: str = "dram_uce_repeat_gpu") -> Action:
+    return Action(action_id=f"a-{kind}", kind=kind, host_id="h1", cluster="c0", domain="d0", operation="rma",
+                  ts=5, finding_id="f1", rule=rule)  # fmt: skip
+
+
+def test_alerts_for_actions() -> None:
+    rma = alerts_for(action("rma_opened"))
+    assert [a["payload"]["alertname"] for a in rma] == ["NewRMA"]
+    p = rma[0]["payload"]
+    assert p["labels"] == {"alertname": "NewRMA", "host_id": "h1", "cluster": "c0", "domain": "d0", "rule": "dram_uce_repeat_gpu"}
+    assert "h1" in p["annotations"]["summary"] and rma[0]["event_id"] == p["alert_id"]
+    assert alerts_for(action("rma_opened")) == rma  # deterministic id
+    assert [a["payload"]["alertname"] for a in alerts_for(action("suspected", "slow_host"))] == ["SlowHost"]
+    assert alerts_for(action("suspected")) == [] and alerts_for(action("drained")) == []
+    Codec().encode(rma[0])  # valid AlertRaised
+
+
+def test_dlq_surge_fires_once_per_burst() -> None:
+    surge = DlqSurge(count=3, window_ms=1000)
+    fired = [surge.observe(t, "fleet.errors", 0, t) for t in (0, 100, 200, 300, 400, 5000)]
+    assert [x is not None for x in fired] == [False, False, True, False, False, False]
+
+
+def test_dead_letter_record_is_valid_and_deterministic() -> None:
+    exc = InvalidRecordError("gpu_out_of_range: gpu=99", host_id="h7", event_type="XidRaised")
+    rec = dead_letter(exc, topic="fleet.errors", partition=2, offset=41, key=b"h7", value=b"\x00abc", timestamp_ms=9)
+    again = dead_letter(exc, topic="fleet.errors", partition=2, offset=41, key=b"h7", value=b"\x00abc", timestamp_ms=9)
+    assert rec == again and rec["host_id"] == "h7"
+    decoded = Codec().decode(Codec().encode(rec)).record["payload"]
+    assert decoded["source_offset"] == 41 and decoded["original_value"] == b"\x00abc"
+    assert reason_label(exc) == "gpu_out_of_range" and reason_label(FramingError("x")) == "FramingError"

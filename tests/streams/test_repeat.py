@@ -1,0 +1,101 @@
+"""Repeat-offender rule: sliding event-time windows per scope, one finding per episode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streams.classify import classify
+from streams.findings import Finding
+from streams.policy import Policy
+from streams.repeat import observe
+from streams.testing import START_TS
+from tests.streams import factories as f
+
+DAY = 86_400_000
+
+
+def run(records: list[dict[str, Any]], policy: Policy) -> list[Finding]:
+    """Feed error records through classify + observe with a dict as the state table."""
+    table: dict[str, Any] = {}
+    found: list[Finding] = []
+    for record in records:
+        signal = classify(record, policy)
+        if signal is None:
+            continue
+        from streams.repeat import state_keys
+
+        states = {k: table.get(k) for k in state_keys(signal, policy)}
+        new_states, finding = observe(signal, states, policy)
+        table.update(new_states)
+        if finding:
+            found.append(finding)
+    return found
+
+
+def dram_fault(ts: int, gpu: int = 2, host: str = "h1") -> list[dict[str, Any]]:
+    """One DRAM UCE fault = an ECC event AND an XID 48 at the same time."""
+    return [f.ecc(gpu=gpu, host=host, ts=ts), f.xid(48, gpu=gpu, host=host, ts=ts)]
+
+
+def test_two_dram_uce_on_one_gpu_within_7_days_is_an_rma(policy: Policy) -> None:
+    found = run(dram_fault(START_TS) + dram_fault(START_TS + 3 * DAY), policy)
+    assert len(found) == 1
+    fnd = found[0]
+    assert (fnd.detector, fnd.rule, fnd.scope, fnd.scope_key) == ("repeat_offender", "dram_uce_repeat_gpu", "gpu", "h1/2")
+    assert fnd.recommended_action == "rma" and fnd.count == 2
+    assert (fnd.window_start, fnd.window_end, fnd.ts) == (START_TS, START_TS + 3 * DAY, START_TS + 3 * DAY)
+
+
+def test_one_fault_with_two_signals_counts_once(policy: Policy) -> None:
+    assert run(dram_fault(START_TS), policy) == []
+
+
+def test_outside_the_window_no_finding(policy: Policy) -> None:
+    assert run(dram_fault(START_TS) + dram_fault(START_TS + 8 * DAY), policy) == []
+
+
+def test_replayed_event_is_not_recounted(policy: Policy) -> None:
+    first = dram_fault(START_TS)
+    assert run(first + first, policy) == []  # same event ids twice (an at-least-once replay)
+
+
+def test_host_scope_lemon_and_gpu_rule_preferred(policy: Policy) -> None:
+    host_lemon = run(dram_fault(START_TS, gpu=1) + dram_fault(START_TS + DAY, gpu=4), policy)
+    assert [(x.rule, x.scope_key) for x in host_lemon] == [("dram_uce_repeat_host", "h1")]
+    gpu_lemon = run(dram_fault(START_TS, gpu=1) + dram_fault(START_TS + DAY, gpu=1), policy)
+    assert [(x.rule, x.scope_key) for x in gpu_lemon] == [("dram_uce_repeat_gpu", "h1/1")]
+
+
+def test_events_are_consumed_by_a_finding(policy: Policy) -> None:
+    events = dram_fault(START_TS) + dram_fault(START_TS + DAY) + dram_fault(START_TS + 2 * DAY)
+    assert len(run(events, policy)) == 1  # the third needs a partner of its own
+    assert len(run(events + dram_fault(START_TS + 3 * DAY), policy)) == 2
+
+
+def test_flaps_on_one_port_vs_single_flaps(policy: Policy) -> None:
+    scattered = [f.link(port=p, ts=START_TS + p * 60_000) for p in range(6)]
+    assert run(scattered, policy) == []
+    repeated = [f.link(port=1, ts=START_TS + k * 3_600_000) for k in range(4)]
+    found = run(repeated, policy)
+    assert [(x.rule, x.scope_key, x.recommended_action) for x in found] == [
+        ("link_flap_repeat_port", "h1/1", "cable_replacement")
+    ]
+    # a single report carrying several flaps counts by its count field
+    assert len(run([f.link(port=2, count=4)], policy)) == 1
+
+
+def test_noise_never_fires(policy: Policy) -> None:
+    noise = [f.xid(x, ts=START_TS + k) for k, x in enumerate([13, 31, 43, 45, 63, 68, 92] * 5)]
+    noise += [f.ecc(correctable=True, ts=START_TS + k) for k in range(10)]
+    noise += [f.aer("correctable", ts=START_TS + k) for k in range(10)]
+    assert run(noise, policy) == []
+
+
+def test_finding_id_is_deterministic(policy: Policy) -> None:
+    events = dram_fault(START_TS) + dram_fault(START_TS + DAY)
+    assert run(events, policy)[0].finding_id == run(events, policy)[0].finding_id
+
+
+def test_row_remap_failure_acts_at_once(policy: Policy) -> None:
+    found = run([f.ecc(row_remap="remap_failure"), f.xid(64)], policy)
+    assert [(x.rule, x.detector) for x in found] == [("row_remap_failure", "critical_fault")]

@@ -1,0 +1,309 @@
+"""``streams.scoring`` on hand-made truth with known TP/FP/FN, and ``fleetpulse score`` end to end on a lake."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from schemas.arrow import table_name, to_table
+from streams.findings import Finding
+from streams.scoring import DAY_MS, DEFAULT_RULES, RepeatRule, ScoringError, score, threshold_reached_at
+from streams.scoring_cli import findings_from_lake, parse_rule
+
+S = 1_700_000_000_000  # period start
+END = S + 30 * DAY_MS
+H = 3_600_000
+
+HOST_SCHEMA = {
+    "host_id": pl.Utf8,
+    "cluster": pl.Utf8,
+    "fabric": pl.Utf8,
+    "rack": pl.Utf8,
+    "maintenance_domain": pl.Utf8,
+    "sku": pl.Utf8,
+    "install_ts": pl.Int64,
+    "lemon_kind": pl.Utf8,
+    "lemon_scope": pl.Utf8,
+    "lemon_gpu": pl.Int32,
+    "lemon_port": pl.Int32,
+    "lemon_onset_ts": pl.Int64,
+    "slow_cause": pl.Utf8,
+    "slow_factor": pl.Float64,
+    "slow_onset_ts": pl.Int64,
+    "slow_intermittent": pl.Boolean,
+    "slow_duty": pl.Float64,
+}
+FAULT_SCHEMA = {
+    "fault_id": pl.Utf8,
+    "host_id": pl.Utf8,
+    "cluster": pl.Utf8,
+    "fabric": pl.Utf8,
+    "gpu": pl.Int32,
+    "port": pl.Int32,
+    "kind": pl.Utf8,
+    "cause": pl.Utf8,
+    "ts": pl.Int64,
+    "host_age_days": pl.Float64,
+    "phase": pl.Utf8,
+}
+
+
+def host(host_id: str, **truth: Any) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(HOST_SCHEMA)
+    row.update(
+        host_id=host_id,
+        cluster="c0",
+        fabric="roce",
+        rack="r0",
+        maintenance_domain="md0",
+        sku="h100",
+        install_ts=S - 100 * DAY_MS,
+        slow_intermittent=False,
+    )
+    row.update(truth)
+    return row
+
+
+def fault(
+    host_id: str, kind: str, ts: int, gpu: int | None = None, port: int | None = None
+) -> dict[str, Any]:
+    return {
+        "fault_id": f"{host_id}-{kind}-{ts}",
+        "host_id": host_id,
+        "cluster": "c0",
+        "fabric": "roce",
+        "gpu": gpu,
+        "port": port,
+        "kind": kind,
+        "cause": "x",
+        "ts": ts,
+        "host_age_days": 100.0,
+        "phase": "lemon",
+    }
+
+
+def finding(
+    host_id: str, detector: str, ts: int, window_start: int | None = None, fid: str | None = None
+) -> Finding:
+    return Finding(
+        finding_id=fid or f"{detector}-{host_id}-{ts}",
+        detector=detector,
+        rule=detector,
+        scope="host",
+        scope_key=host_id,
+        host_id=host_id,
+        cluster="c0",
+        ts=ts,
+        error_class="x",
+        count=2,
+        window_start=window_start if window_start is not None else ts - 7 * DAY_MS,
+        window_end=ts,
+        recommended_action="rma",
+    )
+
+
+HOSTS = [
+    # repeat offenders
+    host("h1", lemon_kind="dram_uce", lemon_scope="gpu", lemon_gpu=2, lemon_onset_ts=S + DAY_MS),
+    host("h2", lemon_kind="fell_off_bus", lemon_scope="gpu", lemon_gpu=0, lemon_onset_ts=S + 2 * DAY_MS),
+    host("h3", lemon_kind="link_flap", lemon_scope="port", lemon_port=1, lemon_onset_ts=S + 5 * DAY_MS),
+    host("h4", lemon_kind="sram_uce", lemon_scope="gpu", lemon_gpu=1, lemon_onset_ts=S + 10 * DAY_MS),
+    host("h5"),
+    host("h6"),
+    host("h7", lemon_kind="dram_uce", lemon_scope="host", lemon_onset_ts=S + 20 * DAY_MS),
+    # slow hosts (window 300 s, k = 3 -> onset must leave 900 s)
+    host("s1", slow_cause="degraded_nic", slow_factor=0.12, slow_onset_ts=S + DAY_MS),
+    host("s2", slow_cause="thermal_throttling", slow_factor=0.05, slow_onset_ts=END - 600_000),
+    host("s3", slow_cause="pcie_downtraining", slow_factor=0.2, slow_onset_ts=S + 2 * DAY_MS),
+    host("s4", slow_cause="degraded_nic", slow_factor=0.3, slow_onset_ts=S - 5 * DAY_MS),
+    host("s5", slow_cause="thermal_throttling", slow_factor=0.3, slow_onset_ts=END - 600_000),
+]
+FAULTS = [
+    fault("h1", "dram_uce", S + DAY_MS, gpu=2),
+    fault("h1", "dram_uce", S + 3 * DAY_MS, gpu=2),
+    fault("h1", "sram_uce", S + 4 * DAY_MS, gpu=5),
+    fault("h2", "fell_off_bus", S + 2 * DAY_MS, gpu=0),
+    fault("h3", "link_flap", S + 5 * DAY_MS, port=1),
+    fault("h3", "link_flap", S + 5 * DAY_MS + H, port=1),
+    fault("h3", "link_flap", S + 5 * DAY_MS + 2 * H, port=1),
+    fault("h3", "link_flap", S + 5 * DAY_MS, port=2),
+    fault("h4", "sram_uce", S + 10 * DAY_MS, gpu=1),
+    fault("h4", "sram_uce", S + 11 * DAY_MS, gpu=5),
+    fault("h5", "dram_uce", S + 3 * DAY_MS, gpu=0),
+    fault("h5", "dram_uce", S + 5 * DAY_MS, gpu=0),
+    fault("h7", "dram_uce", S + 20 * DAY_MS, gpu=1),
+    fault("h7", "dram_uce", S + 22 * DAY_MS, gpu=4),
+]
+FINDINGS = [
+    finding("h1", "repeat_offender", S + 3 * DAY_MS + 60_000),
+    finding("h4", "repeat_offender", S + 11 * DAY_MS + 10_000),
+    finding("h5", "repeat_offender", S + 5 * DAY_MS),
+    finding("h6", "repeat_offender", S + 6 * DAY_MS),
+    finding("h7", "repeat_offender", S + 22 * DAY_MS + 300_000, fid="h7-a"),
+    finding("h7", "repeat_offender", S + 22 * DAY_MS + 300_000, fid="h7-a"),  # replayed duplicate
+    finding("h7", "repeat_offender", S + 23 * DAY_MS, fid="h7-b"),  # a second rule on the same host
+    finding("s1", "slow_host", S + DAY_MS + 1_200_000, window_start=S + DAY_MS + 300_000),
+    finding("s1", "slow_host", S + 2 * DAY_MS, window_start=S + 2 * DAY_MS - 900_000),
+    finding("s4", "slow_host", S + 900_000, window_start=S),
+    finding("h6", "slow_host", S + 7 * DAY_MS, window_start=S + 7 * DAY_MS - 900_000),
+    finding("s5", "slow_host", END - 100_000, window_start=END - 400_000),
+    finding("h9", "critical_fault", S + DAY_MS),  # another detector: not scored here
+]
+MANIFEST = {"seed": 7, "start_ts": S, "end_ts": END, "sample_interval_s": 10}
+
+
+def frames() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    findings = pl.from_arrow(to_table("FindingRaised", [f.to_record() for f in FINDINGS]))
+    assert isinstance(findings, pl.DataFrame)
+    return findings, pl.DataFrame(HOSTS, schema=HOST_SCHEMA), pl.DataFrame(FAULTS, schema=FAULT_SCHEMA)
+
+
+def test_repeat_offender_counts_against_detectable_lemons() -> None:
+    report = score(*frames(), MANIFEST, window_s=300, slow_k=3)
+    ro = report.detectors["repeat_offender"]
+    assert (ro.truth, ro.detectable, ro.predicted) == (5, 3, 5)
+    assert (ro.tp, ro.fp, ro.fn) == (3, 2, 1)
+    assert ro.fp_hosts == ["h5", "h6"] and ro.fn_hosts == ["h3"]
+    assert ro.precision == pytest.approx(3 / 5)
+    assert ro.recall == pytest.approx(2 / 3)  # h1, h7 of the detectable h1, h3, h7; h4 found but undetectable
+    assert ro.tp_undetectable == 1
+    assert ro.fp_rule_met == 1  # h5's own faults reach the DRAM rule; h6's do not
+    # TTD from onset: h4 1 d + 10 s, h1 2 d + 60 s, h7 2 d + 300 s
+    assert ro.ttd_median_s == pytest.approx(2 * 86400 + 60)
+    assert ro.ttd_p90_s == pytest.approx(2 * 86400 + 60 + 0.8 * 240)
+    assert ro.lag_median_s == pytest.approx(180)  # h1 60 s and h7 300 s after the threshold was reached
+    assert ro.breakdown["dram_uce"] == {"truth": 2, "detectable": 2, "found": 2}
+    assert ro.breakdown["link_flap"] == {"truth": 1, "detectable": 1, "found": 0}
+    assert ro.breakdown["fell_off_bus"] == {"truth": 1, "detectable": 0, "found": 0}
+
+
+def test_slow_host_scores_and_time_to_detect_in_windows() -> None:
+    sh = score(*frames(), MANIFEST, window_s=300, slow_k=3).detectors["slow_host"]
+    assert (sh.truth, sh.detectable, sh.predicted, sh.tp, sh.fp, sh.fn) == (5, 3, 4, 3, 1, 1)
+    assert sh.fn_hosts == ["s3"] and sh.fp_hosts == ["h6"]
+    assert sh.precision == pytest.approx(0.75) and sh.recall == pytest.approx(2 / 3)
+    assert sh.tp_undetectable == 1  # s5: onset 600 s before the end, found anyway
+    assert sh.ttd_median_s == pytest.approx(900)  # s1 1200 s, s4 900 s (onset clipped to start), s5 500 s
+    assert sh.ttd_median_windows == pytest.approx(3.0)
+    assert sh.ttd_p90_windows == pytest.approx(3.8)
+    assert (sh.window_s, sh.window_source) == (300, "argument")
+
+
+def test_window_defaults_to_the_findings_span_and_k_changes_detectability() -> None:
+    sh = score(*frames(), MANIFEST, slow_k=1).detectors["slow_host"]
+    assert sh.window_source == "findings" and sh.window_s == pytest.approx(900)
+    assert sh.detectable == 3  # s2/s5: 600 s < 1 x 900 s
+    sh2 = score(*frames(), MANIFEST, window_s=300, slow_k=2).detectors["slow_host"]
+    assert sh2.detectable == 5 and sh2.tp_undetectable == 0  # 600 s leaves 2 windows of 300 s
+
+
+def test_stricter_rule_makes_fewer_lemons_detectable() -> None:
+    rules = dict(DEFAULT_RULES, link_flap=RepeatRule(("link_flap",), 4, DAY_MS))
+    ro = score(*frames(), MANIFEST, rules=rules, window_s=300).detectors["repeat_offender"]
+    assert ro.detectable == 2 and ro.fn == 0 and ro.recall == 1.0
+
+
+def test_no_findings_gives_undefined_precision_and_zero_recall() -> None:
+    findings, hosts, faults = frames()
+    report = score(findings.clear(), hosts, faults, MANIFEST, window_s=300)
+    ro = report.detectors["repeat_offender"]
+    assert (ro.tp, ro.fp, ro.fn, ro.precision, ro.recall, ro.ttd_median_s) == (0, 0, 3, None, 0.0, None)
+    assert json.loads(report.to_json())["detectors"]["slow_host"]["precision"] is None
+
+
+def test_manifest_without_period_is_an_error() -> None:
+    with pytest.raises(ScoringError, match="start_ts"):
+        score(*frames(), {"seed": 1})
+
+
+@pytest.mark.parametrize(
+    ("times", "count", "window", "expected"),
+    [
+        ([], 2, 10, None),
+        ([5], 1, 10, 5),
+        ([0, 10], 2, 10, 10),
+        ([0, 11], 2, 10, None),
+        ([30, 0, 11, 20], 3, 20, 20),
+        ([30, 0, 11, 25], 3, 20, 30),
+        ([0, 5, 100, 104, 108], 3, 10, 108),
+    ],
+)
+def test_threshold_reached_at(times: list[int], count: int, window: int, expected: int | None) -> None:
+    assert threshold_reached_at(times, count, window) == expected
+
+
+def test_parse_rule() -> None:
+    assert parse_rule("link_flap=4/24h") == ("link_flap", RepeatRule(("link_flap",), 4, DAY_MS))
+    assert parse_rule("dram_uce=3/7d")[1].window_ms == 7 * DAY_MS
+    for bad in ("nope=2/7d", "dram_uce=x/7d", "dram_uce=2/7w", "dram_uce"):
+        with pytest.raises(ScoringError):
+            parse_rule(bad)
+
+
+def write_truth_and_lake(tmp_path: Path) -> tuple[Path, Path]:
+    truth, lake = tmp_path / "truth", tmp_path / "lake"
+    truth.mkdir()
+    _, hosts, faults = frames()
+    hosts.write_parquet(truth / "hosts.parquet")
+    faults.write_parquet(truth / "faults.parquet")
+    (truth / "manifest.json").write_text(json.dumps(MANIFEST))
+    records = [f.to_record() for f in FINDINGS]
+    for i, half in enumerate((records[: len(records) // 2], records[len(records) // 2 :])):
+        part = lake / table_name("FindingRaised") / f"date=2023-11-{14 + i}"
+        part.mkdir(parents=True)
+        pq.write_table(to_table("FindingRaised", half), part / f"findings-{i}.parquet")
+    return truth, lake
+
+
+def test_findings_from_lake_reads_every_partition(tmp_path: Path) -> None:
+    _, lake = write_truth_and_lake(tmp_path)
+    got = findings_from_lake(lake)
+    assert got.height == len(FINDINGS)
+    assert findings_from_lake(tmp_path / "empty").height == 0
+
+
+def test_score_command_on_a_lake_writes_json(tmp_path: Path) -> None:
+    from fleetpulse.cli import app
+
+    truth, lake = write_truth_and_lake(tmp_path)
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "score",
+            "--truth",
+            str(truth),
+            "--findings-from",
+            "lake",
+            "--lake",
+            str(lake),
+            "--json",
+            str(out),
+            "--window-s",
+            "300",
+            "--slow-k",
+            "3",
+            "--rule",
+            "link_flap=3/24h",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "repeat_offender" in result.output and "slow_host" in result.output
+    data = json.loads(out.read_text())
+    assert data["detectors"]["repeat_offender"]["tp"] == 3
+    assert data["detectors"]["slow_host"]["fn_hosts"] == ["s3"]
+    assert data["params"]["rules"]["link_flap"]["count"] == 3
+
+
+def test_score_command_names_missing_truth_files(tmp_path: Path) -> None:
+    from fleetpulse.cli import app
+
+    result = CliRunner().invoke(app, ["score", "--truth", str(tmp_path), "--findings-from", "lake"])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ScoringError) and "hosts.parquet" in str(result.exception)

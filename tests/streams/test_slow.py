@@ -1,0 +1,140 @@
+"""Slow-host detector: host windows, robust peer statistics per cluster window, k of n."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from streams.findings import Finding
+from streams.policy import SlowHostPolicy
+from streams.slow import ClusterStage, HostStage, robust_z, window_bounds
+from streams.testing import START_TS
+from tests.streams import factories as f
+
+MIN = 60_000
+
+
+def test_robust_z_ignores_the_outlier() -> None:
+    med, scale = robust_z([100.0, 101.0, 99.0, 100.0, 160.0], 0.0)
+    assert med == 100.0 and scale == pytest.approx(1.4826)
+    _, floored = robust_z([100.0] * 5, 0.002)
+    assert floored == pytest.approx(0.2)  # identical peers: MAD floor, not a division by zero
+
+
+def test_window_bounds_coarse_samples_cover_one_window() -> None:
+    assert window_bounds(START_TS + 7 * MIN, 60, 5 * MIN) == (START_TS + 5 * MIN, START_TS + 10 * MIN)
+    start, end = window_bounds(START_TS + 90 * MIN, 3600, 5 * MIN)  # hourly samples, 5-min windows
+    assert end - start == 3_600_000 and start <= START_TS + 90 * MIN < end
+
+
+def feed(
+    hosts: int,
+    minutes: int,
+    *,
+    slow: dict[int, float] | None = None,
+    slow_from: int = 0,
+    pattern: dict[int, list[bool]] | None = None,
+    interval_s: int = 60,
+    policy: SlowHostPolicy | None = None,
+    seed: int = 3,
+) -> tuple[list[Finding], list[Any]]:
+    """Samples of one cluster through both stages (one source partition per host % 3)."""
+    policy = policy or SlowHostPolicy()
+    host_stage, cluster_stage = HostStage(policy), ClusterStage(policy)
+    host_store: dict[str, Any] = {}
+    cluster_store: dict[str, Any] = {}
+    rng = random.Random(seed)
+    findings: list[Finding] = []
+    verdicts: list[Any] = []
+    for step in range(0, minutes * 60, interval_s):
+        ts = START_TS + step * 1000
+        window = (ts - START_TS) // max(policy.window, interval_s * 1000)
+        for h in range(hosts):
+            factor = 1.0
+            if slow and h in slow and ts >= START_TS + slow_from * MIN:
+                on = pattern[h][window % len(pattern[h])] if pattern and h in pattern else True
+                factor = slow[h] if on else 1.0
+            record = f.sample(1000.0 * factor * (1 + rng.gauss(0, 0.01)), 380.0 * (1 + rng.gauss(0, 0.01)),
+                              interval_s=interval_s, host=f"h{h:03d}", ts=ts)  # fmt: skip
+            summaries, _ = host_stage.add_sample(host_store, record)
+            for summary in summaries:
+                summary["src"] = h % 3
+                fs, vs, _ = cluster_stage.add_summary(cluster_store, summary)
+                findings += fs
+                verdicts += vs
+    return findings, verdicts
+
+
+def test_consistently_slow_host_found_after_k_windows_with_its_z() -> None:
+    findings, verdicts = feed(24, 80, slow={7: 1.08}, slow_from=20)
+    assert [x.host_id for x in findings] == ["h007"]
+    fnd = findings[0]
+    assert fnd.detector == "slow_host" and fnd.scope == "host" and fnd.scope_key == "h007"
+    assert fnd.score is not None and fnd.score > 3.5 and float(fnd.evidence["z_step"]) == pytest.approx(fnd.score, abs=1e-3)
+    assert fnd.window_start == START_TS + 20 * MIN  # the first slow window
+    assert fnd.ts == START_TS + 35 * MIN  # end of the 3rd slow window (k = 3)
+    assert not any(v.slow for v in verdicts if v.host_id != "h007")
+
+
+def test_one_finding_per_episode() -> None:
+    findings, _ = feed(16, 120, slow={2: 1.2}, slow_from=0)
+    assert len(findings) == 1
+
+
+def test_intermittent_below_k_of_n_is_not_a_finding() -> None:
+    # slow in 2 of every 5 windows: k = 3 never reached
+    findings, _ = feed(16, 120, slow={4: 1.3}, pattern={4: [True, True, False, False, False]})
+    assert findings == []
+
+
+def test_too_few_peers_no_verdict() -> None:
+    findings, verdicts = feed(5, 60, slow={1: 1.5})
+    assert findings == [] and verdicts == []
+
+
+def test_hourly_samples_with_five_minute_window() -> None:
+    findings, verdicts = feed(12, 8 * 60, slow={3: 1.1}, slow_from=60, interval_s=3600)
+    assert [x.host_id for x in findings] == ["h003"]
+    assert {v.window_end - v.window_start for v in verdicts} == {3_600_000}
+
+
+def test_bus_bandwidth_drop_alone_is_slow() -> None:
+    policy = SlowHostPolicy()
+    stage = ClusterStage(policy)
+    store: dict[str, Any] = {}
+    found = []
+    for w in range(6):
+        start = START_TS + w * 5 * MIN
+        for h in range(10):
+            bw = 300.0 if h == 9 else 380.0 + h * 0.1
+            s = {"host_id": f"h{h}", "cluster": "c0", "window_start": start, "window_end": start + 5 * MIN,
+                 "step_ms": 1000.0 + h * 0.1, "bus_bw": bw, "n": 5, "wm": start + 5 * MIN, "src": 0}  # fmt: skip
+            found += stage.add_summary(store, s)[0]
+    assert [x.host_id for x in found] == ["h9"] and float(found[0].evidence["z_bus_bw"]) < -3.5
+
+
+def test_late_summary_after_window_closed() -> None:
+    policy = SlowHostPolicy()
+    stage = ClusterStage(policy)
+    store: dict[str, Any] = {}
+    base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1}
+    stage.add_summary(store, {**base, "host_id": "a", "window_start": 0, "window_end": 5 * MIN, "wm": 6 * MIN, "src": 0})
+    # partition 1 is behind: the window stays open until it catches up
+    _, _, late = stage.add_summary(store, {**base, "host_id": "b", "window_start": 0, "window_end": 5 * MIN, "wm": 30 * MIN, "src": 1})
+    assert not late and store["c0|meta"]["closed"] is None
+    stage.add_summary(store, {**base, "host_id": "a", "window_start": 5 * MIN, "window_end": 10 * MIN, "wm": 30 * MIN, "src": 0})
+    assert store["c0|meta"]["closed"] == 10 * MIN  # both windows passed by the slowest partition
+    _, _, late = stage.add_summary(store, {**base, "host_id": "c", "window_start": 0, "window_end": 5 * MIN, "wm": 31 * MIN, "src": 2})
+    assert late
+
+
+def test_host_stage_drops_late_samples_and_skips_idle_hosts() -> None:
+    stage = HostStage(SlowHostPolicy())
+    store: dict[str, Any] = {}
+    stage.add_sample(store, f.sample(ts=START_TS))
+    summaries, late = stage.add_sample(store, f.sample(ts=START_TS + 6 * MIN))
+    assert len(summaries) == 1 and summaries[0]["n"] == 1 and not late
+    assert stage.add_sample(store, f.sample(ts=START_TS + MIN)) == ([], True)
+    assert stage.add_sample(store, f.sample(job=None, ts=START_TS + 7 * MIN, host="idle")) == ([], False)

@@ -1,0 +1,51 @@
+"""Semantic validation: believable records pass, each kind of nonsense names its reason."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from streams.errors import InvalidRecordError
+from streams.policy import ValidationLimits
+from streams.testing import START_TS
+from streams.validate import check
+from tests.streams import factories as f
+
+LIMITS = ValidationLimits()
+NOW = START_TS + 3_600_000
+
+
+def reason(record: dict) -> str:
+    with pytest.raises(InvalidRecordError) as err:
+        check(record, LIMITS, NOW)
+    return err.value.reason
+
+
+def test_good_records_pass() -> None:
+    for record in (f.xid(79), f.ecc(), f.aer("correctable", gpu=None), f.link(), f.sample()):
+        check(record, LIMITS, NOW)
+
+
+def test_clock_checks() -> None:
+    assert reason(f.xid(79, ts=NOW + 11 * 60_000)).startswith("ts_in_future")
+    check(f.xid(79, ts=NOW + 9 * 60_000), LIMITS, NOW)  # within max_future
+    assert reason(f.xid(79, ts=5)).startswith("ts_absurd")
+
+
+def test_range_checks() -> None:
+    assert reason(f.xid(79, gpu=8 + LIMITS.max_gpu_index)).startswith("gpu_out_of_range")
+    assert reason(f.link(count=-1)).startswith("negative_count")
+    assert reason(f.link(port=999)).startswith("port_out_of_range")
+    assert reason(f.ecc(memory="l2")).startswith("unknown_vocabulary")
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -1.0, 1e12])
+def test_absurd_sample_values(value: float) -> None:
+    assert reason(f.sample(step=value)).startswith("absurd_value")
+
+
+def test_negative_gpu_counter_in_sample() -> None:
+    record = f.sample()
+    record["payload"]["gpus"][3]["ecc_dbe"] = -2
+    assert reason(record).startswith("negative_count")
