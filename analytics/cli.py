@@ -221,6 +221,6 @@ def validate(
         table.add_row(r.table, r.date, str(r.files), f"{r.rows:,}", verdict, escape("\n".join(r.failed)))
     console.print(table)
     failed = [r for r in rows if not r.success]
-    console.print(f"{len(rows) - len(failed)} passed, {len(failed)} failed")
+    console.print(f"{len(rows) - len(failed)} checks passed, {len(failed)} failed")
     if failed:
         raise typer.Exit(1)

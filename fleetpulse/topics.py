@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 CleanupPolicy = Literal["delete", "compact"]
 
@@ -44,5 +46,32 @@ class TopicSettings(BaseModel):
     alerts: TopicSpec = TopicSpec(name="fleet.alerts", partitions=1, retention_ms=90 * DAY_MS)
     dlq: TopicSpec = TopicSpec(name="fleet.dlq", partitions=1, retention_ms=30 * DAY_MS)
 
+    prefix: str = Field("", description="Prepended to every topic name, e.g. 'demo-1.' for an isolated run")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _merge_partial_overrides(cls, data: Any) -> Any:
+        """Let ``FLEETPULSE_TOPICS__SAMPLES__PARTITIONS=12`` change one key and keep the other defaults."""
+        if not isinstance(data, dict):
+            return data
+        merged = dict(data)
+        for key, value in data.items():
+            default = cls.model_fields[key].default if key in cls.model_fields else None
+            if isinstance(value, dict) and isinstance(default, TopicSpec):
+                merged[key] = {**default.model_dump(), **value}
+        return merged
+
+    @model_validator(mode="after")
+    def _apply_prefix(self) -> TopicSettings:
+        if self.prefix:
+            for key in _TOPIC_KEYS:
+                spec: TopicSpec = getattr(self, key)
+                if not spec.name.startswith(self.prefix):
+                    object.__setattr__(self, key, spec.model_copy(update={"name": self.prefix + spec.name}))
+        return self
+
     def all(self) -> list[TopicSpec]:
         return [self.inventory, self.samples, self.errors, self.findings, self.actions, self.alerts, self.dlq]
+
+
+_TOPIC_KEYS = ("inventory", "samples", "errors", "findings", "actions", "alerts", "dlq")

@@ -15,29 +15,24 @@ Segment = tuple[np.ndarray, np.ndarray]  # (uint8 matrix n×w, lengths n)
 
 
 def varint(values: np.ndarray) -> Segment:
-    """Avro int/long: zig-zag then base-128 varint, one row per value."""
+    """Avro int/long: zig-zag then base-128 varint; works on any shape (slots on a new last axis)."""
     x = np.asarray(values, dtype=np.int64)
     z = ((x << 1) ^ (x >> 63)).astype(np.uint64)
-    bits = np.zeros(len(z), dtype=np.int64)
-    nz = z > 0
-    bits[nz] = np.floor(np.log2(z[nz].astype(np.float64))).astype(np.int64) + 1
-    # float log2 can be off by one near powers of two for huge values: fix up exactly
-    over = (bits < 64) & (bits > 0) & ((z >> np.minimum(bits, 63).astype(np.uint64)) > 0)
-    bits[over] += 1
-    under = (bits > 0) & ((z >> np.maximum(bits - 1, 0).astype(np.uint64)) == 0)
-    bits[under] -= 1
-    lengths = np.maximum(1, (bits + 6) // 7)
-    width = int(lengths.max()) if len(lengths) else 1
+    top = int(z.max()) if z.size else 0
+    width = max(1, (top.bit_length() + 6) // 7)
+    lengths = np.ones(z.shape, dtype=np.int64)
+    for k in range(1, width):
+        lengths += (z >> np.uint64(7 * k)) != 0
     shifts = (7 * np.arange(width)).astype(np.uint64)
-    chunks = ((z[:, None] >> shifts[None, :]) & np.uint64(0x7F)).astype(np.uint8)
-    more = np.arange(width)[None, :] < (lengths[:, None] - 1)
-    chunks[more] |= 0x80
+    chunks = ((z[..., None] >> shifts) & np.uint64(0x7F)).astype(np.uint8)
+    chunks |= ((np.arange(width) < (lengths[..., None] - 1)) * 0x80).astype(np.uint8)
     return chunks, lengths
 
 
 def float32(values: np.ndarray) -> Segment:
-    data = np.ascontiguousarray(np.asarray(values, dtype="<f4")).view(np.uint8).reshape(-1, 4)
-    return data, np.full(len(data), 4, dtype=np.int64)
+    """Avro float: 4 bytes little-endian; works on any shape."""
+    arr = np.ascontiguousarray(np.asarray(values, dtype="<f4"))
+    return arr.view(np.uint8).reshape(*arr.shape, 4), np.full(arr.shape, 4, dtype=np.int64)
 
 
 def constant(raw: bytes, n: int) -> Segment:
@@ -85,17 +80,35 @@ def decimal(values: np.ndarray) -> Segment:
     return out, digits
 
 
-def assemble(segments: list[Segment]) -> list[bytes]:
-    """Concatenate each row's segments into one bytes object per row."""
-    n = len(segments[0][1])
-    widths = [m.shape[1] for m, _ in segments]
-    matrix = np.empty((n, sum(widths)), dtype=np.uint8)
-    mask = np.empty((n, sum(widths)), dtype=bool)
-    col = 0
-    for (m, lengths), w in zip(segments, widths, strict=True):
-        matrix[:, col : col + w] = m
-        mask[:, col : col + w] = np.arange(w)[None, :] < lengths[:, None]
-        col += w
+def _mask(segment: Segment) -> np.ndarray:
+    m, lengths = segment
+    return np.arange(m.shape[-1]) < lengths[..., None]
+
+
+def items(segments: list[Segment]) -> tuple[np.ndarray, np.ndarray]:
+    """Array items: segments shaped (n, units, w) → one (n, units·W) matrix and its mask."""
+    matrix = np.concatenate([np.broadcast_to(m, (*lengths.shape, m.shape[-1])) for m, lengths in segments], axis=2)
+    mask = np.concatenate([_mask(seg) for seg in segments], axis=2)
+    n = matrix.shape[0]
+    return matrix.reshape(n, -1), mask.reshape(n, -1)
+
+
+def assemble(segments: list[Segment], blocks: list[tuple[int, tuple[np.ndarray, np.ndarray]]] = ()) -> list[bytes]:
+    """Concatenate each row's segments into one bytes object per row.
+
+    ``blocks`` inserts pre-masked (matrix, mask) pairs after the segment with the given index.
+    """
+    matrices: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    after = dict(blocks)
+    for i, seg in enumerate(segments):
+        matrices.append(seg[0])
+        masks.append(_mask(seg))
+        if i in after:
+            matrices.append(after[i][0])
+            masks.append(after[i][1])
+    matrix = np.concatenate(matrices, axis=1)
+    mask = np.concatenate(masks, axis=1)
     flat = matrix[mask].tobytes()
     ends = np.cumsum(mask.sum(axis=1)).tolist()
     starts = [0, *ends[:-1]]
@@ -142,12 +155,11 @@ class SampleEncoder:
             float32(columns["step_time_ms"]),
             float32(columns["bus_bw_gbps"]),
         ]
+        blocks = []
         for fields in (self.gpu_fields, self.nic_fields):
             units = columns[next(iter(fields))].shape[1]
             segments.append(varint(np.full(n, units)))
-            for u in range(units):
-                for name, is_float in fields.items():
-                    col = columns[name][:, u]
-                    segments.append(float32(col) if is_float else varint(col))
+            block = items([float32(columns[f]) if is_float else varint(columns[f]) for f, is_float in fields.items()])
+            blocks.append((len(segments) - 1, block))
             segments.append(constant(b"\x00", n))
-        return assemble(segments)
+        return assemble(segments, blocks)

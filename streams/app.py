@@ -85,6 +85,8 @@ class DetectApp:
             table_standby_replicas=0,
             consumer_auto_offset_reset="earliest",
             broker_commit_interval=d.commit_interval_s,
+            broker_session_timeout=d.session_timeout_s,
+            broker_heartbeat_interval=d.heartbeat_interval_s,
             producer_acks=-1,
             key_serializer="raw",
             value_serializer="raw",

@@ -23,6 +23,10 @@ class DetectSettings(BaseModel):
     internal_replication: int = Field(1, ge=1, description="replication factor of Faust's internal topics")
     tick_interval_s: float = Field(1.0, gt=0, description="how often repair completions are checked")
     commit_interval_s: float = Field(1.0, gt=0)
+    session_timeout_s: float = Field(
+        10.0, ge=6.0, description="a killed worker's partitions move to the others after this long"
+    )
+    heartbeat_interval_s: float = Field(1.0, gt=0)
     log_level: str = "warning"
 
 

@@ -7,6 +7,7 @@ counted again. Kinds and causes follow the shared fault contract (docs/ANALYTICS
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 import polars as pl
@@ -133,7 +134,7 @@ def classify_faults(
     return pl.concat([p.cast(_FAULT_SCHEMA) for p in parts]).sort("ts", "host_id")  # type: ignore[arg-type]
 
 
-def load_faults(lake: str) -> pl.LazyFrame:
+def load_faults(lake: str | Path) -> pl.LazyFrame:
     """``classify_faults`` over a lake's error tables (any of them may be absent)."""
     from analytics.jobs.source import scan_optional
 

@@ -49,7 +49,7 @@ def plot_early_life(result: JobResult, folder: Path) -> list[Path]:
         ax.plot(x, y, label=str(group), lw=2 if group == "all" else 1)
     if "early_life_modes" in fits:
         f = fits["early_life_modes"]
-        age = np.linspace(1, t["bathtub"]["age_start_d"].max() or 1, 200)
+        age = np.linspace(1.0, float(t["bathtub"]["age_start_d"].max() or 1.0), 200)  # type: ignore[arg-type]
         ax.plot(age, power_law_intensity(age, f["shape"], f["scale"]) * 365.25, "k--",
                 label=f"power-law fit β={f['shape']:.2f} [{f['shape_lo']:.2f}, {f['shape_hi']:.2f}]")  # fmt: skip
     ax.set(xlabel="host age (days)", ylabel="failures per host-year", title="Bathtub: hazard vs host age")

@@ -7,7 +7,6 @@ output folder, next to each job's tables (Parquet + CSV) and ``summary.json``.
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -47,21 +46,12 @@ class Report(NamedTuple):
 
 
 def quarantine_table(lake: str | Path) -> pl.DataFrame:
-    """The quality gate's quarantined batches (``analytics.lake.quarantine_entries`` when available)."""
-    try:
-        from analytics.lake import quarantine_entries  # type: ignore[attr-defined]
-    except ImportError:
-        quarantine_entries = None
-    if quarantine_entries is not None:
-        rows = [e._asdict() if hasattr(e, "_asdict") else dict(e) for e in quarantine_entries(lake)]
-        return pl.DataFrame(
-            [{k: fmt(v) if isinstance(v, dict | list) else v for k, v in r.items()} for r in rows]
-        )
-    rows = []
-    for report in sorted(Path(lake).glob("_quarantine/*/*/report.json")):
-        doc: dict[str, Any] = json.loads(report.read_text())
-        rows.append({"table": report.parent.parent.name, "batch": report.parent.name,
-                     "success": doc.get("success"), "files": len(list(report.parent.glob("*.parquet")))})  # fmt: skip
+    """The quality gate's quarantined batches (``analytics.lake.quarantine_entries``), one row each."""
+    from analytics.lake import quarantine_entries
+
+    rows = [e._asdict() for e in quarantine_entries(str(lake))]
+    for row in rows:
+        row["failed_expectations"] = ", ".join(row["failed_expectations"])
     return pl.DataFrame(rows)
 
 

@@ -50,8 +50,12 @@ def run_early_life(
         "bathtub": early_life.bathtub(aged, windows, bin_days).collect(),
     }
     km_rows = []
-    for group, kinds in (("early_life_modes", EARLY_LIFE_KINDS), ("all_modes", None)):
-        ff = early_life.first_failures(aged, windows, kinds).collect()
+    km_groups: tuple[tuple[str, tuple[str, ...] | None], ...] = (
+        ("early_life_modes", EARLY_LIFE_KINDS),
+        ("all_modes", None),
+    )
+    for group, km_kinds in km_groups:
+        ff = early_life.first_failures(aged, windows, km_kinds).collect()
         if ff["event"].sum() == 0:
             notes.append(f"Kaplan–Meier ({group}): no failures")
             continue
@@ -59,7 +63,8 @@ def run_early_life(
         km_rows.append(pl.DataFrame({"group": group, **km._asdict()}))
     tables["kaplan_meier"] = pl.concat(km_rows) if km_rows else pl.DataFrame()
     fits = []
-    for label, kinds in [(k, (k,)) for k in EARLY_LIFE_KINDS] + [("early_life_modes", EARLY_LIFE_KINDS)]:
+    groups: list[tuple[str, tuple[str, ...]]] = [(k, (k,)) for k in EARLY_LIFE_KINDS]
+    for label, kinds in [*groups, ("early_life_modes", EARLY_LIFE_KINDS)]:
         ages, wins = early_life.fit_inputs(aged, windows, kinds, min_repeat)
         ages_df, wins_df = ages.collect(), wins.collect()
         try:

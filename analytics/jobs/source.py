@@ -1,7 +1,7 @@
 """Where the jobs get their inputs: lake tables as LazyFrames, the inventory, the truth manifest.
 
-One small seam (``scan``) so the jobs switch to ``analytics.lake.scan`` (which also hides
-quarantined batches) as soon as the lake package provides it.
+Every read goes through ``scan``, a thin wrapper of ``analytics.lake.scan`` (which reads only
+published files) that turns a missing table into a MissingTableError naming the job.
 """
 
 from __future__ import annotations
@@ -19,32 +19,20 @@ MS_PER_HOUR = 3_600_000
 
 
 def has_table(lake: str | Path, table: str) -> bool:
-    """True when the lake holds at least one Parquet file for ``table``."""
-    root = Path(lake) / table
-    if not root.is_dir():
-        return False
-    return any(
-        not any(part.startswith((".", "_")) for part in f.relative_to(root).parts)
-        for f in root.rglob("*.parquet")
-    )
+    """True when the lake has at least one published Parquet file for ``table``."""
+    from analytics.lake import Lake
+
+    return Path(lake).is_dir() and bool(Lake(lake).files(table))
 
 
 def scan(lake: str | Path, table: str, job: str | None = None) -> pl.LazyFrame:
-    """A lazy scan of one lake table (``<lake>/<table>/date=.../*.parquet``)."""
+    """A lazy scan of one lake table's published files (``analytics.lake.scan``: quarantined and
+    superseded files are not read); MissingTableError when the table has none."""
+    from analytics.lake import scan as lake_scan
+
     if not has_table(lake, table):
         raise MissingTableError(str(lake), table, job)
-    try:
-        from analytics.lake import scan as lake_scan  # the archiver's reader, once it exists
-    except ImportError:
-        lake_scan = None
-    if lake_scan is not None:
-        return lake_scan(lake, table)
-    return pl.scan_parquet(
-        f"{Path(lake) / table}/**/*.parquet",
-        hive_partitioning=True,
-        missing_columns="insert",
-        hidden_file_prefix=(".", "_"),
-    ).drop("date", strict=False)
+    return lake_scan(lake, table).drop("date", strict=False)
 
 
 def scan_optional(lake: str | Path, table: str) -> pl.LazyFrame | None:

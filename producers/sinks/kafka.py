@@ -1,13 +1,15 @@
 """Kafka sink: kafka-python producer, idempotent, acks=all, compressed, keyed by host id.
 
-Memory is bounded by ``buffer_memory`` (``send`` blocks when it is full: backpressure);
-retries and a long delivery timeout ride out a broker restart. Every record's outcome is
-counted, and ``close`` raises ``DeliveryError`` if any record was not acknowledged.
+kafka-python 3 has no ``buffer_memory``, so the sink bounds unacknowledged bytes itself and
+blocks the generator when the bound is reached (backpressure). Retries and a long delivery
+timeout ride out a broker restart. Every record's outcome is counted, and ``close`` raises
+``DeliveryError`` if any record was not acknowledged.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +47,6 @@ def producer_config(settings: Settings, tuning: ProducerTuning, client_id: str) 
         "compression_type": pick_compression(tuning.compression),
         "linger_ms": tuning.linger_ms,
         "batch_size": tuning.batch_size,
-        "buffer_memory": tuning.buffer_memory,
         "max_block_ms": tuning.max_block_ms,
         "delivery_timeout_ms": tuning.delivery_timeout_ms,
         "request_timeout_ms": tuning.request_timeout_ms,
@@ -79,9 +80,14 @@ class KafkaSink:
             self.producer = (producer_factory or KafkaProducer)(**config)
         except (KafkaError, OSError) as exc:
             raise SinkError(f"cannot connect to {settings.bootstrap_servers}: {exc}", sink="kafka") from exc
+        self.max_buffered_bytes = settings.simulator.producer.max_buffered_bytes
+        self.max_block_s = settings.simulator.producer.max_block_ms / 1000
         self.sent = 0
-        self.failed = 0
+        self.sent_bytes = 0
+        self.acked = 0  # incremented only by the producer's I/O thread
+        self.failed = 0  # idem
         self.first_error: str | None = None
+        self.blocked_s = 0.0
         self._topic_of: dict[str, str] = {}
 
     def _topic(self, event_type: str) -> str:
@@ -90,19 +96,45 @@ class KafkaSink:
             topic = self._topic_of[event_type] = self.topics[topic_family(event_type)]
         return topic
 
+    def _on_ok(self, metadata: Any) -> None:
+        self.acked += 1
+
     def _on_error(self, exc: BaseException) -> None:
         self.failed += 1
         if self.first_error is None:
             self.first_error = f"{type(exc).__name__}: {exc}"
             log.error("kafka delivery failed: %s", self.first_error)
 
+    @property
+    def pending_bytes(self) -> float:
+        """Unacknowledged bytes, estimated from the mean record size so far."""
+        if not self.sent:
+            return 0.0
+        return (self.sent - self.acked - self.failed) * self.sent_bytes / self.sent
+
+    def _wait_for_room(self) -> None:
+        if self.pending_bytes <= self.max_buffered_bytes:
+            return
+        started = time.monotonic()
+        while self.pending_bytes > self.max_buffered_bytes / 2:
+            if time.monotonic() - started > self.max_block_s:
+                raise SinkError(
+                    f"{self.pending_bytes:,.0f} bytes unacknowledged for {self.max_block_s:g} s; is the broker up?",
+                    sink="kafka",
+                )
+            time.sleep(0.005)
+        self.blocked_s += time.monotonic() - started
+
     def write(self, batch: EventBatch) -> None:
+        self._wait_for_room()
         send = self.producer.send
-        on_error = self._on_error
+        on_ok, on_error = self._on_ok, self._on_error
+        values = batch.encode(self.codec)
         # record timestamp = produce (wall-clock) time, left to the producer: event time lives in `ts`
-        for event_type, key, value in zip(batch.event_types(), batch.keys(), batch.encode(self.codec), strict=True):
-            send(self._topic(event_type), key=key, value=value).add_errback(on_error)
-        self.sent += len(batch)
+        for event_type, key, value in zip(batch.event_types(), batch.keys(), values, strict=True):
+            send(self._topic(event_type), key=key, value=value).add_callback(on_ok).add_errback(on_error)
+        self.sent += len(values)
+        self.sent_bytes += sum(map(len, values))
 
     def flush(self, timeout_s: float | None = None) -> None:
         self.producer.flush(timeout=timeout_s)

@@ -189,7 +189,7 @@ class Dispatcher:
     async def run(self, stop: asyncio.Event, *, ready: asyncio.Event | None = None) -> None:
         """Consume and deliver until ``stop`` is set; undelivered alerts stay in the outbox for next time."""
         from aiokafka import AIOKafkaConsumer
-        from aiokafka.errors import CommitFailedError, KafkaConnectionError, KafkaError
+        from aiokafka.errors import KafkaConnectionError, KafkaError
 
         pruned = self.outbox.prune(self.clock() - self.ws.outbox_retention_days * DAY_S)
         if pruned:
@@ -227,10 +227,7 @@ class Dispatcher:
                     offsets = await self.ingest(batches)
                     try:
                         await consumer.commit(offsets)
-                    except (
-                        CommitFailedError,
-                        KafkaError,
-                    ) as exc:  # re-read later; the outbox ignores repeats
+                    except KafkaError as exc:  # e.g. a rebalance: re-read later, the outbox ignores repeats
                         log.warning("offset commit failed (%s); the batch will be re-read", exc)
             finally:
                 stop.set()

@@ -24,6 +24,11 @@ def test_report_is_self_contained_and_lists_skipped_jobs(synthetic_lake: Lake, t
     partial = tmp_path / "lake"
     shutil.copytree(lake, partial)
     shutil.rmtree(partial / "host_sampled")  # the fabric job cannot run without samples
+    batch = partial / "_quarantine" / "xid_raised" / "fleet.errors-p0-o100-199"
+    batch.mkdir(parents=True)
+    (batch / "report.json").write_text(
+        json.dumps({"quarantined_rows": 7, "failed_expectations": ["xid_in_catalog"], "quarantined_at": "t"})
+    )
     rep = build_report(partial, tmp_path / "out", jobs=("interruptions", "fabric"), show_progress=False)
     assert set(rep.results) == {"interruptions"} and "host_sampled" in rep.skipped["fabric"]
     page = rep.html.read_text()
@@ -32,6 +37,7 @@ def test_report_is_self_contained_and_lists_skipped_jobs(synthetic_lake: Lake, t
     for link in re.findall(r"!\[[^]]*\]\(([^)]+)\)", md):
         assert (tmp_path / "out" / link).is_file()
     assert "skipped" in md and "| cause | count | pct | llama3_pct |" in md
+    assert rep.quarantine["rows"].to_list() == [7] and "xid_in_catalog" in md and "xid_in_catalog" in page
     doc = json.loads((tmp_path / "out" / "interruptions" / "summary.json").read_text())
     assert doc["summary"]["interruptions"] > 0
     assert pl.read_parquet(tmp_path / "out" / "interruptions" / "root_causes.parquet").height == 13

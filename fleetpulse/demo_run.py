@@ -1,0 +1,308 @@
+"""The demo's phases: broker, topics, parts, simulated history and live traffic, drain, batch, summary."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+from fleetpulse.supervisor import PartFailedError, Supervisor, fleetpulse_argv, wait_until
+
+if TYPE_CHECKING:
+    from fleetpulse.settings import Settings
+
+console = Console()
+
+
+@dataclass(frozen=True)
+class DemoPlan:
+    run_id: str
+    run_dir: Path
+    preset: str
+    history_days: float
+    live_seconds: float
+    speed: float
+    seed: int
+    workers: int
+    receiver_port: int
+    web_ports: list[int]
+    webhook_secret: str
+    drain_timeout_s: float = 120.0
+
+    @property
+    def topic_prefix(self) -> str:
+        return f"{self.run_id}."
+
+    @property
+    def lake(self) -> Path:
+        return self.run_dir / "lake"
+
+    @property
+    def truth(self) -> Path:
+        return self.run_dir / "truth"
+
+    @property
+    def report_dir(self) -> Path:
+        return self.run_dir / "report"
+
+    @property
+    def receiver_url(self) -> str:
+        return f"http://127.0.0.1:{self.receiver_port}"
+
+
+def demo_env(settings: Settings, plan: DemoPlan) -> dict[str, str]:
+    """Settings of every part of this run, as the FLEETPULSE_* variables docker-compose also uses."""
+    return {
+        "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers,
+        "FLEETPULSE_TOPICS__PREFIX": plan.topic_prefix,
+        "FLEETPULSE_DETECT__APP_ID": f"{plan.run_id}-detect",
+        "FLEETPULSE_WEBHOOKS__URLS": json.dumps([f"{plan.receiver_url}/alerts"]),
+        "FLEETPULSE_WEBHOOKS__SECRET": plan.webhook_secret,
+        "FLEETPULSE_WEBHOOKS__GROUP_ID": f"{plan.run_id}-webhooks",
+        "FLEETPULSE_WEBHOOKS__DATA_DIR": str(plan.run_dir / "outbox"),
+        "FLEETPULSE_WEBHOOKS__BACKOFF_BASE_S": "0.5",
+        "FLEETPULSE_WEBHOOKS__BACKOFF_MAX_S": "5",
+        "FLEETPULSE_LAKE__PATH": str(plan.lake),
+        "FLEETPULSE_LAKE__GROUP_ID": f"{plan.run_id}-archiver",
+    }
+
+
+class Phases:
+    """Prints each phase with its duration; the whole run's clock starts at construction."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.timings: dict[str, float] = {}
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        start = time.monotonic()
+        with console.status(f"[bold]{name}[/] …"):
+            yield
+        took = time.monotonic() - start
+        self.timings[name] = took
+        console.print(f"[green]✓[/] {name} [dim]({took:.1f} s, total {time.monotonic() - self.t0:.0f} s)[/]")
+
+
+def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
+    from fleetpulse.admin import ensure_topics
+    from fleetpulse.broker import ensure_running
+    from fleetpulse.settings import Settings as SettingsCls
+
+    plan.run_dir.mkdir(parents=True, exist_ok=True)
+    phases = Phases()
+    console.print(f"[bold]fleetpulse demo[/] run [cyan]{plan.run_id}[/] → {plan.run_dir}")
+    with phases.phase("Kafka broker (local, KRaft)"):
+        bootstrap = ensure_running(settings)
+    env = demo_env(settings, plan)
+    run_settings = SettingsCls.load(kafka={**settings.kafka.model_dump(), "bootstrap_servers": bootstrap},
+                                    topics={"prefix": plan.topic_prefix})
+    env["KAFKA_BOOTSTRAP_SERVERS"] = bootstrap
+    with phases.phase("topics"):
+        ensure_topics(run_settings)
+
+    summary: dict[str, Any] = {"run_id": plan.run_id, "run_dir": str(plan.run_dir)}
+    with Supervisor(plan.run_dir / "logs", env) as sup:
+        with phases.phase("parts started: webhook receiver, detectors, dispatcher, archiver"):
+            receiver = sup.start("receiver", fleetpulse_argv(
+                "receiver", "--port", str(plan.receiver_port), "--out", str(plan.run_dir / "alerts.jsonl")))
+            detectors = [
+                sup.start(f"detect-{i}", fleetpulse_argv(
+                    "detect", "--web-port", str(port), "--data-dir", str(plan.run_dir / f"detect-{i}")))
+                for i, port in enumerate(plan.web_ports)
+            ]
+            dispatcher = sup.start("dispatch", fleetpulse_argv("dispatch"))
+            archiver = sup.start("archive", fleetpulse_argv("archive"))
+            _wait_http(f"{plan.receiver_url}/stats", 30, sup, receiver)
+            for port, part in zip(plan.web_ports, detectors, strict=True):
+                _wait_http(f"http://127.0.0.1:{port}/health", 90, sup, part)
+
+        with phases.phase(f"simulated history: {plan.history_days:g} days of the {plan.preset} fleet (fast-forward)"):
+            sup.run("simulate-history", fleetpulse_argv(
+                "simulate", "--preset", plan.preset, "--mode", "fast-forward", "--days", str(plan.history_days),
+                "--seed", str(plan.seed), "--truth-out", str(plan.truth), "--no-progress"), timeout_s=600)
+        history = json.loads((plan.truth / "manifest.json").read_text())
+        if plan.live_seconds > 0:
+            with phases.phase(f"live traffic: {plan.live_seconds:g} s at {plan.speed:g}× real time"):
+                sup.run("simulate-live", fleetpulse_argv(
+                    "simulate", "--preset", plan.preset, "--mode", "live", "--duration", f"{plan.live_seconds:g}s",
+                    "--speed", str(plan.speed), "--seed", str(plan.seed), "--continue-from", str(plan.truth),
+                    "--no-progress"), timeout_s=plan.live_seconds + 300)
+        with phases.phase("detectors and dispatcher catch up"):
+            _drain(run_settings, plan, sup, [*detectors, dispatcher, receiver])
+        with phases.phase("archiver catches up (exactly once into the lake)"):
+            archiver.stop()
+            sup.run("archive-final", fleetpulse_argv("archive", "--until-idle"), timeout_s=600)
+        stats = _receiver_stats(plan)
+        api = _api_snapshot(plan)
+
+    with phases.phase("quality gates (great-expectations) over the lake"):
+        gates = _run_json(["lake", "status", "--json"], plan, env, allow_fail=True)
+    with phases.phase("analytics jobs and HTML report"):
+        _run_plain(["report", "--lake", str(plan.lake), "--truth", str(plan.truth), "--out", str(plan.report_dir)],
+                   plan, env)
+    with phases.phase("detection scored against the simulator's truth"):
+        score_file = plan.run_dir / "score.json"
+        _run_plain(["score", "--truth", str(plan.truth), "--findings-from", "kafka", "--json", str(score_file)],
+                   plan, env)
+        score = json.loads(score_file.read_text())
+
+    summary.update(_collect(run_settings, plan, history, stats, score, gates, api))
+    summary["elapsed_s"] = round(time.monotonic() - phases.t0, 1)
+    summary["phases_s"] = {k: round(v, 1) for k, v in phases.timings.items()}
+    _print_summary(summary, plan)
+    return summary
+
+
+def _wait_http(url: str, timeout_s: float, sup: Supervisor, part: Any) -> None:
+    def up() -> bool:
+        sup.check_alive(part)
+        try:
+            return httpx.get(url, timeout=2).status_code < 500
+        except httpx.HTTPError:
+            return False
+
+    if not wait_until(up, timeout_s):
+        raise PartFailedError(f"{part.name} did not answer {url} within {timeout_s:.0f} s (log {part.log_path})")
+
+
+def _receiver_stats(plan: DemoPlan) -> dict[str, Any]:
+    try:
+        return dict(httpx.get(f"{plan.receiver_url}/stats", timeout=5).json())
+    except httpx.HTTPError:
+        return {}
+
+
+def _api_snapshot(plan: DemoPlan) -> dict[str, Any]:
+    try:
+        return {"domains": httpx.get(f"http://127.0.0.1:{plan.web_ports[0]}/domains", timeout=5).json()}
+    except (httpx.HTTPError, ValueError):
+        return {}
+
+
+def _drain(settings: Settings, plan: DemoPlan, sup: Supervisor, parts: list[Any]) -> None:
+    """Wait until the detectors have read every input record and the receiver has every alert."""
+    from fleetpulse.topic_stats import group_lag, record_count
+
+    group = f"{plan.run_id}-detect"
+    inputs = [settings.topics.samples.name, settings.topics.errors.name]
+    kafka = settings.kafka
+    bootstrap = settings.bootstrap_servers
+
+    def detectors_done() -> bool:
+        sup.check_alive(*parts)
+        lags = [group_lag(bootstrap, kafka, group, t) for t in inputs]
+        return all(lag == 0 for lag in lags)
+
+    if not wait_until(detectors_done, plan.drain_timeout_s, interval_s=2):
+        console.print("[yellow]detectors did not fully catch up within the drain timeout[/]")
+
+    def alerts_delivered() -> bool:
+        sup.check_alive(*parts)
+        produced = record_count(bootstrap, kafka, settings.topics.alerts.name)
+        stats = _receiver_stats(plan)
+        return int(stats.get("received", 0)) >= produced
+
+    time.sleep(3)  # findings → planner → alerts is a second hop after the inputs drain
+    if not wait_until(alerts_delivered, 60, interval_s=2):
+        console.print("[yellow]not every alert reached the receiver yet (the outbox keeps retrying)[/]")
+
+
+def _run_plain(args: list[str], plan: DemoPlan, env: dict[str, str]) -> None:
+    with Supervisor(plan.run_dir / "logs", env) as sup:
+        sup.run(args[0], fleetpulse_argv(*args), timeout_s=900)
+
+
+def _run_json(args: list[str], plan: DemoPlan, env: dict[str, str], allow_fail: bool = False) -> Any:
+    import subprocess
+
+    proc = subprocess.run(fleetpulse_argv(*args), env={**__import__("os").environ, **env},
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0 and not allow_fail:
+        raise PartFailedError(f"fleetpulse {' '.join(args)} failed: {proc.stderr[-2000:]}")
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        return {"exit_code": proc.returncode, "output": proc.stdout[-2000:]}
+
+
+def _collect(settings: Settings, plan: DemoPlan, history: dict[str, Any], stats: dict[str, Any],
+             score: dict[str, Any], gates: Any, api: dict[str, Any]) -> dict[str, Any]:
+    from fleetpulse.topic_stats import event_type_counts, record_count
+    from schemas import Codec
+
+    bootstrap, kafka = settings.bootstrap_servers, settings.kafka
+    events = {t.name: record_count(bootstrap, kafka, t.name)
+              for t in (settings.topics.inventory, settings.topics.samples, settings.topics.errors)}
+    findings = Counter[str]()
+    actions = Counter[str]()
+    codec = Codec()
+    from fleetpulse.topic_stats import read_all
+
+    for _, _, _, value in read_all(bootstrap, kafka, settings.topics.findings.name):
+        findings[codec.decode(value).record["payload"]["detector"]] += 1
+    for _, _, _, value in read_all(bootstrap, kafka, settings.topics.actions.name):
+        actions[codec.decode(value).record["payload"]["kind"]] += 1
+    return {
+        "events": events,
+        "dlq": sum(event_type_counts(bootstrap, kafka, settings.topics.dlq.name).values()),
+        "findings": dict(findings),
+        "actions": dict(actions),
+        "alerts": {"produced": record_count(bootstrap, kafka, settings.topics.alerts.name), **stats},
+        "score": score,
+        "quality": gates,
+        "report": str(plan.report_dir / "report.html"),
+        "planner": api,
+        "truth_counts": history.get("counts", {}),
+    }
+
+
+def _detector_rows(score: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    rows = []
+    detectors: Any = score.get("detectors", score)
+    items: list[tuple[str, Any]] = (
+        list(detectors.items()) if isinstance(detectors, dict)
+        else [(d.get("detector", "?"), d) for d in detectors]
+    )
+    for name, d in items:
+        if not isinstance(d, dict) or "precision" not in d:
+            continue
+        ttd = d.get("ttd_median_h", d.get("time_to_detect_median_h"))
+        rows.append((name, f"{d['precision']:.3f}", f"{d['recall']:.3f}", "-" if ttd is None else f"{ttd:.1f} h"))
+    return rows
+
+
+def _print_summary(s: dict[str, Any], plan: DemoPlan) -> None:
+    table = Table(title=f"fleetpulse demo — {plan.run_id}", show_header=True)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for topic, n in s["events"].items():
+        table.add_row(f"events in {topic}", f"{n:,}")
+    table.add_row("dead-lettered records", f"{s['dlq']:,}")
+    for det, n in sorted(s["findings"].items()):
+        table.add_row(f"findings: {det}", f"{n:,}")
+    for kind in ("rma_opened", "drain_requested", "deferred", "released", "train_halted", "returned"):
+        table.add_row(f"actions: {kind}", f"{s['actions'].get(kind, 0):,}")
+    table.add_row("alerts produced", f"{s['alerts'].get('produced', 0):,}")
+    table.add_row("alerts delivered (verified, unique)", f"{s['alerts'].get('received', 0):,}")
+    table.add_row("alert duplicates dropped by key", f"{s['alerts'].get('duplicates', 0):,}")
+    console.print(table)
+    det = Table(title="detection vs ground truth")
+    for col in ("detector", "precision", "recall", "time to detect (median)"):
+        det.add_column(col)
+    for row in _detector_rows(s["score"]):
+        det.add_row(*row)
+    console.print(det)
+    console.print(f"report: [bold]{s['report']}[/]   run folder: {plan.run_dir}   total {s['elapsed_s']:.0f} s")
+
+
+Check = Callable[[], bool]
