@@ -112,9 +112,13 @@ def status(ctx: typer.Context, lake: LakeOpt = None) -> None:
     offsets.add_column("topic")
     offsets.add_column("partition")
     offsets.add_column("next offset")
-    for tp, next_offset in sorted(lk.frontier().items()):
+    frontier = lk.frontier()
+    for tp, next_offset in sorted(frontier.items()):
         offsets.add_row(tp.topic, str(tp.partition), f"{next_offset:,}")
-    console.print(offsets)
+    if frontier:
+        console.print(offsets)
+    else:
+        console.print("no committed offsets: nothing here was written by the archiver")
     entries = lk.quarantine()
     rejected = lk.rejected().select("offset").collect().height
     console.print(

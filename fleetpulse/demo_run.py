@@ -266,18 +266,22 @@ def _collect(settings: Settings, plan: DemoPlan, history: dict[str, Any], stats:
     }
 
 
-def _detector_rows(score: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+def _fmt(value: Any, spec: str = ".3f", unit: str = "") -> str:
+    return "n/a" if value is None else f"{value:{spec}}{unit}"
+
+
+def _detector_rows(score: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Rows of the detection table; undefined ratios (no findings, nothing detectable) show as n/a."""
     rows = []
-    detectors: Any = score.get("detectors", score)
-    items: list[tuple[str, Any]] = (
-        list(detectors.items()) if isinstance(detectors, dict)
-        else [(d.get("detector", "?"), d) for d in detectors]
-    )
-    for name, d in items:
-        if not isinstance(d, dict) or "precision" not in d:
-            continue
-        ttd = d.get("ttd_median_h", d.get("time_to_detect_median_h"))
-        rows.append((name, f"{d['precision']:.3f}", f"{d['recall']:.3f}", "-" if ttd is None else f"{ttd:.1f} h"))
+    for name, d in sorted(score.get("detectors", {}).items()):
+        rows.append((
+            name,
+            f"{d.get('tp', 0)}/{d.get('fp', 0)}/{d.get('fn', 0)}",
+            _fmt(d.get("precision")),
+            _fmt(d.get("recall")),
+            _fmt(d.get("ttd_median_h"), ".1f", " h"),
+            _fmt(d.get("ttd_median_windows"), ".1f"),
+        ))
     return rows
 
 
@@ -297,7 +301,7 @@ def _print_summary(s: dict[str, Any], plan: DemoPlan) -> None:
     table.add_row("alert duplicates dropped by key", f"{s['alerts'].get('duplicates', 0):,}")
     console.print(table)
     det = Table(title="detection vs ground truth")
-    for col in ("detector", "precision", "recall", "time to detect (median)"):
+    for col in ("detector", "TP/FP/FN", "precision", "recall", "time to detect (median)", "windows"):
         det.add_column(col)
     for row in _detector_rows(s["score"]):
         det.add_row(*row)

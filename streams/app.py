@@ -88,6 +88,7 @@ class DetectApp:
             broker_session_timeout=d.session_timeout_s,
             broker_heartbeat_interval=d.heartbeat_interval_s,
             producer_acks=-1,
+            stream_ack_exceptions=False,  # a record whose processing raised is processed again, not skipped
             key_serializer="raw",
             value_serializer="raw",
         )
@@ -262,6 +263,7 @@ class DetectApp:
                     continue
                 if record["event_type"] != "FindingRaised":
                     continue
+                log.warning("route %s[%d]@%d %s", event.message.topic, event.message.partition, event.message.offset, record["host_id"])
                 await self.inventory_tailer.catch_up()
                 domain = self.inventory.domain_of(record["host_id"])
                 msg = {"type": "finding", "domain": domain, "finding": record}

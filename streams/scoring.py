@@ -80,11 +80,15 @@ class ScoreReport:
     params: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "detectors": {k: asdict(v) for k, v in self.detectors.items()},
-            "period": self.period,
-            "params": self.params,
-        }
+        """JSON-ready; times to detect also in hours (``ttd_median_h``, ``ttd_p90_h``) for reports."""
+        detectors = {}
+        for name, d in self.detectors.items():
+            row = asdict(d)
+            for q in ("median", "p90"):
+                seconds = row[f"ttd_{q}_s"]
+                row[f"ttd_{q}_h"] = None if seconds is None else seconds / 3600
+            detectors[name] = row
+        return {"detectors": detectors, "period": self.period, "params": self.params}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)

@@ -44,13 +44,30 @@ def resolve(
     return settings, policy, Path(folder).expanduser()
 
 
-def internal_topics(settings: Settings) -> list[TopicSpec]:
-    """The repartition topics (created here, before Faust subscribes: it would skip a missing one)."""
+def internal_topics(settings: Settings, partitions: dict[str, int] | None = None) -> list[TopicSpec]:
+    """Faust's repartition and changelog topics, created here before Faust starts.
+
+    Faust skips a missing source topic when it subscribes, and a changelog it has just
+    created can show 0 partitions in its metadata for a moment (PartitionsMismatch).
+    """
     d = settings.detect
-    return [
-        TopicSpec(name=f"{d.app_id}-{suffix}", partitions=d.internal_partitions, replication_factor=d.internal_replication)
+    t = settings.topics
+    parts = partitions or {}
+    spec = {"replication_factor": d.internal_replication}
+    out = [
+        TopicSpec(name=f"{d.app_id}-{suffix}", partitions=d.internal_partitions, **spec)
         for suffix in ("cluster-summaries", "planner")
     ]
+    changelogs = {
+        "repeat-windows": parts.get(t.errors.name, t.errors.partitions),
+        "host-windows": parts.get(t.samples.name, t.samples.partitions),
+        "cluster-windows": d.internal_partitions,
+    }
+    out += [
+        TopicSpec(name=f"{d.app_id}-{table}-changelog", partitions=n, cleanup_policy="compact", **spec)
+        for table, n in changelogs.items()
+    ]
+    return out
 
 
 def build_detect_app(
@@ -63,8 +80,8 @@ def build_detect_app(
     settings, policy, folder = resolve(settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir)
     admin.wait_for_broker(settings.bootstrap_servers, settings.kafka, timeout=30.0)
     admin.create_topics(settings)
-    admin.create_topics(settings, internal_topics(settings))
     partitions = admin.topic_partitions(settings)
+    admin.create_topics(settings, internal_topics(settings, partitions))
     folder.mkdir(parents=True, exist_ok=True)
     return DetectApp(settings, policy, data_dir=folder, partitions=partitions)
 

@@ -67,5 +67,6 @@ def recheck(
                 if repeated
                 else ()
             )
-            emit(RecheckRow(table, "*", len(files), 0, not repeated, failed))
+            total = int(scan.select(pl.len()).collect().item())
+            emit(RecheckRow(table, "*", len(files), total, not repeated, failed))
     return rows

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kafka.partitioner.default import murmur2
+
 from producers.batches import EventBatch
 from producers.errors import DeliveryError, SinkError
 from producers.settings import ProducerTuning
@@ -89,6 +91,7 @@ class KafkaSink:
         self.first_error: str | None = None
         self.blocked_s = 0.0
         self._topic_of: dict[str, str] = {}
+        self._partition_of: dict[tuple[str, bytes], int] = {}
 
     def _topic(self, event_type: str) -> str:
         topic = self._topic_of.get(event_type)
@@ -125,6 +128,18 @@ class KafkaSink:
             time.sleep(0.005)
         self.blocked_s += time.monotonic() - started
 
+    def _partition(self, topic: str, key: bytes) -> int | None:
+        """The default partitioner's choice (murmur2 of the key), computed once per host and topic."""
+        found = self._partition_of.get((topic, key))
+        if found is None:
+            partitions = self.producer.partitions_for(topic)
+            if not partitions:
+                return None
+            ordered = sorted(partitions)
+            found = ordered[(murmur2(key) & 0x7FFFFFFF) % len(ordered)]
+            self._partition_of[(topic, key)] = found
+        return found
+
     def write(self, batch: EventBatch) -> None:
         self._wait_for_room()
         send = self.producer.send
@@ -132,7 +147,9 @@ class KafkaSink:
         values = batch.encode(self.codec)
         # record timestamp = produce (wall-clock) time, left to the producer: event time lives in `ts`
         for event_type, key, value in zip(batch.event_types(), batch.keys(), values, strict=True):
-            send(self._topic(event_type), key=key, value=value).add_callback(on_ok).add_errback(on_error)
+            topic = self._topic(event_type)
+            partition = self._partition(topic, key)
+            send(topic, key=key, value=value, partition=partition).add_callback(on_ok).add_errback(on_error)
         self.sent += len(values)
         self.sent_bytes += sum(map(len, values))
 

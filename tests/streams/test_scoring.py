@@ -299,6 +299,7 @@ def test_score_command_on_a_lake_writes_json(tmp_path: Path) -> None:
     assert data["detectors"]["repeat_offender"]["tp"] == 3
     assert data["detectors"]["slow_host"]["fn_hosts"] == ["s3"]
     assert data["params"]["rules"]["link_flap"]["count"] == 3
+    assert data["detectors"]["repeat_offender"]["ttd_median_h"] == pytest.approx((2 * 86400 + 60) / 3600)
 
 
 def test_score_command_names_missing_truth_files(tmp_path: Path) -> None:
