@@ -56,6 +56,7 @@ def admin_client(
             waited = f" (waited {wait_s:g} s)" if wait_s else ""
             raise KafkaUnavailableError(bootstrap, f"no Kafka broker listens at {bootstrap}{waited}")
         time.sleep(0.2)
+    kafka.check_login(bootstrap, timeout_s)  # a refused SASL login: KafkaAuthError now, not a timeout
     config = kafka.kafka_python(bootstrap)
     try:
         client = KafkaAdminClient(

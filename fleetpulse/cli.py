@@ -18,6 +18,7 @@ import analytics.cli
 import analytics.jobs.cli
 import fleetpulse.broker.cli
 import fleetpulse.demo
+import fleetpulse.faults.cli
 import fleetpulse.topics_cli
 import producers.cli
 import streams.cli
@@ -33,6 +34,7 @@ app = typer.Typer(
 )
 app.add_typer(fleetpulse.broker.cli.app, name="broker", help="Run the local Apache Kafka broker.")
 app.add_typer(fleetpulse.topics_cli.app, name="topics", help="Create and list fleetpulse topics.")
+app.add_typer(fleetpulse.faults.cli.app, name="faults", help="Fault-injection scenarios (reliability).")
 for part in (
     producers.cli.app,
     streams.cli.app,

@@ -1,17 +1,41 @@
-"""Kafka client settings shared by every client (producer, Faust, archiver, admin).
+"""Kafka client settings shared by every client (producer, Faust, archiver, admin, webhooks).
 
-Security settings (SASL/TLS) are declared once here and translated to each client
-library's own keyword names, so no part of fleetpulse builds a client config by hand.
+Security settings (SASL/TLS) are declared once here and translated to each client library's
+own keyword names, so no part builds a client config by hand. The password leaves its
+``SecretStr`` only here, masked in any repr and redacted from the client libraries' logs.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import threading
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import BaseModel, ConfigDict, SecretStr, model_validator
+
+from fleetpulse.errors import ConfigError
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+
+MASK = "**********"
+# Loggers of the client libraries that print request bodies or their configuration at DEBUG
+# (kafka-python's SaslAuthenticateRequest and admin config, aiokafka's request log); every
+# other logger of these libraries present when a config is built is covered too.
+_CLIENT_LOGGERS = ("kafka.admin.client", "kafka.protocol.parser", "kafka.net.connection", "aiokafka.conn")
+_CLIENT_LOGGER_ROOTS = ("kafka", "aiokafka", "faust", "mode")
+
+
+class KafkaAuthError(ConfigError):
+    """The broker refused our SASL login: wrong user, password, mechanism or security protocol."""
+
+    def __init__(self, message: str, *, bootstrap: str, mechanism: str, username: str | None) -> None:
+        super().__init__(message)
+        self.bootstrap = bootstrap
+        self.mechanism = mechanism
+        self.username = username
 
 
 class KafkaSettings(BaseModel):
@@ -33,30 +57,80 @@ class KafkaSettings(BaseModel):
     ssl_keyfile: str | None = None
     client_id_prefix: str = "fleetpulse"
 
+    @model_validator(mode="after")
+    def _complete(self) -> KafkaSettings:
+        # Fail at start-up with what to set, not at the first connection with a library error.
+        password = self.sasl_password.get_secret_value() if self.sasl_password else ""
+        if self.uses_sasl and not (self.sasl_username and password):
+            raise ValueError(
+                f"security_protocol {self.security_protocol} needs sasl_username and sasl_password "
+                "(FLEETPULSE_KAFKA__SASL_USERNAME / FLEETPULSE_KAFKA__SASL_PASSWORD)"
+            )
+        if self.uses_ssl:
+            missing = [
+                f"{name}={path}"
+                for name, path in (
+                    ("ssl_cafile", self.ssl_cafile),
+                    ("ssl_certfile", self.ssl_certfile),
+                    ("ssl_keyfile", self.ssl_keyfile),
+                )
+                if path and not Path(path).expanduser().is_file()
+            ]
+            if missing:
+                raise ValueError(f"TLS file(s) not found: {', '.join(missing)}")
+            if bool(self.ssl_certfile) != bool(self.ssl_keyfile):
+                raise ValueError("a client certificate needs both ssl_certfile and ssl_keyfile")
+        return self
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.security_protocol.startswith("SASL")
+
+    @property
+    def uses_ssl(self) -> bool:
+        return self.security_protocol.endswith("SSL")
+
+    @property
+    def mechanism(self) -> str:
+        return self.sasl_mechanism or "PLAIN"
+
+    def _password(self) -> str | None:
+        if self.sasl_password is None:
+            return None
+        value = self.sasl_password.get_secret_value()
+        protect_client_logs(value)
+        return _MaskedStr(value)
+
     def _sasl(self) -> dict[str, Any]:
-        if not self.security_protocol.startswith("SASL"):
+        if not self.uses_sasl:
             return {}
         return {
-            "sasl_mechanism": self.sasl_mechanism or "PLAIN",
+            "sasl_mechanism": self.mechanism,
             "sasl_plain_username": self.sasl_username,
-            "sasl_plain_password": self.sasl_password.get_secret_value() if self.sasl_password else None,
+            "sasl_plain_password": self._password(),
         }
 
-    def _ssl(self) -> dict[str, Any]:
-        if "SSL" not in self.security_protocol:
-            return {}
-        return {
-            "ssl_cafile": self.ssl_cafile,
-            "ssl_certfile": self.ssl_certfile,
-            "ssl_keyfile": self.ssl_keyfile,
-        }
+    def _ssl_context(self) -> Any:
+        from aiokafka.helpers import create_ssl_context
+
+        return create_ssl_context(
+            cafile=self.ssl_cafile, certfile=self.ssl_certfile, keyfile=self.ssl_keyfile
+        )
 
     def kafka_python(self, bootstrap: str) -> dict[str, Any]:
         """Keyword arguments for kafka-python's KafkaProducer/KafkaConsumer/KafkaAdminClient."""
-        cfg: dict[str, Any] = {"bootstrap_servers": bootstrap.split(","), "security_protocol": self.security_protocol}
+        cfg: dict[str, Any] = {
+            "bootstrap_servers": bootstrap.split(","),
+            "security_protocol": self.security_protocol,
+        }
         cfg.update(self._sasl())
-        cfg.update({k: v for k, v in self._ssl().items() if v is not None})
-        if "SSL" in self.security_protocol:
+        if self.uses_ssl:
+            files = {
+                "ssl_cafile": self.ssl_cafile,
+                "ssl_certfile": self.ssl_certfile,
+                "ssl_keyfile": self.ssl_keyfile,
+            }
+            cfg.update({k: v for k, v in files.items() if v is not None})
             cfg["ssl_check_hostname"] = True
         return cfg
 
@@ -64,12 +138,8 @@ class KafkaSettings(BaseModel):
         """Keyword arguments for aiokafka's AIOKafkaConsumer/AIOKafkaProducer."""
         cfg: dict[str, Any] = {"bootstrap_servers": bootstrap, "security_protocol": self.security_protocol}
         cfg.update(self._sasl())
-        if "SSL" in self.security_protocol:
-            from aiokafka.helpers import create_ssl_context
-
-            cfg["ssl_context"] = create_ssl_context(
-                cafile=self.ssl_cafile, certfile=self.ssl_certfile, keyfile=self.ssl_keyfile
-            )
+        if self.uses_ssl:
+            cfg["ssl_context"] = self._ssl_context()
         return cfg
 
     def faust_credentials(self) -> Any:
@@ -78,19 +148,159 @@ class KafkaSettings(BaseModel):
 
         if self.security_protocol == "PLAINTEXT":
             return None
-        ssl_context = None
-        if "SSL" in self.security_protocol:
-            from aiokafka.helpers import create_ssl_context
-
-            ssl_context = create_ssl_context(
-                cafile=self.ssl_cafile, certfile=self.ssl_certfile, keyfile=self.ssl_keyfile
-            )
-        if self.security_protocol.startswith("SASL"):
-            password = self.sasl_password.get_secret_value() if self.sasl_password else ""
+        ssl_context = self._ssl_context() if self.uses_ssl else None
+        if self.uses_sasl:
             return faust.SASLCredentials(
                 username=self.sasl_username or "",
-                password=password,
-                mechanism=self.sasl_mechanism or "PLAIN",
-                ssl_context=ssl_context,
+                password=self._password() or "",
+                mechanism=self.mechanism,
+                ssl_context=ssl_context,  # given: Faust switches the protocol to SASL_SSL
             )
         return faust.SSLCredentials(ssl_context)
+
+    # -- login check ----------------------------------------------------------------------------
+
+    def check_login(self, bootstrap: str, timeout_s: float = 10.0) -> None:
+        """Raise KafkaAuthError at once if the cluster rejects our SASL login (no-op without SASL).
+
+        kafka-python retries a refused login until its bootstrap timeout and then reports only
+        "Unable to bootstrap"; one direct handshake says what is wrong in well under a second.
+        An unreachable cluster passes: the client reports that itself. Runs in its own thread,
+        so it works inside and outside an event loop and leaves the caller's loop alone.
+        """
+        if not self.uses_sasl:
+            return
+        failure: list[BaseException] = []
+
+        def probe() -> None:
+            try:
+                asyncio.run(self.check_login_async(bootstrap, timeout_s))
+            except BaseException as exc:  # handed to the calling thread
+                failure.append(exc)
+
+        thread = threading.Thread(target=probe, name="kafka-login-check", daemon=True)
+        thread.start()
+        thread.join(timeout_s + 5.0)
+        if failure:
+            raise failure[0]
+
+    async def check_login_async(self, bootstrap: str, timeout_s: float = 10.0) -> None:
+        """``check_login`` for code that already runs in an event loop."""
+        if not self.uses_sasl:
+            return
+        from aiokafka import errors
+        from aiokafka.conn import create_conn
+
+        cfg = self.aiokafka(bootstrap)
+        cfg.pop("bootstrap_servers")
+        refused = (
+            errors.SaslAuthenticationFailed,
+            errors.UnsupportedSaslMechanismError,
+            errors.IllegalSaslStateError,
+        )
+        for address in bootstrap.split(","):
+            host, _, port = address.strip().rpartition(":")
+            try:
+                conn = await asyncio.wait_for(
+                    create_conn(
+                        host.strip("[]"),
+                        int(port),
+                        client_id=f"{self.client_id_prefix}-login-check",
+                        request_timeout_ms=int(timeout_s * 1000),
+                        **cfg,
+                    ),
+                    timeout_s,
+                )
+            except refused as exc:
+                raise self._auth_error(address.strip(), exc) from None
+            except (TimeoutError, OSError, ValueError, errors.KafkaError):
+                continue  # not reachable (or not Kafka) here: let the client say so
+            conn.close()
+            return
+
+    def _auth_error(self, address: str, exc: BaseException) -> KafkaAuthError:
+        from aiokafka import errors
+
+        if isinstance(exc, errors.IllegalSaslStateError):
+            reason = "the listener does not expect a SASL handshake"
+            hint = f"is security_protocol {self.security_protocol} right for this listener?"
+        elif isinstance(exc, errors.UnsupportedSaslMechanismError):
+            reason = f"the broker does not enable {self.mechanism}"
+            hint = "set FLEETPULSE_KAFKA__SASL_MECHANISM to a mechanism the broker enables"
+        else:
+            reason = _scrub(str(exc), self.sasl_password)
+            hint = "check FLEETPULSE_KAFKA__SASL_USERNAME / FLEETPULSE_KAFKA__SASL_PASSWORD"
+        return KafkaAuthError(
+            f"Kafka at {address} rejected the SASL {self.mechanism} login of user {self.sasl_username!r}: "
+            f"{reason}; {hint} (or kafka.sasl_* in the config file)",
+            bootstrap=address,
+            mechanism=self.mechanism,
+            username=self.sasl_username,
+        )
+
+
+# -- keeping the password out of reprs and logs ----------------------------------------------------
+
+
+class _MaskedStr(str):
+    """The password as the client libraries need it (a str), but masked wherever it is repr'd.
+
+    kafka-python logs its whole admin configuration at DEBUG; the dict's repr shows this mask.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr(MASK)
+
+
+class SecretFilter(logging.Filter):
+    """Replaces known secrets (plain, or as Python shows them inside str/bytes reprs) in a record."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._forms: tuple[str, ...] = ()
+
+    def add(self, secret: str) -> None:
+        if secret:
+            forms = {*self._forms, secret, repr(secret)[1:-1], repr(secret.encode())[2:-1]}
+            self._forms = tuple(sorted(forms, key=len, reverse=True))  # longest first: no partial masks
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._forms:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken record is logging's business, not ours
+            return True
+        clean = message
+        for form in self._forms:
+            clean = clean.replace(form, MASK)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
+def protect_client_logs(*secrets: str) -> None:
+    """Redact ``secrets`` from everything the Kafka client libraries log (idempotent).
+
+    Their DEBUG logs print SASL requests (PLAIN carries the password) and configurations.
+    A filter on each emitting logger covers every handler: the CLI's, Faust's, pytest's.
+    """
+    roots = _CLIENT_LOGGER_ROOTS
+    names = set(_CLIENT_LOGGERS) | {
+        name for name in list(logging.root.manager.loggerDict) if name.split(".", 1)[0] in roots
+    }
+    for name in names:
+        logger = logging.getLogger(name)
+        found = next((f for f in logger.filters if isinstance(f, SecretFilter)), None)
+        if found is None:
+            found = SecretFilter()
+            logger.addFilter(found)
+        for secret in secrets:
+            found.add(secret)
+
+
+def _scrub(text: str, secret: SecretStr | None) -> str:
+    value = secret.get_secret_value() if secret is not None else ""
+    return text.replace(value, MASK) if value else text

@@ -95,7 +95,7 @@ class Settings(BaseSettings):
         try:
             return cls(**overrides)
         except ValidationError as exc:
-            raise ConfigError(_explain(exc, path)) from exc
+            raise ConfigError(_explain(exc, path)) from None  # the chained error quotes inputs: secrets too
         finally:
             _CONFIG_FILE_FOR_LOAD["path"] = None
 

@@ -8,6 +8,7 @@ records in order. A test checks the bytes against ``schemas.Codec`` on random ba
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -87,13 +88,17 @@ def _mask(segment: Segment) -> np.ndarray:
 
 def items(segments: list[Segment]) -> tuple[np.ndarray, np.ndarray]:
     """Array items: segments shaped (n, units, w) → one (n, units·W) matrix and its mask."""
-    matrix = np.concatenate([np.broadcast_to(m, (*lengths.shape, m.shape[-1])) for m, lengths in segments], axis=2)
+    matrix = np.concatenate(
+        [np.broadcast_to(m, (*lengths.shape, m.shape[-1])) for m, lengths in segments], axis=2
+    )
     mask = np.concatenate([_mask(seg) for seg in segments], axis=2)
     n = matrix.shape[0]
     return matrix.reshape(n, -1), mask.reshape(n, -1)
 
 
-def assemble(segments: list[Segment], blocks: list[tuple[int, tuple[np.ndarray, np.ndarray]]] = ()) -> list[bytes]:
+def assemble(
+    segments: list[Segment], blocks: Sequence[tuple[int, tuple[np.ndarray, np.ndarray]]] = ()
+) -> list[bytes]:
     """Concatenate each row's segments into one bytes object per row.
 
     ``blocks`` inserts pre-masked (matrix, mask) pairs after the segment with the given index.
@@ -129,13 +134,20 @@ class SampleEncoder:
         self.header = HEADER.pack(0, schema_id)
         self.prefix = strings([f"{run_id}-{h}-".encode() for h in host_ids])
         ident = avro_string("HostSampled") + _varint_bytes(1)
-        self.ident = strings([ident + avro_string(h) + avro_string(c) for h, c in zip(host_ids, clusters, strict=True)])
+        self.ident = strings(
+            [ident + avro_string(h) + avro_string(c) for h, c in zip(host_ids, clusters, strict=True)]
+        )
         self.job = strings([b"\x02" + avro_string(j) for j in job_ids])
         self.gpu_fields = gpu_fields
         self.nic_fields = nic_fields
 
     def encode(
-        self, hosts: np.ndarray, seq: np.ndarray, ts: np.ndarray, interval_s: int, columns: dict[str, np.ndarray]
+        self,
+        hosts: np.ndarray,
+        seq: np.ndarray,
+        ts: np.ndarray,
+        interval_s: int,
+        columns: dict[str, np.ndarray],
     ) -> list[bytes]:
         n = len(hosts)
         if n == 0:
@@ -159,7 +171,9 @@ class SampleEncoder:
         for fields in (self.gpu_fields, self.nic_fields):
             units = columns[next(iter(fields))].shape[1]
             segments.append(varint(np.full(n, units)))
-            block = items([float32(columns[f]) if is_float else varint(columns[f]) for f, is_float in fields.items()])
+            block = items(
+                [float32(columns[f]) if is_float else varint(columns[f]) for f, is_float in fields.items()]
+            )
             blocks.append((len(segments) - 1, block))
             segments.append(constant(b"\x00", n))
         return assemble(segments, blocks)

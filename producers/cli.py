@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,12 +14,12 @@ app = typer.Typer()
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-class ModeOption(str, Enum):
+class ModeOption(StrEnum):
     fast_forward = "fast-forward"
     live = "live"
 
 
-class SinkOption(str, Enum):
+class SinkOption(StrEnum):
     kafka = "kafka"
     parquet = "parquet"
     null = "null"
@@ -36,18 +36,32 @@ def parse_duration(text: str) -> float:
 @app.command()
 def simulate(
     ctx: typer.Context,
-    preset: Annotated[str | None, typer.Option(help="Fleet preset: meta-48k, demo, small (default from settings).")] = None,
-    fleet_config: Annotated[Path | None, typer.Option("--fleet-config", help="Fleet TOML file (overrides --preset).")] = None,
-    mode: Annotated[ModeOption, typer.Option(help="live: paced to the wall clock; fast-forward: as fast as possible.")] = ModeOption.fast_forward,
+    preset: Annotated[
+        str | None, typer.Option(help="Fleet preset: meta-48k, demo, small (default from settings).")
+    ] = None,
+    fleet_config: Annotated[
+        Path | None, typer.Option("--fleet-config", help="Fleet TOML file (overrides --preset).")
+    ] = None,
+    mode: Annotated[
+        ModeOption, typer.Option(help="live: paced to the wall clock; fast-forward: as fast as possible.")
+    ] = ModeOption.fast_forward,
     days: Annotated[float, typer.Option(help="fast-forward: sim days to generate.")] = 1.0,
     duration: Annotated[str, typer.Option(help="live: wall-clock run time, e.g. 60s, 5m.")] = "60s",
     speed: Annotated[float, typer.Option(help="live: sim seconds per wall second.")] = 1.0,
-    seed: Annotated[int | None, typer.Option(help="Random seed (same seed + config = same events and truth).")] = None,
-    interval: Annotated[int | None, typer.Option(help="HostSampled interval, s (live 10, fast-forward from settings).")] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Random seed (same seed + config = same events and truth).")
+    ] = None,
+    interval: Annotated[
+        int | None, typer.Option(help="HostSampled interval, s (live 10, fast-forward from settings).")
+    ] = None,
     start: Annotated[str | None, typer.Option(help="Event-time start, ISO 8601 UTC (live: now).")] = None,
     sink: Annotated[SinkOption, typer.Option(help="Where events go.")] = SinkOption.kafka,
-    out: Annotated[Path | None, typer.Option(help="parquet sink: lake directory (default settings.lake.path).")] = None,
-    truth_out: Annotated[Path | None, typer.Option("--truth-out", help="Write ground truth (manifest, faults, hosts) here.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="parquet sink: lake directory (default settings.lake.path).")
+    ] = None,
+    truth_out: Annotated[
+        Path | None, typer.Option("--truth-out", help="Write ground truth (manifest, faults, hosts) here.")
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Simulate a GPU fleet's telemetry and failures into Kafka, a Parquet lake or nowhere."""
@@ -79,6 +93,11 @@ def simulate(
         f"[bold]{state}[/]: {result.total:,} events in {result.elapsed_s:.1f} s "
         f"({result.events_per_s:,.0f} ev/s), run {result.run_id}, {result.ticks} ticks of {result.interval_s} s"
     )
+    if request.mode == "live" and result.elapsed_s > 0:
+        console.print(
+            f"  paced at {speed:g}x: idle {100 * result.idle_s / result.elapsed_s:.0f} % of the wall time, "
+            f"worst lag {result.max_lag_s:.2f} s"
+        )
     for topic, n in result.counts_by_topic.items():
         console.print(f"  {topic:<24} {n:>12,}")
     if result.truth_dir:

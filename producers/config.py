@@ -42,8 +42,22 @@ DEFAULT_CAUSE_KINDS: dict[str, dict[str, float]] = {
     "gpu_system_processor": {"gsp_error": 1.0},
     "nic": {"nic": 1.0},
 }
+DEFAULT_EARLY_LIFE: tuple[FaultKind, ...] = ("fell_off_bus", "link_down")
+DEFAULT_LEMON_KINDS: dict[LemonKind, float] = {
+    "dram_uce": 0.3,
+    "fell_off_bus": 0.3,
+    "sram_uce": 0.15,
+    "link_flap": 0.25,
+}
+DEFAULT_SLOW_CAUSES: dict[SlowCause, float] = {
+    "degraded_nic": 0.4,
+    "pcie_downtraining": 0.3,
+    "thermal_throttling": 0.3,
+}
 LINK_KINDS = frozenset({"link_down", "link_flap", "nic"})
-GPU_KINDS = frozenset({"fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt"})
+GPU_KINDS = frozenset(
+    {"fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt"}
+)
 
 
 class _Frozen(BaseModel):
@@ -70,11 +84,13 @@ class FabricSpec(_Frozen):
     step_time_ms: float = Field(gt=0)
     bus_bw_gbps: float = Field(gt=0)
     symbol_errors_per_port_s: float = Field(ge=0)
-    link_fault_weight: float = Field(1.0, gt=0, description="relative rate of link faults (normalised fleet-wide)")
+    link_fault_weight: float = Field(
+        1.0, gt=0, description="relative rate of link faults (normalised fleet-wide)"
+    )
     noise_flaps_per_port_day: float = Field(ge=0)
 
 
-def _default_fabrics() -> dict[str, FabricSpec]:
+def _default_fabrics() -> dict[Fabric, FabricSpec]:
     return {
         "roce": FabricSpec(step_time_ms=1000.0, bus_bw_gbps=360.0, symbol_errors_per_port_s=0.02,
                            link_fault_weight=1.3, noise_flaps_per_port_day=0.004),
@@ -89,14 +105,16 @@ class FailureSpec(_Frozen):
     interruptions_per_gpu_day: float = Field(LLAMA3_RATE_PER_GPU_DAY, gt=0)
     cause_mix: dict[str, float] = Field(default_factory=lambda: dict(LLAMA3_CAUSE_MIX))
     cause_kinds: dict[str, dict[str, float]] = Field(default_factory=lambda: dict(DEFAULT_CAUSE_KINDS))
-    early_life_kinds: list[FaultKind] = Field(default_factory=lambda: ["fell_off_bus", "link_down"])
+    early_life_kinds: list[FaultKind] = Field(default_factory=lambda: list(DEFAULT_EARLY_LIFE))
     weibull_shape: float = Field(0.7, gt=0, lt=1)
     weibull_scale_days: float | None = Field(
         None, gt=0, description="None: calibrate so early-life kinds keep their share of the mix"
     )
     wearout_shape: float = Field(4.0, gt=1)
     wearout_scale_days: float | None = Field(2500.0, gt=0, description="None disables the wear-out term")
-    guard_days: float = Field(30.0, ge=0, description="non-lemon repeats of one class on one GPU/port are dropped")
+    guard_days: float = Field(
+        30.0, ge=0, description="non-lemon repeats of one class on one GPU/port are dropped"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> FailureSpec:
@@ -112,9 +130,7 @@ class FailureSpec(_Frozen):
 
 class LemonSpec(_Frozen):
     fraction: float = Field(0.015, ge=0, le=1)
-    kinds: dict[LemonKind, float] = Field(
-        default_factory=lambda: {"dram_uce": 0.3, "fell_off_bus": 0.3, "sram_uce": 0.15, "link_flap": 0.25}
-    )
+    kinds: dict[LemonKind, float] = Field(default_factory=lambda: dict(DEFAULT_LEMON_KINDS))
     repeat_days: tuple[float, float] = (1.0, 3.0)
     max_repeats: int = Field(8, ge=1, description="after this many repeats the host is assumed pulled")
     onset_window: float = Field(0.6, gt=0, le=1, description="onsets fall in this leading share of the run")
@@ -125,9 +141,7 @@ class LemonSpec(_Frozen):
 class SlowSpec(_Frozen):
     fraction: float = Field(0.03, ge=0, le=1)
     factor: tuple[float, float] = (0.03, 0.30)
-    causes: dict[SlowCause, float] = Field(
-        default_factory=lambda: {"degraded_nic": 0.4, "pcie_downtraining": 0.3, "thermal_throttling": 0.3}
-    )
+    causes: dict[SlowCause, float] = Field(default_factory=lambda: dict(DEFAULT_SLOW_CAUSES))
     slow_at_start: float = Field(0.5, ge=0, le=1, description="share already slow when the run starts")
     onset_window: float = Field(0.5, gt=0, le=1)
     intermittent_fraction: float = Field(0.3, ge=0, le=1)
@@ -189,7 +203,9 @@ def load_fleet_config(preset: str | None = None, path: Path | None = None) -> Fl
         name = preset or "small"
         path = PRESET_DIR / f"{name}.toml"
         if not path.is_file():
-            raise FleetConfigError(f"unknown fleet preset {name!r}; choose one of {', '.join(available_presets())}")
+            raise FleetConfigError(
+                f"unknown fleet preset {name!r}; choose one of {', '.join(available_presets())}"
+            )
     elif not path.is_file():
         raise FleetConfigError(f"fleet config file {path} does not exist")
     try:

@@ -1,10 +1,10 @@
 """Exception hierarchy of the simulator.
 
-    FleetpulseError (fleetpulse.errors)
-    └── SimulatorError          anything the simulator raises on purpose
-        ├── FleetConfigError    a fleet preset / config file is missing or invalid (says what to fix)
-        ├── SinkError           a sink could not write (path, table)
-        └── DeliveryError       Kafka did not acknowledge some records (topic, count, first error)
+FleetpulseError (fleetpulse.errors)
+└── SimulatorError          anything the simulator raises on purpose
+    ├── FleetConfigError    a fleet preset / config file is missing or invalid (says what to fix)
+    ├── SinkError           a sink could not write (path, table)
+    └── DeliveryError       Kafka did not acknowledge some records (topic, count, first error)
 """
 
 from __future__ import annotations

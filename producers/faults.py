@@ -1,4 +1,4 @@
-"""Fault and noise schedules: early-life (power-law in age), flat-rate, wear-out, lemon repeats, noise.
+"""Fault schedules: early-life (power-law in age), flat-rate and wear-out faults, lemon repeats.
 
 Rates are calibrated so that, in expectation over the fleet and run, interruptions arrive at
 the configured rate with the configured cause mix (Llama 3 Table 5 by default). Each host draws
@@ -19,10 +19,6 @@ from producers.schedule import Schedule
 
 GPU_CLASS = {"fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt"}
 AER_ERRORS = ("completion_timeout", "malformed_tlp", "surprise_down", "poisoned_tlp")
-CE_AER_ERRORS = ("receiver_error", "bad_tlp", "bad_dllp", "replay_rollover", "replay_timeout")
-APP_XIDS = (13, 31, 43, 45, 92)
-APP_XID_WEIGHTS = (0.45, 0.3, 0.1, 0.1, 0.05)
-NOISE_FLAP_GAP_MS = DAY_MS  # single flaps on one port stay a day apart: never a "bad cable" by chance
 
 
 @dataclass(frozen=True)
@@ -61,7 +57,7 @@ def modes_of(config: FleetConfig) -> list[Mode]:
     return modes
 
 
-def _windows(fleet: Fleet) -> tuple[np.ndarray, np.ndarray]:
+def observed_windows(fleet: Fleet) -> tuple[np.ndarray, np.ndarray]:
     """Observed age window of each host, days (empty when installed after the run)."""
     a0 = (np.maximum(fleet.start_ts, fleet.install_ts) - fleet.install_ts) / DAY_MS
     a1 = (fleet.end_ts - fleet.install_ts) / DAY_MS
@@ -73,7 +69,7 @@ def calibrate(fleet: Fleet) -> Calibration:
     f = config.failures
     modes = modes_of(config)
     rate = f.interruptions_per_gpu_day * config.gpus_per_host
-    a0, a1 = _windows(fleet)
+    a0, a1 = observed_windows(fleet)
     host_days = a1 - a0
     fabrics = np.array(fleet.fabric, dtype=object)
     raw = {name: spec.link_fault_weight for name, spec in config.fabrics.items()}
@@ -93,7 +89,8 @@ def calibrate(fleet: Fleet) -> Calibration:
         weibull_shape=beta,
         weibull_scale_days=scale,
         early_share=early_share,
-        link_weight={k: v / flat_norm for k, v in raw.items()} | {f"{k}_early": v / early_norm for k, v in raw.items()},
+        link_weight={k: v / flat_norm for k, v in raw.items()}
+        | {f"{k}_early": v / early_norm for k, v in raw.items()},
         expected_interruptions=rate * float(np.sum(host_days)),
     )
 
@@ -116,7 +113,9 @@ def _host_faults(i: int, fleet: Fleet, cal: Calibration, a0: float, a1: float) -
     early = [m for m in cal.modes if m.early]
     if early and cal.weibull_scale_days:
         ew = np.array([m.share * (cal.link_weight[f"{fabric}_early"] if m.link else 1.0) for m in early])
-        ages = hazard.sample(rng, a0, a1, cal.weibull_shape, cal.weibull_scale_days, weight=ew.sum() / cal.early_share)
+        ages = hazard.sample(
+            rng, a0, a1, cal.weibull_shape, cal.weibull_scale_days, weight=ew.sum() / cal.early_share
+        )
         add(ages, early, ew, "early_life")
     flat = [m for m in cal.modes if not m.early]
     if flat:
@@ -159,8 +158,10 @@ def _details(rng: np.random.Generator, kinds: list[str]) -> tuple[list[int], lis
 
 def fault_schedule(fleet: Fleet, cal: Calibration) -> tuple[Schedule, int]:
     """Every non-lemon fault of the run, plus lemon repeats; returns (schedule, guard drops)."""
-    a0, a1 = _windows(fleet)
-    cols: dict[str, list] = {k: [] for k in ("ts", "host", "gpu", "port", "kind", "cause", "phase", "aux1", "aux2")}
+    a0, a1 = observed_windows(fleet)
+    cols: dict[str, list] = {
+        k: [] for k in ("ts", "host", "gpu", "port", "kind", "cause", "phase", "aux1", "aux2")
+    }
     for i in range(fleet.n_hosts):
         if a1[i] <= a0[i]:
             continue
@@ -210,8 +211,15 @@ def guard(faults: Schedule, gap_ms: int) -> tuple[Schedule, int]:
 def lemon_schedule(fleet: Fleet) -> Schedule:
     """Lemon hosts repeat their fault on one GPU or port every few days from onset to the end."""
     spec = fleet.config.lemons
-    cause_of = {"dram_uce": "hbm3", "fell_off_bus": "faulty_gpu", "sram_uce": "gpu_sram", "link_flap": "network"}
-    cols: dict[str, list] = {k: [] for k in ("ts", "host", "gpu", "port", "kind", "cause", "phase", "aux1", "aux2")}
+    cause_of = {
+        "dram_uce": "hbm3",
+        "fell_off_bus": "faulty_gpu",
+        "sram_uce": "gpu_sram",
+        "link_flap": "network",
+    }
+    cols: dict[str, list] = {
+        k: [] for k in ("ts", "host", "gpu", "port", "kind", "cause", "phase", "aux1", "aux2")
+    }
     for i, kind in enumerate(fleet.lemon_kind):
         if kind is None:
             continue
@@ -241,59 +249,3 @@ def lemon_schedule(fleet: Fleet) -> Schedule:
                 cols["aux2"].append(b)
             t += int(rng.uniform(*spec.repeat_days) * DAY_MS)
     return Schedule.from_columns(cols)
-
-
-def noise_schedule(fleet: Fleet) -> Schedule:
-    """Events that are not faults: correctable ECC and AER, application XIDs, single link flaps."""
-    config = fleet.config
-    spec = config.noise
-    a0, a1 = _windows(fleet)
-    g = config.gpus_per_host
-    cols: dict[str, list] = {k: [] for k in ("ts", "host", "gpu", "port", "kind", "aux1")}
-    for i in range(fleet.n_hosts):
-        days = a1[i] - a0[i]
-        if days <= 0:
-            continue
-        rng = stream(fleet.seed, Purpose.HOST_FAULTS, i, 1)
-        lo = max(fleet.start_ts, int(fleet.install_ts[i])) + 1
-        flap_rate = config.fabrics[config.clusters[int(fleet.cluster[i])].fabric].noise_flaps_per_port_day
-        for kind, rate in (
-            ("ecc_ce", spec.correctable_ecc_per_gpu_day * g),
-            ("app_xid", spec.app_xid_per_host_day),
-            ("aer_ce", spec.correctable_aer_per_gpu_day * g),
-            ("flap", flap_rate * config.nic_ports),
-        ):
-            n = int(rng.poisson(rate * days))
-            ts = rng.integers(lo, fleet.end_ts + 1, size=n)
-            gpu = rng.integers(0, g, size=n)
-            port = rng.integers(0, config.nic_ports, size=n)
-            if kind == "ecc_ce":
-                aux = 1 + rng.geometric(0.2, size=n)
-            elif kind == "app_xid":
-                aux = rng.choice(APP_XIDS, size=n, p=APP_XID_WEIGHTS)
-            elif kind == "aer_ce":
-                aux = rng.integers(0, len(CE_AER_ERRORS), size=n)
-            else:
-                aux = np.ones(n, dtype=np.int64)
-            cols["ts"] += ts.tolist()
-            cols["host"] += [i] * n
-            cols["gpu"] += (gpu if kind != "flap" else np.full(n, -1)).tolist()
-            cols["port"] += (port if kind == "flap" else np.full(n, -1)).tolist()
-            cols["kind"] += [kind] * n
-            cols["aux1"] += aux.tolist()
-    n = len(cols["ts"])
-    noise = Schedule.from_columns(cols | {"cause": [""] * n, "phase": ["noise"] * n, "aux2": [0] * n}).sorted()
-    return _space_flaps(noise)
-
-
-def _space_flaps(noise: Schedule) -> Schedule:
-    last: dict[tuple[int, int], int] = {}
-    keep = np.ones(len(noise), dtype=bool)
-    for j in np.flatnonzero(noise.kind == "flap"):
-        key = (int(noise.host[j]), int(noise.port[j]))
-        ts = int(noise.ts[j])
-        if key in last and ts - last[key] < NOISE_FLAP_GAP_MS:
-            keep[j] = False
-        else:
-            last[key] = ts
-    return noise.take(np.flatnonzero(keep))

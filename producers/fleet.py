@@ -4,13 +4,16 @@ plus each host's hidden traits (lemon, slow). Built once, deterministically, fro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from producers.config import FleetConfig
 from producers.randomness import Purpose, stream
 
+K = TypeVar("K", bound=str)
 DAY_MS = 86_400_000
 HOUR_MS = 3_600_000
 MINUTE_MS = 60_000
@@ -98,7 +101,7 @@ def _jobs(config: FleetConfig, cluster_sizes: list[int]) -> tuple[np.ndarray, li
     return np.array(job_of_host, dtype=np.int64), ids, np.array(gpus, dtype=np.int64)
 
 
-def _pick(rng: np.random.Generator, weights: dict[str, float], size: int) -> list[str]:
+def _pick(rng: np.random.Generator, weights: Mapping[K, float], size: int) -> list[K]:
     names = sorted(weights)
     p = np.array([weights[k] for k in names], dtype=float)
     return [names[i] for i in rng.choice(len(names), size=size, p=p / p.sum())]
@@ -128,12 +131,14 @@ def build_fleet(config: FleetConfig, seed: int, start_ts: int, end_ts: int) -> F
 
     # lemons
     n_lemons = int(round(config.lemons.fraction * n))
-    lemon_hosts = np.sort(rng.choice(n, size=n_lemons, replace=False)) if n_lemons else np.array([], dtype=int)
+    lemon_hosts = (
+        np.sort(rng.choice(n, size=n_lemons, replace=False)) if n_lemons else np.array([], dtype=int)
+    )
     lemon_kind: list[str | None] = [None] * n
     lemon_gpu = np.full(n, -1, dtype=np.int64)
     lemon_port = np.full(n, -1, dtype=np.int64)
     lemon_onset = np.full(n, -1, dtype=np.int64)
-    kinds = _pick(rng, dict(config.lemons.kinds), n_lemons)
+    kinds = _pick(rng, config.lemons.kinds, n_lemons)
     units = rng.integers(0, config.gpus_per_host, size=n_lemons)
     onset_u = rng.uniform(0, 1, size=n_lemons)
     for h, kind, unit, u in zip(lemon_hosts, kinds, units, onset_u, strict=True):
@@ -149,14 +154,16 @@ def build_fleet(config: FleetConfig, seed: int, start_ts: int, end_ts: int) -> F
     # slow hosts (disjoint from lemons so each host has one story)
     candidates = np.setdiff1d(np.arange(n), lemon_hosts)
     n_slow = min(int(round(config.slow.fraction * n)), len(candidates))
-    slow_hosts = np.sort(rng.choice(candidates, size=n_slow, replace=False)) if n_slow else np.array([], dtype=int)
+    slow_hosts = (
+        np.sort(rng.choice(candidates, size=n_slow, replace=False)) if n_slow else np.array([], dtype=int)
+    )
     slow_cause: list[str | None] = [None] * n
     slow_factor = np.zeros(n)
     slow_onset = np.full(n, -1, dtype=np.int64)
     slow_intermittent = np.zeros(n, dtype=bool)
     slow_duty = np.ones(n)
     slow_unit = np.full(n, -1, dtype=np.int64)
-    causes = _pick(rng, dict(config.slow.causes), n_slow)
+    causes = _pick(rng, config.slow.causes, n_slow)
     lo_f, hi_f = config.slow.factor
     factors = rng.uniform(lo_f, hi_f, size=n_slow)
     at_start = rng.uniform(0, 1, size=n_slow) < config.slow.slow_at_start

@@ -18,7 +18,8 @@ from producers import signals
 from producers.batches import EventBatch, RecordBatch
 from producers.fleet import Fleet
 from producers.randomness import Purpose, stream
-from producers.samples import DEGRADED_SYMBOLS_PER_S, SampleBatch, SampleModel, TickEffects, sample_encoder
+from producers.sample_batch import SampleBatch, sample_encoder
+from producers.samples import DEGRADED_SYMBOLS_PER_S, SampleModel, TickEffects
 from producers.schedule import Schedule
 
 
@@ -84,7 +85,9 @@ class FleetAgents:
             return batch, []
         rng = stream(self.fleet.seed, Purpose.LATE, k, len(batch))
         late = rng.uniform(size=len(batch)) < self.late.fraction
-        delay_ticks = np.ceil(rng.uniform(0, self.late.max_delay_s, size=len(batch)) / self.interval_s).astype(int)
+        delay_ticks = np.ceil(
+            rng.uniform(0, self.late.max_delay_s, size=len(batch)) / self.interval_s
+        ).astype(int)
         delay_ticks = np.maximum(delay_ticks, 1)
         held = []
         for d in np.unique(delay_ticks[late]):
@@ -108,7 +111,9 @@ class FleetAgents:
         lo, hi = np.searchsorted(self.occ.ts, [lo_t, t], side="right")
         effects = TickEffects.zeros(f.n_hosts, f.config.gpus_per_host)
         for j in range(lo, hi):
-            events += [(int(self.occ.host[j]), int(self.occ.ts[j]), et, p) for et, p in self._occurrence(j, effects)]
+            events += [
+                (int(self.occ.host[j]), int(self.occ.ts[j]), et, p) for et, p in self._occurrence(j, effects)
+            ]
         events.sort(key=lambda e: e[1])  # stable: inventory, then each occurrence's own order
         batches: list[EventBatch] = [self._records(events)]
         alive = np.flatnonzero(f.install_ts < t)
@@ -117,8 +122,13 @@ class FleetAgents:
             cols = self.model.columns(t, self.interval_s, alive, effects, self.remapped, k)
             batches.append(
                 SampleBatch(
-                    fleet=f, run_id=self.run_id, hosts=alive, seq=self.seq[alive].copy(),
-                    ts=np.full(len(alive), t, dtype=np.int64), interval_s=self.interval_s, columns=cols,
+                    fleet=f,
+                    run_id=self.run_id,
+                    hosts=alive,
+                    seq=self.seq[alive].copy(),
+                    ts=np.full(len(alive), t, dtype=np.int64),
+                    interval_s=self.interval_s,
+                    columns=cols,
                     encoder=self.encoder,
                 )  # fmt: skip
             )

@@ -18,7 +18,12 @@ def cumulative(age_days: np.ndarray | float, shape: float, scale_days: float) ->
 
 
 def sample(
-    rng: np.random.Generator, age_from: float, age_to: float, shape: float, scale_days: float, weight: float = 1.0
+    rng: np.random.Generator,
+    age_from: float,
+    age_to: float,
+    shape: float,
+    scale_days: float,
+    weight: float = 1.0,
 ) -> np.ndarray:
     """Event ages in (age_from, age_to] of a process with intensity ``weight``·λ(a), sorted."""
     if age_to <= age_from:
@@ -31,7 +36,11 @@ def sample(
 
 
 def calibrate_scale(
-    age_from: np.ndarray, age_to: np.ndarray, shape: float, expected_events: float, weights: np.ndarray | None = None
+    age_from: np.ndarray,
+    age_to: np.ndarray,
+    shape: float,
+    expected_events: float,
+    weights: np.ndarray | None = None,
 ) -> float:
     """The scale η for which hosts observed over [age_from, age_to] expect ``expected_events`` in total."""
     w = np.ones_like(age_from, dtype=float) if weights is None else weights

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from producers.config import FleetConfig, load_fleet_config
 from producers.errors import SimulatorError
-from producers.faults import calibrate, fault_schedule, noise_schedule
+from producers.faults import calibrate, fault_schedule
 from producers.fleet import DAY_MS, build_fleet
 from producers.generator import FleetAgents, LateDelivery, ticks_for
+from producers.noise import noise_schedule
 from producers.progress import tick_progress
 from producers.randomness import run_id as make_run_id
 from producers.sinks.base import NullSink, Sink
@@ -46,6 +47,7 @@ class SimulationRequest:
     speed: float = 1.0  # live: sim seconds per wall second
     preset: str | None = None
     fleet_config: Path | None = None
+    fleet: FleetConfig | None = None  # a ready config object (Python API), wins over both
     seed: int | None = None
     start_ts: int | None = None
     interval_s: int | None = None
@@ -68,6 +70,8 @@ class SimulationResult:
     interval_s: int
     ticks: int
     interrupted: bool = False
+    idle_s: float = 0.0  # live: time spent waiting for the wall clock (headroom)
+    max_lag_s: float = 0.0  # live: worst delay of a tick behind its wall-clock due time
     manifest: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -134,7 +138,7 @@ def run_simulation(
 ) -> SimulationResult:
     """Generate the run into ``sink`` (built from ``request.sink`` if not given) and write its truth."""
     sim = settings.simulator
-    config = load_fleet_config(request.preset or sim.preset, request.fleet_config)
+    config = request.fleet or load_fleet_config(request.preset or sim.preset, request.fleet_config)
     seed = sim.seed if request.seed is None else request.seed
     live = request.mode == "live"
     interval_s = request.interval_s or (sim.live_interval_s if live else sim.fast_forward_interval_s)
@@ -142,7 +146,11 @@ def run_simulation(
         if request.speed <= 0 or request.duration_s <= 0:
             raise SimulatorError("live mode needs --duration > 0 and --speed > 0")
         n_ticks = ticks_for(request.duration_s * request.speed, interval_s)
-        start_ts = request.start_ts if request.start_ts is not None else wall_ms() // (interval_s * 1000) * interval_s * 1000
+        start_ts = (
+            request.start_ts
+            if request.start_ts is not None
+            else wall_ms() // (interval_s * 1000) * interval_s * 1000
+        )
     else:
         if request.days <= 0:
             raise SimulatorError("fast-forward needs --days > 0")
@@ -160,12 +168,16 @@ def run_simulation(
         late=LateDelivery(sim.late_fraction, sim.late_max_delay_s),
     )  # fmt: skip
     sink = sink or make_sink(settings, request, run_id)
-    topic_names = {f: getattr(settings.topics, f).name for f in ("inventory", "samples", "errors", "findings", "actions", "alerts", "dlq")}
+    topic_names = {
+        f: getattr(settings.topics, f).name
+        for f in ("inventory", "samples", "errors", "findings", "actions", "alerts", "dlq")
+    }
 
     counts: Counter[str] = Counter()
     stop = stop or threading.Event()
     started = clock()
     ticks_done = 0
+    idle_s = max_lag_s = 0.0
     label = f"{config.name} {request.mode} → {request.sink}"
     try:
         with _stop_on_signals(stop), tick_progress(n_ticks, label, request.progress) as update:
@@ -173,7 +185,9 @@ def run_simulation(
                 if stop.is_set():
                     break
                 if live:
-                    _pace(started, tick.index * interval_s / request.speed, clock, sleep, stop)
+                    idle, lag = _pace(started, tick.index * interval_s / request.speed, clock, sleep, stop)
+                    idle_s += idle
+                    max_lag_s = max(max_lag_s, lag)
                 for batch in tick.batches:
                     sink.write(batch)
                     counts.update(batch.event_types())
@@ -196,15 +210,28 @@ def run_simulation(
         run_id=run_id, counts=dict(sorted(counts.items())), counts_by_topic=dict(sorted(by_topic.items())),
         truth_dir=request.truth_out, elapsed_s=elapsed, start_ts=start_ts, end_ts=end_ts,
         interval_s=interval_s, ticks=ticks_done, interrupted=stop.is_set(), manifest=manifest,
+        idle_s=idle_s, max_lag_s=max_lag_s,
     )  # fmt: skip
 
 
-def _pace(started: float, due_s: float, clock: Callable[[], float], sleep: Callable[[float], None], stop: threading.Event) -> None:
+def _pace(
+    started: float,
+    due_s: float,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    stop: threading.Event,
+) -> tuple[float, float]:
+    """Wait until ``due_s`` after ``started``; returns (time waited, how late we already were)."""
+    waited = 0.0
+    late = clock() - (started + due_s)
     while not stop.is_set():
         wait = started + due_s - clock()
         if wait <= 0:
-            return
-        sleep(min(wait, 0.2))
+            break
+        step = min(wait, 0.2)
+        sleep(step)
+        waited += step
+    return waited, max(late, 0.0)
 
 
 def _manifest(
@@ -228,7 +255,9 @@ def _manifest(
         "n_hosts": fleet.n_hosts,
         "n_gpus": fleet.n_hosts * config.gpus_per_host,
         "hosts_installed_by_end": int((fleet.install_ts < end_ts).sum()),
-        "hosts_installed_during_run": int(((fleet.install_ts > start_ts) & (fleet.install_ts < end_ts)).sum()),
+        "hosts_installed_during_run": int(
+            ((fleet.install_ts > start_ts) & (fleet.install_ts < end_ts)).sum()
+        ),
         "fleet": config.model_dump(mode="json"),
         "resolved": {
             "weibull_shape": cal.weibull_shape,

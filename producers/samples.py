@@ -7,16 +7,11 @@ over hosts in Python. Slow hosts show their cause's symptoms while they are slow
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
-from producers.avro_columns import PAYLOAD_ORDER, SampleEncoder
-from producers.batches import cached_schema
 from producers.fleet import Fleet
 from producers.randomness import Purpose, stream
-from schemas import Codec
 
 GPU_FIELDS = ("gpu", "temp_c", "power_w", "sm_clock_mhz", "util_pct", "ecc_sbe", "ecc_dbe", "retired_pages",
               "pcie_replay", "pcie_link_gen", "pcie_link_width", "nvlink_errors")  # fmt: skip
@@ -70,7 +65,13 @@ class SampleModel:
         return self.is_slow[hosts] & (f.slow_onset_ts[hosts] <= t) & (u < f.slow_duty[hosts])
 
     def columns(
-        self, t: int, interval_s: int, hosts: np.ndarray, effects: TickEffects, remapped: np.ndarray, tick: int
+        self,
+        t: int,
+        interval_s: int,
+        hosts: np.ndarray,
+        effects: TickEffects,
+        remapped: np.ndarray,
+        tick: int,
     ) -> dict[str, np.ndarray]:
         rng = stream(self.fleet.seed, Purpose.TICK, tick)
         n, g = len(hosts), self.fleet.config.gpus_per_host
@@ -78,13 +79,25 @@ class SampleModel:
         factor = np.where(active, self.fleet.slow_factor[hosts], 0.0)
         # a longer window averages sample noise away; the persistent host offset stays
         sd = self.fleet.config.noise.step_noise_sd * np.sqrt(10.0 / interval_s)
-        step = self.base_step[hosts] * (1 + self.offset[hosts]) * (1 + sd * rng.standard_normal(n)) * (1 + factor)
+        step = (
+            self.base_step[hosts]
+            * (1 + self.offset[hosts])
+            * (1 + sd * rng.standard_normal(n))
+            * (1 + factor)
+        )
         thermal = active & self.thermal_slow[hosts]
         bw_hit = np.where(thermal, 0.3, 1.0) * factor
-        bw = self.base_bw[hosts] * (1 - 0.5 * self.offset[hosts]) * (1 + sd * rng.standard_normal(n)) / (1 + bw_hit)
+        bw = (
+            self.base_bw[hosts]
+            * (1 - 0.5 * self.offset[hosts])
+            * (1 + sd * rng.standard_normal(n))
+            / (1 + bw_hit)
+        )
 
         therm = thermal[:, None]
-        temp = self.gpu_temp[hosts] + rng.normal(0, 1.0, size=(n, g)) + therm * (12.0 + 40.0 * factor[:, None])
+        temp = (
+            self.gpu_temp[hosts] + rng.normal(0, 1.0, size=(n, g)) + therm * (12.0 + 40.0 * factor[:, None])
+        )
         power = rng.normal(650.0, 15.0, size=(n, g)) * np.where(therm, 1 - factor[:, None], 1.0)
         clock = np.where(therm, SM_CLOCK_MHZ * (1 - factor[:, None]), SM_CLOCK_MHZ).astype(np.int64)
         util = np.clip(rng.normal(96.0, 1.5, size=(n, g)), 0, 100)
@@ -96,7 +109,9 @@ class SampleModel:
         nic = active & self.nic_slow[hosts]
         degraded = np.zeros((n, g), dtype=bool)
         degraded[np.flatnonzero(nic), unit[nic]] = True
-        symbol_rate = np.where(degraded, DEGRADED_SYMBOLS_PER_S, self.symbol_rate[hosts][:, None]) * interval_s
+        symbol_rate = (
+            np.where(degraded, DEGRADED_SYMBOLS_PER_S, self.symbol_rate[hosts][:, None]) * interval_s
+        )
         port_bw = bw[:, None] * np.where(degraded, 1 - np.minimum(0.9, 3 * factor[:, None]), 1.0)
         cols: dict[str, np.ndarray] = {
             "step_time_ms": step,
@@ -123,164 +138,6 @@ class SampleModel:
         for name in FLOAT_FIELDS | {"step_time_ms", "bus_bw_gbps"}:
             cols[name] = np.round(cols[name], 2).astype(np.float32)
         for name in GPU_FIELDS + NIC_FIELDS:
-            cols[name] = np.ascontiguousarray(np.broadcast_to(cols[name], (n, g)))
+            if cols[name].shape != (n, g) or not cols[name].flags.writeable:
+                cols[name] = np.broadcast_to(cols[name], (n, g)).copy()
         return cols
-
-
-class SampleBatch:
-    """HostSampled events of one tick, held as columns."""
-
-    EVENT_TYPE = "HostSampled"
-
-    def __init__(
-        self,
-        *,
-        fleet: Fleet,
-        run_id: str,
-        hosts: np.ndarray,
-        seq: np.ndarray,
-        ts: np.ndarray,
-        interval_s: int,
-        columns: dict[str, np.ndarray],
-        encoder: SampleEncoder | None = None,
-    ) -> None:
-        self.fleet, self.run_id, self.hosts, self.seq, self.ts = fleet, run_id, hosts, seq, ts
-        self.interval_s = interval_s
-        self.columns = columns
-        self.encoder = encoder
-
-    def __len__(self) -> int:
-        return len(self.hosts)
-
-    @property
-    def event_times(self) -> np.ndarray:
-        return self.ts
-
-    def event_types(self) -> list[str]:
-        return [self.EVENT_TYPE] * len(self)
-
-    def host_ids(self) -> list[str]:
-        ids = self.fleet.host_id
-        return [ids[i] for i in self.hosts.tolist()]
-
-    def keys(self) -> list[bytes]:
-        return [h.encode() for h in self.host_ids()]
-
-    def envelope(self) -> dict[str, list[Any]]:
-        hosts = self.host_ids()
-        names = self.fleet.cluster_names
-        return {
-            "event_id": [f"{self.run_id}-{h}-{s}" for h, s in zip(hosts, self.seq.tolist(), strict=True)],
-            "host_id": hosts,
-            "cluster": [names[c] for c in self.fleet.cluster[self.hosts].tolist()],
-            "ts": self.ts.tolist(),
-            "agent_seq": self.seq.tolist(),
-        }
-
-    def job_ids(self) -> list[str]:
-        jobs = self.fleet.job_ids
-        return [jobs[j] for j in self.fleet.job[self.hosts].tolist()]
-
-    def records(self) -> list[dict[str, Any]]:
-        env = self.envelope()
-        c = {k: v.tolist() for k, v in self.columns.items()}
-        jobs = self.job_ids()
-        out = []
-        for i in range(len(self)):
-            gpus = [dict(zip(GPU_FIELDS, vals, strict=True)) for vals in zip(*(c[f][i] for f in GPU_FIELDS), strict=True)]
-            nics = [dict(zip(NIC_FIELDS, vals, strict=True)) for vals in zip(*(c[f][i] for f in NIC_FIELDS), strict=True)]
-            out.append(
-                {
-                    "event_id": env["event_id"][i],
-                    "event_type": self.EVENT_TYPE,
-                    "schema_version": 1,
-                    "host_id": env["host_id"][i],
-                    "cluster": env["cluster"][i],
-                    "ts": env["ts"][i],
-                    "agent_seq": env["agent_seq"][i],
-                    "payload": {
-                        "interval_s": self.interval_s,
-                        "job_id": jobs[i],
-                        "step_time_ms": c["step_time_ms"][i],
-                        "bus_bw_gbps": c["bus_bw_gbps"][i],
-                        "gpus": gpus,
-                        "nics": nics,
-                    },
-                }
-            )
-        return out
-
-    def encode(self, codec: Codec) -> list[bytes]:
-        if self.encoder is None or self.encoder.header[1:] != codec.schema_id(self.EVENT_TYPE).to_bytes(4, "big"):
-            return [codec.encode(r) for r in self.records()]
-        return self.encoder.encode(self.hosts, self.seq, self.ts, self.interval_s, self.columns)
-
-    def tables(self) -> dict[str, pa.Table]:
-        return {self.EVENT_TYPE: sample_table(self)}
-
-    def take(self, index: np.ndarray) -> SampleBatch:
-        return SampleBatch(
-            fleet=self.fleet, run_id=self.run_id, hosts=self.hosts[index], seq=self.seq[index], ts=self.ts[index],
-            interval_s=self.interval_s, columns={k: v[index] for k, v in self.columns.items()}, encoder=self.encoder,
-        )  # fmt: skip
-
-
-def sample_encoder(fleet: Fleet, run_id: str, codec: Codec | None = None) -> SampleEncoder | None:
-    """The column-wise encoder for this fleet, or None if the schema is not the shape it knows."""
-    schema = cached_schema(SampleBatch.EVENT_TYPE)
-    payload = tuple(schema.names[7:])
-    if payload != PAYLOAD_ORDER:
-        return None
-    items = {}
-    for name in ("gpus", "nics"):
-        struct_type = schema.field(name).type.value_type
-        items[name] = {f.name: pa.types.is_floating(f.type) for f in struct_type}
-    if tuple(items["gpus"]) != GPU_FIELDS or tuple(items["nics"]) != NIC_FIELDS:
-        return None
-    names = fleet.cluster_names
-    return SampleEncoder(
-        host_ids=fleet.host_id,
-        clusters=[names[c] for c in fleet.cluster.tolist()],
-        job_ids=[fleet.job_ids[j] for j in fleet.job.tolist()],
-        run_id=run_id,
-        schema_id=(codec or Codec()).schema_id(SampleBatch.EVENT_TYPE),
-        gpu_fields=items["gpus"],
-        nic_fields=items["nics"],
-    )
-
-
-def _list_of_structs(batch: SampleBatch, names: tuple[str, ...], field: pa.Field) -> pa.Array:
-    struct_type = field.type.value_type
-    n, g = batch.columns[names[0]].shape
-    children = [
-        pa.array(np.ascontiguousarray(batch.columns[name]).reshape(-1), type=struct_type.field(name).type)
-        for name in names
-    ]
-    values = pa.StructArray.from_arrays(children, fields=list(struct_type))
-    offsets = pa.array(np.arange(0, (n + 1) * g, g, dtype=np.int32))
-    return pa.ListArray.from_arrays(offsets, values, type=field.type)
-
-
-def sample_table(batch: SampleBatch) -> pa.Table:
-    """The flat lake table of a sample batch, built from the columns (same as ``schemas.arrow.to_table``)."""
-    schema = cached_schema(batch.EVENT_TYPE)
-    env = batch.envelope()
-    n = len(batch)
-    data = {
-        **env,
-        "event_type": [batch.EVENT_TYPE] * n,
-        "schema_version": np.ones(n, dtype=np.int32),
-        "interval_s": np.full(n, batch.interval_s, dtype=np.int32),
-        "job_id": batch.job_ids(),
-        "step_time_ms": batch.columns["step_time_ms"],
-        "bus_bw_gbps": batch.columns["bus_bw_gbps"],
-    }
-    arrays = []
-    for field in schema:
-        if field.name == "gpus":
-            arrays.append(_list_of_structs(batch, GPU_FIELDS, field))
-        elif field.name == "nics":
-            arrays.append(_list_of_structs(batch, NIC_FIELDS, field))
-        else:
-            arrays.append(pa.array(data[field.name], type=field.type))
-    return pa.Table.from_arrays(arrays, schema=schema)

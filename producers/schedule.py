@@ -6,7 +6,9 @@ truth writer stores the fault rows. Columns are numpy arrays so a fleet's months
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +41,7 @@ class Schedule:
         return cls.from_columns({})
 
     @classmethod
-    def from_columns(cls, cols: dict[str, list | np.ndarray]) -> Schedule:
+    def from_columns(cls, cols: Mapping[str, Sequence[Any] | np.ndarray]) -> Schedule:
         out = {}
         for f in fields(cls):
             values = cols.get(f.name, [])
@@ -62,7 +64,9 @@ class Schedule:
         parts = [p for p in parts if len(p)]
         if not parts:
             return Schedule.empty()
-        return Schedule(**{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(Schedule)})
+        return Schedule(
+            **{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(Schedule)}
+        )
 
     @property
     def is_fault(self) -> np.ndarray:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from producers.faults import AER_ERRORS, CE_AER_ERRORS
+from producers.faults import AER_ERRORS
+from producers.noise import CE_AER_ERRORS
 
 PCI_BUS_IDS = ("0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
                "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0")  # fmt: skip
@@ -25,10 +26,17 @@ Emitted = tuple[str, dict[str, Any]]  # (event_type, payload)
 
 
 def xid(gpu: int, code: int) -> Emitted:
-    return "XidRaised", {"gpu": gpu, "xid": code, "pci_bus_id": PCI_BUS_IDS[gpu % 8], "message": XID_MESSAGES[code]}
+    return "XidRaised", {
+        "gpu": gpu,
+        "xid": code,
+        "pci_bus_id": PCI_BUS_IDS[gpu % 8],
+        "message": XID_MESSAGES[code],
+    }
 
 
-def ecc(gpu: int, memory: str, correctable: bool, count: int, row_remap: str = "none", total: int = 0) -> Emitted:
+def ecc(
+    gpu: int, memory: str, correctable: bool, count: int, row_remap: str = "none", total: int = 0
+) -> Emitted:
     return "EccErrorObserved", {
         "gpu": gpu, "memory": memory, "correctable": correctable, "count": count,
         "row_remap": row_remap, "remapped_rows_total": total,
@@ -89,7 +97,13 @@ def fault_events(
         out.append(
             (
                 "JobInterrupted",
-                {"job_id": job_id, "cause": cause, "gpu": gpu if gpu >= 0 else None, "job_gpus": job_gpus, "detail": kind},
+                {
+                    "job_id": job_id,
+                    "cause": cause,
+                    "gpu": gpu if gpu >= 0 else None,
+                    "job_gpus": job_gpus,
+                    "detail": kind,
+                },
             )
         )
     return out

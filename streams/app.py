@@ -29,7 +29,7 @@ from streams.metrics import DetectMetrics
 from streams.planner import Planner
 from streams.policy import Policy
 from streams.repeat import is_late, observe, state_keys
-from streams.slow import ClusterStage, HostStage
+from streams.slow import ClusterStage, HostStage, window_bounds
 from streams.tailer import LogTailer
 from streams.validate import check
 
@@ -65,6 +65,9 @@ class DetectApp:
         self.watermark = 0
         self._last_offsets: dict[tuple[str, int], int] = {}
         self._ticked: dict[str, tuple[Any, ...]] = {}
+        self._pwm: dict[int, int] = {}
+        self._pwm_window: dict[int, int] = {}
+        self._clusters: set[str] = set()
         d = settings.detect
         t = settings.topics
         parts = partitions or {}
@@ -111,6 +114,7 @@ class DetectApp:
         self.repeat_table = self.app.Table(
             "repeat-windows", partitions=parts.get(t.errors.name, t.errors.partitions), **table
         )
+        self._nsrc = parts.get(t.samples.name, t.samples.partitions)
         self.host_table = self.app.Table(
             "host-windows", partitions=parts.get(t.samples.name, t.samples.partitions), **table
         )
@@ -139,6 +143,19 @@ class DetectApp:
             if high is not None:
                 out.append((topic, partition, max(0, high - last - 1)))
         return out
+
+    def _partition_progress(self, partition: int, record: dict[str, Any]) -> list[str]:
+        """Clusters to tell that this samples partition entered a new window (its watermark moved)."""
+        ts = record["ts"]
+        if ts <= self._pwm.get(partition, -1):
+            return []
+        self._pwm[partition] = ts
+        start, _ = window_bounds(ts, record["payload"]["interval_s"], self.policy.slow_host.window)
+        if self._pwm_window.get(partition) == start:
+            return []
+        self._pwm_window[partition] = start
+        self._clusters.add(record["cluster"])
+        return sorted(self._clusters | {h.cluster for h in self.inventory.hosts.values()})
 
     async def _valid_record(self, event: faust.types.EventT) -> dict[str, Any] | None:
         """Decode and validate; dead-letter and return None if it fails."""
@@ -235,21 +252,31 @@ class DetectApp:
                 record = await self._valid_record(event)
                 if record is None or record["event_type"] != "HostSampled":
                     continue
+                src = event.message.partition
                 summaries, late = self.host_stage.add_sample(self.host_table, record)
                 if late:
                     self.metrics.late.labels("samples").inc()
                 for summary in summaries:
-                    summary["src"] = event.message.partition
+                    summary.update(type="summary", src=src, nsrc=self._nsrc)
                     await self.summaries_topic.send(key=summary["cluster"].encode(), value=summary)
+                for cluster in self._partition_progress(src, record):
+                    msg = {"type": "wm", "cluster": cluster, "src": src, "nsrc": self._nsrc, "wm": record["ts"]}
+                    await self.summaries_topic.send(key=cluster.encode(), value=msg)
 
         @app.agent(self.summaries_topic, name="cluster")
         async def cluster(stream: faust.StreamT) -> None:
-            async for summary in stream:
-                findings, verdicts, late = self.cluster_stage.add_summary(self.cluster_table, summary)
-                if late:
-                    self.metrics.late.labels("cluster").inc()
+            async for msg in stream:
+                now_ms = int(self.clock() * 1000)
+                if msg.get("type") == "wm":
+                    findings, verdicts = self.cluster_stage.add_watermark(
+                        self.cluster_table, msg["cluster"], msg["src"], msg["nsrc"], msg["wm"], now_ms
+                    )
+                else:
+                    findings, verdicts, late = self.cluster_stage.add_summary(self.cluster_table, msg, now_ms)
+                    if late:
+                        self.metrics.late.labels("cluster").inc()
                 if verdicts:
-                    self.metrics.windows.labels(summary["cluster"]).inc()
+                    self.metrics.windows.labels(msg["cluster"]).inc()
                 for finding in findings:
                     await self._send_finding(finding)
 
@@ -263,7 +290,7 @@ class DetectApp:
                     continue
                 if record["event_type"] != "FindingRaised":
                     continue
-                log.warning("route %s[%d]@%d %s", event.message.topic, event.message.partition, event.message.offset, record["host_id"])
+                log.debug("route finding %s for %s", record["event_id"], record["host_id"])
                 await self.inventory_tailer.catch_up()
                 domain = self.inventory.domain_of(record["host_id"])
                 msg = {"type": "finding", "domain": domain, "finding": record}

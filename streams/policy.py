@@ -104,7 +104,7 @@ class SlowHostPolicy(_Model):
     window: DurationMs = parse_duration_ms("5m")
     host_grace: DurationMs = 0
     cluster_grace: DurationMs = parse_duration_ms("5m")
-    max_partition_skew: DurationMs = parse_duration_ms("1d")
+    idle_partition_timeout: DurationMs = parse_duration_ms("30s")
     z_step: float = Field(3.5, gt=0)
     z_bus_bw: float = Field(3.5, gt=0)
     min_mad_rel: float = Field(0.002, ge=0)

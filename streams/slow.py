@@ -114,19 +114,25 @@ class HostStage:
 class ClusterStage:
     """Peer statistics per cluster per window, closed by the cluster's event-time watermark.
 
-    The watermark is the minimum over source partitions of their newest event time, so a
-    partition consumed ahead of the others cannot close windows its peers still feed.
-    Store keys: ``C|meta`` (per-partition watermarks, closed-up-to, open windows), ``C|roster`` (hosts seen),
-    ``C|<window_start>|<host>`` (one summary) and ``C|h|<host>`` (the host's last n verdicts).
+    Every source partition of the samples topic reports its newest event time (with its
+    summaries and as watermark messages); the cluster's watermark is the minimum over all
+    partitions, so a partition consumed ahead of the others (fast-forward) cannot close a
+    window its peers still feed. A partition silent for ``idle_partition_timeout`` of wall
+    time stops holding the watermark back. A window closes once the watermark passes its end
+    plus max(grace, one window): by then every host has sampled past the window.
+    Store keys: ``C|meta`` (partition watermarks, closed-up-to, open windows), ``C|roster``
+    (hosts seen), ``C|<window_start>|<host>`` (one summary), ``C|h|<host>`` (last n verdicts).
     """
 
     def __init__(self, policy: SlowHostPolicy) -> None:
         self.policy = policy
 
-    def add_summary(self, store: Store, summary: dict[str, Any]) -> tuple[list[Finding], list[Verdict], bool]:
+    def add_summary(
+        self, store: Store, summary: dict[str, Any], now_ms: int = 0
+    ) -> tuple[list[Finding], list[Verdict], bool]:
         """Store a host summary, close every window the watermark has passed; (findings, verdicts, late)."""
         c = summary["cluster"]
-        meta = store.get(f"{c}|meta") or {"pwm": {}, "closed": None, "open": {}}
+        meta = self._meta(store, c)
         if meta["closed"] is not None and summary["window_end"] <= meta["closed"]:
             return [], [], True
         host = summary["host_id"]
@@ -134,31 +140,61 @@ class ClusterStage:
         if host not in roster:
             store[f"{c}|roster"] = [*roster, host]
         store[f"{c}|{summary['window_start']}|{host}"] = [summary["step_ms"], summary["bus_bw"]]
-        open_w = dict(meta["open"])
-        open_w[str(summary["window_start"])] = summary["window_end"]
-        pwm = dict(meta["pwm"])
-        src = str(summary.get("src", 0))
-        pwm[src] = max(pwm.get(src, summary["wm"]), summary["wm"])
-        wm = self.watermark(pwm)
-        findings: list[Finding] = []
-        verdicts: list[Verdict] = []
-        closed = meta["closed"]
-        for key in sorted(open_w, key=int):
-            w_end = open_w[key]
-            if w_end + self.policy.cluster_grace > wm:
-                break
-            del open_w[key]
-            closed = w_end if closed is None else max(closed, w_end)
-            f, v = self._close(store, c, int(key), w_end)
-            findings.extend(f)
-            verdicts.extend(v)
-        store[f"{c}|meta"] = {"pwm": pwm, "closed": closed, "open": open_w}
+        meta["open"][str(summary["window_start"])] = summary["window_end"]
+        self._note(meta, summary.get("src", 0), summary.get("nsrc", 1), summary["wm"], now_ms)
+        findings, verdicts = self._advance(store, c, meta, now_ms)
         return findings, verdicts, False
 
-    def watermark(self, partition_wms: dict[str, int]) -> int:
-        """The slowest source partition's newest event time (partitions far behind stop holding it back)."""
-        newest = max(partition_wms.values())
-        return max(min(partition_wms.values()), newest - self.policy.max_partition_skew)
+    def add_watermark(
+        self, store: Store, cluster: str, src: int, nsrc: int, wm: int, now_ms: int = 0
+    ) -> tuple[list[Finding], list[Verdict]]:
+        """A source partition's progress (sent even when it has no summary for this cluster)."""
+        meta = self._meta(store, cluster)
+        self._note(meta, src, nsrc, wm, now_ms)
+        return self._advance(store, cluster, meta, now_ms)
+
+    @staticmethod
+    def _meta(store: Store, cluster: str) -> dict[str, Any]:
+        meta = store.get(f"{cluster}|meta") or {"pwm": {}, "nsrc": 1, "closed": None, "open": {}, "since": None}
+        return {**meta, "pwm": dict(meta["pwm"]), "open": dict(meta["open"])}
+
+    @staticmethod
+    def _note(meta: dict[str, Any], src: int, nsrc: int, wm: int, now_ms: int) -> None:
+        old = meta["pwm"].get(str(src))
+        meta["pwm"][str(src)] = [max(old[0], wm) if old else wm, now_ms]
+        meta["nsrc"] = max(meta.get("nsrc", 1), nsrc)
+        if meta.get("since") is None:
+            meta["since"] = now_ms
+
+    def watermark(self, meta: dict[str, Any], now_ms: int) -> int | None:
+        """Min over partitions of their newest event time; idle (silent) partitions do not count."""
+        idle = self.policy.idle_partition_timeout
+        active = [wm for wm, seen in meta["pwm"].values() if now_ms - seen < idle]
+        missing = meta["nsrc"] - len(meta["pwm"])
+        since = meta["since"] if meta["since"] is not None else now_ms
+        if missing > 0 and now_ms - since < idle:
+            return None  # some partition has not reported yet: wait for it (until it counts as idle)
+        if not active:
+            return max(wm for wm, _ in meta["pwm"].values()) if meta["pwm"] else None
+        return min(active)
+
+    def _advance(
+        self, store: Store, cluster: str, meta: dict[str, Any], now_ms: int
+    ) -> tuple[list[Finding], list[Verdict]]:
+        wm = self.watermark(meta, now_ms)
+        findings: list[Finding] = []
+        verdicts: list[Verdict] = []
+        for key in sorted(meta["open"], key=int):
+            w_end = meta["open"][key]
+            if wm is None or w_end + max(self.policy.cluster_grace, w_end - int(key)) > wm:
+                break
+            del meta["open"][key]
+            meta["closed"] = w_end if meta["closed"] is None else max(meta["closed"], w_end)
+            f, v = self._close(store, cluster, int(key), w_end)
+            findings.extend(f)
+            verdicts.extend(v)
+        store[f"{cluster}|meta"] = meta
+        return findings, verdicts
 
     def _close(self, store: Store, cluster: str, start: int, end: int) -> tuple[list[Finding], list[Verdict]]:
         members: dict[str, tuple[float, float]] = {}

@@ -90,12 +90,12 @@ def link_rates_by_fabric(per_host: pl.LazyFrame) -> pl.LazyFrame:
 def slow_windows(
     samples: pl.LazyFrame,
     window_ms: int = MS_PER_HOUR,
-    threshold: float = 0.05,
+    threshold: float = 0.02,
     peers: Sequence[str] = ("cluster",),
 ) -> pl.LazyFrame:
     """Per host and window: its median step time vs the median of its peers in that window.
 
-    A window is slow when the host is more than ``threshold`` (0.05 = 5 %) above its peers.
+    A window is slow when the host is more than ``threshold`` (0.02 = 2 %) above its peers.
     """
     win = (pl.col("ts") // window_ms).alias("window")
     per_host = (

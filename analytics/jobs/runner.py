@@ -90,7 +90,7 @@ def run_early_life(
 def run_fabric(
     lake: Lake,
     truth: Lake | None = None,
-    slow_threshold: float = 0.05,
+    slow_threshold: float = 0.02,
     slow_min_windows: int = 3,
     slow_window_ms: int = MS_PER_HOUR,
     n_boot: int = 2000,

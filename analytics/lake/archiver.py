@@ -79,6 +79,14 @@ class Archiver:
         from kafka import KafkaConsumer
         from kafka.errors import KafkaError
 
+        from fleetpulse.admin import tcp_reachable
+
+        bootstrap = self.settings.bootstrap_servers
+        if self._consumer_factory is None and not tcp_reachable(bootstrap, timeout_s=2.0):
+            raise ArchiverError(
+                f"no Kafka broker listens at {bootstrap}; start one with `fleetpulse broker start` "
+                "or point FLEETPULSE_KAFKA__BOOTSTRAP_SERVERS at your cluster"
+            )
         lake = self.settings.lake
         config = dict(
             self.settings.kafka.kafka_python(self.settings.bootstrap_servers),
@@ -89,6 +97,7 @@ class Archiver:
             isolation_level="read_committed",
             max_poll_records=lake.max_poll_records,
         )
+        self.settings.kafka.check_login(self.settings.bootstrap_servers)  # refused SASL login: fail now
         try:
             return (self._consumer_factory or KafkaConsumer)(**config)
         except (KafkaError, OSError) as exc:

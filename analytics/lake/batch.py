@@ -53,17 +53,40 @@ class Rejected(NamedTuple):
     reason: str
 
 
+CHUNK_ROWS = 5_000  # decoded dicts are turned into Arrow this many at a time, to bound memory
+
+
 @dataclass
 class TableBatch:
-    """The decoded records of one lake table in one batch, with where each came from."""
+    """The decoded records of one lake table in one batch, with where each came from (row order)."""
 
     table: str
     event_type: str
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)  # not yet converted to Arrow
     sources: list[tuple[TopicPartition, int]] = field(default_factory=list)
+    chunks: list[pa.Table] = field(default_factory=list)
+    chunk_rows: int = CHUNK_ROWS
+
+    def add(self, record: dict[str, Any], tp: TopicPartition, offset: int) -> None:
+        self.records.append(record)
+        self.sources.append((tp, offset))
+        if len(self.records) >= self.chunk_rows:
+            self.chunks.append(to_table(self.event_type, self.records))
+            self.records = []
+
+    @property
+    def rows(self) -> int:
+        return len(self.sources)
 
     def arrow(self) -> pa.Table:
-        return to_table(self.event_type, self.records)
+        if self.records:
+            self.chunks.append(to_table(self.event_type, self.records))
+            self.records = []
+        if not self.chunks:
+            return to_table(self.event_type, [])
+        if len(self.chunks) > 1:
+            self.chunks = [pa.concat_tables(self.chunks).combine_chunks()]
+        return self.chunks[0]
 
     def coverage(self) -> dict[TopicPartition, tuple[int, int]]:
         """First and last offset per partition among this table's records."""
@@ -91,9 +114,10 @@ class BatchPlan:
         return sum(r.records for r in self.ranges.values())
 
 
-def plan_batch(records: Iterable[ConsumedRecord], codec: Codec) -> BatchPlan:
+def plan_batch(records: Iterable[ConsumedRecord], codec: Codec, *, chunk_rows: int = CHUNK_ROWS) -> BatchPlan:
     """Decode records and group them by lake table; undecodable ones become ``Rejected`` with the reason."""
     tables: dict[str, TableBatch] = {}
+    by_type: dict[str, TableBatch] = {}
     rejected: list[Rejected] = []
     ranges: dict[TopicPartition, PartitionRange] = {}
     for rec in records:
@@ -109,12 +133,12 @@ def plan_batch(records: Iterable[ConsumedRecord], codec: Codec) -> BatchPlan:
         except DecodeError as exc:
             rejected.append(Rejected(rec, type(exc).__name__, exc.reason))
             continue
-        name = table_name(event.event_type)
-        batch = tables.get(name)
+        batch = by_type.get(event.event_type)
         if batch is None:
-            batch = tables[name] = TableBatch(name, event.event_type)
-        batch.records.append(event.record)
-        batch.sources.append((tp, rec.offset))
+            name = table_name(event.event_type)
+            batch = TableBatch(name, event.event_type, chunk_rows=chunk_rows)
+            by_type[event.event_type] = tables[name] = batch
+        batch.add(event.record, tp, rec.offset)
     return BatchPlan(tables, rejected, ranges)
 
 

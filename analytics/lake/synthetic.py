@@ -124,7 +124,10 @@ def synthetic_records(
         env: dict[str, Any] = {"host_id": host, "cluster": cluster, "agent_seq": samples_per_host + 1}
         out.append(
             XidRaised(
-                event_id=eid(), ts=when(), **env, payload={"gpu": 3, "xid": 79, "pci_bus_id": "0000:1b:00.0", "message": ""}
+                event_id=eid(),
+                ts=when(),
+                **env,
+                payload={"gpu": 3, "xid": 79, "pci_bus_id": "0000:1b:00.0", "message": ""},
             ).to_record()
         )
         out.append(

@@ -23,17 +23,26 @@ def _is_scalar(dtype: pl.DataType) -> bool:
     return dtype.is_numeric() or isinstance(dtype, _SCALARS) or dtype == pl.String
 
 
+def _widen(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """64-bit numbers: GX compares int64/float64 columns vectorised and anything narrower row by row (~50x slower)."""
+    if dtype.is_integer():
+        return expr.cast(pl.Int64)
+    if dtype.is_float():
+        return expr.cast(pl.Float64)
+    return expr
+
+
 def _derived(name: str, dtype: pl.DataType) -> list[pl.Expr]:
     if not isinstance(dtype, pl.List):
         return []
-    exprs = [pl.col(name).list.len().alias(f"{name}.len")]
+    exprs = [pl.col(name).list.len().cast(pl.Int64).alias(f"{name}.len")]
     inner = dtype.inner
     if isinstance(inner, pl.Struct):
         for fld in inner.fields:
             if fld.dtype.is_numeric():
                 values = pl.col(name).list.eval(pl.element().struct.field(fld.name))
-                exprs.append(values.list.min().alias(f"{name}.{fld.name}.min"))
-                exprs.append(values.list.max().alias(f"{name}.{fld.name}.max"))
+                exprs.append(_widen(values.list.min(), fld.dtype).alias(f"{name}.{fld.name}.min"))
+                exprs.append(_widen(values.list.max(), fld.dtype).alias(f"{name}.{fld.name}.max"))
     return exprs
 
 
@@ -56,7 +65,7 @@ def view_frame(data: Any) -> pl.DataFrame:
     exprs: list[pl.Expr] = []
     for name, dtype in frame.schema.items():
         if _is_scalar(dtype):
-            exprs.append(pl.col(name))
+            exprs.append(_widen(pl.col(name), dtype))
         else:
             exprs.extend(_derived(name, dtype))
     return frame.select(exprs)

@@ -43,8 +43,11 @@ class MemorySink:
 
     name = "memory"
 
-    def __init__(self, *, keep_records: bool = True, codec: Codec | None = None) -> None:
+    def __init__(
+        self, *, keep_records: bool = True, keep_samples: bool = True, codec: Codec | None = None
+    ) -> None:
         self.keep_records = keep_records
+        self.keep_samples = keep_samples
         self.codec = codec or Codec()
         self.records: list[dict[str, Any]] = []
         self.digest = hashlib.sha256()
@@ -56,7 +59,7 @@ class MemorySink:
             self.digest.update(key)
             self.digest.update(value)
         self.count += len(batch)
-        if self.keep_records:
+        if self.keep_records and (self.keep_samples or "HostSampled" not in batch.event_types()[:1]):
             self.records.extend(batch.records())
 
     def close(self) -> None:

@@ -76,8 +76,11 @@ class KafkaSink:
             family: getattr(settings.topics, family).name
             for family in ("inventory", "samples", "errors", "findings", "actions", "alerts", "dlq")
         }
-        config = producer_config(settings, settings.simulator.producer, client_id or f"{settings.kafka.client_id_prefix}-simulator")
+        config = producer_config(
+            settings, settings.simulator.producer, client_id or f"{settings.kafka.client_id_prefix}-simulator"
+        )
         self.compression = config["compression_type"]
+        settings.kafka.check_login(settings.bootstrap_servers)  # refused SASL login: clear error at once
         try:
             self.producer = (producer_factory or KafkaProducer)(**config)
         except (KafkaError, OSError) as exc:
@@ -163,5 +166,8 @@ class KafkaSink:
             self.producer.close()
         if self.failed:
             raise DeliveryError(
-                self.failed, self.sent, self.first_error or "unknown", topics=sorted(set(self._topic_of.values()))
+                self.failed,
+                self.sent,
+                self.first_error or "unknown",
+                topics=sorted(set(self._topic_of.values())),
             )

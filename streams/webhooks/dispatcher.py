@@ -212,6 +212,7 @@ class Dispatcher:
             self.deliverer = self._make_deliverer(client)
             delivering = asyncio.create_task(self.deliverer.run(stop), name="webhook delivery")
             try:
+                await self.settings.kafka.check_login_async(self.settings.bootstrap_servers)
                 try:
                     await consumer.start()
                 except KafkaConnectionError as exc:

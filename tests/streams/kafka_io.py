@@ -10,6 +10,7 @@ from typing import Any
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from fleetpulse.settings import Settings
+from fleetpulse.topics import TopicSpec
 from schemas import Codec
 
 
@@ -17,8 +18,11 @@ def isolated_settings(base: Settings, *, partitions: int = 3) -> Settings:
     """Settings with topic names and an app id no other test uses."""
     tag = uuid.uuid4().hex[:8]
     topics = {}
-    for name in type(base.topics).model_fields:
-        spec = getattr(base.topics, name)
+    for spec_name in type(base.topics).model_fields:
+        spec = getattr(base.topics, spec_name)
+        if not isinstance(spec, TopicSpec):
+            continue
+        name = spec_name
         count = spec.partitions if name in ("alerts", "dlq") else partitions
         topics[name] = spec.model_copy(update={"name": f"t{tag}.{name}", "partitions": count})
     detect = base.detect.model_copy(update={"app_id": f"detect-{tag}", "internal_partitions": partitions, "commit_interval_s": 0.5})

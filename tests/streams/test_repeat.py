@@ -60,7 +60,8 @@ def test_replayed_event_is_not_recounted(policy: Policy) -> None:
 
 
 def test_host_scope_lemon_and_gpu_rule_preferred(policy: Policy) -> None:
-    host_lemon = run(dram_fault(START_TS, gpu=1) + dram_fault(START_TS + DAY, gpu=4), policy)
+    assert run(dram_fault(START_TS, gpu=1) + dram_fault(START_TS + DAY, gpu=4), policy) == []
+    host_lemon = run(dram_fault(START_TS, gpu=1) + dram_fault(START_TS + DAY, gpu=4) + dram_fault(START_TS + 2 * DAY, gpu=6), policy)
     assert [(x.rule, x.scope_key) for x in host_lemon] == [("dram_uce_repeat_host", "h1")]
     gpu_lemon = run(dram_fault(START_TS, gpu=1) + dram_fault(START_TS + DAY, gpu=1), policy)
     assert [(x.rule, x.scope_key) for x in gpu_lemon] == [("dram_uce_repeat_gpu", "h1/1")]
@@ -75,13 +76,15 @@ def test_events_are_consumed_by_a_finding(policy: Policy) -> None:
 def test_flaps_on_one_port_vs_single_flaps(policy: Policy) -> None:
     scattered = [f.link(port=p, ts=START_TS + p * 60_000) for p in range(6)]
     assert run(scattered, policy) == []
-    repeated = [f.link(port=1, ts=START_TS + k * 3_600_000) for k in range(4)]
+    repeated = [f.link(port=1, ts=START_TS + k * 600_000) for k in range(3)]  # a burst of 3 in 30 min
     found = run(repeated, policy)
     assert [(x.rule, x.scope_key, x.recommended_action) for x in found] == [
         ("link_flap_repeat_port", "h1/1", "cable_replacement")
     ]
     # a single report carrying several flaps counts by its count field
-    assert len(run([f.link(port=2, count=4)], policy)) == 1
+    assert len(run([f.link(port=2, count=3)], policy)) == 1
+    # noise flaps on one port a day apart never add up
+    assert run([f.link(port=4, ts=START_TS + k * DAY) for k in range(5)], policy) == []
 
 
 def test_noise_never_fires(policy: Policy) -> None:

@@ -60,7 +60,7 @@ def feed(
                               interval_s=interval_s, host=f"h{h:03d}", ts=ts)  # fmt: skip
             summaries, _ = host_stage.add_sample(host_store, record)
             for summary in summaries:
-                summary["src"] = h % 3
+                summary.update(src=h % 3, nsrc=3)
                 fs, vs, _ = cluster_stage.add_summary(cluster_store, summary)
                 findings += fs
                 verdicts += vs
@@ -110,24 +110,37 @@ def test_bus_bandwidth_drop_alone_is_slow() -> None:
         for h in range(10):
             bw = 300.0 if h == 9 else 380.0 + h * 0.1
             s = {"host_id": f"h{h}", "cluster": "c0", "window_start": start, "window_end": start + 5 * MIN,
-                 "step_ms": 1000.0 + h * 0.1, "bus_bw": bw, "n": 5, "wm": start + 5 * MIN, "src": 0}  # fmt: skip
+                 "step_ms": 1000.0 + h * 0.1, "bus_bw": bw, "n": 5, "wm": start + 5 * MIN, "src": 0, "nsrc": 1}  # fmt: skip
             found += stage.add_summary(store, s)[0]
     assert [x.host_id for x in found] == ["h9"] and float(found[0].evidence["z_bus_bw"]) < -3.5
 
 
-def test_late_summary_after_window_closed() -> None:
+def test_watermark_is_the_slowest_partition() -> None:
+    stage = ClusterStage(SlowHostPolicy())
+    store: dict[str, Any] = {}
+    base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1, "nsrc": 2}
+    stage.add_summary(store, {**base, "host_id": "a", "window_start": 0, "window_end": 5 * MIN, "wm": 30 * MIN, "src": 0})
+    assert store["c0|meta"]["closed"] is None  # partition 1 has not reported: nothing closes
+    stage.add_watermark(store, "c0", src=1, nsrc=2, wm=6 * MIN)
+    assert store["c0|meta"]["closed"] is None  # partition 1 is still inside the window's grace
+    _, _, late = stage.add_summary(store, {**base, "host_id": "b", "window_start": 0, "window_end": 5 * MIN, "wm": 8 * MIN, "src": 1})
+    assert not late
+    stage.add_watermark(store, "c0", src=1, nsrc=2, wm=10 * MIN)
+    assert store["c0|meta"]["closed"] == 5 * MIN  # both partitions a window past the end
+    _, _, late = stage.add_summary(store, {**base, "host_id": "c", "window_start": 0, "window_end": 5 * MIN, "wm": 31 * MIN, "src": 1})
+    assert late
+
+
+def test_idle_partition_stops_holding_the_watermark() -> None:
     policy = SlowHostPolicy()
     stage = ClusterStage(policy)
     store: dict[str, Any] = {}
-    base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1}
-    stage.add_summary(store, {**base, "host_id": "a", "window_start": 0, "window_end": 5 * MIN, "wm": 6 * MIN, "src": 0})
-    # partition 1 is behind: the window stays open until it catches up
-    _, _, late = stage.add_summary(store, {**base, "host_id": "b", "window_start": 0, "window_end": 5 * MIN, "wm": 30 * MIN, "src": 1})
-    assert not late and store["c0|meta"]["closed"] is None
-    stage.add_summary(store, {**base, "host_id": "a", "window_start": 5 * MIN, "window_end": 10 * MIN, "wm": 30 * MIN, "src": 0})
-    assert store["c0|meta"]["closed"] == 10 * MIN  # both windows passed by the slowest partition
-    _, _, late = stage.add_summary(store, {**base, "host_id": "c", "window_start": 0, "window_end": 5 * MIN, "wm": 31 * MIN, "src": 2})
-    assert late
+    base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1, "nsrc": 2, "src": 0}
+    stage.add_summary(store, {**base, "host_id": "a", "window_start": 0, "window_end": 5 * MIN, "wm": 30 * MIN}, now_ms=0)
+    assert store["c0|meta"]["closed"] is None
+    later = policy.idle_partition_timeout + 1
+    stage.add_watermark(store, "c0", src=0, nsrc=2, wm=31 * MIN, now_ms=later)
+    assert store["c0|meta"]["closed"] == 5 * MIN
 
 
 def test_host_stage_drops_late_samples_and_skips_idle_hosts() -> None:

@@ -49,6 +49,7 @@ arriving_fraction = 0.25
 
 [failures]
 interruptions_per_gpu_day = 0.03
+guard_days = 0  # at 60x Llama 3's rate the repeat guard would drop hardware faults and skew the mix
 """
 
 
@@ -94,12 +95,32 @@ def test_interruption_mix_matches_the_configuration(simulated: tuple[Path, Path,
     lake, truth, manifest = simulated
     mix = _find(manifest, "cause_mix")
     table = run_job("interruptions", lake, truth).tables["root_causes"]
-    n = int(table["count"].sum())
+    # Lemon repeats come on top of the configured mix (one interruption each): take them out.
+    faults = pl.read_parquet(truth / "faults.parquet")
+    lemons = dict(
+        faults.filter((pl.col("phase") == "lemon") & (pl.col("kind") != "link_flap"))
+        .group_by("cause")
+        .len()
+        .iter_rows()
+    )
+    counts = {c: n - lemons.get(c, 0) for c, n in zip(table["cause"], table["count"], strict=True)}
+    n = sum(counts[c] for c in mix)
+    assert n > 5000
     total = sum(mix.values())
-    for row in table.filter(pl.col("cause").is_in(list(mix))).iter_rows(named=True):
-        p = mix[row["cause"]] / total
+    for cause, weight in mix.items():
+        p = weight / total
         sd = np.sqrt(p * (1 - p) / n)
-        assert abs(row["count"] / n - p) <= 4 * sd + 1e-9, (row, p)  # 4 σ: 13 causes, no false alarms
+        assert abs(counts[cause] / n - p) <= 4 * sd, (cause, counts[cause] / n, p)  # 4 σ over 13 causes
+
+
+def test_slow_hosts_found_without_false_alarms(simulated: tuple[Path, Path, dict[str, Any]]) -> None:
+    lake, truth, _ = simulated
+    hosts = pl.read_parquet(truth / "hosts.parquet")
+    slow = set(hosts.filter(pl.col("slow_cause").is_not_null())["host_id"].to_list())
+    flagged = run_job("fabric", lake, truth, n_boot=200).tables["slow_hosts"].filter(pl.col("is_slow"))
+    flagged_ids = set(flagged["host_id"].to_list())
+    assert slow and len(flagged_ids & slow) >= 0.95 * len(slow)
+    assert len(flagged_ids - slow) <= 0.05 * max(len(flagged_ids), 1)
 
 
 def test_fault_table_matches_the_truth(simulated: tuple[Path, Path, dict[str, Any]]) -> None:
@@ -110,5 +131,8 @@ def test_fault_table_matches_the_truth(simulated: tuple[Path, Path, dict[str, An
     want = pl.read_parquet(truth / "faults.parquet").group_by("kind").len()
     got = dict(seen.iter_rows())
     for kind, n in want.iter_rows():
-        if kind in EARLY_LIFE_KINDS or kind in ("dram_uce", "sram_uce", "gsp_error", "nvlink", "pmu_halt"):
+        if (
+            kind != "link_flap"
+        ):  # the truth has one fault per lemon burst of flaps, the lake one event per flap
             assert got.get(kind, 0) == n, (kind, got.get(kind), n)
+    assert set(EARLY_LIFE_KINDS) <= set(got)

@@ -17,7 +17,7 @@ def test_plan_groups_by_table_and_keeps_every_offset(records: list[dict[str, Any
     consumed.append(garbage("fleet.errors", 0, 10_001, value=None))
     consumed.append(garbage("fleet.errors", 1, 10_000, value=b"\x00\x00\x00\x03\xe7rest"))
     plan = plan_batch(consumed, Codec())
-    decoded = sum(len(t.records) for t in plan.tables.values())
+    decoded = sum(t.rows for t in plan.tables.values())
     assert decoded + len(plan.rejected) == len(consumed) == plan.records
     assert decoded == len(records)
     assert set(plan.tables) == {
@@ -52,7 +52,7 @@ def test_split_by_partition_covers_the_batch(records: list[dict[str, Any]]) -> N
     plan = plan_batch(as_consumed(records), Codec())
     batch = plan.tables["xid_raised"]
     parts = split_by_partition(batch, batch.arrow())
-    assert sum(t.num_rows for _, t in parts) == len(batch.records)
+    assert sum(t.num_rows for _, t in parts) == batch.rows
     assert {n.tp for n, _ in parts} == {tp for tp, _ in batch.sources}
 
 
@@ -69,3 +69,17 @@ def test_rejected_files_keep_bytes_and_reason() -> None:
     assert [r["offset"] for r in rows] == [5, 9]
     assert rows[0]["value"] == b"\x07not avro"
     assert "magic byte" in rows[0]["reason"]
+
+
+def test_large_batches_are_converted_in_chunks_in_order() -> None:
+    from analytics.lake.synthetic import synthetic_records
+
+    samples = [
+        r for r in synthetic_records(n_hosts=5, samples_per_host=50) if r["event_type"] == "HostSampled"
+    ]
+    plan = plan_batch(as_consumed(samples, partitions=1), Codec(), chunk_rows=60)
+    batch = plan.tables["host_sampled"]
+    assert len(batch.chunks) == len(samples) // 60
+    arrow = batch.arrow()
+    assert arrow.column("event_id").to_pylist() == [r["event_id"] for r in samples]
+    assert [o for _, o in batch.sources] == list(range(len(samples)))

@@ -1,0 +1,1 @@
+"""Fault injection: scenarios that break the pipeline on purpose and count what survives."""

@@ -1,0 +1,104 @@
+"""``fleetpulse simulate`` end to end (parquet and null sinks; Kafka is in tests/integration)."""
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from fleetpulse.cli import app
+from producers.cli import parse_duration
+from producers.errors import FleetConfigError
+
+
+def test_simulate_to_parquet_writes_lake_and_truth(tmp_path: Path) -> None:
+    lake, truth = tmp_path / "lake", tmp_path / "truth"
+    result = CliRunner().invoke(
+        app,
+        ["simulate", "--preset", "small", "--days", "2", "--seed", "3", "--sink", "parquet", "--out", str(lake),
+         "--truth-out", str(truth), "--interval", "3600", "--no-progress"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((truth / "manifest.json").read_text())
+    assert manifest["seed"] == 3 and manifest["sample_interval_s"] == 3600
+    samples = pq.read_table(lake / "host_sampled")
+    assert samples.num_rows == manifest["counts"]["HostSampled"]
+    assert set(samples.column("interval_s").to_pylist()) == {3600}
+    inventory = pq.read_table(lake / "host_inventoried")
+    assert inventory.num_rows == manifest["counts"]["HostInventoried"] == 48
+    assert "done:" in result.output and "fleet.samples" in result.output
+
+
+def test_unknown_preset_is_a_one_line_user_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["simulate", "--preset", "nope", "--sink", "null", "--no-progress"])
+    assert isinstance(result.exception, FleetConfigError)
+
+
+def test_help_lists_the_options() -> None:
+    result = CliRunner().invoke(app, ["simulate", "--help"], env={"COLUMNS": "200"})
+    for option in (
+        "--preset",
+        "--mode",
+        "--days",
+        "--duration",
+        "--speed",
+        "--truth-out",
+        "--sink",
+        "--fleet-config",
+    ):
+        assert option in result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("90", 90), ("60s", 60), ("5m", 300), ("2h", 7200), ("1.5d", 129600)]
+)
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+def test_parse_duration_rejects_garbage() -> None:
+    with pytest.raises(typer.BadParameter):
+        parse_duration("soon")
+
+
+def test_fleet_config_file_replaces_the_preset(tmp_path: Path) -> None:
+    fleet = tmp_path / "tiny.toml"
+    fleet.write_text('[[clusters]]\nname = "lab"\nfabric = "infiniband"\nhosts = 4\n[lemons]\nfraction = 0\n')
+    truth = tmp_path / "truth"
+    args = ["simulate", "--fleet-config", str(fleet), "--days", "1", "--sink", "null", "--truth-out", str(truth),
+            "--no-progress"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((truth / "manifest.json").read_text())
+    assert manifest["preset"] == "tiny" and manifest["n_hosts"] == 4
+    assert pq.read_table(truth / "hosts.parquet").column("fabric").to_pylist() == ["infiniband"] * 4
+
+
+def test_sigint_stops_flushes_and_records_the_interruption(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    lake, truth = tmp_path / "lake", tmp_path / "truth"
+    cmd = [sys.executable, "-m", "fleetpulse", "simulate", "--preset", "small", "--mode", "live", "--duration", "60s",
+           "--sink", "parquet", "--out", str(lake), "--truth-out", str(truth), "--no-progress"]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"}
+    )
+    try:
+        time.sleep(4)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, out.decode()
+    assert time.monotonic() - started < 10
+    assert b"interrupted" in out
+    manifest = json.loads((truth / "manifest.json").read_text())
+    assert manifest["interrupted"] is True
+    assert pq.read_table(lake / "host_inventoried").num_rows == manifest["counts"]["HostInventoried"] > 0

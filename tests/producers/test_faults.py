@@ -1,0 +1,110 @@
+"""Fault and noise schedules: rates, guards against chance repeat offenders, lemon repeats."""
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from producers.fleet import DAY_MS
+from tests.producers.conftest import config_with
+
+GPU_KINDS = {"fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt"}
+
+
+def test_llama3_scale_interruption_rate(build) -> None:
+    # 16,384 GPUs for 54 days, no lemons: Llama 3 saw 419 interruptions
+    cfg = config_with(
+        "small", clusters=[{"name": "llama", "fabric": "roce", "hosts": 2048}], lemons={"fraction": 0}
+    )
+    built = build(cfg, days=54, noise=False)
+    assert built.calibration.expected_interruptions == pytest.approx(419, rel=0.01)
+    n = int(built.faults.interrupts.sum())
+    assert abs(n - 419) < 4 * np.sqrt(419), n
+
+
+def test_faults_have_host_gpu_port_and_phase_consistent_with_their_kind(build) -> None:
+    built = build("demo", days=30, noise=False)
+    f = built.faults
+    assert len(f) > 50
+    for kind, gpu, port in zip(f.kind, f.gpu, f.port, strict=True):
+        if kind in GPU_KINDS:
+            assert 0 <= gpu < 8 and port == -1
+        elif kind in ("link_down", "link_flap", "nic"):
+            assert 0 <= port < 8 and gpu == -1
+        else:
+            assert gpu == -1 and port == -1
+    assert set(f.phase) <= {"early_life", "random", "wearout", "lemon"}
+    assert (f.ts > built.fleet.start_ts).all() and (f.ts <= built.fleet.end_ts).all()
+    assert (f.ts > built.fleet.install_ts[f.host]).all()
+    assert set(f.kind[f.phase == "early_life"]) <= {"fell_off_bus", "link_down"}
+
+
+def test_no_healthy_gpu_or_port_repeats_within_the_guard(build) -> None:
+    built = build("meta-48k", days=60, noise=False)
+    f = built.faults
+    last: dict[tuple, int] = {}
+    for j in np.flatnonzero(f.phase != "lemon"):
+        if f.gpu[j] >= 0:
+            key = (f.host[j], "gpu", f.gpu[j])
+        elif f.port[j] >= 0:
+            key = (f.host[j], "port", f.port[j])
+        else:
+            continue
+        if key in last:
+            assert f.ts[j] - last[key] >= 30 * DAY_MS
+        last[key] = f.ts[j]
+    assert built.dropped < 0.02 * len(f)
+
+
+def test_lemons_repeat_every_one_to_three_days(build) -> None:
+    built = build("demo", days=60, noise=False)
+    f = built.faults
+    lemon = f.phase == "lemon"
+    by_host: dict[int, list[int]] = defaultdict(list)
+    for h, ts, kind in zip(f.host[lemon], f.ts[lemon], f.kind[lemon], strict=True):
+        assert kind == built.fleet.lemon_kind[h]
+        by_host[int(h)].append(int(ts))
+    assert len(by_host) == sum(k is not None for k in built.fleet.lemon_kind)
+    for h, times in by_host.items():
+        if built.fleet.lemon_kind[h] == "link_flap":
+            # bursts of >= 3 flaps within 90 minutes: a bad cable on one port
+            assert len(times) >= 3 and times[2] - times[0] <= 90 * 60_000
+            continue
+        assert times[0] == built.fleet.lemon_onset_ts[h]
+        gaps = np.diff(times) / DAY_MS
+        assert ((gaps >= 1.0) & (gaps <= 3.0)).all()
+        assert len(times) <= built.fleet.config.lemons.max_repeats
+
+
+def test_noise_is_never_of_a_repeat_offender_class(build) -> None:
+    built = build("demo", days=30)
+    n = built.noise
+    assert set(n.kind) == {"ecc_ce", "app_xid", "aer_ce", "flap"}
+    assert set(n.aux1[n.kind == "app_xid"]) <= {13, 31, 43, 45, 92}
+    last: dict[tuple, int] = {}
+    for j in np.flatnonzero(n.kind == "flap"):
+        key = (n.host[j], n.port[j])
+        if key in last:
+            assert n.ts[j] - last[key] >= DAY_MS
+        last[key] = n.ts[j]
+
+
+def test_a_hosts_history_does_not_depend_on_generation_order(build) -> None:
+    from producers.faults import _host_faults, observed_windows
+
+    built = build("small", days=30, noise=False)
+    a0, a1 = observed_windows(built.fleet)
+    forward = [_host_faults(i, built.fleet, built.calibration, a0[i], a1[i]) for i in range(8)]
+    backward = [_host_faults(i, built.fleet, built.calibration, a0[i], a1[i]) for i in reversed(range(8))][
+        ::-1
+    ]
+    assert forward == backward
+
+
+def test_fabric_weights_keep_the_fleet_mix_but_favour_ib(build) -> None:
+    built = build("meta-48k", days=90, noise=False)
+    w = built.calibration.link_weight
+    assert w["roce"] > w["infiniband"]
+    fabrics = np.array(built.fleet.fabric, dtype=object)[built.faults.host]
+    links = np.isin(built.faults.kind, ["link_down", "nic"]) & (built.faults.phase != "lemon")
+    assert (links & (fabrics == "roce")).sum() > (links & (fabrics == "infiniband")).sum()
