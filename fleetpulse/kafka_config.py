@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import threading
 from pathlib import Path
 from typing import Any, Literal
@@ -29,9 +30,9 @@ _CLIENT_LOGGER_ROOTS = ("kafka", "aiokafka", "faust", "mode")
 
 
 class KafkaAuthError(ConfigError):
-    """The broker refused our SASL login: wrong user, password, mechanism or security protocol."""
+    """The broker refused our SASL login (user, password, mechanism, protocol) or its certificate is untrusted."""
 
-    def __init__(self, message: str, *, bootstrap: str, mechanism: str, username: str | None) -> None:
+    def __init__(self, message: str, *, bootstrap: str, mechanism: str | None, username: str | None) -> None:
         super().__init__(message)
         self.bootstrap = bootstrap
         self.mechanism = mechanism
@@ -161,14 +162,15 @@ class KafkaSettings(BaseModel):
     # -- login check ----------------------------------------------------------------------------
 
     def check_login(self, bootstrap: str, timeout_s: float = 10.0) -> None:
-        """Raise KafkaAuthError at once if the cluster rejects our SASL login (no-op without SASL).
+        """Raise KafkaAuthError at once if the cluster refuses our SASL login or we refuse its TLS
+        certificate (no-op for PLAINTEXT).
 
         kafka-python retries a refused login until its bootstrap timeout and then reports only
         "Unable to bootstrap"; one direct handshake says what is wrong in well under a second.
         An unreachable cluster passes: the client reports that itself. Runs in its own thread,
         so it works inside and outside an event loop and leaves the caller's loop alone.
         """
-        if not self.uses_sasl:
+        if self.security_protocol == "PLAINTEXT":
             return
         failure: list[BaseException] = []
 
@@ -186,7 +188,7 @@ class KafkaSettings(BaseModel):
 
     async def check_login_async(self, bootstrap: str, timeout_s: float = 10.0) -> None:
         """``check_login`` for code that already runs in an event loop."""
-        if not self.uses_sasl:
+        if self.security_protocol == "PLAINTEXT":
             return
         from aiokafka import errors
         from aiokafka.conn import create_conn
@@ -213,6 +215,14 @@ class KafkaSettings(BaseModel):
                 )
             except refused as exc:
                 raise self._auth_error(address.strip(), exc) from None
+            except ssl.SSLCertVerificationError as exc:
+                raise KafkaAuthError(
+                    f"TLS to Kafka at {address.strip()} failed: the broker's certificate is not trusted "
+                    f"({exc.verify_message}); set FLEETPULSE_KAFKA__SSL_CAFILE to the CA that signed it",
+                    bootstrap=address.strip(),
+                    mechanism=self.sasl_mechanism,
+                    username=self.sasl_username,
+                ) from None
             except (TimeoutError, OSError, ValueError, errors.KafkaError):
                 continue  # not reachable (or not Kafka) here: let the client say so
             conn.close()

@@ -62,6 +62,12 @@ def simulate(
     truth_out: Annotated[
         Path | None, typer.Option("--truth-out", help="Write ground truth (manifest, faults, hosts) here.")
     ] = None,
+    continue_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--continue-from", help="Truth dir of a finished run: continue its fleet, times and agent_seq."
+        ),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Simulate a GPU fleet's telemetry and failures into Kafka, a Parquet lake or nowhere."""
@@ -84,6 +90,7 @@ def simulate(
         sink=sink.value,
         out=out,
         truth_out=truth_out,
+        continue_from=continue_from,
         progress=progress,
     )
     result = run_simulation(settings, request)

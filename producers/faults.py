@@ -98,7 +98,7 @@ def calibrate(fleet: Fleet) -> Calibration:
 def _host_faults(i: int, fleet: Fleet, cal: Calibration, a0: float, a1: float) -> dict[str, list]:
     config = fleet.config
     f = config.failures
-    rng = stream(fleet.seed, Purpose.HOST_FAULTS, i)
+    rng = stream(fleet.seed, Purpose.HOST_FAULTS, *fleet.streams(i))
     fabric = config.clusters[int(fleet.cluster[i])].fabric
     out: dict[str, list] = {k: [] for k in ("age", "mode", "phase")}
 
@@ -238,6 +238,8 @@ def lemon_schedule(fleet: Fleet) -> Schedule:
                 times = [t]
                 x1, x2 = _details(rng, [kind])
             for ts, a, b in zip(times, x1, x2, strict=True):
+                if fleet.segment and ts <= fleet.start_ts:
+                    continue  # a continuation re-walks the lemon's repeats: keep only the new ones
                 cols["ts"].append(ts)
                 cols["host"].append(i)
                 cols["gpu"].append(int(fleet.lemon_gpu[i]))

@@ -45,6 +45,7 @@ class Fleet:
     slow_intermittent: np.ndarray  # bool
     slow_duty: np.ndarray  # 1.0 unless intermittent
     slow_unit: np.ndarray  # GPU (pcie) or NIC port (nic) that shows the symptom
+    segment: int = 0  # 0 for a fresh run; n for the n-th continuation of it (own random streams)
 
     @property
     def n_hosts(self) -> int:
@@ -59,6 +60,10 @@ class Fleet:
         """Fabric of every host."""
         fabrics = [c.fabric for c in self.config.clusters]
         return [fabrics[i] for i in self.cluster]
+
+    def streams(self, *index: int) -> tuple[int, ...]:
+        """Stream indices for this run segment (a fresh run keeps the plain indices)."""
+        return index if self.segment == 0 else (*index, 1000 + self.segment)
 
     def host_cluster(self, i: int) -> str:
         return self.config.clusters[int(self.cluster[i])].name

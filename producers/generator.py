@@ -48,7 +48,10 @@ class FleetAgents:
         run_id: str,
         interval_s: int,
         late: LateDelivery = LateDelivery(),
+        initial_seq: np.ndarray | None = None,
+        initial_remapped: np.ndarray | None = None,
     ) -> None:
+        """``initial_*``: the agents' state at the end of the run this one continues (None: fresh)."""
         if (fleet.end_ts - fleet.start_ts) % (interval_s * 1000):
             raise ValueError("the run must span a whole number of sample intervals")
         self.fleet, self.run_id, self.interval_s, self.late = fleet, run_id, interval_s, late
@@ -56,8 +59,13 @@ class FleetAgents:
         self._interrupts = self.occ.interrupts
         self.n_ticks = (fleet.end_ts - fleet.start_ts) // (interval_s * 1000)
         n, g = fleet.n_hosts, fleet.config.gpus_per_host
-        self.seq = np.zeros(n, dtype=np.int64)
-        self.remapped = np.zeros((n, g), dtype=np.int64)
+        self.seq = np.zeros(n, dtype=np.int64) if initial_seq is None else initial_seq.astype(np.int64).copy()
+        self.remapped = (
+            np.zeros((n, g), dtype=np.int64)
+            if initial_remapped is None
+            else initial_remapped.astype(np.int64).copy()
+        )
+        self.announce_existing = initial_seq is None  # a continuation's hosts already sent HostInventoried
         self.model = SampleModel(fleet)
         self.encoder = sample_encoder(fleet, run_id)
         names = fleet.cluster_names
@@ -83,7 +91,7 @@ class FleetAgents:
     def _split_late(self, k: int, batch: EventBatch) -> tuple[EventBatch, list[tuple[int, EventBatch]]]:
         if self.late.fraction <= 0 or self.late.max_delay_s <= 0:
             return batch, []
-        rng = stream(self.fleet.seed, Purpose.LATE, k, len(batch))
+        rng = stream(self.fleet.seed, Purpose.LATE, *self.fleet.streams(k, len(batch)))
         late = rng.uniform(size=len(batch)) < self.late.fraction
         delay_ticks = np.ceil(
             rng.uniform(0, self.late.max_delay_s, size=len(batch)) / self.interval_s
@@ -101,7 +109,9 @@ class FleetAgents:
         step = self.interval_s * 1000
         t = f.start_ts + k * step
         if k == 0:
-            joined = np.flatnonzero(f.install_ts <= t)
+            joined = (
+                np.flatnonzero(f.install_ts <= t) if self.announce_existing else np.empty(0, dtype=np.int64)
+            )
             return [self._records([(int(h), t, *self._inventory(int(h))) for h in joined])]
         lo_t = t - step
         joined = np.flatnonzero((f.install_ts > lo_t) & (f.install_ts <= t))

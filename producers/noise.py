@@ -30,7 +30,7 @@ def noise_schedule(fleet: Fleet) -> Schedule:
         days = a1[i] - a0[i]
         if days <= 0:
             continue
-        rng = stream(fleet.seed, Purpose.HOST_FAULTS, i, 1)
+        rng = stream(fleet.seed, Purpose.HOST_FAULTS, *fleet.streams(i, 1))
         lo = max(fleet.start_ts, int(fleet.install_ts[i])) + 1
         flap_rate = config.fabrics[config.clusters[int(fleet.cluster[i])].fabric].noise_flaps_per_port_day
         for kind, rate in (

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from producers.config import FleetConfig, load_fleet_config
+from producers.continuation import agents_table, continued_fleet, load_previous
 from producers.errors import SimulatorError
 from producers.faults import calibrate, fault_schedule
 from producers.fleet import DAY_MS, build_fleet
@@ -48,6 +49,7 @@ class SimulationRequest:
     preset: str | None = None
     fleet_config: Path | None = None
     fleet: FleetConfig | None = None  # a ready config object (Python API), wins over both
+    continue_from: Path | None = None  # truth dir of a finished run: same fleet, later times, seq continues
     seed: int | None = None
     start_ts: int | None = None
     interval_s: int | None = None
@@ -138,8 +140,16 @@ def run_simulation(
 ) -> SimulationResult:
     """Generate the run into ``sink`` (built from ``request.sink`` if not given) and write its truth."""
     sim = settings.simulator
-    config = request.fleet or load_fleet_config(request.preset or sim.preset, request.fleet_config)
-    seed = sim.seed if request.seed is None else request.seed
+    previous = load_previous(request.continue_from) if request.continue_from else None
+    if previous is not None:
+        config, seed = previous.config, previous.seed
+        if request.seed is not None and request.seed != seed:
+            raise SimulatorError(f"--seed {request.seed} differs from the continued run's seed {seed}")
+        if request.preset is not None and request.preset != config.name:
+            raise SimulatorError(f"--preset {request.preset} differs from the continued run's fleet {config.name}")
+    else:
+        config = request.fleet or load_fleet_config(request.preset or sim.preset, request.fleet_config)
+        seed = sim.seed if request.seed is None else request.seed
     live = request.mode == "live"
     interval_s = request.interval_s or (sim.live_interval_s if live else sim.fast_forward_interval_s)
     if live:
@@ -151,21 +161,29 @@ def run_simulation(
             if request.start_ts is not None
             else wall_ms() // (interval_s * 1000) * interval_s * 1000
         )
+        if previous is not None:
+            start_ts = previous.end_ts  # event time goes on from where the history stopped
     else:
         if request.days <= 0:
             raise SimulatorError("fast-forward needs --days > 0")
         n_ticks = ticks_for(request.days * 86_400, interval_s)
         start_ts = request.start_ts if request.start_ts is not None else parse_start(sim.start)
+        if previous is not None:
+            start_ts = previous.end_ts
     end_ts = start_ts + n_ticks * interval_s * 1000
     run_id = make_run_id(seed, config.name, request.mode, start_ts)
 
-    fleet = build_fleet(config, seed, start_ts, end_ts)
+    fleet = (
+        build_fleet(config, seed, start_ts, end_ts) if previous is None else continued_fleet(previous, end_ts)
+    )
     calibration = calibrate(fleet)
     faults, dropped = fault_schedule(fleet, calibration)
     noise = noise_schedule(fleet)
     agents = FleetAgents(
         fleet, faults, noise, run_id=run_id, interval_s=interval_s,
         late=LateDelivery(sim.late_fraction, sim.late_max_delay_s),
+        initial_seq=previous.last_seq if previous else None,
+        initial_remapped=previous.remapped if previous else None,
     )  # fmt: skip
     sink = sink or make_sink(settings, request, run_id)
     topic_names = {
@@ -204,8 +222,13 @@ def run_simulation(
         config, request, seed, run_id, start_ts, end_ts, interval_s, fleet, calibration, faults, dropped,
         dict(sorted(counts.items())), dict(sorted(by_topic.items())), interrupted=stop.is_set(), late=sim,
     )  # fmt: skip
+    manifest["segment"] = fleet.segment
+    manifest["continues_run_id"] = previous.run_id if previous else None
     if request.truth_out is not None:
-        write_truth(request.truth_out, manifest, faults_table(fleet, faults, run_id), hosts_table(fleet))
+        write_truth(
+            request.truth_out, manifest, faults_table(fleet, faults, run_id), hosts_table(fleet),
+            agents_table(fleet, agents.seq, agents.remapped),
+        )  # fmt: skip
     return SimulationResult(
         run_id=run_id, counts=dict(sorted(counts.items())), counts_by_topic=dict(sorted(by_topic.items())),
         truth_dir=request.truth_out, elapsed_s=elapsed, start_ts=start_ts, end_ts=end_ts,

@@ -73,7 +73,7 @@ class SampleModel:
         remapped: np.ndarray,
         tick: int,
     ) -> dict[str, np.ndarray]:
-        rng = stream(self.fleet.seed, Purpose.TICK, tick)
+        rng = stream(self.fleet.seed, Purpose.TICK, *self.fleet.streams(tick))
         n, g = len(hosts), self.fleet.config.gpus_per_host
         active = self.slow_active(t, hosts, rng)
         factor = np.where(active, self.fleet.slow_factor[hosts], 0.0)

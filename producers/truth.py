@@ -95,12 +95,23 @@ def hosts_table(fleet: Fleet) -> pa.Table:
     )
 
 
-def write_truth(directory: Path, manifest: dict[str, Any], faults: pa.Table, hosts: pa.Table) -> None:
-    """Write the three truth files (deterministic bytes: no wall-clock values, fixed key order)."""
+def write_truth(
+    directory: Path,
+    manifest: dict[str, Any],
+    faults: pa.Table,
+    hosts: pa.Table,
+    agents: pa.Table | None = None,
+) -> None:
+    """Write the truth files (deterministic bytes: no wall-clock values, fixed key order).
+
+    ``agents`` (each agent's last agent_seq) lets a later run continue this one.
+    """
     try:
         directory.mkdir(parents=True, exist_ok=True)
         pq.write_table(faults, directory / "faults.parquet", compression="zstd")
         pq.write_table(hosts, directory / "hosts.parquet", compression="zstd")
+        if agents is not None:
+            pq.write_table(agents, directory / "agents.parquet", compression="zstd")
         (directory / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     except OSError as exc:
         raise SinkError(str(exc), sink="truth", target=str(directory)) from exc

@@ -19,6 +19,7 @@ import faust
 
 from schemas import Codec, DecodeError
 from streams.alerts import DlqSurge, alerts_for
+from streams.cache import CheckpointCache
 from streams.classify import classify
 from streams.deadletter import dead_letter, reason_label
 from streams.errors import InvalidRecordError
@@ -91,6 +92,7 @@ class DetectApp:
             broker_session_timeout=d.session_timeout_s,
             broker_heartbeat_interval=d.heartbeat_interval_s,
             producer_acks=-1,
+            producer_linger_ms=5,
             stream_ack_exceptions=False,  # a record whose processing raised is processed again, not skipped
             key_serializer="raw",
             value_serializer="raw",
@@ -119,6 +121,8 @@ class DetectApp:
             "host-windows", partitions=parts.get(t.samples.name, t.samples.partitions), **table
         )
         self.cluster_table = self.app.Table("cluster-windows", partitions=d.internal_partitions, **table)
+        self.host_cache = CheckpointCache(self.host_table, d.checkpoint_every)
+        self.cluster_cache = CheckpointCache(self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta"))
         client = settings.kafka.aiokafka(settings.bootstrap_servers)
         self.inventory_tailer = LogTailer(t.inventory.name, client, self.inventory.apply, self.codec)
         self.actions_tailer = LogTailer(t.actions.name, client, self._apply_logged_action, self.codec)
@@ -249,11 +253,16 @@ class DetectApp:
         @app.agent(self.samples_topic, name="samples")
         async def samples(stream: faust.StreamT) -> None:
             async for event in stream.events():
+                t_in = time.perf_counter()
                 record = await self._valid_record(event)
+                self.metrics.busy.labels("samples-validate").inc(time.perf_counter() - t_in)
                 if record is None or record["event_type"] != "HostSampled":
                     continue
                 src = event.message.partition
+                t0 = time.perf_counter()
                 summaries, late = self.host_stage.add_sample(self.host_table, record)
+                self.metrics.busy.labels("samples-fold").inc(time.perf_counter() - t0)
+                self.metrics.handled.labels("samples").inc()
                 if late:
                     self.metrics.late.labels("samples").inc()
                 for summary in summaries:
@@ -266,19 +275,26 @@ class DetectApp:
         @app.agent(self.summaries_topic, name="cluster")
         async def cluster(stream: faust.StreamT) -> None:
             async for msg in stream:
+                t0 = time.perf_counter()
                 now_ms = int(self.clock() * 1000)
+                meta_key = f"{msg['cluster']}|meta"
+                opened = set((self.cluster_cache.get(meta_key) or {}).get("open", {}))
                 if msg.get("type") == "wm":
                     findings, verdicts = self.cluster_stage.add_watermark(
-                        self.cluster_table, msg["cluster"], msg["src"], msg["nsrc"], msg["wm"], now_ms
+                        self.cluster_cache, msg["cluster"], msg["src"], msg["nsrc"], msg["wm"], now_ms
                     )
                 else:
-                    findings, verdicts, late = self.cluster_stage.add_summary(self.cluster_table, msg, now_ms)
+                    findings, verdicts, late = self.cluster_stage.add_summary(self.cluster_cache, msg, now_ms)
                     if late:
                         self.metrics.late.labels("cluster").inc()
+                if set(self.cluster_cache[meta_key].get("open", {})) != opened:
+                    self.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
                 if verdicts:
                     self.metrics.windows.labels(msg["cluster"]).inc()
                 for finding in findings:
                     await self._send_finding(finding)
+                self.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
+                self.metrics.handled.labels("cluster").inc()
 
         @app.agent(self.findings_topic, name="route-findings")
         async def route_findings(stream: faust.StreamT) -> None:
@@ -314,6 +330,12 @@ class DetectApp:
             self.metrics.sample_rate()
             if self.actions_tailer.started and self.inventory_tailer.started:
                 await self._send_ticks()
+
+        async def on_revoked(sender: Any, revoked: Any = None, **kwargs: Any) -> None:
+            self.host_cache.drop()  # the tables are the truth again after a rebalance
+            self.cluster_cache.drop()
+
+        app.on_partitions_revoked.connect(on_revoked)
 
         @app.task
         async def tailers() -> None:

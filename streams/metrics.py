@@ -42,6 +42,10 @@ class DetectMetrics:
         self.findings = Counter("fleetpulse_detect_findings", "Findings raised", ["detector", "rule"], registry=r)
         self.actions = Counter("fleetpulse_detect_actions", "Maintenance actions recorded", ["kind"], registry=r)
         self.alerts = Counter("fleetpulse_detect_alerts", "Alerts raised", ["alertname"], registry=r)
+        self.busy = Counter(
+            "fleetpulse_detect_busy_seconds", "Time spent in each agent's own work (excl. waiting)", ["agent"], registry=r
+        )
+        self.handled = Counter("fleetpulse_detect_handled", "Messages handled per agent", ["agent"], registry=r)
         self.windows = Counter("fleetpulse_detect_windows_closed", "Cluster windows scored", ["cluster"], registry=r)
         self.rate = Gauge("fleetpulse_detect_events_per_second", "Records consumed per second (last 10 s)", registry=r)
         self.watermark = Gauge("fleetpulse_detect_watermark_ms", "Newest event time seen by this worker", registry=r)

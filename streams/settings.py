@@ -27,6 +27,9 @@ class DetectSettings(BaseModel):
         10.0, ge=6.0, description="a killed worker's partitions move to the others after this long"
     )
     heartbeat_interval_s: float = Field(1.0, gt=0)
+    checkpoint_every: int = Field(
+        10, ge=1, description="write hot per-host/per-cluster state to its table every N updates (and on window close)"
+    )
     log_level: str = "warning"
 
 

@@ -132,8 +132,16 @@ class Archiver:
         start = consumer.end_offsets(tps) if self.settings.lake.start_from == "latest" else begin
         initialise(self.lake, {TopicPartition(tp.topic, tp.partition): start[tp] for tp in tps}, frontier)
         frontier = read_frontier(self.lake)
+        latest = consumer.end_offsets(tps)
         for tp in tps:
             committed = frontier[TopicPartition(tp.topic, tp.partition)]
+            if committed > latest[tp]:
+                raise ArchiverError(
+                    f"{tp.topic}[{tp.partition}] ends at offset {latest[tp]} but the lake has archived it up to "
+                    f"{committed}: the topic was recreated or the lake belongs to another cluster; archive into a "
+                    "new lake path",
+                    tp.topic,
+                )
             if committed < begin[tp]:
                 log.warning(
                     "%s[%d]: offsets %d-%d expired from Kafka before they were archived",
@@ -145,6 +153,11 @@ class Archiver:
             consumer.seek(tp, max(committed, begin[tp]))
         quality = self.settings.lake.quality
         known = Lake(self.lake).known_hosts() if quality.enabled and quality.check_known_hosts else None
+        if known is not None and self._inventory_topic is None and not known:
+            log.warning(
+                "known-host check off: the inventory topic is not archived and the lake has no inventory"
+            )
+            known = None
         gate = self.gate
         if gate is None and quality.enabled:
             gate = QualityGate(future_tolerance_s=quality.future_tolerance_s)

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from analytics.errors import LakeIntegrityError
 from analytics.lake.batch import BatchPlan, rejected_files, split_by_partition, split_files
 from analytics.lake.fs import LakeFS
 from analytics.lake.layout import TopicPartition, data_path, rejected_path
@@ -82,6 +83,12 @@ class Publisher:
             if tp not in self.frontier:  # a partition new to the lake: its files stay hidden until committed
                 commit(self.lake, tp, rng.first, previous=None, now=now)
                 self.frontier[tp] = rng.first
+            elif rng.first < self.frontier[tp]:
+                raise LakeIntegrityError(
+                    f"{tp}: offset {rng.first} is already archived (committed up to {self.frontier[tp] - 1}); "
+                    "refusing to write it twice",
+                    self.lake.full(),
+                )
         hosts = set(self.known_hosts) if self.known_hosts is not None else None
         order = sorted(plan.tables, key=lambda t: (t != INVENTORY_TABLE, t))
         for table in order:

@@ -23,7 +23,7 @@ def _is_scalar(dtype: pl.DataType) -> bool:
     return dtype.is_numeric() or isinstance(dtype, _SCALARS) or dtype == pl.String
 
 
-def _widen(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+def _widen(expr: pl.Expr, dtype: Any) -> pl.Expr:
     """64-bit numbers: GX compares int64/float64 columns vectorised and anything narrower row by row (~50x slower)."""
     if dtype.is_integer():
         return expr.cast(pl.Int64)

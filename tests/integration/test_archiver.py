@@ -295,3 +295,40 @@ def test_missing_topics_fail_with_what_to_do(kafka: KafkaCluster, tmp_path: Path
         Archiver(settings).run(until_idle=True)
     assert info.value.topic == missing
     assert not (tmp_path / "lake").exists(), "nothing is written before the topics are there"
+
+
+def test_stopped_between_batches_then_resumed(
+    kafka: KafkaCluster, fleet_topics: dict[str, str], tmp_path: Path
+) -> None:
+    import threading
+
+    lake = tmp_path / "lake"
+    settings = settings_for(kafka, fleet_topics, lake, flush_records=150, flush_seconds=60)
+    records = synthetic_records(n_hosts=10, samples_per_host=40)  # 464 records
+    produce(kafka, fleet_topics, records)
+    on_topics, end = topic_contents(kafka, fleet_topics)
+
+    stop = threading.Event()
+    first = Archiver(settings).run(stop=stop, on_batch=lambda _staged, _stats: stop.set(), max_seconds=50)
+    assert 0 < first.records < len(records)
+    assert sum(lake_event_ids(lake).values()) == first.records == committed(lake)
+
+    second = Archiver(settings).run(until_idle=True, max_seconds=50)
+    assert first.records + second.records == sum(end.values())
+    in_lake = lake_event_ids(lake)
+    assert max(in_lake.values()) == 1 and set(in_lake) == set(on_topics)
+
+
+def test_a_lake_ahead_of_its_topic_is_refused(
+    kafka: KafkaCluster, fleet_topics: dict[str, str], tmp_path: Path
+) -> None:
+    from analytics.errors import ArchiverError
+    from analytics.lake.manifest import commit
+
+    lake = tmp_path / "lake"
+    settings = settings_for(kafka, fleet_topics, lake)
+    commit(
+        LakeFS(lake), TopicPartition(fleet_topics["alerts"], 0), 1_000, previous=None
+    )  # e.g. the topic was recreated
+    with pytest.raises(ArchiverError, match="recreated"):
+        Archiver(settings).run(until_idle=True, max_seconds=20)

@@ -44,27 +44,35 @@ CODEC = Codec()
 @dataclass(frozen=True)
 class SaslCluster:
     broker: LocalBroker
-    bootstrap: str
+    bootstrap: str  # the SASL_PLAINTEXT listener
+    tls_bootstrap: str | None  # the SASL_SSL listener (None without the cryptography package)
+    ca_file: Path | None  # the CA that signed the SASL_SSL listener's certificate
     password: str  # of USER (PLAIN) and of SCRAM_USER (SCRAM-SHA-256)
     admin_password: str  # the broker's own inter-broker login
     hmac_secret: str
     root: Path
 
-    def settings(self, **kafka: Any) -> Settings:
+    def settings(self, *, tls: bool = False, **kafka: Any) -> Settings:
         """Settings pointing at this broker with USER's PLAIN login (``kafka`` overrides fields)."""
-        fields = {
+        fields: dict[str, Any] = {
             "bootstrap_servers": self.bootstrap,
             "security_protocol": "SASL_PLAINTEXT",
             "sasl_mechanism": "PLAIN",
             "sasl_username": USER,
             "sasl_password": self.password,
-            **kafka,
         }
+        if tls:
+            fields.update(
+                bootstrap_servers=self.tls_bootstrap,
+                security_protocol="SASL_SSL",
+                ssl_cafile=str(self.ca_file),
+            )
         return Settings.load(
-            kafka=fields,
-            lake={"path": str(self.root / "lake"), "topic_wait_s": 10.0, "flush_seconds": 1.0},
+            kafka={**fields, **kafka},
+            topics={"prefix": "tls." if tls else ""},
+            lake={"path": str(self.root / "lake"), "topic_wait_s": 10.0, "quality": {"enabled": False}},
             paths={"home": str(self.root / "home")},
-            detect={"store": "memory", "app_id": "detect-sasl"},
+            detect={"store": "memory", "app_id": "detect-tls" if tls else "detect-sasl"},
             webhooks={
                 "secret": self.hmac_secret,
                 "data_dir": str(self.root / "outbox"),
@@ -76,36 +84,56 @@ class SaslCluster:
         return [self.password, self.admin_password, self.hmac_secret]
 
 
-def sasl_properties(port: int, controller_port: int, admin_password: str, password: str) -> dict[str, str]:
-    """server.properties entries: the client (and inter-broker) listener speaks SASL_PLAINTEXT."""
+def sasl_properties(
+    ports: dict[str, int], admin_password: str, password: str, pki: Any = None
+) -> dict[str, str]:
+    """server.properties entries: client and inter-broker listeners speak SASL (SASL_SSL too with a ``pki``)."""
     plain = (
         "org.apache.kafka.common.security.plain.PlainLoginModule required "
         f'username="admin" password="{admin_password}" user_admin="{admin_password}" user_{USER}="{password}";'
     )
-    return {
-        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
-        "advertised.listeners": f"SASL_PLAINTEXT://127.0.0.1:{port}",
-        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+    scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+    listeners = ["SASL_PLAINTEXT"] + (["SASL_SSL"] if pki is not None else [])
+    props = {
+        "listeners": ",".join(f"{name}://127.0.0.1:{ports[name]}" for name in [*listeners, "CONTROLLER"]),
+        "advertised.listeners": ",".join(f"{name}://127.0.0.1:{ports[name]}" for name in listeners),
+        "listener.security.protocol.map": ",".join(f"{name}:{name}" for name in listeners)
+        + ",CONTROLLER:PLAINTEXT",
         "inter.broker.listener.name": "SASL_PLAINTEXT",
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
         "sasl.mechanism.inter.broker.protocol": "PLAIN",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": plain,
-        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": (
-            "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-        ),
     }
+    for name in listeners:
+        props[f"listener.name.{name.lower()}.plain.sasl.jaas.config"] = plain
+        props[f"listener.name.{name.lower()}.scram-sha-256.sasl.jaas.config"] = scram
+    if pki is not None:  # PEM files, no Java keystores
+        props.update({
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": str(pki.server_pem),
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(pki.ca_file),
+        })  # fmt: skip
+    return props
 
 
 @pytest.fixture(scope="module")
 def sasl(
     local_broker_factory: Callable[..., LocalBroker], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SaslCluster]:
+    root = tmp_path_factory.mktemp("sasl")
     password, admin_password = f"pw-{secrets.token_hex(12)}", f"adm-{secrets.token_hex(12)}"
-    port, controller_port = free_ports(2)
+    try:
+        from tests.security.tls import make_pki
+
+        pki = make_pki(root / "pki")
+    except ImportError:  # no cryptography package: SASL_PLAINTEXT only
+        pki = None
+    port, controller_port, tls_port = free_ports(3)
+    ports = {"SASL_PLAINTEXT": port, "CONTROLLER": controller_port, "SASL_SSL": tls_port}
     made = local_broker_factory(
         port=port,
         controller_port=controller_port,
-        extra_properties=sasl_properties(port, controller_port, admin_password, password),
+        extra_properties=sasl_properties(ports, admin_password, password, pki),
     )
     login = KafkaSettings(
         security_protocol="SASL_PLAINTEXT",
@@ -121,8 +149,8 @@ def sasl(
     except ToolMissingError as exc:
         pytest.skip(f"no Kafka broker for the SASL tests: {exc}")
     cluster = SaslCluster(
-        broker, broker.bootstrap_servers, password, admin_password, f"hmac-{secrets.token_hex(12)}",
-        tmp_path_factory.mktemp("sasl"),
+        broker, broker.bootstrap_servers, f"127.0.0.1:{tls_port}" if pki else None,
+        pki.ca_file if pki else None, password, admin_password, f"hmac-{secrets.token_hex(12)}", root,
     )  # fmt: skip
     try:
         admin.create_topics(cluster.settings())
@@ -319,6 +347,22 @@ def test_wrong_password_fails_fast_and_clearly(
         message = str(error)
         assert "Invalid username or password" in message and repr(USER) in message, (part, message)
         assert wrong not in message
+
+    # the libraries' own failures (e.g. a password rotated under a running Faust worker): logged, masked
+    async def aiokafka_login() -> None:
+        from aiokafka import AIOKafkaConsumer
+
+        consumer = AIOKafkaConsumer("x", **bad.kafka.aiokafka(bad.bootstrap_servers))
+        try:
+            await consumer.start()
+        finally:
+            await consumer.stop()
+
+    with pytest.raises(Exception, match="Unable to bootstrap"):
+        asyncio.run(aiokafka_login())
+    with pytest.raises(Exception, match="Unable to bootstrap"):
+        KafkaProducer(**bad.kafka.kafka_python(bad.bootstrap_servers), bootstrap_timeout_ms=1000)
+    assert "Authentication failed: Invalid username or password" in debug_logs.text
     assert "SaslAuthenticate" in debug_logs.text
     assert wrong not in debug_logs.text
     assert_no_secret(debug_logs.text, sasl)
@@ -395,3 +439,49 @@ def test_scram_sha_256_login(sasl: SaslCluster, debug_logs: pytest.LogCaptureFix
     )
     assert took < 5.0
     assert_no_secret(debug_logs.text, sasl)
+
+
+# -- SASL_SSL: the same login inside TLS -------------------------------------------------------------
+
+
+def test_sasl_ssl_reaches_every_client_library(sasl: SaslCluster, tmp_path: Path) -> None:
+    """kafka-python (admin, producer) with ssl_cafile, aiokafka with an SSL context, Faust with SASL_SSL credentials."""
+    from streams.worker import spawn_worker
+
+    if sasl.tls_bootstrap is None:
+        pytest.skip("the cryptography package is needed to make the test CA")
+    settings = sasl.settings(tls=True)  # its own "tls."-prefixed topics
+    result = run_simulation(settings, SimulationRequest(preset="small", days=1.0, sink="kafka"))
+    for topic, count in result.counts_by_topic.items():
+        assert topic.startswith("tls.")
+        assert topic_stats.record_count(settings.bootstrap_servers, settings.kafka, topic) == count
+
+    async def first_inventory() -> bytes | None:
+        from aiokafka import AIOKafkaConsumer
+
+        consumer = AIOKafkaConsumer(
+            settings.topics.inventory.name,
+            auto_offset_reset="earliest",
+            **settings.kafka.aiokafka(settings.bootstrap_servers),
+        )
+        await consumer.start()
+        try:
+            return (await consumer.getone()).value
+        finally:
+            await consumer.stop()
+
+    value = asyncio.run(asyncio.wait_for(first_inventory(), 20))
+    assert value is not None and CODEC.decode(value).event_type == "HostInventoried"
+
+    (port,) = free_ports(1)
+    log = tmp_path / "detect.log"
+    worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=log)
+    try:
+        assert worker.wait_ready(60)["assigned"]
+    finally:
+        assert worker.stop() == 0, log.read_text()[-3000:]
+    assert_no_secret(log.read_text(), sasl)
+
+    untrusted = settings.kafka.model_copy(update={"ssl_cafile": None})  # system CAs don't know our CA
+    error, took = timed(lambda: admin.list_topics(settings.model_copy(update={"kafka": untrusted})))
+    assert "certificate is not trusted" in str(error) and took < 5.0

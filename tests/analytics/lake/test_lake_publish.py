@@ -121,3 +121,18 @@ def test_quality_off_publishes_everything(
     staged = publisher_factory(gated=False).publish(plan_batch(as_consumed(xids), Codec()))
     assert staged.quarantined_rows == 0 and not staged.outcomes
     assert Lake(lake).scan("xid_raised").collect().height == len(xids)
+
+
+def test_already_archived_offsets_are_refused(
+    lake: LakeFS, records: list[dict[str, Any]], publisher_factory
+) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from analytics.errors import LakeIntegrityError
+
+    consumed = as_consumed(records[:10])
+    publisher = publisher_factory()
+    publisher.publish(plan_batch(consumed, Codec()))
+    with pytest.raises(LakeIntegrityError, match="already archived"):
+        publisher.publish(plan_batch(consumed[-1:], Codec()))
+    assert len(all_event_ids(lake)) == 10

@@ -1,0 +1,104 @@
+"""--continue-from: the same fleet goes on, later in event time, with agent_seq continuing."""
+
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from producers.errors import SimulatorError
+from producers.fleet import DAY_MS
+from producers.runner import SimulationRequest, run_simulation
+from producers.sinks.base import MemorySink
+from tests.producers.conftest import START
+
+
+def _last_seq(records: list[dict]) -> dict[str, int]:
+    last: dict[str, int] = defaultdict(int)
+    for r in records:
+        last[r["host_id"]] = max(last[r["host_id"]], r["agent_seq"])
+    return last
+
+
+@pytest.fixture
+def history(simulate, tmp_path: Path):
+    result, sink = simulate(
+        preset="demo", days=20, interval_s=86_400, seed=4, keep_samples=True, truth_out=tmp_path / "h"
+    )
+    return result, sink, tmp_path / "h"
+
+
+def test_live_continuation_picks_up_fleet_time_and_sequence(history, settings, tmp_path: Path) -> None:
+    hist, hist_sink, truth = history
+    now = [0.0]
+
+    def clock() -> float:
+        return now[0]
+
+    def sleep(s: float) -> None:
+        now[0] += s
+
+    request = SimulationRequest(mode="live", duration_s=600, speed=360, continue_from=truth, sink="null",
+                                truth_out=tmp_path / "live")  # fmt: skip
+    live_sink = MemorySink()
+    live = run_simulation(settings, request, sink=live_sink, clock=clock, sleep=sleep)
+    assert live.start_ts == hist.end_ts and live.end_ts == hist.end_ts + int(2.5 * DAY_MS)
+    assert live.run_id != hist.run_id and live.interval_s == 10
+    assert live.manifest["continues_run_id"] == hist.run_id and live.manifest["segment"] == 1
+    assert "HostInventoried" not in live.counts
+    assert min(r["ts"] for r in live_sink.records) > hist.end_ts
+    # agent_seq goes on from the history, per host, without gap or repeat
+    before = _last_seq(hist_sink.records)
+    first: dict[str, int] = {}
+    for r in live_sink.records:
+        first.setdefault(r["host_id"], r["agent_seq"])
+    assert all(first[h] == before[h] + 1 for h in first)
+    agents = pq.read_table(truth / "agents.parquet").to_pydict()
+    assert dict(zip(agents["host_id"], agents["last_agent_seq"], strict=True)) == dict(before)
+    # same fleet: hosts and hidden traits identical
+    h1 = pq.read_table(truth / "hosts.parquet")
+    h2 = pq.read_table(tmp_path / "live" / "hosts.parquet")
+    assert h1.equals(h2)
+
+
+def test_lemons_keep_repeating_across_the_seam(history, settings, tmp_path: Path) -> None:
+    hist, _, truth = history
+    request = SimulationRequest(
+        days=20, interval_s=86_400, continue_from=truth, sink="null", truth_out=tmp_path / "c"
+    )
+    run_simulation(settings, request, sink=MemorySink(keep_records=False))
+    lemons = {}
+    for part in (truth, tmp_path / "c"):
+        faults = pq.read_table(part / "faults.parquet").to_pylist()
+        for f in faults:
+            if f["phase"] == "lemon" and f["kind"] != "link_flap":
+                lemons.setdefault(f["host_id"], []).append(f["ts"])
+    repeats = pq.read_table(truth / "hosts.parquet").to_pylist()
+    cap = max(1, 8)
+    assert lemons
+    for host, times in lemons.items():
+        gaps = np.diff(sorted(times)) / DAY_MS
+        assert ((gaps >= 1) & (gaps <= 3)).all(), host
+        assert len(times) <= cap
+    assert any(h["lemon_kind"] for h in repeats)
+
+
+def test_continuation_is_deterministic_and_guarded(history, settings, tmp_path: Path) -> None:
+    _, _, truth = history
+    digests = []
+    for _ in range(2):
+        sink = MemorySink(keep_records=False)
+        run_simulation(
+            settings, SimulationRequest(days=2, interval_s=21600, continue_from=truth, sink="null"), sink=sink
+        )
+        digests.append(sink.digest.hexdigest())
+    assert digests[0] == digests[1]
+    with pytest.raises(SimulatorError, match="seed"):
+        run_simulation(
+            settings, SimulationRequest(days=1, seed=99, continue_from=truth, sink="null"), sink=MemorySink()
+        )
+    with pytest.raises(SimulatorError, match="truth directory"):
+        run_simulation(
+            settings, SimulationRequest(days=1, continue_from=tmp_path, sink="null"), sink=MemorySink()
+        )
