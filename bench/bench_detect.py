@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import socket
 import statistics
 import sys
@@ -23,7 +24,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from kafka import KafkaProducer
 
 from fleetpulse.settings import Settings
-from schemas import Codec, EccErrorObserved
+from schemas import Codec, DecodeError, EccErrorObserved
 from streams.testing import Scenario
 from streams.worker import spawn_worker
 
@@ -45,7 +46,10 @@ def isolated(settings: Settings, bootstrap: str) -> Settings:
 
 def produce(settings: Settings, records: list[tuple[str, bytes, bytes]]) -> None:
     producer = KafkaProducer(
-        **settings.kafka.kafka_python(settings.bootstrap_servers), acks="all", linger_ms=20, batch_size=512 * 1024
+        **settings.kafka.kafka_python(settings.bootstrap_servers),
+        acks="all",
+        linger_ms=20,
+        batch_size=512 * 1024,
     )
     for family, key, value in records:
         producer.send(getattr(settings.topics, family).name, key=key, value=value)
@@ -56,7 +60,9 @@ def produce(settings: Settings, records: list[tuple[str, bytes, bytes]]) -> None
 async def bare_loop(settings: Settings, topics: list[str], expected: int) -> float:
     """Events/s of consume + Codec.decode over the topics, nothing else."""
     codec = Codec()
-    consumer = AIOKafkaConsumer(enable_auto_commit=False, group_id=None, **settings.kafka.aiokafka(settings.bootstrap_servers))
+    consumer = AIOKafkaConsumer(
+        enable_auto_commit=False, group_id=None, **settings.kafka.aiokafka(settings.bootstrap_servers)
+    )
     await consumer.start()
     try:
         await consumer._client.force_metadata_update()
@@ -70,10 +76,10 @@ async def bare_loop(settings: Settings, topics: list[str], expected: int) -> flo
                 if t0 is None:
                     t0 = time.perf_counter()
                 for m in messages:
-                    try:
+                    with contextlib.suppress(
+                        DecodeError
+                    ):  # poison records count as consumed, as in the worker
                         codec.decode(m.value)
-                    except Exception:  # poison records count as consumed, as in the worker
-                        pass
                     n += 1
         return n / (time.perf_counter() - (t0 or time.perf_counter()))
     finally:
@@ -95,8 +101,18 @@ def lemon_pairs(scenario: Scenario, lemons: int, base_ts: int) -> list[list[dict
         host, cluster = f"bench-lemon-{k:03d}", "c0"
         pair = []
         for n, ts in enumerate((base_ts, base_ts + 3_600_000)):
-            env = {"event_id": f"{host}-{n}", "host_id": host, "cluster": cluster, "ts": ts + k, "agent_seq": n + 1}
-            pair.append(EccErrorObserved(**env, payload={"gpu": 1, "memory": "dram", "correctable": False, "count": 1}).to_record())
+            env = {
+                "event_id": f"{host}-{n}",
+                "host_id": host,
+                "cluster": cluster,
+                "ts": ts + k,
+                "agent_seq": n + 1,
+            }
+            pair.append(
+                EccErrorObserved(
+                    **env, payload={"gpu": 1, "memory": "dram", "correctable": False, "count": 1}
+                ).to_record()
+            )
         out.append(pair)
     return out
 
@@ -109,7 +125,9 @@ async def latency(settings: Settings, lemons: list[list[dict]]) -> list[float]:
         **settings.kafka.aiokafka(settings.bootstrap_servers),
     )  # fmt: skip
     await consumer.start()
-    producer = KafkaProducer(**settings.kafka.kafka_python(settings.bootstrap_servers), acks="all", linger_ms=0)
+    producer = KafkaProducer(
+        **settings.kafka.kafka_python(settings.bootstrap_servers), acks="all", linger_ms=0
+    )
     errors = settings.topics.errors.name
     for pair in lemons:  # first faults: not findings yet
         producer.send(errors, key=pair[0]["host_id"].encode(), value=codec.encode(pair[0]))
@@ -148,7 +166,9 @@ def main() -> None:
     scenario = Scenario(hosts=args.hosts, interval_s=args.interval, duration_min=args.minutes)
     records = list(scenario.records())
     stream = [r for r in records if r[0] in ("samples", "errors")]
-    print(f"records: {len(stream)} on samples+errors ({args.hosts} hosts, {args.minutes} min at {args.interval} s)")
+    print(
+        f"records: {len(stream)} on samples+errors ({args.hosts} hosts, {args.minutes} min at {args.interval} s)"
+    )
     from fleetpulse import admin
 
     admin.create_topics(settings)
@@ -156,7 +176,9 @@ def main() -> None:
     produce(settings, records)
     print(f"produced in {time.perf_counter() - t:.1f} s")
 
-    bare = asyncio.run(bare_loop(settings, [settings.topics.samples.name, settings.topics.errors.name], len(stream)))
+    bare = asyncio.run(
+        bare_loop(settings, [settings.topics.samples.name, settings.topics.errors.name], len(stream))
+    )
     print(f"bare aiokafka consume+decode: {bare:,.0f} events/s")
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -175,12 +197,18 @@ def main() -> None:
                 t1 = now
                 time.sleep(0.1)
             rate = done / (t1 - t0) if t0 and t1 and t1 > t0 else 0.0
-            print(f"detect worker: {rate:,.0f} events/s ({rate / bare:.0%} of the bare loop), {done:.0f} events")
-            lat = asyncio.run(latency(settings, lemon_pairs(scenario, args.lemons, scenario.start_ts + 3 * 3_600_000)))
+            print(
+                f"detect worker: {rate:,.0f} events/s ({rate / bare:.0%} of the bare loop), {done:.0f} events"
+            )
+            lat = asyncio.run(
+                latency(settings, lemon_pairs(scenario, args.lemons, scenario.start_ts + 3 * 3_600_000))
+            )
             if lat:
                 lat.sort()
                 p99 = lat[min(len(lat) - 1, int(round(0.99 * (len(lat) - 1))))]
-                print(f"event->action latency over {len(lat)} lemons: p50 {statistics.median(lat):.0f} ms, p99 {p99:.0f} ms")
+                print(
+                    f"event->action latency over {len(lat)} lemons: p50 {statistics.median(lat):.0f} ms, p99 {p99:.0f} ms"
+                )
             else:
                 print("event->action latency: no actions seen", file=sys.stderr)
         finally:

@@ -213,6 +213,9 @@ def bench_live(report: Report, bootstrap: str, seconds: float) -> None:
     report.add(
         f"| process CPU (generator + kafka-python I/O thread) | {cpu:.1f} s = {cpu / result.elapsed_s:.2f} cores |"
     )
+    report.add(
+        f"| samples per CPU second | {samples / cpu:,.0f} ({samples / cpu / LIVE_REQUIRED:.2f}x the requirement) |"
+    )
     report.add()
     report.add(
         "Achieved is capped by the pacing and by the cohort arriving during the run (those hosts report only "

@@ -146,7 +146,7 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
         api = _api_snapshot(plan)
 
     with phases.phase("quality gates (great-expectations) over the lake"):
-        gates = _run_json(["lake", "status", "--json"], plan, env, allow_fail=True)
+        gates = _quality(plan, env)
     with phases.phase("analytics jobs and HTML report"):
         _run_plain(["report", "--lake", str(plan.lake), "--truth", str(plan.truth), "--out", str(plan.report_dir)],
                    plan, env)
@@ -222,17 +222,24 @@ def _run_plain(args: list[str], plan: DemoPlan, env: dict[str, str]) -> None:
         sup.run(args[0], fleetpulse_argv(*args), timeout_s=900)
 
 
-def _run_json(args: list[str], plan: DemoPlan, env: dict[str, str], allow_fail: bool = False) -> Any:
+def _quality(plan: DemoPlan, env: dict[str, str]) -> dict[str, Any]:
+    """Re-check every published lake partition and list quarantined batches (what readers never see)."""
+    import os
     import subprocess
 
-    proc = subprocess.run(fleetpulse_argv(*args), env={**__import__("os").environ, **env},
-                          capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0 and not allow_fail:
-        raise PartFailedError(f"fleetpulse {' '.join(args)} failed: {proc.stderr[-2000:]}")
-    try:
-        return json.loads(proc.stdout)
-    except ValueError:
-        return {"exit_code": proc.returncode, "output": proc.stdout[-2000:]}
+    from analytics.lake import quarantine_entries
+
+    proc = subprocess.run(fleetpulse_argv("lake", "validate", "--lake", str(plan.lake)),
+                          env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
+    (plan.run_dir / "logs" / "lake-validate.log").write_text(proc.stdout + proc.stderr)
+    quarantined = quarantine_entries(str(plan.lake))
+    return {
+        "validate_exit_code": proc.returncode,
+        "quarantined_batches": len(quarantined),
+        "quarantined": [
+            {"table": q.table, "rows": q.rows, "failed": list(q.failed_expectations)[:5]} for q in quarantined
+        ],
+    }
 
 
 def _collect(settings: Settings, plan: DemoPlan, history: dict[str, Any], stats: dict[str, Any],
@@ -272,7 +279,7 @@ def _fmt(value: Any, spec: str = ".3f", unit: str = "") -> str:
 
 def _detector_rows(score: dict[str, Any]) -> list[tuple[str, ...]]:
     """Rows of the detection table; undefined ratios (no findings, nothing detectable) show as n/a."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for name, d in sorted(score.get("detectors", {}).items()):
         rows.append((
             name,
@@ -299,6 +306,9 @@ def _print_summary(s: dict[str, Any], plan: DemoPlan) -> None:
     table.add_row("alerts produced", f"{s['alerts'].get('produced', 0):,}")
     table.add_row("alerts delivered (verified, unique)", f"{s['alerts'].get('received', 0):,}")
     table.add_row("alert duplicates dropped by key", f"{s['alerts'].get('duplicates', 0):,}")
+    q = s["quality"]
+    table.add_row("lake quality re-check", "passed" if q.get("validate_exit_code") == 0 else "FAILED")
+    table.add_row("batches quarantined by the quality gates", f"{q.get('quarantined_batches', 0):,}")
     console.print(table)
     det = Table(title="detection vs ground truth")
     for col in ("detector", "TP/FP/FN", "precision", "recall", "time to detect (median)", "windows"):

@@ -200,18 +200,22 @@ class KafkaSettings(BaseModel):
             errors.UnsupportedSaslMechanismError,
             errors.IllegalSaslStateError,
         )
+        deadline = asyncio.get_running_loop().time() + timeout_s  # for all addresses together
         for address in bootstrap.split(","):
             host, _, port = address.strip().rpartition(":")
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return
             try:
                 conn = await asyncio.wait_for(
                     create_conn(
                         host.strip("[]"),
                         int(port),
                         client_id=f"{self.client_id_prefix}-login-check",
-                        request_timeout_ms=int(timeout_s * 1000),
+                        request_timeout_ms=int(left * 1000),
                         **cfg,
                     ),
-                    timeout_s,
+                    left,
                 )
             except refused as exc:
                 raise self._auth_error(address.strip(), exc) from None

@@ -15,7 +15,14 @@ from streams.lifecycle import Action
 
 
 def _alert(
-    alertname: str, key: str, severity: str, ts: int, host_id: str, cluster: str, labels: dict[str, str], summary: str
+    alertname: str,
+    key: str,
+    severity: str,
+    ts: int,
+    host_id: str,
+    cluster: str,
+    labels: dict[str, str],
+    summary: str,
 ) -> dict[str, Any]:
     aid = alert_id(alertname, key)
     return AlertRaised(
@@ -37,7 +44,12 @@ def _alert(
 
 def alerts_for(action: Action) -> list[dict[str, Any]]:
     """The alerts a newly recorded action raises (none for most kinds)."""
-    labels = {"host_id": action.host_id, "cluster": action.cluster, "domain": action.domain, "rule": action.rule or ""}
+    labels = {
+        "host_id": action.host_id,
+        "cluster": action.cluster,
+        "domain": action.domain,
+        "rule": action.rule or "",
+    }
     if action.kind == "rma_opened":
         return [
             _alert(

@@ -122,7 +122,9 @@ class DetectApp:
         )
         self.cluster_table = self.app.Table("cluster-windows", partitions=d.internal_partitions, **table)
         self.host_cache = CheckpointCache(self.host_table, d.checkpoint_every)
-        self.cluster_cache = CheckpointCache(self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta"))
+        self.cluster_cache = CheckpointCache(
+            self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")
+        )
         client = settings.kafka.aiokafka(settings.bootstrap_servers)
         self.inventory_tailer = LogTailer(t.inventory.name, client, self.inventory.apply, self.codec)
         self.actions_tailer = LogTailer(t.actions.name, client, self._apply_logged_action, self.codec)
@@ -269,7 +271,13 @@ class DetectApp:
                     summary.update(type="summary", src=src, nsrc=self._nsrc)
                     await self.summaries_topic.send(key=summary["cluster"].encode(), value=summary)
                 for cluster in self._partition_progress(src, record):
-                    msg = {"type": "wm", "cluster": cluster, "src": src, "nsrc": self._nsrc, "wm": record["ts"]}
+                    msg = {
+                        "type": "wm",
+                        "cluster": cluster,
+                        "src": src,
+                        "nsrc": self._nsrc,
+                        "wm": record["ts"],
+                    }
                     await self.summaries_topic.send(key=cluster.encode(), value=msg)
 
         @app.agent(self.summaries_topic, name="cluster")

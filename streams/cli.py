@@ -16,7 +16,9 @@ def detect(
     policy: Annotated[
         Path | None, typer.Option("--policy", help="Detection policy TOML (default: streams/policy.toml).")
     ] = None,
-    web_port: Annotated[int | None, typer.Option("--web-port", help="HTTP API / metrics port (default 6066).")] = None,
+    web_port: Annotated[
+        int | None, typer.Option("--web-port", help="HTTP API / metrics port (default 6066).")
+    ] = None,
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="Local table state (one per worker process).")
     ] = None,
@@ -33,7 +35,9 @@ def detect(
 
 @app.command("detect-policy")
 def detect_policy(
-    policy: Annotated[Path | None, typer.Argument(help="Policy file to check (default: the packaged one).")] = None,
+    policy: Annotated[
+        Path | None, typer.Argument(help="Policy file to check (default: the packaged one).")
+    ] = None,
 ) -> None:
     """Validate a detection policy file and print its rules."""
     from rich.console import Console
@@ -46,7 +50,13 @@ def detect_policy(
     for rule in loaded.rules:
         days = rule.window / 86_400_000
         table.add_row(
-            rule.name, ", ".join(rule.classes), rule.scope, str(rule.count), f"{days:g} d", rule.action, rule.detector
+            rule.name,
+            ", ".join(rule.classes),
+            rule.scope,
+            str(rule.count),
+            f"{days:g} d",
+            rule.action,
+            rule.detector,
         )
     console = Console()
     console.print(table)

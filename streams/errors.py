@@ -1,9 +1,9 @@
 """Exception hierarchy of the detection core (``streams``).
 
-    StreamsError
-    ├── PolicyError          the policy file is invalid; the message names the bad key (also a ConfigError)
-    ├── InvalidRecordError   a decoded record fails a semantic check (goes to the DLQ, never raised to Faust)
-    └── WorkerError          a detect worker could not start or stopped unexpectedly
+StreamsError
+├── PolicyError          the policy file is invalid; the message names the bad key (also a ConfigError)
+├── InvalidRecordError   a decoded record fails a semantic check (goes to the DLQ, never raised to Faust)
+└── WorkerError          a detect worker could not start or stopped unexpectedly
 """
 
 from __future__ import annotations

@@ -295,4 +295,3 @@ def describe_host(host: HostState) -> dict[str, Any]:
         "completed_operations": host.completed,
         "last_ts": host.last_ts,
     }
-

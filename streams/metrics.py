@@ -19,7 +19,9 @@ class _LagCollector(Collector):
 
     def collect(self) -> Iterable[GaugeMetricFamily]:
         family = GaugeMetricFamily(
-            "fleetpulse_detect_consumer_lag", "Records behind the high watermark", labels=["topic", "partition"]
+            "fleetpulse_detect_consumer_lag",
+            "Records behind the high watermark",
+            labels=["topic", "partition"],
         )
         for topic, partition, lag in self.source():
             family.add_metric([topic, str(partition)], lag)
@@ -38,17 +40,34 @@ class DetectMetrics:
         self.dead_letters = Counter(
             "fleetpulse_detect_dead_letters", "Records sent to the DLQ", ["topic", "reason"], registry=r
         )
-        self.late = Counter("fleetpulse_detect_late_events", "Events dropped as too late", ["stage"], registry=r)
-        self.findings = Counter("fleetpulse_detect_findings", "Findings raised", ["detector", "rule"], registry=r)
-        self.actions = Counter("fleetpulse_detect_actions", "Maintenance actions recorded", ["kind"], registry=r)
+        self.late = Counter(
+            "fleetpulse_detect_late_events", "Events dropped as too late", ["stage"], registry=r
+        )
+        self.findings = Counter(
+            "fleetpulse_detect_findings", "Findings raised", ["detector", "rule"], registry=r
+        )
+        self.actions = Counter(
+            "fleetpulse_detect_actions", "Maintenance actions recorded", ["kind"], registry=r
+        )
         self.alerts = Counter("fleetpulse_detect_alerts", "Alerts raised", ["alertname"], registry=r)
         self.busy = Counter(
-            "fleetpulse_detect_busy_seconds", "Time spent in each agent's own work (excl. waiting)", ["agent"], registry=r
+            "fleetpulse_detect_busy_seconds",
+            "Time spent in each agent's own work (excl. waiting)",
+            ["agent"],
+            registry=r,
         )
-        self.handled = Counter("fleetpulse_detect_handled", "Messages handled per agent", ["agent"], registry=r)
-        self.windows = Counter("fleetpulse_detect_windows_closed", "Cluster windows scored", ["cluster"], registry=r)
-        self.rate = Gauge("fleetpulse_detect_events_per_second", "Records consumed per second (last 10 s)", registry=r)
-        self.watermark = Gauge("fleetpulse_detect_watermark_ms", "Newest event time seen by this worker", registry=r)
+        self.handled = Counter(
+            "fleetpulse_detect_handled", "Messages handled per agent", ["agent"], registry=r
+        )
+        self.windows = Counter(
+            "fleetpulse_detect_windows_closed", "Cluster windows scored", ["cluster"], registry=r
+        )
+        self.rate = Gauge(
+            "fleetpulse_detect_events_per_second", "Records consumed per second (last 10 s)", registry=r
+        )
+        self.watermark = Gauge(
+            "fleetpulse_detect_watermark_ms", "Newest event time seen by this worker", registry=r
+        )
         self._clock = clock
         self._ticks: deque[tuple[float, int]] = deque()
         self._consumed = 0

@@ -69,7 +69,9 @@ class Planner:
                 state,
                 out,
                 Action(
-                    action_id=action_id(finding.host_id, "suspected", finding.recommended_action, finding.finding_id),
+                    action_id=action_id(
+                        finding.host_id, "suspected", finding.recommended_action, finding.finding_id
+                    ),
                     kind="suspected",
                     host_id=finding.host_id,
                     cluster=finding.cluster,
@@ -95,7 +97,11 @@ class Planner:
 
     def next_due(self, state: FleetState, domain: str) -> int | None:
         """Event time of the next repair completion in the domain (for tick scheduling)."""
-        dues = [self._due(h.current) for h in self._hosts(state, domain) if h.current and h.current.started_ts is not None]
+        dues = [
+            self._due(h.current)
+            for h in self._hosts(state, domain)
+            if h.current and h.current.started_ts is not None
+        ]
         return min(dues) if dues else None
 
     # -- steps --------------------------------------------------------------------------------
@@ -131,13 +137,26 @@ class Planner:
                 nxt = host.waiting[0]
                 if nxt.phase == "deferred":
                     prev = self._op_action(state, out, host, nxt, "released", when, caused_by=prev)
-                self._op_action(state, out, host, nxt, REQUEST_KIND[nxt.operation], when, caused_by=prev, reason="handed over")
+                self._op_action(
+                    state,
+                    out,
+                    host,
+                    nxt,
+                    REQUEST_KIND[nxt.operation],
+                    when,
+                    caused_by=prev,
+                    reason="handed over",
+                )
             else:
                 self._op_action(state, out, host, op, "returned", when, caused_by=prev)
 
     @staticmethod
     def _in_repair(host: HostState) -> bool:
-        return host.current is not None and host.current.phase == "in_repair" and host.current.started_ts is not None
+        return (
+            host.current is not None
+            and host.current.phase == "in_repair"
+            and host.current.started_ts is not None
+        )
 
     def _maybe_halt(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
         """Halt when a new failure pushes the domain past its failure buffer (edge-triggered by findings)."""
@@ -148,7 +167,9 @@ class Planner:
             state,
             out,
             Action(
-                action_id=action_id(domain, "train_halted", "drain", f"halt-{state.peek_domain(domain).halts + 1}"),
+                action_id=action_id(
+                    domain, "train_halted", "drain", f"halt-{state.peek_domain(domain).halts + 1}"
+                ),
                 kind="train_halted",
                 host_id=FLEET,
                 cluster=FLEET,
@@ -185,7 +206,11 @@ class Planner:
     def _maybe_resume(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
         b = self.budgets(state, domain, size)
         if b.halted and self.policy.planner.auto_resume and b.failing <= b.failure_budget:
-            out.extend(self.resume(state, domain, now, f"{b.failing} hosts failing <= failure buffer {b.failure_budget}"))
+            out.extend(
+                self.resume(
+                    state, domain, now, f"{b.failing} hosts failing <= failure buffer {b.failure_budget}"
+                )
+            )
 
     def _start_waiting(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
         dom = state.peek_domain(domain)
@@ -199,7 +224,9 @@ class Planner:
             if dom.halted or len(state.out_hosts(domain)) >= capacity:
                 if op.phase != "deferred":
                     why = "train halted" if dom.halted else f"domain at capacity ({capacity} hosts out)"
-                    self._op_action(state, out, host, op, "deferred", now, caused_by=op.last_action_id, reason=why)
+                    self._op_action(
+                        state, out, host, op, "deferred", now, caused_by=op.last_action_id, reason=why
+                    )
                 continue
             prev = op.last_action_id
             if op.phase == "deferred":

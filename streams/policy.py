@@ -109,8 +109,8 @@ class SlowHostPolicy(_Model):
     z_bus_bw: float = Field(3.5, gt=0)
     min_mad_rel: float = Field(0.002, ge=0)
     min_peers: int = Field(8, ge=3)
-    k: int = Field(3, ge=1)
-    n: int = Field(5, ge=1)
+    k: int = Field(2, ge=1)
+    n: int = Field(4, ge=1)
     action: Operation = "diagnostics"
 
     @model_validator(mode="after")
@@ -168,7 +168,9 @@ def _check_references(policy: Policy) -> None:
             raise PolicyError(f"classes.{i}.name", f"duplicate class {cls.name!r}")
         noisy = sorted(set(cls.xids or ()) & set(policy.noise_xids))
         if noisy:
-            raise PolicyError(f"classes.{i}.xids", f"XIDs {noisy} are declared noise (noise_xids) and cannot be counted")
+            raise PolicyError(
+                f"classes.{i}.xids", f"XIDs {noisy} are declared noise (noise_xids) and cannot be counted"
+            )
         if cls.event_type == "XidRaised" and not cls.xids:
             raise PolicyError(f"classes.{i}.xids", "an XidRaised class must list its xids")
     rule_names = [r.name for r in policy.rules]
@@ -177,7 +179,9 @@ def _check_references(policy: Policy) -> None:
             raise PolicyError(f"rules.{i}.name", f"duplicate rule {rule.name!r}")
         for cname in rule.classes:
             if cname not in names:
-                raise PolicyError(f"rules.{i}.classes", f"unknown error class {cname!r}; declared: {', '.join(names)}")
+                raise PolicyError(
+                    f"rules.{i}.classes", f"unknown error class {cname!r}; declared: {', '.join(names)}"
+                )
         if "|" in rule.name:
             raise PolicyError(f"rules.{i}.name", "rule names may not contain '|'")
 

@@ -19,7 +19,9 @@ class DetectSettings(BaseModel):
     data_dir: Path | None = Field(None, description="local table state; None = <paths.home>/detect/<app_id>")
     web_host: str = "127.0.0.1"
     web_port: int = Field(6066, ge=0, le=65535)
-    internal_partitions: int = Field(6, ge=1, description="partitions of the cluster-summary and planner topics")
+    internal_partitions: int = Field(
+        6, ge=1, description="partitions of the cluster-summary and planner topics"
+    )
     internal_replication: int = Field(1, ge=1, description="replication factor of Faust's internal topics")
     tick_interval_s: float = Field(1.0, gt=0, description="how often repair completions are checked")
     commit_interval_s: float = Field(1.0, gt=0)
@@ -28,7 +30,9 @@ class DetectSettings(BaseModel):
     )
     heartbeat_interval_s: float = Field(1.0, gt=0)
     checkpoint_every: int = Field(
-        10, ge=1, description="write hot per-host/per-cluster state to its table every N updates (and on window close)"
+        10,
+        ge=1,
+        description="write hot per-host/per-cluster state to its table every N updates (and on window close)",
     )
     log_level: str = "warning"
 

@@ -155,7 +155,13 @@ class ClusterStage:
 
     @staticmethod
     def _meta(store: Store, cluster: str) -> dict[str, Any]:
-        meta = store.get(f"{cluster}|meta") or {"pwm": {}, "nsrc": 1, "closed": None, "open": {}, "since": None}
+        meta = store.get(f"{cluster}|meta") or {
+            "pwm": {},
+            "nsrc": 1,
+            "closed": None,
+            "open": {},
+            "since": None,
+        }
         return {**meta, "pwm": dict(meta["pwm"]), "open": dict(meta["open"])}
 
     @staticmethod
@@ -219,7 +225,10 @@ def update_history(
     history: dict[str, Any] | None, verdict: Verdict, cluster: str, policy: SlowHostPolicy
 ) -> tuple[dict[str, Any], Finding | None]:
     """Append a verdict to the host's last n; fire once per episode when k of n are slow."""
-    hist = [*(history or {}).get("hist", []), [verdict.window_start, int(verdict.slow), verdict.z_step, verdict.z_bus_bw]]
+    hist = [
+        *(history or {}).get("hist", []),
+        [verdict.window_start, int(verdict.slow), verdict.z_step, verdict.z_bus_bw],
+    ]
     hist = hist[-policy.n :]
     flagged = bool((history or {}).get("flagged", False))
     slow_count = sum(h[1] for h in hist)

@@ -59,7 +59,7 @@ class LogTailer:
             self._started.set()
             while not self._stopping:
                 batches = await consumer.getmany(timeout_ms=100, max_records=2000)
-                for tp, messages in batches.items():
+                for messages in batches.values():
                     for message in messages:
                         self._apply(message.value)
                 for tp in self._partitions:

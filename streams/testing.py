@@ -63,7 +63,12 @@ class Scenario:
         return {self.host_id(i) for i in self.slow_hosts}
 
     def _envelope(self, i: int, ts: int, seq: int) -> dict[str, Any]:
-        return {"event_id": f"{self.host_id(i)}-{seq}", "host_id": self.host_id(i), "cluster": self.cluster(i), "ts": ts}
+        return {
+            "event_id": f"{self.host_id(i)}-{seq}",
+            "host_id": self.host_id(i),
+            "cluster": self.cluster(i),
+            "ts": ts,
+        }
 
     def inventory(self) -> list[dict[str, Any]]:
         return [
@@ -96,7 +101,14 @@ class Scenario:
             for g in range(8)
         ]  # fmt: skip
         nics = [
-            {"port": p, "rx_gbps": 350.0, "tx_gbps": 350.0, "symbol_errors": 0, "link_downed": 0, "carrier_changes": 0}
+            {
+                "port": p,
+                "rx_gbps": 350.0,
+                "tx_gbps": 350.0,
+                "symbol_errors": 0,
+                "link_downed": 0,
+                "carrier_changes": 0,
+            }
             for p in range(2)
         ]
         return HostSampled(
@@ -116,16 +128,35 @@ class Scenario:
         def add(cls: Any, i: int, minute: int, payload: dict[str, Any]) -> None:
             nonlocal seq
             seq += 1
-            out.append(cls(**self._envelope(i, self.start_ts + minute * MIN + 1, seq), agent_seq=seq, payload=payload).to_record())
+            out.append(
+                cls(
+                    **self._envelope(i, self.start_ts + minute * MIN + 1, seq), agent_seq=seq, payload=payload
+                ).to_record()
+            )
 
         for i in self.dram_lemons:
             for minute in (15, 55):
-                add(EccErrorObserved, i, minute, {"gpu": 2, "memory": "dram", "correctable": False, "count": 1})
+                add(
+                    EccErrorObserved,
+                    i,
+                    minute,
+                    {"gpu": 2, "memory": "dram", "correctable": False, "count": 1},
+                )
                 add(XidRaised, i, minute, {"gpu": 2, "xid": 48, "pci_bus_id": "0000:1b:00.0"})
         for i in self.bus_lemons:
             for minute in (25, 70):
                 add(XidRaised, i, minute, {"gpu": 5, "xid": 79, "pci_bus_id": "0000:9a:00.0"})
-                add(PcieAerReported, i, minute, {"gpu": 5, "device": "0000:9a:00.0", "severity": "fatal", "error_type": "completion_timeout"})
+                add(
+                    PcieAerReported,
+                    i,
+                    minute,
+                    {
+                        "gpu": 5,
+                        "device": "0000:9a:00.0",
+                        "severity": "fatal",
+                        "error_type": "completion_timeout",
+                    },
+                )
         for i in self.flap_lemons:
             for minute in (10, 30, 50, 80):
                 add(LinkEventObserved, i, minute, {"port": 1, "kind": "flap", "count": 1})
@@ -133,17 +164,36 @@ class Scenario:
             add(EccErrorObserved, i, 40, {"gpu": 0, "memory": "dram", "correctable": False, "count": 1})
             add(XidRaised, i, 40, {"gpu": 0, "xid": 48, "pci_bus_id": "0000:1b:00.0"})
         for k, i in enumerate(range(0, self.hosts, 5)):  # noise on many hosts
-            add(XidRaised, i, 5 + k % 90, {"gpu": 1, "xid": [13, 31, 43, 45, 63, 92][k % 6], "pci_bus_id": "x"})
-            add(EccErrorObserved, i, 7 + k % 90, {"gpu": 3, "memory": "dram", "correctable": True, "count": 4})
-            add(PcieAerReported, i, 9 + k % 90, {"gpu": 4, "device": "x", "severity": "correctable", "error_type": "receiver_error"})
+            add(
+                XidRaised,
+                i,
+                5 + k % 90,
+                {"gpu": 1, "xid": [13, 31, 43, 45, 63, 92][k % 6], "pci_bus_id": "x"},
+            )
+            add(
+                EccErrorObserved, i, 7 + k % 90, {"gpu": 3, "memory": "dram", "correctable": True, "count": 4}
+            )
+            add(
+                PcieAerReported,
+                i,
+                9 + k % 90,
+                {"gpu": 4, "device": "x", "severity": "correctable", "error_type": "receiver_error"},
+            )
             add(LinkEventObserved, i, 11 + k % 90, {"port": 0, "kind": "flap", "count": 1})
         return out
 
     def poison_values(self) -> list[bytes]:
         """Undecodable or invalid records, one of each kind (cycled)."""
-        bad_gpu = XidRaised(**self._envelope(1, self.start_ts, 1), payload={"gpu": 99, "xid": 79, "pci_bus_id": "x"})
-        future = XidRaised(**self._envelope(1, self.start_ts + 10 * 365 * 86_400_000, 2), payload={"gpu": 0, "xid": 79, "pci_bus_id": "x"})
-        negative = LinkEventObserved(**self._envelope(1, self.start_ts, 3), payload={"port": 0, "kind": "flap", "count": -4})
+        bad_gpu = XidRaised(
+            **self._envelope(1, self.start_ts, 1), payload={"gpu": 99, "xid": 79, "pci_bus_id": "x"}
+        )
+        future = XidRaised(
+            **self._envelope(1, self.start_ts + 10 * 365 * 86_400_000, 2),
+            payload={"gpu": 0, "xid": 79, "pci_bus_id": "x"},
+        )
+        negative = LinkEventObserved(
+            **self._envelope(1, self.start_ts, 3), payload={"port": 0, "kind": "flap", "count": -4}
+        )
         kinds = [b"not avro at all", b"\x00\x00\x00\x7f\xffgarbage"]
         kinds += [self._codec.encode(e.to_record()) for e in (bad_gpu, future, negative)]
         return [kinds[k % len(kinds)] for k in range(self.poison)]

@@ -41,9 +41,7 @@ def open_work(detect: DetectApp) -> list[dict[str, Any]]:
 
 def budgets(detect: DetectApp) -> list[dict[str, Any]]:
     domains = sorted(set(detect.inventory.domains()) | set(detect.fleet.domains))
-    return [
-        asdict(detect.planner.budgets(detect.fleet, d, detect.inventory.domain_size(d))) for d in domains
-    ]
+    return [asdict(detect.planner.budgets(detect.fleet, d, detect.inventory.domain_size(d))) for d in domains]
 
 
 def register_views(detect: DetectApp) -> None:

@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 
 
 def resolve(
-    settings: Settings, *, policy_file: Path | None = None, web_port: int | None = None, data_dir: Path | None = None
+    settings: Settings,
+    *,
+    policy_file: Path | None = None,
+    web_port: int | None = None,
+    data_dir: Path | None = None,
 ) -> tuple[Settings, Policy, Path]:
     """Apply command-line overrides; load and validate the policy (fails fast with the bad key)."""
     updates: dict[str, Any] = {}
@@ -71,13 +75,19 @@ def internal_topics(settings: Settings, partitions: dict[str, int] | None = None
 
 
 def build_detect_app(
-    settings: Settings, *, policy_file: Path | None = None, web_port: int | None = None, data_dir: Path | None = None
+    settings: Settings,
+    *,
+    policy_file: Path | None = None,
+    web_port: int | None = None,
+    data_dir: Path | None = None,
 ) -> DetectApp:
     """Create the topics if missing, then the Faust app (tables sized to the real partition counts)."""
     from fleetpulse import admin
     from streams.app import DetectApp
 
-    settings, policy, folder = resolve(settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir)
+    settings, policy, folder = resolve(
+        settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir
+    )
     admin.wait_for_broker(settings.bootstrap_servers, settings.kafka, timeout=30.0)
     admin.create_topics(settings)
     partitions = admin.topic_partitions(settings)
@@ -87,14 +97,22 @@ def build_detect_app(
 
 
 def run_worker(
-    settings: Settings, *, policy_file: Path | None = None, web_port: int | None = None, data_dir: Path | None = None
+    settings: Settings,
+    *,
+    policy_file: Path | None = None,
+    web_port: int | None = None,
+    data_dir: Path | None = None,
 ) -> None:
     """Run until SIGINT/SIGTERM (blocking)."""
     import faust
 
     detect = build_detect_app(settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir)
     worker = faust.Worker(
-        detect.app, loglevel=settings.detect.log_level, quiet=True, redirect_stdouts=False, override_logging=True
+        detect.app,
+        loglevel=settings.detect.log_level,
+        quiet=True,
+        redirect_stdouts=False,
+        override_logging=True,
     )
     worker.execute_from_commandline()
 
@@ -141,7 +159,9 @@ class WorkerProcess:
         last: Any = None
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise WorkerError(f"detect worker exited with {self.process.returncode}; log: {self.log_path}")
+                raise WorkerError(
+                    f"detect worker exited with {self.process.returncode}; log: {self.log_path}"
+                )
             try:
                 last = self.get_json("/health")
                 if last.get("status") == "ok" and last.get("assigned"):
@@ -149,7 +169,9 @@ class WorkerProcess:
             except OSError:
                 pass
             time.sleep(0.25)
-        raise WorkerError(f"detect worker not ready after {timeout_s:.0f} s (last health {last}); log: {self.log_path}")
+        raise WorkerError(
+            f"detect worker not ready after {timeout_s:.0f} s (last health {last}); log: {self.log_path}"
+        )
 
     def stop(self, timeout_s: float = 30.0) -> int:
         """SIGTERM and wait (graceful: commits offsets and flushes); SIGKILL if it hangs."""

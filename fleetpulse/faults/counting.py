@@ -177,3 +177,68 @@ def dlq_share(poison: Mapping[bytes, str], dead_letters: Iterable[Mapping[str, A
         reasons=dict(reasons.most_common()),
         missing_examples=missing,
     )
+
+
+def repeated_operation_hosts(findings: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Hosts with two or more findings recommending the same operation.
+
+    On these hosts the planner's decision for the later finding (absorbed into the open
+    operation, or a new one) depends on whether a wall-clock tick completed the first repair
+    before the finding arrived (tests/faults/test_planner_race.py), so two clean runs can differ.
+    """
+    per: Counter[tuple[str, str]] = Counter(
+        (r["host_id"], r["payload"]["recommended_action"]) for r in {
+            r["payload"]["finding_id"]: r for r in findings
+        }.values()
+    )
+    return {host for (host, _), n in per.items() if n >= 2}
+
+
+def split_by_host(
+    action_ids: Iterable[str], actions: Iterable[Mapping[str, Any]], hosts: set[str]
+) -> tuple[list[str], list[str]]:
+    """``action_ids`` split into (on one of ``hosts``, elsewhere), looking hosts up in ``actions``."""
+    host_of = {r["payload"]["action_id"]: r["host_id"] for r in actions}
+    on, off = [], []
+    for a in action_ids:
+        (on if host_of.get(a) in hosts else off).append(a)
+    return on, off
+
+
+@dataclass(frozen=True)
+class ActionVerdict:
+    """Actions of a faulty run against a clean reference, with the planner-race share separated."""
+
+    lost: int
+    lost_unexplained: int  # lost on hosts without repeated findings: nothing but the fault explains them
+    extra: int
+    replays: int  # same action_id more than once in the topic
+    duplicate_rmas: int
+    race_hosts: list[str] = field(default_factory=list)
+    lost_ids: list[str] = field(default_factory=list)
+    extra_ids: list[str] = field(default_factory=list)
+    extra_all: list[str] = field(default_factory=list)
+    extra_unexplained: int = 0
+
+
+def judge_actions(
+    reference: Sequence[Mapping[str, Any]],
+    observed: Sequence[Mapping[str, Any]],
+    findings: Iterable[Mapping[str, Any]],
+) -> ActionVerdict:
+    cmp = compare_actions(reference, observed)
+    hosts = repeated_operation_hosts(findings)
+    _, unexplained = split_by_host(cmp.lost, reference, hosts)
+    _, extra_unexplained = split_by_host(cmp.extra, observed, hosts)
+    return ActionVerdict(
+        lost=len(cmp.lost),
+        lost_unexplained=len(unexplained),
+        extra=len(cmp.extra),
+        replays=cmp.duplicate_records,
+        duplicate_rmas=duplicate_rmas(reference, observed),
+        race_hosts=sorted(hosts),
+        lost_ids=cmp.lost[:20],
+        extra_ids=cmp.extra[:20],
+        extra_all=cmp.extra,
+        extra_unexplained=len(extra_unexplained),
+    )

@@ -54,19 +54,31 @@ def test_detect_end_to_end(settings, tmp_path: Path) -> None:  # type: ignore[no
     try:
         worker.wait_ready(60)
         produce(settings, SCENARIO.records())
-        records = wait_for(lambda: (r := decoded(settings, "actions")) and len(r) >= 18 and r, 40, "18 actions")
+        records = wait_for(
+            lambda: (r := decoded(settings, "actions")) and len(r) >= 18 and r, 40, "18 actions"
+        )
         actions = [Action.from_record(r) for r in records]
         assert len(actions) == 18 and len({a.action_id for a in actions}) == 18
         check_actions(actions)
 
-        findings = {(r["host_id"], r["payload"]["detector"], r["payload"]["rule"], r["payload"]["scope_key"]) for r in decoded(settings, "findings")}
+        findings = {
+            (r["host_id"], r["payload"]["detector"], r["payload"]["rule"], r["payload"]["scope_key"])
+            for r in decoded(settings, "findings")
+        }
         assert findings == EXPECTED_FINDINGS
         slow = [r for r in decoded(settings, "findings") if r["payload"]["detector"] == "slow_host"]
         assert all(r["payload"]["score"] > 3.5 for r in slow)
 
         dlq = decoded(settings, "dlq")
-        assert Counter(r["payload"]["error_type"] for r in dlq) == {"FramingError": 1, "UnknownSchemaError": 1, "InvalidRecordError": 3}
-        assert all(r["payload"]["source_topic"] == settings.topics.errors.name and r["payload"]["original_value"] for r in dlq)
+        assert Counter(r["payload"]["error_type"] for r in dlq) == {
+            "FramingError": 1,
+            "UnknownSchemaError": 1,
+            "InvalidRecordError": 3,
+        }
+        assert all(
+            r["payload"]["source_topic"] == settings.topics.errors.name and r["payload"]["original_value"]
+            for r in dlq
+        )
 
         alerts = Counter(r["payload"]["alertname"] for r in decoded(settings, "alerts"))
         assert alerts["SlowHost"] == 2 and alerts["NewRMA"] in (1, 2)

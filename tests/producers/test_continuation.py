@@ -39,12 +39,12 @@ def test_live_continuation_picks_up_fleet_time_and_sequence(history, settings, t
     def sleep(s: float) -> None:
         now[0] += s
 
-    request = SimulationRequest(mode="live", duration_s=600, speed=360, continue_from=truth, sink="null",
-                                truth_out=tmp_path / "live")  # fmt: skip
+    request = SimulationRequest(mode="live", duration_s=600, speed=36, interval_s=3600, continue_from=truth,
+                                sink="null", truth_out=tmp_path / "live")  # fmt: skip
     live_sink = MemorySink()
     live = run_simulation(settings, request, sink=live_sink, clock=clock, sleep=sleep)
-    assert live.start_ts == hist.end_ts and live.end_ts == hist.end_ts + int(2.5 * DAY_MS)
-    assert live.run_id != hist.run_id and live.interval_s == 10
+    assert live.start_ts == hist.end_ts and live.end_ts == hist.end_ts + 6 * 3_600_000
+    assert live.run_id != hist.run_id and live.interval_s == 3600
     assert live.manifest["continues_run_id"] == hist.run_id and live.manifest["segment"] == 1
     assert "HostInventoried" not in live.counts
     assert min(r["ts"] for r in live_sink.records) > hist.end_ts
@@ -75,7 +75,7 @@ def test_lemons_keep_repeating_across_the_seam(history, settings, tmp_path: Path
             if f["phase"] == "lemon" and f["kind"] != "link_flap":
                 lemons.setdefault(f["host_id"], []).append(f["ts"])
     repeats = pq.read_table(truth / "hosts.parquet").to_pylist()
-    cap = max(1, 8)
+    cap = hist.manifest["fleet"]["lemons"]["max_repeats"]
     assert lemons
     for host, times in lemons.items():
         gaps = np.diff(sorted(times)) / DAY_MS

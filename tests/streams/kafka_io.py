@@ -25,13 +25,17 @@ def isolated_settings(base: Settings, *, partitions: int = 3) -> Settings:
         name = spec_name
         count = spec.partitions if name in ("alerts", "dlq") else partitions
         topics[name] = spec.model_copy(update={"name": f"t{tag}.{name}", "partitions": count})
-    detect = base.detect.model_copy(update={"app_id": f"detect-{tag}", "internal_partitions": partitions, "commit_interval_s": 0.5})
+    detect = base.detect.model_copy(
+        update={"app_id": f"detect-{tag}", "internal_partitions": partitions, "commit_interval_s": 0.5}
+    )
     return base.model_copy(update={"topics": base.topics.model_copy(update=topics), "detect": detect})
 
 
 def produce(settings: Settings, records: Iterable[tuple[str, bytes, bytes]]) -> int:
     """Produce (family, key, value) records to the settings' topics; returns how many."""
-    producer = KafkaProducer(**settings.kafka.kafka_python(settings.bootstrap_servers), acks="all", linger_ms=5)
+    producer = KafkaProducer(
+        **settings.kafka.kafka_python(settings.bootstrap_servers), acks="all", linger_ms=5
+    )
     n = 0
     try:
         for family, key, value in records:
@@ -45,7 +49,9 @@ def produce(settings: Settings, records: Iterable[tuple[str, bytes, bytes]]) -> 
 
 def read_topic(settings: Settings, topic: str, timeout_s: float = 10.0) -> list[Any]:
     """Every record of a topic, from the beginning to its current end (kafka-python ConsumerRecords)."""
-    consumer = KafkaConsumer(**settings.kafka.kafka_python(settings.bootstrap_servers), enable_auto_commit=False)
+    consumer = KafkaConsumer(
+        **settings.kafka.kafka_python(settings.bootstrap_servers), enable_auto_commit=False
+    )
     try:
         parts = consumer.partitions_for_topic(topic) or set()
         tps = [TopicPartition(topic, p) for p in sorted(parts)]

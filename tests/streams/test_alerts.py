@@ -18,7 +18,13 @@ def test_alerts_for_actions() -> None:
     rma = alerts_for(action("rma_opened"))
     assert [a["payload"]["alertname"] for a in rma] == ["NewRMA"]
     p = rma[0]["payload"]
-    assert p["labels"] == {"alertname": "NewRMA", "host_id": "h1", "cluster": "c0", "domain": "d0", "rule": "dram_uce_repeat_gpu"}
+    assert p["labels"] == {
+        "alertname": "NewRMA",
+        "host_id": "h1",
+        "cluster": "c0",
+        "domain": "d0",
+        "rule": "dram_uce_repeat_gpu",
+    }
     assert "h1" in p["annotations"]["summary"] and rma[0]["event_id"] == p["alert_id"]
     assert alerts_for(action("rma_opened")) == rma  # deterministic id
     assert [a["payload"]["alertname"] for a in alerts_for(action("suspected", "slow_host"))] == ["SlowHost"]
@@ -34,8 +40,12 @@ def test_dlq_surge_fires_once_per_burst() -> None:
 
 def test_dead_letter_record_is_valid_and_deterministic() -> None:
     exc = InvalidRecordError("gpu_out_of_range: gpu=99", host_id="h7", event_type="XidRaised")
-    rec = dead_letter(exc, topic="fleet.errors", partition=2, offset=41, key=b"h7", value=b"\x00abc", timestamp_ms=9)
-    again = dead_letter(exc, topic="fleet.errors", partition=2, offset=41, key=b"h7", value=b"\x00abc", timestamp_ms=9)
+    rec = dead_letter(
+        exc, topic="fleet.errors", partition=2, offset=41, key=b"h7", value=b"\x00abc", timestamp_ms=9
+    )
+    again = dead_letter(
+        exc, topic="fleet.errors", partition=2, offset=41, key=b"h7", value=b"\x00abc", timestamp_ms=9
+    )
     assert rec == again and rec["host_id"] == "h7"
     decoded = Codec().decode(Codec().encode(rec)).record["payload"]
     assert decoded["source_offset"] == 41 and decoded["original_value"] == b"\x00abc"

@@ -43,6 +43,10 @@ def test_noise_and_companion_events(policy: Policy) -> None:
 def test_scope_keys_and_weight(policy: Policy) -> None:
     signal = classify(f.link(port=3, count=4, host="hx"), policy)
     assert signal is not None and signal.weight == 4
-    assert signal.scope_key("port") == "hx/3" and signal.scope_key("host") == "hx" and signal.scope_key("gpu") is None
+    assert (
+        signal.scope_key("port") == "hx/3"
+        and signal.scope_key("host") == "hx"
+        and signal.scope_key("gpu") is None
+    )
     gpu_signal = classify(f.xid(79, gpu=6, host="hy"), policy)
     assert gpu_signal is not None and gpu_signal.scope_key("gpu") == "hy/6"

@@ -87,7 +87,12 @@ def test_failure_buffer_exhausted_halts_the_train_and_resumes(policy: Policy) ->
     resumed = planner.resume(state, "d0", START_TS + 4 * HOUR, "manual")
     assert kinds(resumed) == ["train_resumed"] and resumed[0].caused_by == halted.action_id
     drained = planner.reconcile(state, "d0", 8, START_TS + 4 * HOUR)
-    assert kinds(drained) == ["released", "drain_requested", "drained", "reboot_requested"]  # within capacity 1
+    assert kinds(drained) == [
+        "released",
+        "drain_requested",
+        "drained",
+        "reboot_requested",
+    ]  # within capacity 1
 
 
 def test_train_resumes_by_itself_when_failures_fit_again(policy: Policy) -> None:
@@ -118,11 +123,18 @@ step = st.one_of(
 
 
 @settings(max_examples=60, deadline=None)
-@given(steps=st.lists(step, min_size=1, max_size=30), size=st.integers(4, 12), cap=st.sampled_from([10.0, 25.0, 50.0]))
+@given(
+    steps=st.lists(step, min_size=1, max_size=30),
+    size=st.integers(4, 12),
+    cap=st.sampled_from([10.0, 25.0, 50.0]),
+)
 def test_property_buffers_hold(steps: list[tuple[str, int, str, int]], size: int, cap: float) -> None:
     base = load_policy()
     policy = Policy.model_validate(
-        {**base.model_dump(), "planner": {**base.planner.model_dump(), "capacity_buffer_pct": cap, "failure_buffer_pct": 25.0}}
+        {
+            **base.model_dump(),
+            "planner": {**base.planner.model_dump(), "capacity_buffer_pct": cap, "failure_buffer_pct": 25.0},
+        }
     )
     planner, state = Planner(policy), FleetState()
     capacity, failure_budget = budget(size, cap), budget(size, 25.0)
@@ -132,7 +144,9 @@ def test_property_buffers_hold(steps: list[tuple[str, int, str, int]], size: int
         now += dt
         was_halted = state.peek_domain("d0").halted
         if what == "finding":
-            new = planner.on_finding(state, f.finding(f"h{host % size}", ts=now, action=op, fid=f"f{n}"), "d0", size)
+            new = planner.on_finding(
+                state, f.finding(f"h{host % size}", ts=now, action=op, fid=f"f{n}"), "d0", size
+            )
         else:
             new = planner.reconcile(state, "d0", size, now)
         log += new

@@ -25,7 +25,10 @@ def test_default_policy_has_design_rules() -> None:
     assert set(policy.noise_xids) == {13, 31, 43, 45, 63, 68, 92}
 
 
-@pytest.mark.parametrize(("text", "ms"), [("90s", 90_000), ("5m", 300_000), ("24h", 86_400_000), ("7d", 604_800_000), (2, 2000), ("250ms", 250)])
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [("90s", 90_000), ("5m", 300_000), ("24h", 86_400_000), ("7d", 604_800_000), (2, 2000), ("250ms", 250)],
+)
 def test_durations(text: object, ms: int) -> None:
     assert parse_duration_ms(text) == ms
 

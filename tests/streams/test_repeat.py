@@ -41,7 +41,12 @@ def test_two_dram_uce_on_one_gpu_within_7_days_is_an_rma(policy: Policy) -> None
     found = run(dram_fault(START_TS) + dram_fault(START_TS + 3 * DAY), policy)
     assert len(found) == 1
     fnd = found[0]
-    assert (fnd.detector, fnd.rule, fnd.scope, fnd.scope_key) == ("repeat_offender", "dram_uce_repeat_gpu", "gpu", "h1/2")
+    assert (fnd.detector, fnd.rule, fnd.scope, fnd.scope_key) == (
+        "repeat_offender",
+        "dram_uce_repeat_gpu",
+        "gpu",
+        "h1/2",
+    )
     assert fnd.recommended_action == "rma" and fnd.count == 2
     assert (fnd.window_start, fnd.window_end, fnd.ts) == (START_TS, START_TS + 3 * DAY, START_TS + 3 * DAY)
 
@@ -61,7 +66,12 @@ def test_replayed_event_is_not_recounted(policy: Policy) -> None:
 
 def test_host_scope_lemon_and_gpu_rule_preferred(policy: Policy) -> None:
     assert run(dram_fault(START_TS, gpu=1) + dram_fault(START_TS + DAY, gpu=4), policy) == []
-    host_lemon = run(dram_fault(START_TS, gpu=1) + dram_fault(START_TS + DAY, gpu=4) + dram_fault(START_TS + 2 * DAY, gpu=6), policy)
+    host_lemon = run(
+        dram_fault(START_TS, gpu=1)
+        + dram_fault(START_TS + DAY, gpu=4)
+        + dram_fault(START_TS + 2 * DAY, gpu=6),
+        policy,
+    )
     assert [(x.rule, x.scope_key) for x in host_lemon] == [("dram_uce_repeat_host", "h1")]
     gpu_lemon = run(dram_fault(START_TS, gpu=1) + dram_fault(START_TS + DAY, gpu=1), policy)
     assert [(x.rule, x.scope_key) for x in gpu_lemon] == [("dram_uce_repeat_gpu", "h1/1")]

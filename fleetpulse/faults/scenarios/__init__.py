@@ -1,0 +1,1 @@
+"""The four fault scenarios; each takes a ``FaultContext`` and returns a ``ScenarioResult``."""

@@ -1,0 +1,94 @@
+"""broker-restart: restart the broker while the simulator produces and a detector consumes.
+
+The simulator runs paced (live mode replaying the small fleet's history in about a minute)
+so the restarts land mid-production. Afterwards the input topics are counted against the
+simulator's manifest, and a clean reference worker processes the same topics for comparison.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from fleetpulse.faults.context import Clock, FaultContext, simulate
+from fleetpulse.faults.counting import count_events
+from fleetpulse.faults.detectors import Detector
+from fleetpulse.faults.kafka_io import records
+from fleetpulse.faults.results import ScenarioResult
+from fleetpulse.faults.sandbox import INPUTS, sandbox, variant
+from fleetpulse.faults.scenarios.common import judge, outputs
+
+NAME = "broker-restart"
+
+
+def run(
+    ctx: FaultContext, restarts: int = 3, produce_s: float = 75.0, first_after_s: float = 8.0, gap_s: float = 4.0
+) -> ScenarioResult:
+    from fleetpulse import admin
+    from producers.runner import parse_start
+
+    clock = Clock()
+    folder = ctx.folder(NAME)
+    settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))
+    admin.create_topics(settings)
+    live = Detector(variant(settings, "live"), folder / "live", NAME)
+    live.start()
+    outcome: dict[str, Any] = {}
+
+    def produce() -> None:
+        try:
+            outcome["sim"] = simulate(
+                ctx, settings, folder / "truth", mode="live", duration_s=produce_s,
+                speed=ctx.days * 86_400 / produce_s, interval_s=settings.simulator.fast_forward_interval_s,
+                start_ts=parse_start(settings.simulator.start),
+            )  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - reported in the result, the scenario goes on counting
+            outcome["error"] = f"{type(exc).__name__}: {exc}"
+
+    producer = threading.Thread(target=produce, name="fault-simulator", daemon=True)
+    producer.start()
+    ctx.say(f"{NAME}: simulator producing for {produce_s:g} s; detector consuming")
+    restart_log: list[dict[str, Any]] = []
+    crashes = 0
+    try:
+        time.sleep(first_after_s)
+        for i in range(1, restarts + 1):
+            began = clock()
+            ctx.broker.restart()
+            restart_log.append({"restart": i, "from_s": began, "to_s": clock(), "while_producing": producer.is_alive()})
+            ctx.say(f"{NAME}: broker restart {i}/{restarts} took {clock() - began:.1f} s")
+            time.sleep(gap_s)
+        producer.join(produce_s * 4 + 300)
+        if not live.alive():  # a crashed worker is restarted, as any supervisor would, and counted
+            crashes += 1
+            live.start()
+        drain_live = live.wait_drained()
+        live.stop()
+        ctx.say(f"{NAME}: production done; reference worker on the same topics")
+        reference = Detector(variant(settings, "ref"), folder / "ref", NAME)
+        try:
+            reference.start()
+            reference.wait_drained()
+        finally:
+            reference.stop()
+    finally:
+        live.stop()
+    result = ScenarioResult(scenario=NAME, injected=f"{len(restart_log)} × clean broker restart while the simulator "
+                            "produced (acks=all, idempotent) and a detector consumed")
+    sim = outcome.get("sim")
+    inputs = [r for key in INPUTS for r in records(settings, getattr(settings.topics, key).name)]
+    expected = sim.counts if sim is not None else {}
+    events = count_events(expected, inputs)
+    result.events_lost, result.events_duplicated = events.lost, events.duplicated
+    judge(result, outputs(reference.settings, folder / "truth"), outputs(live.settings, folder / "truth"))
+    result.details.update(
+        restarts=restart_log, events=events.per_type, expected_events=events.expected, worker_crashes=crashes,
+        simulator_error=outcome.get("error"), drain_after_production_s=round(drain_live, 1),
+    )
+    if outcome.get("error"):
+        result.explanations.append(f"the simulator failed: {outcome['error']}")
+    if crashes:
+        result.explanations.append(f"the detect worker exited during the restarts ({crashes}×) and was restarted")
+    result.duration_s = clock()
+    return result

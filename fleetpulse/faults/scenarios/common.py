@@ -1,0 +1,90 @@
+"""Steps the scenarios share: read a variant's outputs, judge them against a reference, fill a row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fleetpulse.faults.counting import compare_findings, judge_actions, split_by_host
+from fleetpulse.faults.kafka_io import records
+from fleetpulse.faults.results import ScenarioResult
+from fleetpulse.faults.scoring import detection_score, split
+
+if TYPE_CHECKING:
+    from fleetpulse.settings import Settings
+
+
+@dataclass
+class Outputs:
+    """What one detect variant wrote."""
+
+    findings: list[dict[str, Any]]
+    actions: list[dict[str, Any]]
+    alerts: list[dict[str, Any]]
+    dlq: list[dict[str, Any]]
+    score: dict[str, Any]
+
+
+def outputs(settings: Settings, truth: Path) -> Outputs:
+    t = settings.topics
+    return Outputs(
+        findings=records(settings, t.findings.name),
+        actions=records(settings, t.actions.name),
+        alerts=records(settings, t.alerts.name),
+        dlq=records(settings, t.dlq.name),
+        score=detection_score(settings, t.findings.name, truth),
+    )
+
+
+def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extras: bool = False) -> None:
+    """Fill the findings/actions/RMA/precision/recall columns of ``result`` (faulty vs reference).
+
+    ``extras``: also judge findings and actions the reference does not have (where the fault
+    must not add any, e.g. duplicated input records).
+    """
+    findings = compare_findings(reference.findings, observed.findings)
+    verdict = judge_actions(reference.actions, observed.actions, [*reference.findings, *observed.findings])
+    result.findings_lost = len(findings.lost)
+    result.actions_lost = verdict.lost
+    result.action_replays = verdict.replays
+    result.duplicate_rmas = verdict.duplicate_rmas
+    if extras:
+        result.findings_extra = len(findings.extra)
+        result.actions_extra = verdict.extra
+    result.precision, result.recall = split(observed.score)
+    result.reference_precision, result.reference_recall = split(reference.score)
+    ref_alerts = {r["payload"]["alert_id"] for r in reference.alerts}
+    obs_alerts = {r["payload"]["alert_id"] for r in observed.alerts}
+    result.details.update(
+        findings={"reference": findings.reference, "observed_distinct": findings.distinct,
+                  "observed_records": findings.records, "lost": findings.lost[:10], "extra": findings.extra[:10]},
+        actions={"reference": len({r["payload"]["action_id"] for r in reference.actions}),
+                 "observed_distinct": len({r["payload"]["action_id"] for r in observed.actions}),
+                 "observed_records": len(observed.actions), "lost": verdict.lost,
+                 "lost_unexplained": verdict.lost_unexplained, "extra": verdict.extra,
+                 "extra_unexplained": verdict.extra_unexplained,
+                 "replays": verdict.replays, "race_hosts": verdict.race_hosts,
+                 "lost_ids": verdict.lost_ids, "extra_ids": verdict.extra_ids},
+        alerts_topic={"reference": len(ref_alerts), "observed": len(obs_alerts),
+                      "missing": len(ref_alerts - obs_alerts), "extra": len(obs_alerts - ref_alerts)},
+        score={"faulty": observed.score, "reference": reference.score},
+    )
+    if verdict.lost and not verdict.lost_unexplained:
+        result.explanations.append(
+            f"all {verdict.lost} lost action(s) are on host(s) with repeated findings for the same operation "
+            f"({', '.join(verdict.race_hosts)}): the planner race (tests/faults/test_planner_race.py) decides "
+            "these by wall-clock tick timing, and two clean runs of the same input differ the same way"
+        )
+    if extras and verdict.extra:
+        extra_on, extra_off = split_by_host(verdict.extra_all, observed.actions, set(verdict.race_hosts))
+        if extra_on and not extra_off:
+            result.explanations.append(
+                f"all {verdict.extra} extra action(s) are on host(s) with repeated findings for the same operation: "
+                "the planner race again, not the injected fault"
+            )
+    if verdict.lost_unexplained:
+        result.explanations.append(
+            f"{verdict.lost_unexplained} lost action(s) on hosts without repeated findings: not explained "
+            "by the planner race (see details.actions.lost_ids)"
+        )

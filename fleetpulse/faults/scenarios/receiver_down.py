@@ -1,0 +1,153 @@
+"""receiver-down: the webhook receiver is down for a minute while alerts flow; then it comes back.
+
+AlertRaised records are produced straight to the alerts topic, spread before, during and
+after the outage; a real ``fleetpulse dispatch`` process delivers them to a real receiver
+(restarted on the same port and JSONL file). Counted: alerts never stored, alerts POSTed
+again (dropped by the receiver's Idempotency-Key check), alerts stored twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from fleetpulse.faults.context import Clock, FaultContext
+from fleetpulse.faults.counting import count_alerts
+from fleetpulse.faults.detectors import free_port
+from fleetpulse.faults.errors import ScenarioError
+from fleetpulse.faults.kafka_io import produce_raw, records, wait_until
+from fleetpulse.faults.results import ScenarioResult
+from fleetpulse.faults.sandbox import sandbox
+
+NAME = "receiver-down"
+
+
+def alert(i: int, run: str, ts: int) -> dict[str, Any]:
+    from schemas import AlertRaised
+
+    return AlertRaised(
+        event_id=f"{run}-alert-{i}",
+        host_id=f"fault-h{i % 48:05d}",
+        cluster="fault",
+        ts=ts,
+        payload={
+            "alert_id": f"{run}-alr-{i:05d}",
+            "alertname": "NewRMA" if i % 3 else "SlowHost",
+            "severity": "critical",
+            "labels": {"scenario": NAME},
+            "annotations": {"summary": f"fault-suite alert {i}"},
+        },
+    ).to_record()
+
+
+def stored_keys(out: Path) -> list[str]:
+    keys = []
+    if out.exists():
+        for line in out.read_text().splitlines():
+            try:
+                keys.append(json.loads(line)["idempotency_key"])
+            except (ValueError, KeyError):
+                continue
+    return keys
+
+
+def _dispatcher(settings: Any, url: str, secret: str, folder: Path) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
+    from fleetpulse.supervisor import fleetpulse_argv
+    from streams.worker import settings_env
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETPULSE_")}
+    env.update(settings_env(settings))
+    env["FLEETPULSE_WEBHOOKS"] = json.dumps({
+        "urls": [url], "secret": secret, "group_id": f"{settings.topics.prefix}dispatch",
+        "data_dir": str(folder / "outbox"), "backoff_base_s": 0.5, "backoff_max_s": 5.0, "timeout_s": 3.0,
+        "max_attempts": 10_000,
+    })  # fmt: skip
+    log = (folder / "dispatch.log").open("ab")
+    proc = subprocess.Popen(fleetpulse_argv("dispatch"), env=env, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    return proc, log
+
+
+def run(
+    ctx: FaultContext, alerts: int = 300, outage_s: float = 60.0, before_s: float = 10.0, after_s: float = 10.0
+) -> ScenarioResult:
+    from fleetpulse import admin
+    from schemas import Codec
+    from streams.webhooks import start_receiver
+
+    clock = Clock()
+    folder = ctx.folder(NAME)
+    settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))
+    admin.create_topics(settings, [settings.topics.alerts])
+    secret = secrets.token_hex(16)
+    out = folder / "received.jsonl"
+    receiver = start_receiver(0, secret.encode(), out)
+    port = receiver.port
+    proc, log = _dispatcher(settings, f"http://127.0.0.1:{port}/alerts", secret, folder)
+    codec = Codec()
+    span = before_s + outage_s + after_s
+    base_ts = int(time.time() * 1000)
+    batch = [alert(i, ctx.run_id, base_ts + i) for i in range(alerts)]
+    produced_at: list[float] = []
+
+    def produce() -> None:
+        started = time.monotonic()
+        for i, record in enumerate(batch):
+            due = started + span * i / alerts
+            time.sleep(max(0.0, due - time.monotonic()))
+            produce_raw(settings, [(settings.topics.alerts.name, record["payload"]["alert_id"].encode(),
+                                    codec.encode(record))], linger_ms=0)  # fmt: skip
+            produced_at.append(time.monotonic() - started)
+
+    wire_duplicates = 0
+    outage: dict[str, float] = {}
+    try:
+        producer = threading.Thread(target=produce, name="fault-alerts", daemon=True)
+        producer.start()
+        ctx.say(f"{NAME}: {alerts} alerts over {span:g} s; receiver goes down after {before_s:g} s for {outage_s:g} s")
+        time.sleep(before_s)
+        receiver.stop()
+        wire_duplicates += receiver.stats.duplicates
+        outage["down_at_s"] = clock()
+        time.sleep(outage_s)
+        receiver = start_receiver(port, secret.encode(), out)
+        outage["up_at_s"] = clock()
+        ctx.say(f"{NAME}: receiver back on port {port}")
+        producer.join(span + 120)
+        if proc.poll() is not None:
+            raise ScenarioError(NAME, f"the dispatcher exited ({proc.returncode}); log {folder / 'dispatch.log'}")
+        wanted = {r["payload"]["alert_id"] for r in batch}
+        wait_until(lambda: wanted <= set(stored_keys(out)), 120, interval_s=1.0)
+        time.sleep(3)  # late repeats of already-stored alerts still count as wire duplicates
+    finally:
+        receiver.stop()
+        wire_duplicates += receiver.stats.duplicates
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+        log.close()
+    in_topic = {r["payload"]["alert_id"] for r in records(settings, settings.topics.alerts.name)}
+    produced = {r["payload"]["alert_id"] for r in batch}
+    counts = count_alerts(produced, stored_keys(out), wire_duplicates)
+    during = sum(1 for t in produced_at if before_s <= t < before_s + outage_s)
+    result = ScenarioResult(
+        scenario=NAME,
+        injected=f"webhook receiver down {outage_s:g} s while {alerts} alerts flowed ({during} during the outage)",
+        alerts_lost=counts.lost,
+        alerts_wire_duplicates=counts.wire_duplicates,
+        alerts_accepted_twice=counts.accepted_twice,
+    )
+    result.details.update(produced=counts.produced, in_topic=len(in_topic), received=counts.received,
+                          produced_during_outage=during, outage=outage)  # fmt: skip
+    result.duration_s = clock()
+    return result
