@@ -146,7 +146,9 @@ def run_simulation(
         if request.seed is not None and request.seed != seed:
             raise SimulatorError(f"--seed {request.seed} differs from the continued run's seed {seed}")
         if request.preset is not None and request.preset != config.name:
-            raise SimulatorError(f"--preset {request.preset} differs from the continued run's fleet {config.name}")
+            raise SimulatorError(
+                f"--preset {request.preset} differs from the continued run's fleet {config.name}"
+            )
     else:
         config = request.fleet or load_fleet_config(request.preset or sim.preset, request.fleet_config)
         seed = sim.seed if request.seed is None else request.seed

@@ -18,7 +18,7 @@ class ProducerTuning(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    compression: Compression = Field("auto", description="auto: lz4, else zstd, else gzip")
+    compression: Compression = Field("auto", description="auto: zstd, else lz4, else gzip")
     linger_ms: int = Field(20, ge=0)
     batch_size: int = Field(256 * 1024, ge=1024)
     max_buffered_bytes: int = Field(

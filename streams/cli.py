@@ -67,3 +67,23 @@ def detect_policy(
     )
     p = loaded.planner
     console.print(f"planner: capacity {p.capacity_buffer_pct:g} %, failure buffer {p.failure_buffer_pct:g} %")
+
+
+@app.command("detect-resume")
+def detect_resume(
+    ctx: typer.Context,
+    domain: Annotated[str, typer.Argument(help="Maintenance domain whose halted train to resume.")],
+    by: Annotated[
+        str, typer.Option("--by", help="Who resumes it (recorded in the action's reason).")
+    ] = "operator",
+) -> None:
+    """Resume a maintenance train the planner halted (records train_resumed on fleet.actions)."""
+    from rich.console import Console
+
+    from fleetpulse.cli import settings_of
+    from streams.manual import resume_train
+    from streams.policy import load_policy
+
+    settings = settings_of(ctx)
+    action = resume_train(settings, load_policy(settings.detect.policy_file), domain, by=by)
+    Console().print(f"train resumed in {domain}: action {action.action_id} (after {action.caused_by})")

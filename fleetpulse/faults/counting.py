@@ -142,13 +142,17 @@ class DlqShare:
         return self.dead_lettered / self.poison if self.poison else None
 
 
-def reason_label(reason: str) -> str:
-    return reason.split(":", 1)[0].strip() or "?"
+def reason_label(error_type: str, reason: str) -> str:
+    """Low-cardinality label: the decode error's type, or the validation reason's first word."""
+    if error_type == "InvalidRecordError":
+        return reason.split(":", 1)[0].strip() or "?"
+    return error_type or "?"
 
 
 def dlq_share(poison: Mapping[bytes, str], dead_letters: Iterable[Mapping[str, Any]]) -> DlqShare:
     """``poison``: original bytes -> kind. A poison record counts once however often it was dead-lettered."""
     found: dict[bytes, str] = {}
+    labels: dict[bytes, str] = {}
     other = 0
     for r in dead_letters:
         p = r["payload"]
@@ -157,6 +161,7 @@ def dlq_share(poison: Mapping[bytes, str], dead_letters: Iterable[Mapping[str, A
             reason = str(p.get("reason") or "")
             if value not in found or (reason and not found[value]):
                 found[value] = reason
+                labels[value] = reason_label(str(p.get("error_type") or ""), reason)
         else:
             other += 1
     by_kind: dict[str, dict[str, int]] = {}
@@ -166,7 +171,7 @@ def dlq_share(poison: Mapping[bytes, str], dead_letters: Iterable[Mapping[str, A
         row["sent"] += 1
         if found.get(value):
             row["dead_lettered"] += 1
-            reasons[reason_label(found[value])] += 1
+            reasons[labels[value]] += 1
     missing = [f"{kind}:{value[:12].hex()}" for value, kind in poison.items() if not found.get(value)][:10]
     return DlqShare(
         poison=len(poison),
@@ -179,66 +184,46 @@ def dlq_share(poison: Mapping[bytes, str], dead_letters: Iterable[Mapping[str, A
     )
 
 
-def repeated_operation_hosts(findings: Iterable[Mapping[str, Any]]) -> set[str]:
-    """Hosts with two or more findings recommending the same operation.
-
-    On these hosts the planner's decision for the later finding (absorbed into the open
-    operation, or a new one) depends on whether a wall-clock tick completed the first repair
-    before the finding arrived (tests/faults/test_planner_race.py), so two clean runs can differ.
-    """
-    per: Counter[tuple[str, str]] = Counter(
-        (r["host_id"], r["payload"]["recommended_action"]) for r in {
-            r["payload"]["finding_id"]: r for r in findings
-        }.values()
-    )
-    return {host for (host, _), n in per.items() if n >= 2}
-
-
-def split_by_host(
-    action_ids: Iterable[str], actions: Iterable[Mapping[str, Any]], hosts: set[str]
-) -> tuple[list[str], list[str]]:
-    """``action_ids`` split into (on one of ``hosts``, elsewhere), looking hosts up in ``actions``."""
-    host_of = {r["payload"]["action_id"]: r["host_id"] for r in actions}
-    on, off = [], []
-    for a in action_ids:
-        (on if host_of.get(a) in hosts else off).append(a)
-    return on, off
-
 
 @dataclass(frozen=True)
 class ActionVerdict:
-    """Actions of a faulty run against a clean reference, with the planner-race share separated."""
+    """Actions of a faulty run against a clean reference, plus the completeness of its own log."""
 
-    lost: int
-    lost_unexplained: int  # lost on hosts without repeated findings: nothing but the fault explains them
-    extra: int
+    lost: int  # reference action ids missing in the faulty run
+    extra: int  # faulty-run action ids the reference does not have
     replays: int  # same action_id more than once in the topic
     duplicate_rmas: int
-    race_hosts: list[str] = field(default_factory=list)
+    broken: int  # steps dropped from the faulty run's own log (lifecycle_check): nothing but the fault explains them
     lost_ids: list[str] = field(default_factory=list)
     extra_ids: list[str] = field(default_factory=list)
-    extra_all: list[str] = field(default_factory=list)
-    extra_unexplained: int = 0
+    lost_kinds: dict[str, int] = field(default_factory=dict)
+    extra_kinds: dict[str, int] = field(default_factory=dict)
+    log_check: dict[str, list[str]] = field(default_factory=dict)
 
 
 def judge_actions(
     reference: Sequence[Mapping[str, Any]],
     observed: Sequence[Mapping[str, Any]],
-    findings: Iterable[Mapping[str, Any]],
+    observed_findings: Iterable[Mapping[str, Any]],
 ) -> ActionVerdict:
+    from fleetpulse.faults.lifecycle_check import check_log
+
     cmp = compare_actions(reference, observed)
-    hosts = repeated_operation_hosts(findings)
-    _, unexplained = split_by_host(cmp.lost, reference, hosts)
-    _, extra_unexplained = split_by_host(cmp.extra, observed, hosts)
+    kind_of = {r["payload"]["action_id"]: r["payload"]["kind"] for r in [*reference, *observed]}
+    log = check_log(observed, observed_findings)
     return ActionVerdict(
         lost=len(cmp.lost),
-        lost_unexplained=len(unexplained),
         extra=len(cmp.extra),
         replays=cmp.duplicate_records,
         duplicate_rmas=duplicate_rmas(reference, observed),
-        race_hosts=sorted(hosts),
+        broken=log.broken,
         lost_ids=cmp.lost[:20],
         extra_ids=cmp.extra[:20],
-        extra_all=cmp.extra,
-        extra_unexplained=len(extra_unexplained),
+        lost_kinds=dict(Counter(kind_of[a] for a in cmp.lost)),
+        extra_kinds=dict(Counter(kind_of[a] for a in cmp.extra)),
+        log_check={
+            "dangling_causes": log.dangling_causes[:10],
+            "missing_successors": log.missing_successors[:10],
+            "unhandled_findings": log.unhandled_findings[:10],
+        },
     )

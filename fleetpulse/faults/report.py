@@ -23,7 +23,7 @@ DATA = re.compile(r"<!-- results-json\n(.*?)\n-->", re.S)
 ORDER = ("worker-kill", "broker-restart", "receiver-down", "poison")
 
 HEADERS = (
-    "scenario", "injected", "events lost / dup.", "findings lost", "actions lost (unexplained)", "action replays",
+    "scenario", "injected", "events lost / dup.", "findings lost", "actions lost vs ref. (dropped)", "action replays",
     "dup. RMAs", "alerts lost / wire dup. / accepted twice", "poison in DLQ", "precision/recall (reference)",
     "goal met", "run",
 )  # fmt: skip
@@ -69,8 +69,7 @@ def cells(r: ScenarioResult) -> list[str]:
     events = "—" if r.events_lost is None else f"{r.events_lost:,} / {_num(r.events_duplicated)}"
     actions = "—"
     if r.actions_lost is not None:
-        unexplained = r.details.get("actions", {}).get("lost_unexplained")
-        actions = f"{r.actions_lost:,} ({_num(unexplained)})"
+        actions = f"{r.actions_lost:,} ({_num(r.actions_broken)})"
         if r.actions_extra is not None:
             actions += f", extra {r.actions_extra}"
     findings = _num(r.findings_lost) + ("" if r.findings_extra is None else f", extra {r.findings_extra}")

@@ -25,6 +25,7 @@ class ScenarioResult:
     findings_extra: int | None = None  # judged only where nothing may add findings (poison duplicates)
     actions_lost: int | None = None
     actions_extra: int | None = None  # idem
+    actions_broken: int | None = None  # steps missing from the faulty run's own log (no reference needed)
     action_replays: int | None = None  # same action_id twice in the topic (at-least-once; consumers dedup)
     duplicate_rmas: int | None = None
     alerts_lost: int | None = None
@@ -47,6 +48,7 @@ class ScenarioResult:
             "findings lost": self.findings_lost,
             "extra findings": self.findings_extra,
             "extra actions": self.actions_extra,
+            "actions dropped from the log": self.actions_broken,
             "actions lost": self.actions_lost,
             "duplicate RMAs": self.duplicate_rmas,
             "alerts lost": self.alerts_lost,

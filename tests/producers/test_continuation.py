@@ -11,7 +11,6 @@ from producers.errors import SimulatorError
 from producers.fleet import DAY_MS
 from producers.runner import SimulationRequest, run_simulation
 from producers.sinks.base import MemorySink
-from tests.producers.conftest import START
 
 
 def _last_seq(records: list[dict]) -> dict[str, int]:

@@ -23,7 +23,7 @@ NAME = "broker-restart"
 
 
 def run(
-    ctx: FaultContext, restarts: int = 3, produce_s: float = 75.0, first_after_s: float = 8.0, gap_s: float = 4.0
+    ctx: FaultContext, restarts: int = 3, produce_s: float = 90.0, first_after_s: float = 5.0, gap_s: float = 3.0
 ) -> ScenarioResult:
     from fleetpulse import admin
     from producers.runner import parse_start

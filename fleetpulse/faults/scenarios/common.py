@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fleetpulse.faults.counting import compare_findings, judge_actions, split_by_host
+from fleetpulse.faults.counting import compare_findings, judge_actions
+from fleetpulse.faults.lifecycle_check import check_log
 from fleetpulse.faults.kafka_io import records
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.scoring import detection_score, split
@@ -44,9 +45,11 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
     must not add any, e.g. duplicated input records).
     """
     findings = compare_findings(reference.findings, observed.findings)
-    verdict = judge_actions(reference.actions, observed.actions, [*reference.findings, *observed.findings])
+    verdict = judge_actions(reference.actions, observed.actions, observed.findings)
+    ref_log = check_log(reference.actions, reference.findings)
     result.findings_lost = len(findings.lost)
     result.actions_lost = verdict.lost
+    result.actions_broken = verdict.broken
     result.action_replays = verdict.replays
     result.duplicate_rmas = verdict.duplicate_rmas
     if extras:
@@ -61,30 +64,24 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
                   "observed_records": findings.records, "lost": findings.lost[:10], "extra": findings.extra[:10]},
         actions={"reference": len({r["payload"]["action_id"] for r in reference.actions}),
                  "observed_distinct": len({r["payload"]["action_id"] for r in observed.actions}),
-                 "observed_records": len(observed.actions), "lost": verdict.lost,
-                 "lost_unexplained": verdict.lost_unexplained, "extra": verdict.extra,
-                 "extra_unexplained": verdict.extra_unexplained,
-                 "replays": verdict.replays, "race_hosts": verdict.race_hosts,
-                 "lost_ids": verdict.lost_ids, "extra_ids": verdict.extra_ids},
+                 "observed_records": len(observed.actions), "lost": verdict.lost, "extra": verdict.extra,
+                 "lost_kinds": verdict.lost_kinds, "extra_kinds": verdict.extra_kinds,
+                 "replays": verdict.replays, "broken": verdict.broken, "log_check": verdict.log_check,
+                 "reference_broken": ref_log.broken, "lost_ids": verdict.lost_ids, "extra_ids": verdict.extra_ids},
         alerts_topic={"reference": len(ref_alerts), "observed": len(obs_alerts),
                       "missing": len(ref_alerts - obs_alerts), "extra": len(obs_alerts - ref_alerts)},
         score={"faulty": observed.score, "reference": reference.score},
-    )
-    if verdict.lost and not verdict.lost_unexplained:
+    )  # fmt: skip
+    differs = verdict.lost or (extras and verdict.extra)
+    if differs and not verdict.broken and not findings.lost:
         result.explanations.append(
-            f"all {verdict.lost} lost action(s) are on host(s) with repeated findings for the same operation "
-            f"({', '.join(verdict.race_hosts)}): the planner race (tests/faults/test_planner_race.py) decides "
-            "these by wall-clock tick timing, and two clean runs of the same input differ the same way"
+            f"{verdict.lost} reference action(s) missing and {verdict.extra} extra, with the same findings and a "
+            "complete action log (every step has its cause and successor, every finding was acted on or absorbed): "
+            "the planner decided differently, it dropped nothing. Its decisions depend on when wall-clock ticks "
+            "complete repairs relative to later findings (tests/faults/test_planner_race.py); "
+            f"lost {verdict.lost_kinds}, extra {verdict.extra_kinds}"
         )
-    if extras and verdict.extra:
-        extra_on, extra_off = split_by_host(verdict.extra_all, observed.actions, set(verdict.race_hosts))
-        if extra_on and not extra_off:
-            result.explanations.append(
-                f"all {verdict.extra} extra action(s) are on host(s) with repeated findings for the same operation: "
-                "the planner race again, not the injected fault"
-            )
-    if verdict.lost_unexplained:
+    if verdict.broken:
         result.explanations.append(
-            f"{verdict.lost_unexplained} lost action(s) on hosts without repeated findings: not explained "
-            "by the planner race (see details.actions.lost_ids)"
+            f"the faulty run's action log is incomplete: {verdict.log_check} (steps dropped by the fault)"
         )

@@ -1,0 +1,71 @@
+"""Actions a person takes by hand: resume a maintenance train the planner halted.
+
+The action goes to ``fleet.actions`` like any other (same deterministic id the planner would
+use), so every worker folds it in and the planner drains the backlog within capacity again.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from schemas import Codec
+from streams.errors import StreamsError
+from streams.lifecycle import Action, FleetState, replay
+from streams.planner import Planner
+from streams.policy import Policy
+
+if TYPE_CHECKING:
+    from fleetpulse.settings import Settings
+
+
+def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
+    """Every action on fleet.actions, in partition order (enough for a per-domain fold)."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    topic = settings.topics.actions.name
+    consumer = KafkaConsumer(
+        **settings.kafka.kafka_python(settings.bootstrap_servers), enable_auto_commit=False
+    )
+    codec = Codec()
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        if not tps:
+            return []
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        out: list[Action] = []
+        deadline = time.monotonic() + timeout_s
+        while any(consumer.position(tp) < ends[tp] for tp in tps):
+            if time.monotonic() > deadline:
+                raise StreamsError(f"reading {topic} took longer than {timeout_s:.0f} s")
+            for batch in consumer.poll(timeout_ms=200).values():
+                out.extend(Action.from_record(codec.decode(m.value).record) for m in batch)
+        return out
+    finally:
+        consumer.close()
+
+
+def resume_train(
+    settings: Settings, policy: Policy, domain: str, *, by: str, now_ms: int | None = None
+) -> Action:
+    """Record train_resumed for a halted domain; StreamsError if it is not halted."""
+    from kafka import KafkaProducer
+
+    state: FleetState = replay(read_actions(settings))
+    if domain not in state.domains or not state.domains[domain].halted:
+        halted = sorted(d for d, s in state.domains.items() if s.halted)
+        raise StreamsError(f"domain {domain!r} is not halted (halted: {', '.join(halted) or 'none'})")
+    last_ts = max((h.last_ts for h in state.hosts.values() if h.domain == domain), default=0)
+    actions = Planner(policy).resume(state, domain, now_ms or last_ts, f"resumed by {by}")
+    producer = KafkaProducer(**settings.kafka.kafka_python(settings.bootstrap_servers), acks="all")
+    try:
+        for action in actions:
+            producer.send(
+                settings.topics.actions.name, key=domain.encode(), value=Codec().encode(action.to_record())
+            )
+        producer.flush(30)
+    finally:
+        producer.close()
+    return actions[0]
