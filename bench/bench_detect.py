@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -84,6 +85,50 @@ async def bare_loop(settings: Settings, topics: list[str], expected: int) -> flo
         return n / (time.perf_counter() - (t0 or time.perf_counter()))
     finally:
         await consumer.stop()
+
+
+NOOP_WORKER = """
+import sys, time, uuid, faust
+from schemas import Codec
+bootstrap, topics, expected = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
+app = faust.App(f"noop-{uuid.uuid4().hex[:6]}", broker=f"kafka://{bootstrap}", store="memory://", web_enabled=False,
+                consumer_auto_offset_reset="earliest", autodiscover=False, table_standby_replicas=0)
+codec, state = Codec(), {"n": 0, "t0": 0.0, "t1": 0.0}
+@app.agent(app.topic(*topics, key_serializer="raw", value_serializer="raw"))
+async def count(stream):
+    async for value in stream:
+        state["t0"] = state["t0"] or time.perf_counter()
+        try:
+            codec.decode(value)
+        except Exception:
+            pass
+        state["n"] += 1
+        state["t1"] = time.perf_counter()
+        if state["n"] >= expected:
+            print(f"RATE {state['n'] / (state['t1'] - state['t0']):.0f}", flush=True)
+faust.Worker(app, loglevel="error", quiet=True, redirect_stdouts=False).execute_from_commandline()
+"""
+
+
+def faust_noop(settings: Settings, topics: list[str], expected: int) -> float:
+    """Events/s of a Faust agent that only decodes: the ceiling any Faust worker has here."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", NOOP_WORKER, settings.bootstrap_servers, ",".join(topics), str(expected)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("RATE "):
+                return float(line.split()[1])
+        return 0.0
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
 
 
 def events_total(text: str) -> float:

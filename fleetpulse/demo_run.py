@@ -98,6 +98,9 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
     from fleetpulse.broker import ensure_running
     from fleetpulse.settings import Settings as SettingsCls
 
+    import logging
+
+    logging.getLogger("kafka").setLevel(logging.ERROR)  # the demo's own stats client; parts log to files
     plan.run_dir.mkdir(parents=True, exist_ok=True)
     phases = Phases()
     console.print(f"[bold]fleetpulse demo[/] run [cyan]{plan.run_id}[/] → {plan.run_dir}")

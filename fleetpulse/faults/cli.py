@@ -18,6 +18,11 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def faults() -> None:
+    """Fault injection: kill detect workers, restart the broker, take the webhook receiver down, feed poison."""
+
+
 @app.command("run")
 def run(
     ctx: typer.Context,

@@ -72,6 +72,15 @@ def duplicate_rmas(reference: Iterable[Mapping[str, Any]], observed: Iterable[Ma
     return max(per_cause, excess)
 
 
+def rmas_from_new_findings(observed: Iterable[Mapping[str, Any]], reference_finding_ids: set[str]) -> list[str]:
+    """RMAs opened for a finding the reference never raised: a replay that re-found a failure under a new id."""
+    return sorted(
+        r["payload"]["action_id"]
+        for r in observed
+        if r["payload"]["kind"] == "rma_opened" and r["payload"].get("finding_id") not in reference_finding_ids
+    )
+
+
 @dataclass(frozen=True)
 class EventCount:
     """Input events: what the simulator says it produced vs what the topics hold."""

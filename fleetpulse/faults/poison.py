@@ -114,13 +114,14 @@ def _error_mutators(event_type: str) -> list[Mutator]:
         p["job_gpus"] = -r.randint(1, 4096)
         return "negative job size"
 
-    return {
+    table: dict[str, list[Mutator]] = {
         "XidRaised": [gpu, xid],
         "EccErrorObserved": [gpu, count, vocab("memory")],
         "PcieAerReported": [vocab("severity")],
         "LinkEventObserved": [port, count, vocab("kind")],
         "JobInterrupted": [job_gpus],
-    }.get(event_type, [])
+    }
+    return table.get(event_type, [])
 
 
 def _mutators(event_type: str) -> list[Mutator]:

@@ -31,33 +31,38 @@ HEADERS = (
 DEFAULT_HANDWRITTEN = """
 ## How to read this table
 
-Each row is one fault scenario run against a real Apache Kafka broker of its own, with its
-own topic prefix, by `fleetpulse faults run` (the tests in `tests/faults/` run the same code
-and assert the goals). The fleet is the `small` preset (48 hosts, 384 GPUs), 14 simulated days.
+Each row is one fault scenario, run by `fleetpulse faults run` against a Kafka broker started
+for the run (its own topic prefix per scenario); `tests/faults/` runs the same code and asserts
+the goals. The fleet is the `small` preset (2 clusters × 24 hosts × 8 GPUs), 14 simulated days.
 
-- **Reference.** A fault is judged against a clean run on the same input: a second detect
-  worker with its own consumer group and its own output topics. "Lost" means present in the
-  reference and absent in the faulty run, matched by the deterministic ids (`finding_id`,
-  `action_id`); "duplicated" means the same id twice.
+- **Reference.** A fault is judged against a clean run on the same input: a second detect worker
+  with its own consumer group and its own output topics. *Lost* means present in the reference
+  and absent in the faulty run, matched by the deterministic ids (`finding_id`, `action_id`).
 - **Events lost / duplicated** compare the simulator's manifest (events per type handed to the
   producer) with the distinct `event_id`s in the input topics, and count ids seen twice.
-- **Actions lost (unexplained).** The maintenance planner decides a second finding for a host
-  that already has the same operation open (absorb it, or open a new operation) depending on
-  whether a wall-clock tick completed the first repair before the finding arrived. Two *clean*
-  runs of the same input can therefore differ on such hosts (reproduced deterministically by
-  `tests/faults/test_planner_race.py`, marked xfail until the planner is fixed). Lost actions on
-  those hosts are counted in the first number; the number in brackets is the losses on every
-  other host, which nothing but the fault can explain. Both are shown; the goal is 0 for both.
-- **Action replays** are records of an `action_id` already in the topic (at-least-once
-  replays after a crash). Consumers fold actions by id, so they are harmless; reported, not a goal.
-- **Alerts.** *Wire duplicates* are deliveries the receiver got again and dropped by
-  `Idempotency-Key` (a retry whose first 200 was lost); *accepted twice* would be a real
+- **Actions lost vs ref. (dropped).** The first number is the strict comparison with the
+  reference. It is not a clean measure of loss today: the maintenance planner decides some things
+  (absorb a second finding into an open operation or open a new one; halt a domain's train or not)
+  depending on whether a wall-clock tick completed a repair before the next finding arrived, so
+  two *clean* runs of the same input differ too (reproduced without Kafka by
+  `tests/faults/test_planner_race.py`, a strict xfail until `streams/planner.py` is fixed). The
+  number in brackets needs no reference: steps missing from the faulty run's own action log — a
+  step without its successor (`drain_requested` → `drained` → request, `repaired` → `verified` →
+  `returned`), a `caused_by` pointing to no action, a finding with no action that no open
+  operation absorbed. That is what a crash could drop; its goal is 0 and the tests assert it.
+- **Action replays** are records of an `action_id` already in the topic (at-least-once replays
+  after a crash). Consumers fold actions by id, so they are harmless; reported, not a goal.
+- **Duplicate RMAs**: more than one RMA for the same host and cause, or more RMAs than the
+  reference (strict, so it shares the planner caveat above); an RMA for a finding the reference
+  never raised would be a replayed failure counted twice, and is asserted to be absent.
+- **Alerts**: *wire duplicates* are deliveries the receiver got again and dropped by
+  `Idempotency-Key` (a retry whose first answer was lost); *accepted twice* would be a real
   duplicate and must be 0.
 - **Poison in DLQ** is the share of non-duplicate poison records found in the dead-letter topic,
   matched by their original bytes, with a non-empty reason. Duplicated valid records are not
-  poison: they must create no extra finding or action (judged against the reference).
-- **Precision/recall** per detector (repeat offender, slow host) from `streams.scoring` against
-  the simulator's ground truth; the goal is "as in the clean reference".
+  poison: they must add no finding or action (judged against the reference).
+- **Precision/recall** per detector (repeat offender, slow host), from `streams.scoring` against
+  the simulator's ground truth as `fleetpulse score` computes it; the goal is "as in the reference".
 """
 
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fleetpulse.faults.counting import compare_findings, judge_actions
-from fleetpulse.faults.lifecycle_check import check_log
+from fleetpulse.faults.counting import compare_findings, judge_actions, rmas_from_new_findings
 from fleetpulse.faults.kafka_io import records
+from fleetpulse.faults.lifecycle_check import check_log
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.scoring import detection_score, split
 
@@ -47,6 +47,7 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
     findings = compare_findings(reference.findings, observed.findings)
     verdict = judge_actions(reference.actions, observed.actions, observed.findings)
     ref_log = check_log(reference.actions, reference.findings)
+    new_rmas = rmas_from_new_findings(observed.actions, {r["payload"]["finding_id"] for r in reference.findings})
     result.findings_lost = len(findings.lost)
     result.actions_lost = verdict.lost
     result.actions_broken = verdict.broken
@@ -67,7 +68,7 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
                  "observed_records": len(observed.actions), "lost": verdict.lost, "extra": verdict.extra,
                  "lost_kinds": verdict.lost_kinds, "extra_kinds": verdict.extra_kinds,
                  "replays": verdict.replays, "broken": verdict.broken, "log_check": verdict.log_check,
-                 "reference_broken": ref_log.broken, "lost_ids": verdict.lost_ids, "extra_ids": verdict.extra_ids},
+                 "reference_broken": ref_log.broken, "rmas_from_new_findings": new_rmas, "lost_ids": verdict.lost_ids, "extra_ids": verdict.extra_ids},
         alerts_topic={"reference": len(ref_alerts), "observed": len(obs_alerts),
                       "missing": len(ref_alerts - obs_alerts), "extra": len(obs_alerts - ref_alerts)},
         score={"faulty": observed.score, "reference": reference.score},
@@ -80,6 +81,11 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
             "the planner decided differently, it dropped nothing. Its decisions depend on when wall-clock ticks "
             "complete repairs relative to later findings (tests/faults/test_planner_race.py); "
             f"lost {verdict.lost_kinds}, extra {verdict.extra_kinds}"
+        )
+    if verdict.duplicate_rmas and not new_rmas:
+        result.explanations.append(
+            f"{verdict.duplicate_rmas} RMA(s) more than the reference, each for a finding the reference raised too "
+            "(and absorbed into an open operation): the same planner timing dependence, not a replayed failure"
         )
     if verdict.broken:
         result.explanations.append(

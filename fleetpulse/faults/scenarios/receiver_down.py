@@ -19,7 +19,6 @@ from typing import IO, Any
 
 from fleetpulse.faults.context import Clock, FaultContext
 from fleetpulse.faults.counting import count_alerts
-from fleetpulse.faults.detectors import free_port
 from fleetpulse.faults.errors import ScenarioError
 from fleetpulse.faults.kafka_io import produce_raw, records, wait_until
 from fleetpulse.faults.results import ScenarioResult

@@ -1,0 +1,73 @@
+"""The four fault scenarios against a real broker of the suite's own; each asserts the reliability goals.
+
+One deliberate gap, stated rather than hidden: "actions lost vs the reference" (and "more RMAs
+than the reference") is not asserted. Two clean runs of the same input already differ there,
+because the planner's decisions depend on wall-clock tick timing (test_planner_race.py, a
+strict xfail until streams/planner.py is fixed). What a fault could drop is asserted instead:
+every finding kept, a complete action log (no step without its cause or successor, no finding
+left without action), no RMA for a finding the reference never raised. The strict numbers are
+in the table and in docs/RELIABILITY.md.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fleetpulse.faults.context import FaultContext
+from fleetpulse.faults.report import print_table
+from fleetpulse.faults.results import ScenarioResult
+from fleetpulse.faults.runner import run_scenario
+
+pytestmark = [pytest.mark.faults, pytest.mark.integration]
+
+
+def run(ctx: FaultContext, name: str) -> ScenarioResult:
+    result = run_scenario(ctx, name)
+    print_table([result])
+    return result
+
+
+def assert_detection_kept(r: ScenarioResult) -> None:
+    assert r.findings_lost == 0, r.details["findings"]
+    assert r.actions_broken == 0, r.details["actions"]["log_check"]
+    assert r.details["actions"]["rmas_from_new_findings"] == []
+    assert r.action_replays is not None
+    for detector, ref in r.reference_precision.items():
+        assert ref is None or (r.precision[detector] or 0) >= ref, (detector, r.details["score"])
+    for detector, ref in r.reference_recall.items():
+        assert ref is None or (r.recall[detector] or 0) >= ref, (detector, r.details["score"])
+
+
+def test_worker_kill(fault_context: FaultContext) -> None:
+    r = run(fault_context, "worker-kill")
+    kills = r.details["kills"]
+    assert len(kills) == 5
+    assert all(a["input_committed"] < b["input_committed"] for a, b in zip(kills, kills[1:], strict=False))
+    assert kills[-1]["share"] < 1.0  # the last kill still came mid-run
+    assert_detection_kept(r)
+
+
+def test_broker_restart(fault_context: FaultContext) -> None:
+    r = run(fault_context, "broker-restart")
+    assert [x["while_producing"] for x in r.details["restarts"]] == [True, True, True]
+    assert r.details["simulator_error"] is None
+    assert r.events_lost == 0 and r.events_duplicated == 0, r.details["events"]
+    assert r.details["worker_crashes"] == 0
+    assert_detection_kept(r)
+
+
+def test_receiver_down(fault_context: FaultContext) -> None:
+    r = run(fault_context, "receiver-down")
+    assert r.details["produced_during_outage"] > 100
+    assert r.details["outage"]["up_at_s"] - r.details["outage"]["down_at_s"] >= 60
+    assert r.alerts_lost == 0
+    assert r.alerts_accepted_twice == 0
+
+
+def test_poison(fault_context: FaultContext) -> None:
+    r = run(fault_context, "poison")
+    assert r.details["poison"] == 10_000 and r.details["duplicates"] == 500
+    assert r.dlq_share == 1.0, (r.details["by_kind"], r.details["missing"])
+    assert r.details["without_reason"] == 0 and r.details["dlq_not_poison"] == 0
+    assert r.findings_extra == 0, r.details["findings"]
+    assert_detection_kept(r)
