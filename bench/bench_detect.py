@@ -221,10 +221,11 @@ def main() -> None:
     produce(settings, records)
     print(f"produced in {time.perf_counter() - t:.1f} s")
 
-    bare = asyncio.run(
-        bare_loop(settings, [settings.topics.samples.name, settings.topics.errors.name], len(stream))
-    )
+    topics = [settings.topics.samples.name, settings.topics.errors.name]
+    bare = asyncio.run(bare_loop(settings, topics, len(stream)))
     print(f"bare aiokafka consume+decode: {bare:,.0f} events/s")
+    noop = faust_noop(settings, topics, len(stream))
+    print(f"Faust agent, decode only:     {noop:,.0f} events/s ({noop / bare:.0%} of the bare loop)")
 
     with tempfile.TemporaryDirectory() as tmp:
         port = free_port()
@@ -243,7 +244,8 @@ def main() -> None:
                 time.sleep(0.1)
             rate = done / (t1 - t0) if t0 and t1 and t1 > t0 else 0.0
             print(
-                f"detect worker: {rate:,.0f} events/s ({rate / bare:.0%} of the bare loop), {done:.0f} events"
+                f"detect worker:                {rate:,.0f} events/s ({rate / bare:.0%} of the bare loop, "
+                f"{rate / noop:.0%} of the Faust decode-only agent), {done:.0f} events"
             )
             lat = asyncio.run(
                 latency(settings, lemon_pairs(scenario, args.lemons, scenario.start_ts + 3 * 3_600_000))

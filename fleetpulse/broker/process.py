@@ -218,10 +218,9 @@ class LocalBroker:
             *self._java_base(java),
             "kafka.tools.StorageTool",
             "format",
-            "-t",
-            new_cluster_id(),
-            "-c",
-            str(self.files.server_properties),
+            # one argv word: a base64url id may start with '-', which argparse would take for an option
+            f"--cluster-id={new_cluster_id()}",
+            f"--config={self.files.server_properties}",
         ]
         try:
             result = jars.run_captured(argv, self.settings.start_timeout_s)

@@ -48,6 +48,7 @@ def run(
 
     from fleetpulse.cli import settings_of
     from fleetpulse.faults.context import FaultContext
+    from fleetpulse.faults.errors import ScenarioError
     from fleetpulse.faults.report import print_table, write_reliability
     from fleetpulse.faults.runner import check_names, own_broker, run_scenario
 
@@ -58,14 +59,20 @@ def run(
     run_dir = (out / run_id).resolve()
     command = "fleetpulse " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["faults"] else "fleetpulse faults run"
     results = []
+    failed: list[str] = []
     with console.status("starting a Kafka broker for the fault run …"), own_broker(settings, run_dir / "broker") as broker:
         context = FaultContext(
             base=settings, broker=broker, out_dir=run_dir, run_id=run_id, command=command,
             preset=preset, days=days, seed=seed, say=lambda m: console.log(m),
         )  # fmt: skip
         for name in names:
-            with console.status(f"scenario [bold]{name}[/] …"):
-                result = run_scenario(context, name)
+            try:
+                with console.status(f"scenario [bold]{name}[/] …"):
+                    result = run_scenario(context, name)
+            except ScenarioError as exc:  # the run itself failed: no row, the other scenarios still run
+                console.print(f"[red]✗ {name} could not run:[/] {exc}")
+                failed.append(name)
+                continue
             results.append(result)
             console.print(f"{'[green]✓' if result.met else '[red]✗'}[/] {name} ({result.duration_s:.0f} s)")
     print_table(results, console)
@@ -73,5 +80,5 @@ def run(
         write_reliability(write, results)
         console.print(f"written to {write}")
     console.print(f"run folder: {run_dir}")
-    if not all(r.met for r in results):
+    if failed or not all(r.met for r in results):
         raise typer.Exit(1)

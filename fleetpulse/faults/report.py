@@ -92,12 +92,15 @@ def cells(r: ScenarioResult) -> list[str]:
 
 
 def print_table(results: Sequence[ScenarioResult], console: Console | None = None) -> None:
+    """One column per scenario (the Markdown file has one row per scenario; this fits a terminal)."""
     console = console or Console()
     table = Table(title="fleetpulse fault injection", show_lines=True)
-    for h in HEADERS:
-        table.add_column(h, overflow="fold")
+    table.add_column("")
     for r in results:
-        table.add_row(*cells(r), style=None if r.met else "red")
+        table.add_column(r.scenario, style=None if r.met else "red", overflow="fold")
+    columns = [cells(r) for r in results]
+    for i, header in enumerate(HEADERS[1:], start=1):
+        table.add_row(header, *(c[i] for c in columns))
     console.print(table)
     console.print(f"goal: {GOALS}")
     for r in results:

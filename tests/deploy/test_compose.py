@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-import click
 import pytest
 import typer.main
 import yaml
@@ -17,16 +17,18 @@ SERVICES = COMPOSE["services"]
 FLEETPULSE_SERVICES = {name: svc for name, svc in SERVICES.items() if name != "kafka"}
 
 
-def resolve(argv: list[str]) -> click.Command:
-    """The click command ``fleetpulse argv...`` would run; fails if a sub-command is unknown."""
-    command: click.Command = typer.main.get_command(app)
-    ctx = click.Context(command)
-    args = list(argv)
-    while isinstance(command, click.Group):
-        name = args.pop(0)
-        sub = command.get_command(ctx, name)
-        assert sub is not None, f"`fleetpulse {' '.join(argv)}`: no command {name!r}"
-        command = sub
+def resolve(argv: list[str]) -> Any:
+    """The command ``fleetpulse argv...`` would run; fails if a sub-command is unknown.
+
+    Duck-typed on ``.commands``: recent Typer releases ship their own click classes.
+    """
+    command: Any = typer.main.get_command(app)
+    for name in argv:
+        commands = getattr(command, "commands", None)
+        assert commands is not None, f"`fleetpulse {' '.join(argv)}`: {command.name} takes no sub-command"
+        assert name in commands, f"`fleetpulse {' '.join(argv)}`: no command {name!r}"
+        command = commands[name]
+    assert not hasattr(command, "commands"), f"`fleetpulse {' '.join(argv)}` is a group, not a command"
     return command
 
 

@@ -18,7 +18,7 @@ from fleetpulse.faults.report import print_table
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.runner import run_scenario
 
-pytestmark = [pytest.mark.faults, pytest.mark.integration]
+pytestmark = pytest.mark.faults
 
 
 def run(ctx: FaultContext, name: str) -> ScenarioResult:
@@ -41,9 +41,9 @@ def assert_detection_kept(r: ScenarioResult) -> None:
 def test_worker_kill(fault_context: FaultContext) -> None:
     r = run(fault_context, "worker-kill")
     kills = r.details["kills"]
-    assert len(kills) == 5
+    assert len(kills) == 5 and all(k["while_producing"] for k in kills)  # every kill mid-run
     assert all(a["input_committed"] < b["input_committed"] for a, b in zip(kills, kills[1:], strict=False))
-    assert kills[-1]["share"] < 1.0  # the last kill still came mid-run
+    assert r.details["simulator_error"] is None
     assert_detection_kept(r)
 
 
@@ -59,7 +59,7 @@ def test_broker_restart(fault_context: FaultContext) -> None:
 def test_receiver_down(fault_context: FaultContext) -> None:
     r = run(fault_context, "receiver-down")
     assert r.details["produced_during_outage"] > 100
-    assert r.details["outage"]["up_at_s"] - r.details["outage"]["down_at_s"] >= 60
+    assert r.details["outage"]["seconds"] >= 60
     assert r.alerts_lost == 0
     assert r.alerts_accepted_twice == 0
 

@@ -112,10 +112,12 @@ def run(
         ctx.say(f"{NAME}: {alerts} alerts over {span:g} s; receiver goes down after {before_s:g} s for {outage_s:g} s")
         time.sleep(before_s)
         receiver.stop()
+        down = time.monotonic()
         wire_duplicates += receiver.stats.duplicates
         outage["down_at_s"] = clock()
         time.sleep(outage_s)
         receiver = start_receiver(port, secret.encode(), out)
+        outage["seconds"] = round(time.monotonic() - down, 2)
         outage["up_at_s"] = clock()
         ctx.say(f"{NAME}: receiver back on port {port}")
         producer.join(span + 120)

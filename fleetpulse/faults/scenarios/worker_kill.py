@@ -1,16 +1,23 @@
-"""worker-kill: SIGKILL the detect worker again and again mid-run; compare with a clean worker on the same input.
+"""worker-kill: SIGKILL the detect worker again and again while input arrives; compare with a clean worker.
 
-The clean reference and the faulty worker read the same input topics side by side (own
-consumer groups, own output topics). The faulty worker is killed when its group has
-committed 1/6, 2/6, ... of the input, and restarted at once on the same local state.
+The simulator replays the small fleet's history paced over about a minute, so every kill
+lands mid-run. A clean reference worker and the faulty worker read the same input topics
+side by side (own consumer groups, own output topics). After each restart the faulty worker
+is killed once its group has committed more input than before, plus a short random delay;
+it is restarted at once on the same local state.
 """
 
 from __future__ import annotations
 
+import random
+import threading
+import time
+from typing import Any
+
 from fleetpulse.faults.context import Clock, FaultContext, simulate
 from fleetpulse.faults.detectors import Detector
 from fleetpulse.faults.errors import ScenarioError
-from fleetpulse.faults.kafka_io import wait_until
+from fleetpulse.faults.kafka_io import end_offsets, wait_until
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.sandbox import sandbox, variant
 from fleetpulse.faults.scenarios.common import judge, outputs
@@ -18,43 +25,67 @@ from fleetpulse.faults.scenarios.common import judge, outputs
 NAME = "worker-kill"
 
 
-def run(ctx: FaultContext, kills: int = 5) -> ScenarioResult:
+def run(ctx: FaultContext, kills: int = 5, produce_s: float = 75.0) -> ScenarioResult:
+    from fleetpulse import admin
+    from producers.runner import parse_start
+
     clock = Clock()
     folder = ctx.folder(NAME)
     settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))
-    sim = simulate(ctx, settings, folder / "truth")
-    total = sum(n for t, n in sim.counts_by_topic.items() if t in (settings.topics.samples.name, settings.topics.errors.name))
-    ctx.say(f"{NAME}: {sim.total:,} events simulated; starting the reference and the faulty worker")
+    admin.create_topics(settings)
     reference = Detector(variant(settings, "ref"), folder / "ref", NAME)
     faulty = Detector(variant(settings, "kill"), folder / "kill", NAME)
-    kill_log: list[dict[str, float]] = []
+    rng = random.Random(ctx.seed)
+    outcome: dict[str, Any] = {}
+
+    def produce() -> None:
+        try:
+            outcome["sim"] = simulate(
+                ctx, settings, folder / "truth", mode="live", duration_s=produce_s,
+                speed=ctx.days * 86_400 / produce_s, interval_s=settings.simulator.fast_forward_interval_s,
+                start_ts=parse_start(settings.simulator.start),
+            )  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - reported in the result
+            outcome["error"] = f"{type(exc).__name__}: {exc}"
+
+    kill_log: list[dict[str, Any]] = []
+    producer = threading.Thread(target=produce, name="fault-simulator", daemon=True)
     try:
         reference.start()
         faulty.start()
+        producer.start()
+        ctx.say(f"{NAME}: simulator producing for {produce_s:g} s; reference and faulty worker consuming")
         last = 0
         for k in range(1, kills + 1):
-            target = max(total * k / (kills + 1), last + 1)  # and some progress in every life
 
-            def progressed(target: float = target) -> bool:
+            def progressed(floor: int = last) -> bool:
                 faulty.check_alive()
-                return faulty.consumed() >= target
+                return faulty.consumed() > floor
 
-            if not wait_until(progressed, 120, interval_s=0.3):
-                raise ScenarioError(NAME, f"the worker made no progress to {target:.0f} input records before kill {k}")
-            done = last = faulty.consumed()
+            if not wait_until(progressed, 120, interval_s=0.2):
+                raise ScenarioError(NAME, f"the worker committed no new input before kill {k}")
+            time.sleep(rng.uniform(0.5, 2.5))
+            last = faulty.consumed()
+            arrived = sum(end_offsets(settings, faulty.input_topics()).values())
             faulty.kill()
-            kill_log.append({"kill": k, "at_s": clock(), "input_committed": done, "share": round(done / total, 3)})
-            ctx.say(f"{NAME}: kill {k}/{kills} at {done / total:.0%} of the input; restarting")
+            kill_log.append({"kill": k, "at_s": clock(), "input_committed": last, "input_arrived": arrived,
+                             "while_producing": producer.is_alive()})  # fmt: skip
+            ctx.say(f"{NAME}: kill {k}/{kills}: {last:,} of {arrived:,} records so far committed; restarting")
             faulty.start()
+        producer.join(produce_s * 4 + 300)
         drain_faulty = faulty.wait_drained()
         reference.wait_drained()
     finally:
         faulty.stop()
         reference.stop()
-    result = ScenarioResult(scenario=NAME, injected=f"{faulty.kills} × SIGKILL of the detect worker mid-run "
-                            f"(restarted at once on its state), {sim.total:,} events of the {ctx.preset} fleet")
+    sim = outcome.get("sim")
+    total = sim.total if sim is not None else 0
+    result = ScenarioResult(scenario=NAME, injected=f"{faulty.kills} × SIGKILL of the detect worker while "
+                            f"{total:,} events of the {ctx.preset} fleet arrived (restarted at once on its state)")
     judge(result, outputs(reference.settings, folder / "truth"), outputs(faulty.settings, folder / "truth"))
-    result.details.update(kills=kill_log, input_records=total, drain_after_last_restart_s=round(drain_faulty, 1),
-                          starts=faulty.starts)
+    result.details.update(kills=kill_log, drain_after_production_s=round(drain_faulty, 1), starts=faulty.starts,
+                          simulator_error=outcome.get("error"))  # fmt: skip
+    if outcome.get("error"):
+        result.explanations.append(f"the simulator failed: {outcome['error']}")
     result.duration_s = clock()
     return result
