@@ -94,11 +94,11 @@ class Phases:
 
 
 def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
+    import logging
+
     from fleetpulse.admin import ensure_topics
     from fleetpulse.broker import ensure_running
     from fleetpulse.settings import Settings as SettingsCls
-
-    import logging
 
     logging.getLogger("kafka").setLevel(logging.ERROR)  # the demo's own stats client; parts log to files
     plan.run_dir.mkdir(parents=True, exist_ok=True)
