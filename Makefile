@@ -36,9 +36,12 @@ unit: $(STAMP)
 faults: $(STAMP)
 	$(BIN)/pytest -q -m faults
 
+## bench: every benchmark; results go to docs/benchmarks/*.md (summarised in docs/BENCHMARKS.md)
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[bench]"
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/bench_simulator.py --md docs/benchmarks/simulator.md
+	$(BIN)/python bench/bench_detect.py --md docs/benchmarks/detect.md
+	$(BIN)/python bench/bench_analytics.py --rows 100000000 --reps 3 --md docs/benchmarks/analytics.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

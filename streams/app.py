@@ -255,16 +255,13 @@ class DetectApp:
         @app.agent(self.samples_topic, name="samples")
         async def samples(stream: faust.StreamT) -> None:
             async for event in stream.events():
-                t_in = time.perf_counter()
                 record = await self._valid_record(event)
-                self.metrics.busy.labels("samples-validate").inc(time.perf_counter() - t_in)
                 if record is None or record["event_type"] != "HostSampled":
                     continue
                 src = event.message.partition
-                t0 = time.perf_counter()
-                summaries, late = self.host_stage.add_sample(self.host_table, record)
-                self.metrics.busy.labels("samples-fold").inc(time.perf_counter() - t0)
-                self.metrics.handled.labels("samples").inc()
+                summaries, late = self.host_stage.add_sample(self.host_cache, record)
+                if summaries:
+                    self.host_cache.write_through(record["host_id"])  # a closed window is never re-summarised
                 if late:
                     self.metrics.late.labels("samples").inc()
                 for summary in summaries:
@@ -339,11 +336,11 @@ class DetectApp:
             if self.actions_tailer.started and self.inventory_tailer.started:
                 await self._send_ticks()
 
-        async def on_revoked(sender: Any, revoked: Any = None, **kwargs: Any) -> None:
+        async def on_revoked(sender: Any, *args: Any, **kwargs: Any) -> None:
             self.host_cache.drop()  # the tables are the truth again after a rebalance
             self.cluster_cache.drop()
 
-        app.on_partitions_revoked.connect(on_revoked)
+        app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
 
         @app.task
         async def tailers() -> None:

@@ -231,9 +231,10 @@ def apply(state: FleetState, action: Action) -> FleetState:
             state.op_hosts[op_id] = host.host_id
             state.domain(host.domain).queue.append(op_id)
         return state
-    op = state.operation(host.host_id, op_id) if op_id else None
-    if op is None:
+    found = state.operation(host.host_id, op_id) if op_id else None
+    if found is None:
         return state  # an action for an operation this state never saw suspected: nothing to move
+    op = found
     op.last_action_id = action.action_id
     if action.kind == "deferred":
         op.phase = "deferred"

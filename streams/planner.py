@@ -122,7 +122,9 @@ class Planner:
 
     def _complete_due(self, state: FleetState, domain: str, now: int, out: list[Action]) -> None:
         due = sorted(
-            ((self._due(h.current), h.host_id) for h in self._hosts(state, domain) if self._in_repair(h)),
+            (self._due(h.current), h.host_id)
+            for h in self._hosts(state, domain)
+            if h.current and self._in_repair(h)
         )
         for when, host_id in due:
             if when > now:

@@ -40,7 +40,9 @@ class LogTailer:
 
     async def run(self) -> None:
         """Consume until cancelled or ``stop()``."""
-        consumer = AIOKafkaConsumer(enable_auto_commit=False, group_id=None, **self.client_config)
+        consumer = AIOKafkaConsumer(
+            enable_auto_commit=False, group_id=None, fetch_max_wait_ms=50, **self.client_config
+        )
         await consumer.start()
         self._consumer = consumer
         try:

@@ -91,7 +91,9 @@ def test_detect_end_to_end(settings, tmp_path: Path) -> None:  # type: ignore[no
         assert worker.get_json("/health")["status"] == "ok"
         text = worker.get("/metrics").decode()
         assert 'fleetpulse_detect_dead_letters_total{reason="FramingError"' in text
-        assert "fleetpulse_detect_events_total{" in text and "fleetpulse_detect_consumer_lag{partition=" in text
+        assert (
+            "fleetpulse_detect_events_total{" in text and "fleetpulse_detect_consumer_lag{partition=" in text
+        )
     finally:
         assert worker.stop() == 0, (tmp_path / "w.log").read_text()[-3000:]
 
