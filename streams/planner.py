@@ -64,6 +64,9 @@ class Planner:
     def on_finding(self, state: FleetState, finding: Finding, domain: str, size: int) -> list[Action]:
         """Record a finding (suspected) and move the domain forward at the finding's event time."""
         out: list[Action] = []
+        # Repairs due by the finding's event time complete first, so the decision below depends on
+        # event time only, never on whether a wall-clock tick happened to run reconcile() before.
+        self._complete_due(state, domain, finding.ts, out)
         if finding.finding_id not in state.findings and not self._absorbed(state, finding):
             self._emit(
                 state,

@@ -42,11 +42,5 @@ def test_second_finding_opens_a_second_rma_when_a_tick_completed_the_first() -> 
     assert ("rma_opened", "fnd-2") in decide(tick_between=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="planner bug (streams/planner.py Planner.on_finding): _absorbed() is checked before reconcile() "
-    "completes the repairs due at the finding's event time, so the decision depends on wall-clock tick timing; "
-    "fix: complete due repairs (reconcile up to finding.ts) before the absorb check",
-)
 def test_decision_does_not_depend_on_whether_a_tick_came_in_between() -> None:
     assert decide(tick_between=False) == decide(tick_between=True)
