@@ -78,8 +78,9 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
         result.explanations.append(
             f"{verdict.lost} reference action(s) missing and {verdict.extra} extra, with the same findings and a "
             "complete action log (every step has its cause and successor, every finding was acted on or absorbed): "
-            "the planner decided differently, it dropped nothing. Its decisions depend on when wall-clock ticks "
-            "complete repairs relative to later findings (tests/faults/test_planner_race.py); "
+            "the planner decided differently, it dropped nothing: findings of different hosts competing for a "
+            "domain's last capacity slot arrive through different partitions, and their order changes "
+            "(docs/RELIABILITY.md, last section); "
             f"lost {verdict.lost_kinds}, extra {verdict.extra_kinds}"
         )
     if verdict.duplicate_rmas and not new_rmas:
