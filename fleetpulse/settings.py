@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -98,6 +98,12 @@ class Settings(BaseSettings):
             raise ConfigError(_explain(exc, path)) from None  # the chained error quotes inputs: secrets too
         finally:
             _CONFIG_FILE_FOR_LOAD["path"] = None
+
+    @staticmethod
+    def secret_from_env(name: str) -> SecretStr | None:
+        """A secret named on the command line (e.g. ``receiver --secret-env``), read here like every env value."""
+        value = os.environ.get(name)
+        return SecretStr(value) if value else None
 
     @property
     def bootstrap_servers(self) -> str:

@@ -140,12 +140,13 @@ def receiver(
 
 
 def _secret_from(env_name: str, configured: str | None) -> str | None:
-    # The default name is read by fleetpulse.settings; another name is an explicit entry-point input.
+    # The default name is the settings' own webhooks.secret; another name is read by fleetpulse.settings too.
     if env_name == DEFAULT_SECRET_ENV:
         return configured
-    import os
+    from fleetpulse.settings import Settings
 
-    return os.environ.get(env_name)
+    secret = Settings.secret_from_env(env_name)
+    return secret.get_secret_value() if secret else None
 
 
 @app.command()
