@@ -53,6 +53,20 @@ def root_cause_table(interrupted: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+def without_repeats(interrupted: pl.LazyFrame, max_per_host_cause: int = 1) -> pl.LazyFrame:
+    """Keep the first ``max_per_host_cause`` interruptions of each (host, cause), earliest first.
+
+    A lemon interrupts its jobs again and again; in a small fleet or a short period its repeats can
+    dominate the mix. This view shows the population's causes with repeat offenders counted once.
+    """
+    return (
+        interrupted.sort("ts")
+        .with_columns(pl.int_range(pl.len()).over(["host_id", "cause"]).alias("_nth"))
+        .filter(pl.col("_nth") < max_per_host_cause)
+        .drop("_nth")
+    )
+
+
 def job_runs(samples: pl.LazyFrame, interrupted: pl.LazyFrame, gpus_per_host: int = 8) -> pl.LazyFrame:
     """Per job: hours it ran (first to last sample), GPUs, interruptions.
 

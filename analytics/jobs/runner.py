@@ -208,7 +208,12 @@ def run_maintenance_domain(
 def run_interruptions(lake: Lake, truth: Lake | None = None) -> JobResult:
     notes: list[str] = []
     inter = scan(lake, "job_interrupted", "interruptions").collect()
-    tables = {"root_causes": interruptions.root_cause_table(inter.lazy()).collect()}
+    tables = {
+        "root_causes": interruptions.root_cause_table(inter.lazy()).collect(),
+        "root_causes_repeats_once": interruptions.root_cause_table(
+            interruptions.without_repeats(inter.lazy())
+        ).collect(),
+    }
     inv = _inventory(lake, "interruptions").collect()
     start, end = observation_window(lake, read_manifest(truth))
     observed = (
@@ -230,6 +235,7 @@ def run_interruptions(lake: Lake, truth: Lake | None = None) -> JobResult:
         notes.append("host samples carry no job_id: MTTF by size is the per-GPU-rate projection only")
     summary = {
         "interruptions": inter.height,
+        "interruptions_repeats_once": int(tables["root_causes_repeats_once"]["count"].sum()),
         "gpu_hours": gpu_hours,
         "rate_per_gpu_day": rate * 24.0,
         "mttf_size_slope": slope.slope,

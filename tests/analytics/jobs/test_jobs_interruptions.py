@@ -20,6 +20,20 @@ def test_root_cause_table_shares_and_reference() -> None:
     assert t["llama3_pct"].sum() == pytest.approx(92.4)  # the 13 causes listed cover 92.4 % of Table 5
 
 
+def test_repeats_of_one_host_and_cause_count_once_in_the_population_view() -> None:
+    inter = pl.LazyFrame(
+        {
+            "host_id": ["lemon"] * 5 + ["a", "b", "lemon"],
+            "cause": ["gpu_sram"] * 5 + ["gpu_sram", "hbm3", "hbm3"],
+            "ts": [50, 10, 40, 30, 20, 5, 6, 7],
+        }
+    )
+    kept = it.without_repeats(inter).collect().sort("host_id", "cause")
+    assert kept.rows() == [("a", "gpu_sram", 5), ("b", "hbm3", 6), ("lemon", "gpu_sram", 10), ("lemon", "hbm3", 7)]
+    table = it.root_cause_table(it.without_repeats(inter)).collect()
+    assert table.filter(pl.col("cause") == "gpu_sram")["count"].item() == 2  # not 6
+
+
 def test_mttf_falls_as_one_over_size() -> None:
     rng = np.random.default_rng(0)
     rate_per_gpu_hour = 1e-4
