@@ -9,14 +9,35 @@ from __future__ import annotations
 
 import json
 import secrets
+import signal
 import socket
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
 
 app = typer.Typer()
+
+
+@contextmanager
+def _interrupt_on_signals() -> Iterator[None]:
+    """Ctrl-C and SIGTERM both unwind the demo, so its supervisor stops every part.
+
+    SIGINT is installed explicitly: a shell that starts the demo in the background leaves it ignored.
+    """
+    def raise_interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _free_port() -> int:
@@ -55,5 +76,11 @@ def demo(
         web_ports=[_free_port() for _ in range(workers)],
         webhook_secret=secrets.token_hex(16),
     )
-    summary = run_demo(settings, plan)
+    with _interrupt_on_signals():
+        try:
+            summary = run_demo(settings, plan)
+        except KeyboardInterrupt:
+            # the supervisor has already stopped every part (SIGTERM, grace, SIGKILL) on its way out
+            typer.echo(f"interrupted: every part stopped; logs in {plan.run_dir / 'logs'}", err=True)
+            raise typer.Exit(130) from None
     (plan.run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))

@@ -114,9 +114,28 @@ class Supervisor:
                     f"log {part.log_path}:\n{tail(part.log_path)}"
                 )
 
-    def stop_all(self) -> None:
-        for part in reversed(self.parts):
-            part.stop()
+    def stop_all(self, grace_s: float = 15.0) -> None:
+        """SIGTERM every live part at once, wait out the grace, SIGKILL the rest.
+
+        A second Ctrl-C while waiting skips the grace: every part is killed, none is left behind.
+        """
+        live = [p for p in reversed(self.parts) if p.alive()]
+        try:
+            for part in live:
+                part.process.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + grace_s
+            for part in live:
+                try:
+                    part.process.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    part.kill()
+        except KeyboardInterrupt:
+            for part in live:
+                part.kill()
+            raise
+        finally:
+            for part in self.parts:
+                part._log.close()
 
     def __enter__(self) -> Supervisor:
         return self
