@@ -4,7 +4,7 @@ Generates a narrow host_sampled-like lake (hive-partitioned by date, ≥ 100M ro
 numpy/pyarrow, then runs each (query, engine) in a fresh subprocess several times, recording the
 wall time of the query and the process's peak RSS (ru_maxrss). Results are checked to agree.
 
-    /work/venv-probe/bin/python bench/bench_analytics.py --rows 100_000_000 --reps 3 \
+    .venv/bin/python bench/bench_analytics.py --rows 100_000_000 --reps 3 \
         --data /tmp/fleetpulse-bench --md docs/benchmarks/analytics.md
 """
 

@@ -4,8 +4,8 @@
 Starts its own Kafka broker (fleetpulse's LocalBroker on free ports, data in a temp dir) unless
 KAFKA_BOOTSTRAP_SERVERS is set; topics are unique per run and deleted afterwards.
 
-    /work/venv-probe/bin/python bench/bench_simulator.py --md docs/benchmarks/simulator.md
-    /work/venv-probe/bin/python bench/bench_simulator.py --quick          # a smaller, faster pass
+    .venv/bin/python bench/bench_simulator.py --md docs/benchmarks/simulator.md
+    .venv/bin/python bench/bench_simulator.py --quick          # a smaller, faster pass
 
 confluent-kafka is bench-only (`pip install confluent-kafka`); without it that section is skipped.
 """
@@ -379,7 +379,7 @@ def main() -> None:
         )
 
     report = Report()
-    command = "/work/venv-probe/bin/python bench/bench_simulator.py " + " ".join(sys.argv[1:])
+    command = ".venv/bin/python bench/bench_simulator.py " + " ".join(sys.argv[1:])
     import kafka
 
     try:
