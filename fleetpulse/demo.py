@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import secrets
 import signal
-import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,12 +39,6 @@ def _interrupt_on_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @app.command()
 def demo(
     ctx: typer.Context,
@@ -60,8 +53,10 @@ def demo(
     """Run the whole pipeline end to end on a local Kafka broker and print what it found."""
     from fleetpulse.cli import settings_of
     from fleetpulse.demo_run import DemoPlan, run_demo
+    from fleetpulse.supervisor import free_ports
 
     settings = settings_of(ctx)
+    ports = free_ports(1 + workers)
     run_id = time.strftime("demo-%Y%m%d-%H%M%S")
     plan = DemoPlan(
         run_id=run_id,
@@ -72,8 +67,8 @@ def demo(
         speed=speed,
         seed=seed,
         workers=workers,
-        receiver_port=_free_port(),
-        web_ports=[_free_port() for _ in range(workers)],
+        receiver_port=ports[0],
+        web_ports=ports[1:],
         webhook_secret=secrets.token_hex(16),
     )
     with _interrupt_on_signals():

@@ -8,8 +8,10 @@ part in order: SIGTERM, a grace period, SIGKILL.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -23,6 +25,15 @@ from fleetpulse.errors import FleetpulseError
 
 class PartFailedError(FleetpulseError):
     """A part exited with an error; the message carries the tail of its log."""
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """Distinct ports nobody listens on right now (all held open together, so they differ)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for sock in socks:
+            sock.bind((host, 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
 
 
 def fleetpulse_argv(*args: str) -> list[str]:

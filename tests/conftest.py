@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import socket
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from fleetpulse import admin
 from fleetpulse.broker import BrokerSettings, LocalBroker, ToolMissingError
 from fleetpulse.errors import TopicError
 from fleetpulse.settings import Settings
+from fleetpulse.supervisor import free_ports
 from fleetpulse.topics import TopicSpec
 
 # ---------------------------------------------------------------------------------------------
@@ -41,13 +41,6 @@ class KafkaCluster:
     broker: LocalBroker | None = None
 
 
-def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """Distinct ports nobody listens on right now (all held open together so they differ)."""
-    with contextlib.ExitStack() as stack:
-        socks = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for sock in socks:
-            sock.bind((host, 0))
-        return [sock.getsockname()[1] for sock in socks]
 
 
 def local_broker_settings(base: BrokerSettings, data_dir: Path, **overrides: Any) -> BrokerSettings:

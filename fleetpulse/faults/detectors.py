@@ -7,7 +7,6 @@ count of kills and restarts it went through.
 
 from __future__ import annotations
 
-import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 from fleetpulse.faults.errors import ScenarioError
 from fleetpulse.faults.kafka_io import end_offsets, group_lag
 from fleetpulse.faults.sandbox import OUTPUTS, consumed_topics
+from fleetpulse.supervisor import free_ports
 
 if TYPE_CHECKING:
     from fleetpulse.settings import Settings
@@ -23,9 +23,7 @@ if TYPE_CHECKING:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_ports(1)[0]
 
 
 def _tail(path: Path, chars: int = 3000) -> str:
