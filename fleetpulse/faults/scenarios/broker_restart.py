@@ -7,17 +7,16 @@ simulator's manifest, and a clean reference worker processes the same topics for
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
-from fleetpulse.faults.context import Clock, FaultContext, simulate
+from fleetpulse.faults.context import Clock, FaultContext
 from fleetpulse.faults.counting import count_events
 from fleetpulse.faults.detectors import Detector
 from fleetpulse.faults.kafka_io import records
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.sandbox import INPUTS, sandbox, variant
-from fleetpulse.faults.scenarios.common import judge, outputs
+from fleetpulse.faults.scenarios.common import judge, outputs, paced_producer
 
 NAME = "broker-restart"
 
@@ -26,27 +25,13 @@ def run(
     ctx: FaultContext, restarts: int = 3, produce_s: float = 90.0, first_after_s: float = 5.0, gap_s: float = 3.0
 ) -> ScenarioResult:
     from fleetpulse import admin
-    from producers.runner import parse_start
-
     clock = Clock()
     folder = ctx.folder(NAME)
     settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))
     admin.create_topics(settings)
     live = Detector(variant(settings, "live"), folder / "live", NAME)
     live.start()
-    outcome: dict[str, Any] = {}
-
-    def produce() -> None:
-        try:
-            outcome["sim"] = simulate(
-                ctx, settings, folder / "truth", mode="live", duration_s=produce_s,
-                speed=ctx.days * 86_400 / produce_s, interval_s=settings.simulator.fast_forward_interval_s,
-                start_ts=parse_start(settings.simulator.start),
-            )  # fmt: skip
-        except Exception as exc:  # noqa: BLE001 - reported in the result, the scenario goes on counting
-            outcome["error"] = f"{type(exc).__name__}: {exc}"
-
-    producer = threading.Thread(target=produce, name="fault-simulator", daemon=True)
+    producer, outcome = paced_producer(ctx, settings, folder / "truth", produce_s)
     producer.start()
     ctx.say(f"{NAME}: simulator producing for {produce_s:g} s; detector consuming")
     restart_log: list[dict[str, Any]] = []

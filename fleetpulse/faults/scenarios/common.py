@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fleetpulse.faults.context import FaultContext, simulate
 from fleetpulse.faults.counting import compare_findings, judge_actions, rmas_from_new_findings
 from fleetpulse.faults.kafka_io import records
 from fleetpulse.faults.lifecycle_check import check_log
@@ -92,3 +94,28 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
         result.explanations.append(
             f"the faulty run's action log is incomplete: {verdict.log_check} (steps dropped by the fault)"
         )
+
+
+def paced_producer(
+    ctx: FaultContext, settings: Settings, truth: Path, produce_s: float, note: str = ""
+) -> tuple[threading.Thread, dict[str, Any]]:
+    """An unstarted thread that replays the fleet's history paced over ``produce_s`` into Kafka.
+
+    The outcome dict gets ``sim`` (the SimulationResult) or ``error`` (reported in the result,
+    so the scenario goes on counting instead of dying with the simulator).
+    """
+    from producers.runner import parse_start
+
+    outcome: dict[str, Any] = {}
+
+    def produce() -> None:
+        try:
+            outcome["sim"] = simulate(
+                ctx, settings, truth, mode="live", duration_s=produce_s,
+                speed=ctx.days * 86_400 / produce_s, interval_s=settings.simulator.fast_forward_interval_s,
+                start_ts=parse_start(settings.simulator.start),
+            )  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - reported in the result
+            outcome["error"] = f"{type(exc).__name__}: {exc}"
+
+    return threading.Thread(target=produce, name="fault-simulator", daemon=True), outcome

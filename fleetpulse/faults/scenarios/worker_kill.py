@@ -10,25 +10,22 @@ it is restarted at once on the same local state.
 from __future__ import annotations
 
 import random
-import threading
 import time
 from typing import Any
 
-from fleetpulse.faults.context import Clock, FaultContext, simulate
+from fleetpulse.faults.context import Clock, FaultContext
 from fleetpulse.faults.detectors import Detector
 from fleetpulse.faults.errors import ScenarioError
 from fleetpulse.faults.kafka_io import end_offsets, wait_until
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.sandbox import sandbox, variant
-from fleetpulse.faults.scenarios.common import judge, outputs
+from fleetpulse.faults.scenarios.common import judge, outputs, paced_producer
 
 NAME = "worker-kill"
 
 
 def run(ctx: FaultContext, kills: int = 5, produce_s: float = 75.0) -> ScenarioResult:
     from fleetpulse import admin
-    from producers.runner import parse_start
-
     clock = Clock()
     folder = ctx.folder(NAME)
     settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))
@@ -36,20 +33,8 @@ def run(ctx: FaultContext, kills: int = 5, produce_s: float = 75.0) -> ScenarioR
     reference = Detector(variant(settings, "ref"), folder / "ref", NAME)
     faulty = Detector(variant(settings, "kill"), folder / "kill", NAME)
     rng = random.Random(ctx.seed)
-    outcome: dict[str, Any] = {}
-
-    def produce() -> None:
-        try:
-            outcome["sim"] = simulate(
-                ctx, settings, folder / "truth", mode="live", duration_s=produce_s,
-                speed=ctx.days * 86_400 / produce_s, interval_s=settings.simulator.fast_forward_interval_s,
-                start_ts=parse_start(settings.simulator.start),
-            )  # fmt: skip
-        except Exception as exc:  # noqa: BLE001 - reported in the result
-            outcome["error"] = f"{type(exc).__name__}: {exc}"
-
+    producer, outcome = paced_producer(ctx, settings, folder / "truth", produce_s)
     kill_log: list[dict[str, Any]] = []
-    producer = threading.Thread(target=produce, name="fault-simulator", daemon=True)
     try:
         reference.start()
         faulty.start()
