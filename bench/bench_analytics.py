@@ -1,8 +1,11 @@
 """Benchmark the heavy analytics queries: Polars vs DuckDB vs pandas vs a bare pyarrow read.
 
-Generates a narrow host_sampled-like lake (hive-partitioned by date, ≥ 100M rows by default) with
-numpy/pyarrow, then runs each (query, engine) in a fresh subprocess several times, recording the
-wall time of the query and the process's peak RSS (ru_maxrss). Results are checked to agree.
+Generates a narrow host_sampled lake (≥ 100M rows by default) with numpy/pyarrow and writes it the
+way the archiver does: the table's own column types (``schemas.arrow``), ``LakeFS.write_parquet``
+with the default ``LakeSettings`` (zstd, 128 Ki-row groups), hive ``date=`` folders and archive file
+names. Like the real table it has no ``fabric`` column: every engine joins the inventory for it.
+Then runs each (query, engine) in a fresh subprocess several times, recording the wall time of
+the query and the process's peak RSS (VmHWM). Results are checked to agree.
 
     .venv/bin/python bench/bench_analytics.py --rows 100_000_000 --reps 3 \
         --data /tmp/fleetpulse-bench --md docs/benchmarks/analytics.md
@@ -29,22 +32,30 @@ ENGINES = ("polars", "polars-streaming", "duckdb", "pandas", "pyarrow-read")
 QUERIES = ("fabric_percentiles", "hazard_by_age")
 # Columns each query needs: the bare pyarrow read of exactly these is the floor.
 NEEDED = {
-    "fabric_percentiles": ["fabric", "step_time_ms", "bus_bw_gbps"],
+    "fabric_percentiles": ["host_id", "step_time_ms", "bus_bw_gbps"],
     "hazard_by_age": ["host_id", "ts", "step_time_ms"],
 }
+SAMPLE_COLUMNS = ("host_id", "cluster", "ts", "step_time_ms", "bus_bw_gbps")  # of host_sampled's
 
 
 # ---------------------------------------------------------------- data generation
 def generate(data: Path, rows: int, hosts: int, interval_s: int, seed: int = 7) -> dict[str, Any]:
-    """Write ``data/host_sampled/date=…/part-*.parquet`` and ``data/inventory.parquet``; return stats."""
+    """Write ``data/host_sampled/date=…/*.parquet`` and ``data/inventory.parquet``; return stats."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from analytics.lake.fs import LakeFS
+    from analytics.lake.layout import ArchiveName, data_path, date_of
+    from analytics.settings import LakeSettings
+    from schemas.arrow import table_schema
+
     rng = np.random.default_rng(seed)
     if data.exists():
         shutil.rmtree(data)
-    (data / "host_sampled").mkdir(parents=True)
+    data.mkdir(parents=True)
+    lake, settings = LakeFS(data), LakeSettings()
+    schema = pa.schema([table_schema("HostSampled").field(c) for c in SAMPLE_COLUMNS])
     names = pa.array([f"host-{i:05d}" for i in range(hosts)])
     clusters = pa.array(["rsc-roce", "rsc-ib"])
     fabrics = pa.array(["roce", "infiniband"])
@@ -73,27 +84,20 @@ def generate(data: Path, rows: int, hosts: int, interval_s: int, seed: int = 7) 
     while step0 < steps:
         n_steps = min(chunk_steps, steps - step0, per_day - step0 % per_day)
         ts = START_MS + (step0 + np.arange(n_steps, dtype=np.int64)) * interval_s * 1000
-        day = (ts[0] - START_MS) // DAY_MS
         h = np.tile(np.arange(hosts, dtype=np.int32), n_steps)
         n = h.size
-        # Plain string columns (as the lake writes them; Parquet still dictionary-encodes them on disk).
         table = pa.table({
             "host_id": pa.DictionaryArray.from_arrays(h, names).cast(pa.string()),
             "cluster": pa.DictionaryArray.from_arrays(host_cluster[h], clusters).cast(pa.string()),
-            "fabric": pa.DictionaryArray.from_arrays(host_cluster[h], fabrics).cast(pa.string()),
             "ts": np.repeat(ts, hosts),
             "step_time_ms": (base_step[h] * (1 + rng.standard_normal(n, dtype=np.float32) * 0.01)).astype(np.float32),
             "bus_bw_gbps": (base_bw[h] * (1 + rng.standard_normal(n, dtype=np.float32) * 0.02)).astype(np.float32),
-        })  # fmt: skip
-        folder = (
-            data
-            / "host_sampled"
-            / f"date={time.strftime('%Y-%m-%d', time.gmtime((START_MS + day * DAY_MS) / 1000))}"
-        )
-        folder.mkdir(exist_ok=True)
-        pq.write_table(
-            table, folder / f"part-{part:05d}.parquet", row_group_size=1_048_576, compression="snappy",
-            use_dictionary=["host_id", "cluster", "fabric"], column_encoding={"ts": "DELTA_BINARY_PACKED"},
+        }).cast(schema)  # fmt: skip
+        # The archiver's writer and settings, so the bench reads the layout the lake really has.
+        name = ArchiveName("fleet.samples", 0, written, written + n - 1)
+        lake.write_parquet(
+            data_path("host_sampled", date_of(int(ts[0])), str(name)), table,
+            compression=settings.compression, row_group_size=settings.row_group_size,
         )  # fmt: skip
         written, step0, part = written + n, step0 + n_steps, part + 1
     size = sum(f.stat().st_size for f in data.rglob("*.parquet"))
@@ -103,6 +107,7 @@ def generate(data: Path, rows: int, hosts: int, interval_s: int, seed: int = 7) 
         "files": part,
         "bytes": size,
         "seconds": time.perf_counter() - t0,
+        "layout": f"{settings.compression}, {settings.row_group_size:,}-row groups, string columns",
     }
 
 
@@ -114,6 +119,7 @@ def _glob(data: Path) -> str:
 def run_polars(query: str, data: Path, streaming: bool) -> Any:
     import polars as pl
 
+    from analytics.jobs.early_life import sample_age_profile
     from analytics.jobs.fabric import sample_percentiles
 
     engine = "streaming" if streaming else "auto"
@@ -124,15 +130,8 @@ def run_polars(query: str, data: Path, streaming: bool) -> Any:
         return {
             r["fabric"]: [r[f"step_time_ms_p{round(q * 100)}"] for q in QUANTILES] for r in out.to_dicts()
         }
-    out = (
-        samples.select("host_id", "ts", "step_time_ms")
-        .join(inv.select("host_id", "fabric", "install_ts"), on="host_id")
-        .group_by("fabric", ((pl.col("ts") - pl.col("install_ts")) // WEEK_MS).alias("age_week"))
-        .agg(pl.len().alias("samples"), pl.col("step_time_ms").mean().alias("step"))
-        .sort("fabric", "age_week")
-        .collect(engine=engine)
-    )
-    return _hazard_digest(out["samples"].to_list(), out["step"].to_list())
+    out = sample_age_profile(samples, inv, WEEK_MS / DAY_MS).collect(engine=engine)  # the early-life job's
+    return _hazard_digest(out["samples"].to_list(), out["step_time_ms_mean"].to_list())
 
 
 def run_duckdb(query: str, data: Path) -> Any:
@@ -144,8 +143,9 @@ def run_duckdb(query: str, data: Path) -> Any:
         qs = ", ".join(f"quantile_cont(step_time_ms, {q}) AS p{round(q * 100)}" for q in QUANTILES)
         bw = ", ".join(f"quantile_cont(bus_bw_gbps, {q}) AS b{round(q * 100)}" for q in QUANTILES)
         rows = con.execute(
-            f"SELECT fabric, count(*), count(DISTINCT host_id) AS hosts, {qs}, avg(step_time_ms), {bw}, "
-            f"avg(bus_bw_gbps) FROM {src} GROUP BY fabric ORDER BY fabric"
+            f"SELECT i.fabric, count(*), count(DISTINCT host_id) AS hosts, {qs}, avg(step_time_ms), {bw}, "
+            f"avg(bus_bw_gbps) FROM {src} s JOIN read_parquet('{data}/inventory.parquet') i USING (host_id) "
+            "GROUP BY i.fabric ORDER BY i.fabric"
         ).fetchall()
         return {r[0]: list(r[3:6]) for r in rows}
     rows = con.execute(
@@ -161,7 +161,8 @@ def run_pandas(query: str, data: Path) -> Any:
 
     inv = pd.read_parquet(data / "inventory.parquet")
     if query == "fabric_percentiles":
-        df = pd.read_parquet(data / "host_sampled", columns=["host_id", *NEEDED[query][1:], "fabric"])
+        df = pd.read_parquet(data / "host_sampled", columns=NEEDED[query])
+        df = df.merge(inv[["host_id", "fabric"]], on="host_id")
         g = df.groupby("fabric", observed=True)
         agg = g[["step_time_ms", "bus_bw_gbps"]].quantile(list(QUANTILES))
         _ = (g.size(), g["host_id"].nunique(), g[["step_time_ms", "bus_bw_gbps"]].mean())
@@ -203,10 +204,10 @@ def child(engine: str, query: str, data: Path) -> None:
 
     The engine's modules are imported before the clock starts: the query is timed, not the import.
     """
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     if engine.startswith("polars"):
         import polars  # noqa: F401
 
+        import analytics.jobs.early_life  # noqa: F401
         import analytics.jobs.fabric  # noqa: F401
     elif engine == "duckdb":
         import duckdb  # noqa: F401
@@ -277,7 +278,8 @@ def markdown(
         f"Command: `{' '.join(['python', *sys.argv])}`", "",
         f"Machine: {os.cpu_count()} cores, Python {platform.python_version()}, shared with other jobs (noisy).",
         f"Data: {gen['rows']:,} rows, {gen['hosts']:,} hosts, {gen['files']} Parquet files, "
-        f"{gen['bytes'] / 1e9:.2f} GB on disk (generated in {gen.get('seconds', float('nan')):.0f} s). "
+        f"{gen['bytes'] / 1e9:.2f} GB on disk ({gen.get('layout', 'layout not recorded')}; "
+        f"generated in {gen.get('seconds', float('nan')):.0f} s). "
         f"Each cell: median of {args.reps} runs, each in a fresh process; peak RSS = max VmHWM of the query process.", "",
         "| query | engine | median s | min s | peak RSS MB | vs Polars |", "|---|---|---|---|---|---|",
     ]  # fmt: skip
@@ -340,12 +342,13 @@ def main() -> None:
     p.add_argument("--md", type=Path, help="write the Markdown results here")
     p.add_argument("--child", nargs=2, metavar=("ENGINE", "QUERY"), help=argparse.SUPPRESS)
     args = p.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project, also when not installed
     if args.child:
         child(args.child[0], args.child[1], args.data)
         return
     stamp = args.data / "generated.json"
     gen = json.loads(stamp.read_text()) if stamp.is_file() and not args.regen else None
-    if gen is None or gen["rows"] < args.rows or gen["hosts"] != args.hosts:
+    if gen is None or gen["rows"] < args.rows or gen["hosts"] != args.hosts or "layout" not in gen:
         print(f"generating {args.rows:,} rows into {args.data} ...", flush=True)
         gen = generate(args.data, args.rows, args.hosts, args.interval_s)
         stamp.write_text(json.dumps(gen))

@@ -71,6 +71,26 @@ def exposure_by_age(windows: pl.LazyFrame, bin_days: float = 7.0, by: Sequence[s
     )
 
 
+def sample_age_profile(samples: pl.LazyFrame, inventory: pl.LazyFrame, bin_days: float = 7.0) -> pl.LazyFrame:
+    """Host samples per fabric and host-age bin: how many, and their mean step time.
+
+    The exposure side of a sample-based hazard, and whether young hosts run slower. The join key
+    stays a string, but ``fabric`` is cast to Categorical on the small inventory first, so the
+    group-by over every sample hashes integer codes (bench/bench_analytics.py, hazard_by_age).
+    """
+    bin_ms = round(bin_days * MS_PER_DAY)
+    hosts = inventory.select("host_id", pl.col("fabric").cast(pl.Categorical), "install_ts")
+    age_bin = ((pl.col("ts") - pl.col("install_ts")) // bin_ms).alias("age_bin")
+    return (
+        samples.select("host_id", "ts", "step_time_ms")
+        .join(hosts, on="host_id", how="inner")
+        .group_by("fabric", age_bin)
+        .agg(pl.len().alias("samples"), pl.col("step_time_ms").mean().alias("step_time_ms_mean"))
+        .with_columns(pl.col("fabric").cast(pl.String), (pl.col("age_bin") * bin_days).alias("age_start_d"))
+        .sort("fabric", "age_bin")
+    )
+
+
 def hazard_by_age(
     aged_faults: pl.LazyFrame,
     windows: pl.LazyFrame,

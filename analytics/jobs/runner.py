@@ -49,6 +49,10 @@ def run_early_life(
         ).collect(),
         "bathtub": early_life.bathtub(aged, windows, bin_days).collect(),
     }
+    samples = scan_optional(lake, "host_sampled")
+    if samples is not None:  # the heavy part (bench/bench_analytics.py): run it on the streaming engine
+        profile = early_life.sample_age_profile(samples, inv, bin_days)
+        tables["samples_by_age"] = profile.collect(engine="streaming")
     km_rows = []
     km_groups: tuple[tuple[str, tuple[str, ...] | None], ...] = (
         ("early_life_modes", EARLY_LIFE_KINDS),

@@ -22,6 +22,21 @@ def _inventory() -> pl.LazyFrame:
     )
 
 
+def test_sample_age_profile_bins_samples_by_host_age_per_fabric() -> None:
+    # h1 is 100 days old at ts 0 (age bin 14), h2 is installed on day 10 (bin 0 from then on).
+    samples = pl.LazyFrame({"host_id": ["h1", "h1", "h2", "h2", "h2", "zz"],
+                            "ts": [0, 6 * DAY, 10 * DAY, 16 * DAY, 17 * DAY, 0],
+                            "step_time_ms": [1.0, 3.0, 2.0, 4.0, 9.0, 100.0]})  # fmt: skip
+    got = early_life.sample_age_profile(samples, _inventory(), bin_days=7.0).collect()
+    assert got.schema["fabric"] == pl.String
+    assert got.select("fabric", "age_bin", "samples", "step_time_ms_mean", "age_start_d").rows() == [
+        ("infiniband", 0, 2, 3.0, 0.0),
+        ("infiniband", 1, 1, 9.0, 7.0),
+        ("roce", 14, 1, 1.0, 98.0),
+        ("roce", 15, 1, 3.0, 105.0),
+    ]
+
+
 def test_host_windows_are_ages_at_start_and_end() -> None:
     w = early_life.host_windows(_inventory(), 0, 30 * DAY).collect().sort("host_id")
     assert w["host_id"].to_list() == ["h1", "h2"]

@@ -25,6 +25,16 @@ def test_percentiles_per_fabric() -> None:
     assert got["infiniband"]["step_time_ms_p90"] == 5.0 and got["roce"]["samples"] == 100
 
 
+def test_percentiles_count_distinct_hosts_whether_fabric_is_joined_or_carried() -> None:
+    samples = pl.LazyFrame({"host_id": ["a1", "a2", "a2", "b2"], "step_time_ms": [1.0, 2.0, 3.0, 4.0],
+                            "bus_bw_gbps": 1.0})  # fmt: skip
+    joined = fabric.sample_percentiles(samples, _inventory()).collect()
+    carried = fabric.sample_percentiles(fabric.with_fabric(samples, _inventory()), None).collect()
+    for out in (joined, carried):
+        assert out.schema["fabric"] == pl.String
+        assert out.select("fabric", "samples", "hosts").rows() == [("infiniband", 1, 1), ("roce", 3, 2)]
+
+
 def test_slow_host_found_against_its_cluster_peers() -> None:
     rng = np.random.default_rng(0)
     hosts = [f"h{i}" for i in range(10)]

@@ -10,6 +10,7 @@ import pytest
 
 from analytics.jobs import run_job
 from analytics.jobs.errors import MissingTableError, UnknownJobError
+from analytics.lake import scan
 from tests.analytics.jobs.factories import SyntheticFleet
 
 Lake = tuple[Path, dict[str, Any], SyntheticFleet]
@@ -33,6 +34,8 @@ def test_early_life_recovers_the_shape(synthetic_lake: Lake) -> None:
     )
     assert young > 2 * old
     assert set(r.tables["kaplan_meier"]["group"].unique()) == {"early_life_modes", "all_modes"}
+    samples = scan(lake, "host_sampled").select(pl.len()).collect().item()
+    assert r.tables["samples_by_age"]["samples"].sum() == samples  # every sample lands in one age bin
 
 
 def test_fabric_recovers_the_configured_differences(synthetic_lake: Lake) -> None:
