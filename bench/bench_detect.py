@@ -28,7 +28,7 @@ from kafka import KafkaProducer
 from fleetpulse.settings import Settings
 from schemas import Codec, DecodeError, EccErrorObserved
 from streams.testing import Scenario
-from streams.worker import spawn_worker
+from streams.worker import WorkerProcess, spawn_worker
 
 
 def free_port() -> int:
@@ -146,6 +146,29 @@ def events_total(text: str) -> float:
     return total
 
 
+def stage_work(text: str) -> float:
+    """Messages handled by the stages after the first (cluster stage, planner) so far."""
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("fleetpulse_detect_handled_total")
+    )
+
+
+def wait_idle(worker: WorkerProcess, quiet_s: float = 1.0, timeout_s: float = 600.0) -> float:
+    """Block until the worker's downstream stages have handled nothing new for ``quiet_s``; returns when."""
+    last, since = -1.0, time.perf_counter()
+    deadline = time.perf_counter() + timeout_s
+    while time.perf_counter() < deadline:
+        now = stage_work(worker.get("/metrics").decode())
+        if now != last:
+            last, since = now, time.perf_counter()
+        elif time.perf_counter() - since >= quiet_s:
+            return since
+        time.sleep(0.1)
+    return since
+
+
 def lemon_pairs(scenario: Scenario, lemons: int, base_ts: int) -> list[list[dict]]:
     """Per lemon host: two DRAM UCE faults (ECC + XID 48) one hour apart; the second should open an RMA."""
     out = []
@@ -255,6 +278,12 @@ def main() -> None:
             print(
                 f"detect worker:                {rate:,.0f} events/s ({rate / bare:.0%} of the bare loop, "
                 f"{rate / noop:.0%} of the Faust decode-only agent), {done:.0f} events"
+            )
+            idle = wait_idle(worker)
+            whole = done / (idle - t0) if t0 and idle > t0 else 0.0
+            print(
+                f"  until every stage is idle:  {whole:,.0f} events/s ({whole / bare:.0%} of the bare loop; "
+                f"cluster stage done {idle - (t1 or idle):.1f} s after the last sample was consumed)"
             )
             lat = asyncio.run(
                 latency(settings, lemon_pairs(scenario, args.lemons, scenario.start_ts + 3 * 3_600_000))

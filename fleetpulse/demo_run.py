@@ -195,15 +195,17 @@ def _api_snapshot(plan: DemoPlan) -> dict[str, Any]:
 def _drain(settings: Settings, plan: DemoPlan, sup: Supervisor, parts: list[Any]) -> None:
     """Wait until the detectors have read every input record and the receiver has every alert."""
     from fleetpulse.topic_stats import group_lag, record_count
+    from streams.worker import consumer_groups
 
-    group = f"{plan.run_id}-detect"
-    inputs = [settings.topics.samples.name, settings.topics.errors.name]
+    inputs = {settings.topics.samples.name, settings.topics.errors.name}
+    detect = settings.detect.model_copy(update={"app_id": f"{plan.run_id}-detect"})
+    groups = consumer_groups(settings.model_copy(update={"detect": detect}))
     kafka = settings.kafka
     bootstrap = settings.bootstrap_servers
 
     def detectors_done() -> bool:
         sup.check_alive(*parts)
-        lags = [group_lag(bootstrap, kafka, group, t) for t in inputs]
+        lags = [group_lag(bootstrap, kafka, g, t) for g, topics in groups.items() for t in topics if t in inputs]
         return all(lag == 0 for lag in lags)
 
     if not wait_until(detectors_done, plan.drain_timeout_s, interval_s=2):

@@ -23,11 +23,18 @@ class TopicSpec(BaseModel):
     cleanup_policy: CleanupPolicy = "delete"
     retention_ms: int = Field(7 * DAY_MS, ge=-1)
     replication_factor: int = Field(-1, ge=-1, description="-1: the cluster's default.replication.factor")
+    segment_ms: int | None = Field(
+        None,
+        ge=1,
+        description="roll segments this often (lets a busy compacted topic compact); None: broker default",
+    )
 
     def configs(self) -> dict[str, str]:
         cfg: dict[str, str] = {"cleanup.policy": self.cleanup_policy}
         if self.cleanup_policy == "delete":
             cfg["retention.ms"] = str(self.retention_ms)
+        if self.segment_ms is not None:
+            cfg["segment.ms"] = str(self.segment_ms)
         return cfg
 
 

@@ -1,6 +1,7 @@
 """The Faust app of a detect worker: topics, tables, and thin agents around the pure rules.
 
-validate (-> fleet.dlq) -> repeat offender (errors, keyed by host) and host windows (samples)
+validate (-> fleet.dlq) -> repeat offender (errors, keyed by host) and host windows (samples,
+read by ``streams.samples.SamplesStage``: a plain consumer, since samples are most of the input)
 -> cluster stage (summaries repartitioned by cluster) -> fleet.findings -> planner (findings
 repartitioned by maintenance domain) -> fleet.actions + fleet.alerts. At least once; every
 output carries a deterministic id, and the planner never re-emits an action already in the log.
@@ -30,9 +31,11 @@ from streams.metrics import DetectMetrics
 from streams.planner import Planner
 from streams.policy import Policy
 from streams.repeat import is_late, observe, state_keys
-from streams.slow import ClusterStage, HostStage, window_bounds
+from streams.samples import SampleFolder, SamplesStage, SourceRecord
+from streams.slow import ClusterStage
 from streams.tailer import LogTailer
 from streams.validate import check
+from streams.worker import checkpoint_topic, samples_group
 
 if TYPE_CHECKING:
     from fleetpulse.settings import Settings
@@ -60,15 +63,11 @@ class DetectApp:
         self.inventory = Inventory()
         self.fleet = FleetState()
         self.planner = Planner(policy)
-        self.host_stage = HostStage(policy.slow_host)
         self.cluster_stage = ClusterStage(policy.slow_host)
         self.dlq_surge = DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window)
         self.watermark = 0
         self._last_offsets: dict[tuple[str, int], int] = {}
         self._ticked: dict[str, tuple[Any, ...]] = {}
-        self._pwm: dict[int, int] = {}
-        self._pwm_window: dict[int, int] = {}
-        self._clusters: set[str] = set()
         d = settings.detect
         t = settings.topics
         parts = partitions or {}
@@ -99,7 +98,6 @@ class DetectApp:
         )
         raw: dict[str, Any] = {"key_serializer": "raw", "value_serializer": "raw"}
         self.errors_topic = self.app.topic(t.errors.name, **raw)
-        self.samples_topic = self.app.topic(t.samples.name, **raw)
         self.findings_topic = self.app.topic(t.findings.name, **raw)
         self.actions_topic = self.app.topic(t.actions.name, **raw)
         self.alerts_topic = self.app.topic(t.alerts.name, **raw)
@@ -116,18 +114,32 @@ class DetectApp:
         self.repeat_table = self.app.Table(
             "repeat-windows", partitions=parts.get(t.errors.name, t.errors.partitions), **table
         )
-        self._nsrc = parts.get(t.samples.name, t.samples.partitions)
-        self.host_table = self.app.Table(
-            "host-windows", partitions=parts.get(t.samples.name, t.samples.partitions), **table
-        )
         self.cluster_table = self.app.Table("cluster-windows", partitions=d.internal_partitions, **table)
-        self.host_cache = CheckpointCache(self.host_table, d.checkpoint_every)
         self.cluster_cache = CheckpointCache(
             self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")
         )
         client = settings.kafka.aiokafka(settings.bootstrap_servers)
         self.inventory_tailer = LogTailer(t.inventory.name, client, self.inventory.apply, self.codec)
         self.actions_tailer = LogTailer(t.actions.name, client, self._apply_logged_action, self.codec)
+        self.samples_stage = SamplesStage(
+            topic=t.samples.name,
+            summaries_topic=self.summaries_topic.get_topic_name(),
+            checkpoint_topic=checkpoint_topic(settings),
+            group_id=samples_group(settings),
+            client_config=client,
+            folder=SampleFolder(
+                policy,
+                parts.get(t.samples.name, t.samples.partitions),
+                lambda: {h.cluster for h in self.inventory.hosts.values()},
+            ),
+            codec=self.codec,
+            policy=policy,
+            metrics=self.metrics,
+            dead_letter=self._dead_letter,
+            checkpoint_s=d.samples_checkpoint_s,
+            on_watermark=self._advance_watermark,
+            clock=clock,
+        )
         self.metrics.add_lag_source(self._lag)
         self._register()
 
@@ -148,20 +160,12 @@ class DetectApp:
                 continue
             if high is not None:
                 out.append((topic, partition, max(0, high - last - 1)))
-        return out
+        return out + self.samples_stage.lag()
 
-    def _partition_progress(self, partition: int, record: dict[str, Any]) -> list[str]:
-        """Clusters to tell that this samples partition entered a new window (its watermark moved)."""
-        ts = record["ts"]
-        if ts <= self._pwm.get(partition, -1):
-            return []
-        self._pwm[partition] = ts
-        start, _ = window_bounds(ts, record["payload"]["interval_s"], self.policy.slow_host.window)
-        if self._pwm_window.get(partition) == start:
-            return []
-        self._pwm_window[partition] = start
-        self._clusters.add(record["cluster"])
-        return sorted(self._clusters | {h.cluster for h in self.inventory.hosts.values()})
+    def _advance_watermark(self, ts: int) -> None:
+        if ts > self.watermark:
+            self.watermark = ts
+            self.metrics.watermark.set(ts)
 
     async def _valid_record(self, event: faust.types.EventT) -> dict[str, Any] | None:
         """Decode and validate; dead-letter and return None if it fails."""
@@ -172,32 +176,30 @@ class DetectApp:
             record = self.codec.decode(value).record
             check(record, self.policy.validation, int(self.clock() * 1000))
         except (DecodeError, InvalidRecordError) as exc:
-            await self._dead_letter(exc, msg, value)
+            await self._dead_letter(exc, _source(msg, value))
             return None
         self.metrics.consumed(msg.topic, record["event_type"])
-        if record["ts"] > self.watermark:
-            self.watermark = record["ts"]
-            self.metrics.watermark.set(record["ts"])
+        self._advance_watermark(record["ts"])
         return record
 
-    async def _dead_letter(self, exc: DecodeError | InvalidRecordError, msg: Any, value: Any) -> None:
-        value_bytes = value if isinstance(value, bytes | bytearray) else None
-        key = msg.key if isinstance(msg.key, bytes | bytearray) else None
+    async def _dead_letter(self, exc: DecodeError | InvalidRecordError, src: SourceRecord) -> Any:
+        """Send the record to the DLQ with its reason; returns the send's future (await it to know it landed)."""
         record = dead_letter(
             exc,
-            topic=msg.topic,
-            partition=msg.partition,
-            offset=msg.offset,
-            key=bytes(key) if key is not None else None,
-            value=bytes(value_bytes) if value_bytes is not None else None,
-            timestamp_ms=int(msg.timestamp * 1000) if msg.timestamp else int(self.clock() * 1000),
+            topic=src.topic,
+            partition=src.partition,
+            offset=src.offset,
+            key=src.key,
+            value=src.value,
+            timestamp_ms=src.timestamp_ms if src.timestamp_ms else int(self.clock() * 1000),
         )
-        await self.dlq_topic.send(key=record["event_id"].encode(), value=self.codec.encode(record))
-        self.metrics.dead_letters.labels(msg.topic, reason_label(exc)).inc()
-        log.info("dead-lettered %s[%d]@%d: %s", msg.topic, msg.partition, msg.offset, exc.reason)
-        surge = self.dlq_surge.observe(int(self.clock() * 1000), msg.topic, msg.partition, msg.offset)
+        sent = await self.dlq_topic.send(key=record["event_id"].encode(), value=self.codec.encode(record))
+        self.metrics.dead_letters.labels(src.topic, reason_label(exc)).inc()
+        log.info("dead-lettered %s[%d]@%d: %s", src.topic, src.partition, src.offset, exc.reason)
+        surge = self.dlq_surge.observe(int(self.clock() * 1000), src.topic, src.partition, src.offset)
         if surge is not None:
             await self._send_alert(surge)
+        return sent
 
     async def _send_finding(self, finding: Finding) -> None:
         record = finding.to_record()
@@ -252,54 +254,31 @@ class DetectApp:
                 if finding is not None:
                     await self._send_finding(finding)
 
-        @app.agent(self.samples_topic, name="samples")
-        async def samples(stream: faust.StreamT) -> None:
-            async for event in stream.events():
-                record = await self._valid_record(event)
-                if record is None or record["event_type"] != "HostSampled":
-                    continue
-                src = event.message.partition
-                summaries, late = self.host_stage.add_sample(self.host_cache, record)
-                if summaries:
-                    self.host_cache.write_through(record["host_id"])  # a closed window is never re-summarised
-                if late:
-                    self.metrics.late.labels("samples").inc()
-                for summary in summaries:
-                    summary.update(type="summary", src=src, nsrc=self._nsrc)
-                    await self.summaries_topic.send(key=summary["cluster"].encode(), value=summary)
-                for cluster in self._partition_progress(src, record):
-                    msg = {
-                        "type": "wm",
-                        "cluster": cluster,
-                        "src": src,
-                        "nsrc": self._nsrc,
-                        "wm": record["ts"],
-                    }
-                    await self.summaries_topic.send(key=cluster.encode(), value=msg)
-
         @app.agent(self.summaries_topic, name="cluster")
         async def cluster(stream: faust.StreamT) -> None:
-            async for msg in stream:
+            async for event in stream.events():
                 t0 = time.perf_counter()
-                now_ms = int(self.clock() * 1000)
+                msg, source = event.value, event.message
+                items = msg["items"] if msg.get("type") == "bundle" else [msg]
                 meta_key = f"{msg['cluster']}|meta"
-                opened = set((self.cluster_cache.get(meta_key) or {}).get("open", {}))
-                if msg.get("type") == "wm":
-                    findings, verdicts = self.cluster_stage.add_watermark(
-                        self.cluster_cache, msg["cluster"], msg["src"], msg["nsrc"], msg["wm"], now_ms
-                    )
-                else:
-                    findings, verdicts, late = self.cluster_stage.add_summary(self.cluster_cache, msg, now_ms)
-                    if late:
-                        self.metrics.late.labels("cluster").inc()
-                if set(self.cluster_cache[meta_key].get("open", {})) != opened:
-                    self.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
+                before = _windows(self.cluster_cache.get(meta_key))
+                findings, verdicts, late = self.cluster_stage.add_bundle(
+                    self.cluster_cache,
+                    msg["cluster"],
+                    items,
+                    f"{source.partition}.{source.offset}",  # the same id when Faust replays it
+                    int(self.clock() * 1000),
+                )
+                if late:
+                    self.metrics.late.labels("cluster").inc(late)
                 if verdicts:
-                    self.metrics.windows.labels(msg["cluster"]).inc()
+                    self.metrics.windows.labels(msg["cluster"]).inc(len({v.window_start for v in verdicts}))
+                if _windows(self.cluster_cache.get(meta_key)) != before:
+                    self.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
                 for finding in findings:
                     await self._send_finding(finding)
                 self.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
-                self.metrics.handled.labels("cluster").inc()
+                self.metrics.handled.labels("cluster").inc(len(items))
 
         @app.agent(self.findings_topic, name="route-findings")
         async def route_findings(stream: faust.StreamT) -> None:
@@ -307,7 +286,7 @@ class DetectApp:
                 try:
                     record = self.codec.decode(event.value).record
                 except DecodeError as exc:
-                    await self._dead_letter(exc, event.message, event.value)
+                    await self._dead_letter(exc, _source(event.message, event.value))
                     continue
                 if record["event_type"] != "FindingRaised":
                     continue
@@ -337,14 +316,17 @@ class DetectApp:
                 await self._send_ticks()
 
         async def on_revoked(sender: Any, *args: Any, **kwargs: Any) -> None:
-            self.host_cache.drop()  # the tables are the truth again after a rebalance
-            self.cluster_cache.drop()
+            self.cluster_cache.drop()  # the table is the truth again after a rebalance
 
         app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
 
         @app.task
         async def tailers() -> None:
             await asyncio.gather(self.inventory_tailer.run(), self.actions_tailer.run())
+
+        @app.task
+        async def samples() -> None:
+            await self.samples_stage.run()
 
         from streams.web import register_views
 
@@ -368,3 +350,22 @@ class DetectApp:
                 await self.planner_topic.send(
                     key=domain.encode(), value={"type": "tick", "domain": domain, "ts": wm}, force=True
                 )
+
+
+def _windows(meta: dict[str, Any] | None) -> tuple[Any, ...]:
+    """The part of a cluster's meta that must be persisted at once when it changes."""
+    meta = meta or {}
+    return tuple(sorted(meta.get("open", {}))), meta.get("closed")
+
+
+def _source(msg: Any, value: Any) -> SourceRecord:
+    """A Faust message's coordinates (its timestamp is in seconds)."""
+    key = msg.key if isinstance(msg.key, bytes | bytearray) else None
+    return SourceRecord(
+        topic=msg.topic,
+        partition=msg.partition,
+        offset=msg.offset,
+        key=bytes(key) if key is not None else None,
+        value=bytes(value) if isinstance(value, bytes | bytearray) else None,
+        timestamp_ms=int(msg.timestamp * 1000) if msg.timestamp else None,
+    )

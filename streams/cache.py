@@ -5,10 +5,11 @@ throughput. The cache keeps the live value in memory and writes it through every
 updates, or at once when the caller says the update matters (a window closed). It is dropped
 on every rebalance, so a partition that comes back is read from the table again.
 
-Trade-off (documented in docs/benchmarks/detect.md): after a crash, a host's open window
-restarts from its last checkpoint while the stream restarts from the last committed offset,
-so up to ``every`` samples of that one window may be missed or counted twice; a closed
-window (its summary and the host's "closed up to" mark) is always written through.
+Used by the cluster stage (keyed by cluster; the per-host windows on ``fleet.samples`` have
+their own checkpoints, see ``streams.samples``). Trade-off: after a crash, a key's state
+restarts from its last write while the stream restarts from the last committed offset, so
+up to ``every`` updates of it may be applied twice or not at all; writes the caller marks
+as mattering (a window opened or closed) always go through at once.
 """
 
 from __future__ import annotations

@@ -72,9 +72,9 @@ class DetectMetrics:
         self._ticks: deque[tuple[float, int]] = deque()
         self._consumed = 0
 
-    def consumed(self, topic: str, event_type: str) -> None:
-        self.events.labels(topic, event_type).inc()
-        self._consumed += 1
+    def consumed(self, topic: str, event_type: str, n: int = 1) -> None:
+        self.events.labels(topic, event_type).inc(n)
+        self._consumed += n
 
     def sample_rate(self) -> float:
         """Update the events/s gauge from the running count (called periodically)."""

@@ -32,7 +32,10 @@ class DetectSettings(BaseModel):
     checkpoint_every: int = Field(
         10,
         ge=1,
-        description="write hot per-host/per-cluster state to its table every N updates (and on window close)",
+        description="write hot per-cluster state to its table every N updates (and on window open/close)",
+    )
+    samples_checkpoint_s: float = Field(
+        5.0, gt=0, description="how often the host-window stage checkpoints its state and offsets"
     )
     log_level: str = "warning"
 

@@ -120,8 +120,13 @@ class ClusterStage:
     window its peers still feed. A partition silent for ``idle_partition_timeout`` of wall
     time stops holding the watermark back. A window closes once the watermark passes its end
     plus max(grace, one window): by then every host has sampled past the window.
-    Store keys: ``C|meta`` (partition watermarks, closed-up-to, open windows), ``C|roster``
-    (hosts seen), ``C|<window_start>|<host>`` (one summary), ``C|h|<host>`` (last n verdicts).
+    Input comes in bundles (one message per samples batch and cluster, in source order);
+    summaries are staged per bundle and written as one key per window, so the table sees a
+    few writes per bundle, not one per host. Store keys: ``C|meta`` (partition watermarks,
+    closed-up-to, open windows), ``C|<window_start>|bundles`` (ids of the bundles holding
+    summaries of that window), ``C|<window_start>|b|<id>`` (host -> [step, bw] of one bundle),
+    ``C|hist`` (host -> last n verdicts). A bundle written twice (a replay) has the same id,
+    or holds the same summaries under another id: either way a host's summary counts once.
     """
 
     def __init__(self, policy: SlowHostPolicy) -> None:
@@ -131,27 +136,52 @@ class ClusterStage:
         self, store: Store, summary: dict[str, Any], now_ms: int = 0
     ) -> tuple[list[Finding], list[Verdict], bool]:
         """Store a host summary, close every window the watermark has passed; (findings, verdicts, late)."""
-        c = summary["cluster"]
-        meta = self._meta(store, c)
-        if meta["closed"] is not None and summary["window_end"] <= meta["closed"]:
-            return [], [], True
-        host = summary["host_id"]
-        roster = store.get(f"{c}|roster") or []
-        if host not in roster:
-            store[f"{c}|roster"] = [*roster, host]
-        store[f"{c}|{summary['window_start']}|{host}"] = [summary["step_ms"], summary["bus_bw"]]
-        meta["open"][str(summary["window_start"])] = summary["window_end"]
-        self._note(meta, summary.get("src", 0), summary.get("nsrc", 1), summary["wm"], now_ms)
-        findings, verdicts = self._advance(store, c, meta, now_ms)
-        return findings, verdicts, False
+        findings, verdicts, late = self.add_bundle(
+            store, summary["cluster"], [summary], summary["host_id"], now_ms
+        )
+        return findings, verdicts, late > 0
 
     def add_watermark(
         self, store: Store, cluster: str, src: int, nsrc: int, wm: int, now_ms: int = 0
     ) -> tuple[list[Finding], list[Verdict]]:
         """A source partition's progress (sent even when it has no summary for this cluster)."""
+        item = {"type": "wm", "cluster": cluster, "src": src, "nsrc": nsrc, "wm": wm}
+        findings, verdicts, _ = self.add_bundle(store, cluster, [item], "", now_ms)
+        return findings, verdicts
+
+    def add_bundle(
+        self, store: Store, cluster: str, items: list[dict[str, Any]], bundle_id: str, now_ms: int = 0
+    ) -> tuple[list[Finding], list[Verdict], int]:
+        """Summaries and watermarks of one cluster, in order; (findings, verdicts, late summaries)."""
         meta = self._meta(store, cluster)
-        self._note(meta, src, nsrc, wm, now_ms)
-        return self._advance(store, cluster, meta, now_ms)
+        staged: dict[int, dict[str, list[float]]] = {}
+        findings: list[Finding] = []
+        verdicts: list[Verdict] = []
+        late = 0
+        for item in items:
+            if item.get("type") == "wm":
+                self._note(meta, item["src"], item["nsrc"], item["wm"], now_ms)
+            elif meta["closed"] is not None and item["window_end"] <= meta["closed"]:
+                late += 1
+                continue
+            else:
+                staged.setdefault(item["window_start"], {})[item["host_id"]] = [
+                    item["step_ms"],
+                    item["bus_bw"],
+                ]
+                meta["open"][str(item["window_start"])] = item["window_end"]
+                self._note(meta, item.get("src", 0), item.get("nsrc", 1), item["wm"], now_ms)
+            f, v = self._advance(store, cluster, meta, now_ms, staged)
+            findings += f
+            verdicts += v
+        for start, members in staged.items():
+            store[f"{cluster}|{start}|b|{bundle_id}"] = members
+            index = f"{cluster}|{start}|bundles"
+            ids = store.get(index) or []
+            if bundle_id not in ids:
+                store[index] = [*ids, bundle_id]
+        store[f"{cluster}|meta"] = meta
+        return findings, verdicts, late
 
     @staticmethod
     def _meta(store: Store, cluster: str) -> dict[str, Any]:
@@ -164,8 +194,13 @@ class ClusterStage:
         }
         return {**meta, "pwm": dict(meta["pwm"]), "open": dict(meta["open"])}
 
-    @staticmethod
-    def _note(meta: dict[str, Any], src: int, nsrc: int, wm: int, now_ms: int) -> None:
+    def _note(self, meta: dict[str, Any], src: int, nsrc: int, wm: int, now_ms: int) -> None:
+        latest = max((seen for _, seen in meta["pwm"].values()), default=None)
+        if latest is not None and now_ms - latest >= self.policy.idle_partition_timeout:
+            # every partition was silent: the pipeline was down (a restart), not one partition idle;
+            # give each a fresh idle period instead of letting the first to speak close windows alone
+            meta["pwm"] = {p: [w, now_ms] for p, (w, _) in meta["pwm"].items()}
+            meta["since"] = now_ms
         old = meta["pwm"].get(str(src))
         meta["pwm"][str(src)] = [max(old[0], wm) if old else wm, now_ms]
         meta["nsrc"] = max(meta.get("nsrc", 1), nsrc)
@@ -185,7 +220,12 @@ class ClusterStage:
         return min(active)
 
     def _advance(
-        self, store: Store, cluster: str, meta: dict[str, Any], now_ms: int
+        self,
+        store: Store,
+        cluster: str,
+        meta: dict[str, Any],
+        now_ms: int,
+        staged: dict[int, dict[str, list[float]]],
     ) -> tuple[list[Finding], list[Verdict]]:
         wm = self.watermark(meta, now_ms)
         findings: list[Finding] = []
@@ -196,28 +236,47 @@ class ClusterStage:
                 break
             del meta["open"][key]
             meta["closed"] = w_end if meta["closed"] is None else max(meta["closed"], w_end)
-            f, v = self._close(store, cluster, int(key), w_end)
+            members = self._take_members(store, cluster, int(key), staged.pop(int(key), {}))
+            f, v = self._close(store, cluster, members, int(key), w_end)
             findings.extend(f)
             verdicts.extend(v)
-        store[f"{cluster}|meta"] = meta
         return findings, verdicts
 
-    def _close(self, store: Store, cluster: str, start: int, end: int) -> tuple[list[Finding], list[Verdict]]:
+    @staticmethod
+    def _take_members(
+        store: Store, cluster: str, start: int, staged: dict[str, list[float]]
+    ) -> dict[str, tuple[float, float]]:
+        """Every host summary of a closing window (stored bundles + this bundle's), removed from the store."""
         members: dict[str, tuple[float, float]] = {}
-        for host in store.get(f"{cluster}|roster") or []:
-            key = f"{cluster}|{start}|{host}"
-            value = store.get(key)
-            if value is not None:
-                members[host] = (value[0], value[1])
+        index = f"{cluster}|{start}|bundles"
+        bundle_ids = store.get(index)
+        for bundle_id in bundle_ids or []:
+            key = f"{cluster}|{start}|b|{bundle_id}"
+            bundle = store.get(key)
+            if bundle is not None:
+                for host, value in bundle.items():
+                    members[host] = (value[0], value[1])
                 del store[key]
+        if bundle_ids is not None:
+            del store[index]
+        for host, value in staged.items():
+            members[host] = (value[0], value[1])
+        return members
+
+    def _close(
+        self, store: Store, cluster: str, members: dict[str, tuple[float, float]], start: int, end: int
+    ) -> tuple[list[Finding], list[Verdict]]:
         verdicts = evaluate_window(members, start, end, self.policy)
+        if not verdicts:
+            return [], []
         findings = []
+        histories = dict(store.get(f"{cluster}|hist") or {})
         for verdict in verdicts:
-            hkey = f"{cluster}|h|{verdict.host_id}"
-            history, finding = update_history(store.get(hkey), verdict, cluster, self.policy)
-            store[hkey] = history
+            history, finding = update_history(histories.get(verdict.host_id), verdict, cluster, self.policy)
+            histories[verdict.host_id] = history
             if finding is not None:
                 findings.append(finding)
+        store[f"{cluster}|hist"] = histories
         return findings, verdicts
 
 

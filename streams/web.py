@@ -23,6 +23,7 @@ def health(detect: DetectApp) -> dict[str, Any]:
     consumer = getattr(app, "_consumer", None)
     if consumer is not None:
         assigned = sorted(f"{tp.topic}[{tp.partition}]" for tp in consumer.assignment())
+    assigned = sorted(assigned + detect.samples_stage.assignment())
     ready = detect.inventory_tailer.started and detect.actions_tailer.started
     return {
         "status": "ok" if ready else "starting",

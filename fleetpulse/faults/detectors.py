@@ -82,13 +82,22 @@ class Detector:
             self.worker.stop()
 
     def lags(self) -> dict[str, int | None]:
-        return group_lag(self.settings, self.settings.detect.app_id, consumed_topics(self.settings))
+        """Per consumed topic: records its consumer group has not committed yet."""
+        out: dict[str, int | None] = {}
+        for group, topics in consumed_topics(self.settings).items():
+            out.update(group_lag(self.settings, group, topics))
+        return out
 
     def consumed(self) -> int:
-        """Records of the input topics the group has committed so far (progress between kills)."""
-        lags = group_lag(self.settings, self.settings.detect.app_id, self.input_topics())
-        ends = end_offsets(self.settings, self.input_topics())
-        return sum(ends[t] - (lag if lag is not None else ends[t]) for t, lag in lags.items())
+        """Records of the input topics the worker has committed so far (progress between kills)."""
+        lags = self.lags()
+        inputs = self.input_topics()
+        ends = end_offsets(self.settings, inputs)
+        total = 0
+        for t in inputs:
+            lag = lags[t]
+            total += ends[t] - (lag if lag is not None else ends[t])
+        return total
 
     def input_topics(self) -> list[str]:
         return [self.settings.topics.samples.name, self.settings.topics.errors.name]

@@ -59,13 +59,8 @@ def variant(settings: Settings, tag: str) -> Settings:
     return settings.model_copy(update={"topics": topics, "detect": detect})
 
 
-def internal_topic_names(settings: Settings) -> list[str]:
-    """The Faust repartition topics a detect worker of these settings reads (its group commits on them)."""
-    app_id = settings.detect.app_id
-    return [f"{app_id}-cluster-summaries", f"{app_id}-planner"]
+def consumed_topics(settings: Settings) -> dict[str, list[str]]:
+    """Every topic a detect worker of these settings commits offsets on, by consumer group."""
+    from streams.worker import consumer_groups
 
-
-def consumed_topics(settings: Settings) -> list[str]:
-    """Every topic the detect worker's consumer group commits offsets on."""
-    t = settings.topics
-    return [t.samples.name, t.errors.name, t.findings.name, *internal_topic_names(settings)]
+    return consumer_groups(settings)

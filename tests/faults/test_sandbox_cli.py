@@ -20,7 +20,9 @@ def test_variants_share_inputs_and_own_outputs_and_groups() -> None:
     assert s.topics.samples.name == ref.topics.samples.name == kill.topics.samples.name == "run1.wk.fleet.samples"
     assert (ref.topics.actions.name, kill.topics.actions.name) == ("run1.wk.ref.fleet.actions", "run1.wk.kill.fleet.actions")
     assert ref.detect.app_id != kill.detect.app_id and ref.bootstrap_servers == "127.0.0.1:1"
-    assert consumed_topics(kill)[:3] == ["run1.wk.fleet.samples", "run1.wk.fleet.errors", "run1.wk.kill.fleet.findings"]
+    groups = consumed_topics(kill)
+    assert groups[f"{kill.detect.app_id}-samples"] == ["run1.wk.fleet.samples"]
+    assert groups[kill.detect.app_id][:2] == ["run1.wk.fleet.errors", "run1.wk.kill.fleet.findings"]
 
 
 def test_scenario_names() -> None:

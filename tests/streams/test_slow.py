@@ -150,9 +150,29 @@ def test_idle_partition_stops_holding_the_watermark() -> None:
         store, {**base, "host_id": "a", "window_start": 0, "window_end": 5 * MIN, "wm": 30 * MIN}, now_ms=0
     )
     assert store["c0|meta"]["closed"] is None
+    for now in range(5_000, policy.idle_partition_timeout, 5_000):  # partition 0 goes on, 1 stays silent
+        stage.add_watermark(store, "c0", src=0, nsrc=2, wm=30 * MIN + now, now_ms=now)
+    assert store["c0|meta"]["closed"] is None
     later = policy.idle_partition_timeout + 1
     stage.add_watermark(store, "c0", src=0, nsrc=2, wm=31 * MIN, now_ms=later)
     assert store["c0|meta"]["closed"] == 5 * MIN
+
+
+def test_after_an_outage_the_first_partition_back_does_not_close_windows_alone() -> None:
+    policy = SlowHostPolicy()
+    stage = ClusterStage(policy)
+    store: dict[str, Any] = {}
+    base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1, "nsrc": 2}
+    for src in (0, 1):
+        stage.add_summary(
+            store,
+            {**base, "src": src, "host_id": f"h{src}", "window_start": 0, "window_end": 5 * MIN, "wm": MIN},
+        )
+    restart = 10 * policy.idle_partition_timeout  # the worker was down; partition 0's backlog comes first
+    stage.add_watermark(store, "c0", src=0, nsrc=2, wm=60 * MIN, now_ms=restart)
+    assert store["c0|meta"]["closed"] is None  # partition 1 gets a fresh idle period
+    stage.add_watermark(store, "c0", src=1, nsrc=2, wm=60 * MIN, now_ms=restart + 1)
+    assert store["c0|meta"]["closed"] is not None
 
 
 def test_host_stage_drops_late_samples_and_skips_idle_hosts() -> None:
@@ -163,3 +183,54 @@ def test_host_stage_drops_late_samples_and_skips_idle_hosts() -> None:
     assert len(summaries) == 1 and summaries[0]["n"] == 1 and not late
     assert stage.add_sample(store, f.sample(ts=START_TS + MIN)) == ([], True)
     assert stage.add_sample(store, f.sample(job=None, ts=START_TS + 7 * MIN, host="idle")) == ([], False)
+
+
+def _summaries(hosts: int, minutes: int, slow: dict[int, float]) -> list[dict[str, Any]]:
+    """Host summaries in arrival order, as the host-window stage sends them (3 source partitions)."""
+    policy = SlowHostPolicy()
+    host_stage, host_store = HostStage(policy), {}  # type: ignore[var-annotated]
+    rng = random.Random(11)
+    out = []
+    for step in range(0, minutes * 60, 60):
+        ts = START_TS + step * 1000
+        for h in range(hosts):
+            record = f.sample(
+                1000.0 * slow.get(h, 1.0) * (1 + rng.gauss(0, 0.01)), 380.0, host=f"h{h:03d}", ts=ts
+            )
+            for summary in host_stage.add_sample(host_store, record)[0]:
+                out.append({**summary, "type": "summary", "src": h % 3, "nsrc": 3})
+    return out
+
+
+def test_bundles_and_replayed_bundles_score_like_single_summaries() -> None:
+    items = _summaries(12, 60, {5: 1.1})
+    one_by_one = ClusterStage(SlowHostPolicy())
+    store: dict[str, Any] = {}
+    expected = []
+    for item in items:
+        expected += one_by_one.add_summary(store, item)[1]
+
+    bundled = ClusterStage(SlowHostPolicy())
+    store = {}
+    got = []
+    for i in range(0, len(items), 7):
+        got += bundled.add_bundle(store, "c0", items[i : i + 7], f"0.{i}")[1]
+        if i == 70:  # a crash before the commit: the same records come again, cut into other bundles
+            for j in range(42, 77, 5):
+                got += bundled.add_bundle(store, "c0", items[j : min(j + 5, 77)], f"0.r{j}")[1]
+    assert expected and got == expected
+    assert any(v.slow and v.host_id == "h005" for v in got)
+    closed = store["c0|meta"]["closed"]
+    assert not [
+        k for k in store if "|b|" in k and int(k.split("|")[1]) < closed
+    ]  # closed windows leave nothing
+
+
+def test_a_bundle_replayed_under_its_own_id_changes_nothing() -> None:
+    items = _summaries(8, 12, {})
+    stage = ClusterStage(SlowHostPolicy())
+    store: dict[str, Any] = {}
+    stage.add_bundle(store, "c0", items[:8], "3.100")
+    before = {k: v for k, v in store.items()}
+    stage.add_bundle(store, "c0", items[:8], "3.100")
+    assert store == before and store[f"c0|{START_TS}|bundles"] == ["3.100"]

@@ -1,0 +1,401 @@
+"""The host-window stage on ``fleet.samples``: a plain aiokafka group consumer beside the Faust app.
+
+Samples are nearly all of a worker's input, and Faust's per-event stream, ack and table
+machinery cost ~5x what decoding them does (docs/benchmarks/detect.md). This stage reads
+them in batches instead, folds them into per-host event-time windows (``HostStage``, pure)
+held in memory, and sends each closed window's summary, and each partition's event-time
+progress, to the cluster stage's topic (a Faust agent again), bundled per cluster per batch
+so that Faust handles one event per batch rather than one per summary.
+
+State is checkpointed, not changelogged: every ``samples_checkpoint_s`` the worker waits
+for its summaries and dead letters to be acknowledged, then writes one record per owned
+partition holding the partition's whole host-window state *and* the offset it is valid
+for, to a compacted topic with one partition per samples partition. A worker taking a
+partition over (restart, rebalance, crash) reads that one record and seeks to its offset,
+so the state it resumes from is exactly the state those offsets produced: the replayed
+records re-emit byte-identical summaries (the cluster stage stores each host's summary
+under one key, so a repeat overwrites itself), and no window is missed or double-counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.structs import ConsumerRecord
+
+from schemas import Codec, DecodeError
+from streams.errors import InvalidRecordError
+from streams.metrics import DetectMetrics
+from streams.policy import Policy
+from streams.slow import HostStage, window_bounds
+from streams.validate import check
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_VERSION = 1
+YIELD_EVERY = 200  # records folded between two turns of the event loop
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    """Where a record came from, for its dead letter."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp_ms: int | None
+
+
+DeadLetter = Callable[[DecodeError | InvalidRecordError, SourceRecord], Awaitable[Awaitable[Any]]]
+
+
+@dataclass
+class PartitionState:
+    """Everything one samples partition contributes, valid after the record before ``next_offset``."""
+
+    partition: int
+    next_offset: int = 0
+    hosts: dict[str, Any] = field(default_factory=dict)  # HostStage state per host
+    wm: int = -1  # newest event time seen on the partition
+    wm_window: int | None = None  # start of the window ``wm`` is in
+
+    def to_bytes(self) -> bytes:
+        body = {
+            "v": CHECKPOINT_VERSION,
+            "partition": self.partition,
+            "next_offset": self.next_offset,
+            "wm": self.wm,
+            "wm_window": self.wm_window,
+            "hosts": self.hosts,
+        }
+        return json.dumps(body, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> PartitionState:
+        body = json.loads(data)
+        if body.get("v") != CHECKPOINT_VERSION:
+            raise ValueError(f"checkpoint version {body.get('v')!r} is not {CHECKPOINT_VERSION}")
+        return cls(
+            partition=int(body["partition"]),
+            next_offset=int(body["next_offset"]),
+            hosts=dict(body["hosts"]),
+            wm=int(body["wm"]),
+            wm_window=body["wm_window"],
+        )
+
+
+class SampleFolder:
+    """The pure part: one decoded sample -> messages for the cluster stage (summaries, progress)."""
+
+    def __init__(self, policy: Policy, nsrc: int, clusters: Callable[[], Iterable[str]]) -> None:
+        self.stage = HostStage(policy.slow_host)
+        self.window = policy.slow_host.window
+        self.nsrc = nsrc
+        self.clusters = clusters  # every cluster the inventory knows (progress goes to each)
+        self.seen_clusters: set[str] = set()
+
+    def fold(self, state: PartitionState, record: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+        """Fold one valid record; (messages keyed by their ``cluster``, was_late)."""
+        out: list[dict[str, Any]] = []
+        late = False
+        if record["event_type"] == "HostSampled":
+            summaries, late = self.stage.add_sample(state.hosts, record)
+            for summary in summaries:
+                summary.update(type="summary", src=state.partition, nsrc=self.nsrc)
+                out.append(summary)
+        out += self._progress(state, record)
+        return out, late
+
+    def _progress(self, state: PartitionState, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """Tell every cluster when this partition's event time enters a new window."""
+        ts = record["ts"]
+        if ts <= state.wm:
+            return []
+        state.wm = ts
+        interval = record["payload"].get("interval_s", 0) if record["event_type"] == "HostSampled" else 0
+        start, _ = window_bounds(ts, interval, self.window)
+        self.seen_clusters.add(record["cluster"])
+        if state.wm_window == start:
+            return []
+        state.wm_window = start
+        clusters = sorted(self.seen_clusters | set(self.clusters()))
+        return [
+            {"type": "wm", "cluster": c, "src": state.partition, "nsrc": self.nsrc, "wm": ts}
+            for c in clusters
+        ]
+
+
+class SamplesStage:
+    """Consume ``fleet.samples`` in a consumer group of its own; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        topic: str,
+        summaries_topic: str,
+        checkpoint_topic: str,
+        group_id: str,
+        client_config: dict[str, Any],
+        folder: SampleFolder,
+        codec: Codec,
+        policy: Policy,
+        metrics: DetectMetrics,
+        dead_letter: DeadLetter,
+        checkpoint_s: float,
+        bundle_max: int = 500,
+        on_watermark: Callable[[int], None] = lambda ts: None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.topic = topic
+        self.summaries_topic = summaries_topic
+        self.checkpoint_topic = checkpoint_topic
+        self.group_id = group_id
+        self.client_config = client_config
+        self.folder = folder
+        self.codec = codec
+        self.policy = policy
+        self.metrics = metrics
+        self.dead_letter = dead_letter
+        self.checkpoint_s = checkpoint_s
+        self.bundle_max = bundle_max  # summaries per message to the cluster stage (one Faust event)
+        self.on_watermark = on_watermark
+        self.clock = clock
+        self.parts: dict[int, PartitionState] = {}
+        self._dirty: set[int] = set()
+        self._pending: list[Awaitable[Any]] = []
+        self._lock = asyncio.Lock()
+        self._consumer: AIOKafkaConsumer | None = None
+        self._producer: AIOKafkaProducer | None = None
+        self._stopping = False
+        self.started = asyncio.Event()
+
+    # -- observation ----------------------------------------------------------------------------
+
+    def assignment(self) -> list[str]:
+        return [f"{self.topic}[{p}]" for p in sorted(self.parts)]
+
+    def lag(self) -> list[tuple[str, int, int]]:
+        consumer = self._consumer
+        if consumer is None:
+            return []
+        out = []
+        for p, state in sorted(self.parts.items()):
+            high = consumer.highwater(TopicPartition(self.topic, p))
+            if high is not None:
+                out.append((self.topic, p, max(0, high - state.next_offset)))
+        return out
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        self._stopping = True
+
+    async def run(self) -> None:
+        """Consume until ``stop()`` or cancellation; checkpoint what is owned on the way out."""
+        consumer = AIOKafkaConsumer(
+            group_id=self.group_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=100,
+            max_partition_fetch_bytes=4 * 1024 * 1024,
+            **self.client_config,
+        )
+        producer = AIOKafkaProducer(acks="all", linger_ms=5, **self.client_config)
+        await producer.start()
+        await consumer.start()
+        self._consumer, self._producer = consumer, producer
+        try:
+            consumer.subscribe([self.topic], listener=_Listener(self))
+            self.started.set()
+            last_checkpoint = time.monotonic()
+            while not self._stopping:
+                batches = await consumer.getmany(timeout_ms=200, max_records=2000)
+                async with self._lock:
+                    for tp, messages in batches.items():
+                        await self._fold_batch(tp.partition, messages)
+                    if time.monotonic() - last_checkpoint >= self.checkpoint_s:
+                        await self._checkpoint(sorted(self._dirty))
+                        last_checkpoint = time.monotonic()
+        finally:
+            try:
+                async with self._lock:
+                    await asyncio.wait_for(self._checkpoint(sorted(self._dirty)), 10.0)
+            except Exception as exc:  # the broker is gone: the last checkpoint stands
+                log.warning("samples stage: no final checkpoint (%s)", exc)
+            self._consumer = self._producer = None
+            await consumer.stop()
+            await producer.stop()
+
+    # -- the hot path ---------------------------------------------------------------------------
+
+    async def _fold_batch(self, partition: int, messages: list[ConsumerRecord[bytes, bytes]]) -> None:
+        state = self.parts.get(partition)
+        if state is None:
+            return  # revoked while this batch was in flight
+        assert self._producer is not None
+        counts: Counter[str] = Counter()
+        bundles: dict[str, list[dict[str, Any]]] = {}
+        late = 0
+        newest = -1
+        now_ms = int(self.clock() * 1000)
+        for n, message in enumerate(messages, 1):
+            if n % YIELD_EVERY == 0:
+                await asyncio.sleep(0)  # let the API, the heartbeats and the other stages run
+            if message.offset < state.next_offset:
+                continue  # already inside the checkpoint this partition resumed from
+            record, failure = self._valid(message, now_ms)
+            if failure is not None:
+                self._pending.append(await self.dead_letter(failure, _source(message)))
+            elif record is not None:
+                counts[record["event_type"]] += 1
+                newest = max(newest, record["ts"])
+                out, was_late = self.folder.fold(state, record)
+                late += was_late
+                for msg in out:
+                    bundles.setdefault(msg["cluster"], []).append(msg)
+            state.next_offset = message.offset + 1
+        for cluster, items in bundles.items():
+            for i in range(0, len(items), self.bundle_max):
+                bundle = {"type": "bundle", "cluster": cluster, "items": items[i : i + self.bundle_max]}
+                self._pending.append(
+                    await self._producer.send(
+                        self.summaries_topic,
+                        key=cluster.encode(),
+                        value=json.dumps(bundle, separators=(",", ":")).encode(),
+                    )
+                )
+        self._dirty.add(partition)
+        for event_type, n in counts.items():
+            self.metrics.consumed(self.topic, event_type, n)
+        if late:
+            self.metrics.late.labels("samples").inc(late)
+        if newest >= 0:
+            self.on_watermark(newest)
+
+    def _valid(
+        self, message: ConsumerRecord[bytes, bytes], now_ms: int
+    ) -> tuple[dict[str, Any] | None, DecodeError | InvalidRecordError | None]:
+        try:
+            record = self.codec.decode(message.value).record  # type: ignore[arg-type]
+            check(record, self.policy.validation, now_ms)
+        except (DecodeError, InvalidRecordError) as exc:
+            return None, exc
+        return record, None
+
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    async def _checkpoint(self, partitions: Iterable[int]) -> None:
+        """Wait for every output so far, then write the state of ``partitions`` with its offsets."""
+        producer = self._producer
+        if producer is None:
+            return
+        pending, self._pending = self._pending, []
+        if pending:
+            await asyncio.gather(*pending)
+        acks = []
+        offsets = {}
+        for p in partitions:
+            state = self.parts.get(p)
+            if state is None:
+                continue
+            acks.append(
+                await producer.send(
+                    self.checkpoint_topic, key=str(p).encode(), value=state.to_bytes(), partition=p
+                )
+            )
+            offsets[TopicPartition(self.topic, p)] = state.next_offset
+        if acks:
+            await asyncio.gather(*acks)
+        self._dirty.difference_update(partitions)
+        if offsets and self._consumer is not None:
+            try:  # for lag tools only: the checkpoint is what a worker resumes from
+                await self._consumer.commit(offsets)
+            except Exception as exc:  # e.g. a rebalance is under way
+                log.debug("samples stage: offset commit skipped: %s", exc)
+
+    async def load(self, partitions: Iterable[int]) -> dict[int, PartitionState]:
+        """The newest checkpoint of each partition (the last record of its checkpoint partition)."""
+        tps = [TopicPartition(self.checkpoint_topic, p) for p in partitions]
+        if not tps:
+            return {}
+        reader = AIOKafkaConsumer(group_id=None, enable_auto_commit=False, **self.client_config)
+        await reader.start()
+        try:
+            reader.assign(tps)
+            ends = await reader.end_offsets(tps)
+            found: dict[int, PartitionState] = {}
+            for tp in tps:
+                if ends[tp] > 0:
+                    reader.seek(tp, ends[tp] - 1)
+            waiting = {tp for tp in tps if ends[tp] > 0}
+            while waiting:
+                batches = await reader.getmany(*waiting, timeout_ms=1000)
+                for tp, messages in batches.items():
+                    for message in messages:
+                        if message.value is not None:
+                            found[tp.partition] = PartitionState.from_bytes(message.value)
+                    if await reader.position(tp) >= ends[tp]:
+                        waiting.discard(tp)
+            return found
+        finally:
+            await reader.stop()
+
+    async def on_assigned(self, assigned: set[TopicPartition]) -> None:
+        consumer = self._consumer
+        mine = sorted(tp.partition for tp in assigned if tp.topic == self.topic)
+        loaded = await self.load([p for p in mine if p not in self.parts])
+        for p in mine:
+            if p in self.parts:
+                continue
+            state = loaded.get(p) or PartitionState(partition=p)
+            self.parts[p] = state
+            if consumer is not None:
+                tp = TopicPartition(self.topic, p)
+                if p in loaded:
+                    consumer.seek(tp, state.next_offset)
+                else:
+                    await consumer.seek_to_beginning(tp)
+            log.info("samples[%d]: resuming at offset %d (%d hosts)", p, state.next_offset, len(state.hosts))
+
+    async def on_revoked(self, revoked: set[TopicPartition]) -> None:
+        mine = sorted(tp.partition for tp in revoked if tp.topic == self.topic and tp.partition in self.parts)
+        async with self._lock:
+            try:
+                await self._checkpoint(mine)
+            except Exception as exc:  # the next owner resumes from the previous checkpoint
+                log.warning("samples stage: checkpoint on revoke failed: %s", exc)
+            for p in mine:
+                self.parts.pop(p, None)
+                self._dirty.discard(p)
+
+
+class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, stage: SamplesStage) -> None:
+        self.stage = stage
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self.stage.on_revoked(revoked)
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        await self.stage.on_assigned(assigned)
+
+
+def _source(message: ConsumerRecord[bytes, bytes]) -> SourceRecord:
+    return SourceRecord(
+        topic=message.topic,
+        partition=message.partition,
+        offset=message.offset,
+        key=message.key,
+        value=message.value,
+        timestamp_ms=message.timestamp,
+    )

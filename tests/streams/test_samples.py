@@ -1,0 +1,100 @@
+"""Host-window stage: what it sends the cluster stage, and that a checkpoint resumes it exactly."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from streams.policy import Policy
+from streams.samples import PartitionState, SampleFolder
+from streams.testing import START_TS
+from tests.streams import factories as f
+
+MIN = 60_000
+
+
+def samples(hosts: int, minutes: int, seed: int = 5) -> list[dict[str, Any]]:
+    """One partition's records: every host samples every minute, two clusters, a little jitter."""
+    rng = random.Random(seed)
+    out = []
+    for m in range(minutes):
+        for h in range(hosts):
+            ts = START_TS + m * MIN + rng.randrange(0, 5_000)
+            out.append(f.sample(1000.0 + rng.gauss(0, 10), 380.0, host=f"h{h}", cluster=f"c{h % 2}", ts=ts))
+    return out
+
+
+def fold_all(folder: SampleFolder, state: PartitionState, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for record in records:
+        msgs, _ = folder.fold(state, record)
+        out += msgs
+        state.next_offset += 1
+    return out
+
+
+def folder(clusters: set[str] | None = None) -> SampleFolder:
+    return SampleFolder(Policy(), nsrc=4, clusters=lambda: clusters or set())
+
+
+def test_checkpoint_round_trips_through_bytes() -> None:
+    state = PartitionState(partition=3)
+    fold_all(folder(), state, samples(4, 12))
+    again = PartitionState.from_bytes(state.to_bytes())
+    assert again == state and again.next_offset == 48
+
+
+def test_checkpoint_of_another_version_is_refused() -> None:
+    body = json.loads(PartitionState(partition=0).to_bytes())
+    body["v"] = 99
+    with pytest.raises(ValueError, match="version 99"):
+        PartitionState.from_bytes(json.dumps(body).encode())
+
+
+@pytest.mark.parametrize("cut", [1, 17, 40, 61, 95])
+def test_resuming_from_a_checkpoint_sends_what_an_uninterrupted_run_sends(cut: int) -> None:
+    records = samples(6, 20)
+    straight = fold_all(folder(), PartitionState(partition=1), records)
+
+    first = PartitionState(partition=1)
+    before = fold_all(folder(), first, records[:cut])
+    restored = PartitionState.from_bytes(first.to_bytes())  # a new worker, a fresh folder
+    after = fold_all(folder(), restored, records[restored.next_offset :])
+    assert [m for m in before + after if m["type"] == "summary"] == [m for m in straight if m["type"] == "summary"]
+    assert restored == PartitionState.from_bytes(_state_after(records).to_bytes())
+
+
+def _state_after(records: list[dict[str, Any]]) -> PartitionState:
+    state = PartitionState(partition=1)
+    fold_all(folder(), state, records)
+    return state
+
+
+def test_summaries_carry_their_source_partition_and_close_each_window_once() -> None:
+    out = fold_all(folder(), PartitionState(partition=2), samples(3, 16))
+    summaries = [m for m in out if m["type"] == "summary"]
+    keys = [(m["host_id"], m["window_start"]) for m in summaries]
+    assert len(keys) == len(set(keys)) and len(summaries) >= 3 * 2  # 5-min windows in 16 min
+    assert {(m["src"], m["nsrc"]) for m in summaries} == {(2, 4)}
+    assert all(m["n"] == 5 and m["cluster"] == f"c{int(m['host_id'][1:]) % 2}" for m in summaries)
+
+
+def test_progress_goes_to_every_known_cluster_once_per_window() -> None:
+    state = PartitionState(partition=0)
+    out = fold_all(folder({"c9"}), state, samples(2, 11))
+    marks = [m for m in out if m["type"] == "wm"]
+    windows = {(m["wm"] - START_TS) // (5 * MIN) for m in marks}
+    assert windows == {0, 1, 2}  # minutes 0-10: three 5-min windows entered
+    first = [m["cluster"] for m in marks if m["wm"] < START_TS + 5 * MIN]
+    assert first == ["c0", "c9"]  # c1's first sample comes after the window was entered
+    assert {m["cluster"] for m in marks[-3:]} == {"c0", "c1", "c9"}
+
+
+def test_samples_without_a_job_move_time_but_open_no_window() -> None:
+    state = PartitionState(partition=0)
+    msgs, late = folder().fold(state, f.sample(job=None, host="idle", ts=START_TS + MIN))
+    assert not late and state.hosts == {} and state.wm == START_TS + MIN
+    assert [m["type"] for m in msgs] == ["wm"]
