@@ -49,3 +49,37 @@ def test_negative_gpu_counter_in_sample() -> None:
     record = f.sample()
     record["payload"]["gpus"][3]["ecc_dbe"] = -2
     assert reason(record).startswith("negative_count")
+
+
+def _numeric_paths(sample: dict) -> list[tuple]:
+    p = sample["payload"]
+    paths: list[tuple] = [(k,) for k in ("interval_s", "step_time_ms", "bus_bw_gbps")]
+    for part in ("gpus", "nics"):
+        for i, item in enumerate(p[part]):
+            paths += [
+                (part, i, k)
+                for k, v in item.items()
+                if isinstance(v, int | float) and not isinstance(v, bool)
+            ]
+    return paths
+
+
+@pytest.mark.parametrize("bad", [-1, 0, 10**12, math.nan, math.inf, -math.inf, 1e300])
+def test_sample_hot_path_agrees_with_the_detailed_checks(bad: float) -> None:
+    """``_sample_believable`` (the fast path) accepts exactly what ``_check_sample`` accepts."""
+    from streams.validate import _check_sample, _sample_believable
+
+    base = f.sample()
+    assert _sample_believable(base["payload"], LIMITS)
+    for path in _numeric_paths(base):
+        record = f.sample()
+        target = record["payload"]
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = bad
+        try:
+            _check_sample(record, record["payload"], LIMITS)
+            detailed = True
+        except InvalidRecordError:
+            detailed = False
+        assert _sample_believable(record["payload"], LIMITS) == detailed, path
