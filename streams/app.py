@@ -66,6 +66,7 @@ class DetectApp:
         self.cluster_stage = ClusterStage(policy.slow_host)
         self.dlq_surge = DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window)
         self.watermark = 0
+        self.agents: dict[str, Any] = {}  # name -> Faust agent (tests drive them with test_context)
         self._last_offsets: dict[tuple[str, int], int] = {}
         self._ticked: dict[str, tuple[Any, ...]] = {}
         d = settings.detect
@@ -308,6 +309,13 @@ class DetectApp:
                 else:
                     actions = self.planner.reconcile(self.fleet, domain, size, int(msg["ts"]))
                 await self._publish(actions)
+
+        self.agents = {
+            "errors": errors,
+            "cluster": cluster,
+            "route-findings": route_findings,
+            "planner": planner,
+        }
 
         @app.timer(self.settings.detect.tick_interval_s)
         async def tick() -> None:

@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 CHECKPOINT_VERSION = 1
 YIELD_EVERY = 200  # records folded between two turns of the event loop
+FINAL_CHECKPOINT_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,12 +231,15 @@ class SamplesStage:
         finally:
             try:
                 async with self._lock:
-                    await asyncio.wait_for(self._checkpoint(sorted(self._dirty)), 10.0)
+                    await asyncio.wait_for(self._checkpoint(sorted(self._dirty)), FINAL_CHECKPOINT_TIMEOUT_S)
             except Exception as exc:  # the broker is gone: the last checkpoint stands
                 log.warning("samples stage: no final checkpoint (%s)", exc)
             self._consumer = self._producer = None
-            await consumer.stop()
-            await producer.stop()
+            for client in (consumer, producer):
+                try:  # with the broker gone a stop can wait for request timeouts: do not hold up shutdown
+                    await asyncio.wait_for(client.stop(), STOP_TIMEOUT_S)
+                except Exception as exc:
+                    log.warning("samples stage: %s did not stop cleanly: %s", type(client).__name__, exc)
 
     # -- the hot path ---------------------------------------------------------------------------
 

@@ -1,0 +1,116 @@
+"""The detect worker's Faust agents under ``agent.test_context()``: no broker, memory tables.
+
+The pure rules have their own tests; these check the wiring around them — what an agent
+decodes, keeps in its table, and sends where — with Faust's test harness and a producer
+that records instead of sending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from unittest.mock import AsyncMock, MagicMock
+
+import pytest
+
+from fleetpulse.settings import Settings
+from schemas import Codec
+from streams.app import DetectApp
+from streams.policy import Policy
+from streams.testing import START_TS
+from tests.streams import factories as f
+
+
+class Sent:
+    """Records what the app's producer was asked to send, per topic."""
+
+    def __init__(self) -> None:
+        self.by_topic: dict[str, list[tuple[bytes | None, Any]]] = {}
+
+    async def send(self, topic: str, key: bytes | None, value: Any, *args: Any, **kwargs: Any) -> Any:
+        self.by_topic.setdefault(topic, []).append((key, value))
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        done.set_result(MagicMock())
+        return done
+
+    def decoded(self, topic: str) -> list[dict[str, Any]]:
+        codec = Codec()
+        return [codec.decode(v).record for _, v in self.by_topic.get(topic, [])]
+
+
+def run(app: DetectApp, body: Any) -> None:
+    """Run a test body on the Faust app's own event loop."""
+    app.app.loop.run_until_complete(body)
+
+
+@pytest.fixture()
+def detect(tmp_path: Path, policy: Policy) -> Iterator[tuple[DetectApp, Sent]]:
+    settings = Settings.load(detect={"store": "memory", "app_id": "agents-test"})
+    app = DetectApp(settings, policy, data_dir=tmp_path, clock=lambda: (START_TS + 3_600_000) / 1000)
+    sent = Sent()
+    app.app.producer = MagicMock(
+        name="producer", maybe_start=AsyncMock(), start=AsyncMock(), send=sent.send, send_and_wait=AsyncMock()
+    )
+    app.app.finalize()
+    app.app.flow_control.resume()
+    yield app, sent
+
+
+def test_second_dram_uce_on_a_gpu_raises_one_finding(detect: tuple[DetectApp, Sent]) -> None:
+    app, sent = detect
+    codec = Codec()
+    run(app, _errors_twice(app, codec))
+    findings = sent.decoded(app.settings.topics.findings.name)
+    assert [(r["host_id"], r["payload"]["scope_key"], r["payload"]["count"]) for r in findings] == [
+        ("lemon-1", "lemon-1/3", 2)
+    ]
+    assert app.metrics.events.labels(app.settings.topics.errors.name, "EccErrorObserved")._value.get() == 2
+
+
+async def _errors_twice(app: DetectApp, codec: Codec) -> None:
+    async with app.agents["errors"].test_context() as agent:
+        for minutes in (0, 30):
+            record = f.ecc(host="lemon-1", gpu=3, ts=START_TS + minutes * 60_000)
+            await agent.put(codec.encode(record), key=b"lemon-1")
+
+
+def test_undecodable_error_record_goes_to_the_dlq_and_the_agent_goes_on(
+    detect: tuple[DetectApp, Sent],
+) -> None:
+    app, sent = detect
+    codec = Codec()
+
+    async def feed() -> None:
+        async with app.agents["errors"].test_context() as agent:
+            await agent.put(b"\x00\x00\x00\x00\x63garbage", key=b"h1")
+            await agent.put(codec.encode(f.xid(79, host="h2", ts=START_TS)), key=b"h2")
+
+    run(app, feed())
+    dead = sent.decoded(app.settings.topics.dlq.name)
+    assert len(dead) == 1 and dead[0]["payload"]["source_topic"] == app.settings.topics.errors.name
+    assert app.metrics.events.labels(app.settings.topics.errors.name, "XidRaised")._value.get() == 1
+
+
+def test_cluster_agent_scores_a_bundle_and_reports_the_slow_host(detect: tuple[DetectApp, Sent]) -> None:
+    app, sent = detect
+    window = 5 * 60_000
+    items: list[dict[str, Any]] = []
+    for w in range(4):
+        start = START_TS + w * window
+        for h in range(10):
+            step = 1100.0 if h == 7 else 1000.0 + h * 0.5
+            items.append({"type": "summary", "host_id": f"h{h}", "cluster": "c0", "window_start": start,
+                          "window_end": start + window, "step_ms": step, "bus_bw": 380.0, "n": 30,
+                          "wm": start + window, "src": 0, "nsrc": 1})  # fmt: skip
+    items.append({"type": "wm", "cluster": "c0", "src": 0, "nsrc": 1, "wm": START_TS + 12 * window})
+
+    async def feed() -> None:
+        async with app.agents["cluster"].test_context() as agent:
+            await agent.put({"type": "bundle", "cluster": "c0", "items": items}, key=b"c0")
+
+    run(app, feed())
+    findings = sent.decoded(app.settings.topics.findings.name)
+    assert [r["host_id"] for r in findings] == ["h7"]
+    assert findings[0]["payload"]["evidence"]["slow_windows"].startswith("2/")
