@@ -72,3 +72,39 @@ def test_validate_future_events_against_now(filled: Path) -> None:
 def test_quarantine_listing(filled: Path) -> None:
     result = invoke("lake", "quarantine", "--lake", str(filled))
     assert result.exit_code == 0 and "quarantine is empty" in result.output
+
+
+def test_chunked_recheck_reports_exactly_what_one_partition_at_a_time_reports(
+    filled: Path, records: list[dict[str, Any]]
+) -> None:
+    import datetime as dt
+
+    from analytics.lake.reader import Lake
+    from analytics.quality.gate import QualityGate
+    from analytics.quality.recheck import recheck
+
+    ecc = [r for r in records if r["event_type"] == "EccErrorObserved"][:1]
+    bad = [{**ecc[0], "event_id": "bad-1", "payload": {**ecc[0]["payload"], "count": -9}}]
+    LakeFS(filled).write_parquet(
+        "ecc_error_observed/date=2025-01-01/other-writer.parquet", to_table("EccErrorObserved", bad)
+    )
+    gate = QualityGate()
+    calls: list[int] = []
+    validate = gate.validate
+
+    def counting(table: str, data: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(len(data))
+        return validate(table, data, *args, **kwargs)
+
+    gate.validate = counting  # type: ignore[method-assign]
+    now = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+    one_by_one = recheck(Lake(str(filled)), gate, now, chunk_rows=0)
+    single_calls = len(calls)
+    calls.clear()
+    chunked = recheck(Lake(str(filled)), gate, now)
+    assert chunked == one_by_one
+    failing = {(r.table, r.date) for r in chunked if not r.success}
+    assert failing == {("ecc_error_observed", "2025-01-01")}
+    dates = {(r.table, r.date) for r in chunked if r.date != "*"}
+    assert len(dates) > len({t for t, _ in dates}) and single_calls == len(dates)  # several dates per table
+    assert len(calls) < single_calls
