@@ -37,6 +37,9 @@ class DetectSettings(BaseModel):
     samples_checkpoint_s: float = Field(
         5.0, gt=0, description="how often the host-window stage checkpoints its state and offsets"
     )
+    shutdown_timeout_s: float = Field(
+        10.0, gt=0, description="after SIGTERM/SIGINT, exit anyway if the graceful shutdown takes longer"
+    )
     log_level: str = "warning"
 
 

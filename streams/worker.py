@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -136,17 +137,46 @@ def run_worker(
     data_dir: Path | None = None,
 ) -> None:
     """Run until SIGINT/SIGTERM (blocking)."""
-    import faust
-
     detect = build_detect_app(settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir)
-    worker = faust.Worker(
+    worker = bounded_shutdown_worker(
         detect.app,
+        settings.detect.shutdown_timeout_s,
         loglevel=settings.detect.log_level,
         quiet=True,
         redirect_stdouts=False,
         override_logging=True,
     )
     worker.execute_from_commandline()
+
+
+def _exit_if_still_running(timeout_s: float) -> None:
+    """Runs in a daemon thread: a shutdown that hangs ends the process (as a crash would)."""
+    time.sleep(timeout_s)
+    sys.stderr.write(
+        f"fleetpulse detect: shutdown did not finish within {timeout_s:g} s (broker unreachable?); "
+        "exiting without it — at-least-once processing resumes from the last commit and checkpoint\n"
+    )
+    sys.stderr.flush()
+    os._exit(3)
+
+
+def bounded_shutdown_worker(app: Any, timeout_s: float, **options: Any) -> Any:
+    """A ``faust.Worker`` whose SIGTERM/SIGINT shutdown is bounded in time.
+
+    With the broker gone, Faust's consumer thread can die during shutdown and leave the main
+    thread waiting for it forever (seen with faust-streaming 0.15.3 / aiokafka 0.14), so a
+    SIGTERM never ended the worker. A watchdog thread, started with the first signal, exits
+    the process after ``timeout_s`` if the graceful path has not.
+    """
+    import faust
+
+    class BoundedShutdownWorker(faust.Worker):  # type: ignore[misc]
+        def _schedule_shutdown(self, signum: signal.Signals) -> None:
+            if not self._signal_stop_time:
+                threading.Thread(target=_exit_if_still_running, args=(timeout_s,), daemon=True).start()
+            super()._schedule_shutdown(signum)
+
+    return BoundedShutdownWorker(app, **options)
 
 
 def settings_env(settings: Settings) -> dict[str, str]:
