@@ -48,14 +48,19 @@ def test_compact_then_validate(filled: Path) -> None:
     assert "checks passed, 0 failed" in result.output
 
 
-def test_validate_fails_on_bad_files_and_names_the_expectation(
-    filled: Path, records: list[dict[str, Any]]
-) -> None:
+def write_bad_ecc(filled: Path, records: list[dict[str, Any]]) -> None:
+    """Another writer's file with a negative ECC count in the 2025-01-01 partition."""
     ecc = [r for r in records if r["event_type"] == "EccErrorObserved"][:1]
     bad = [{**ecc[0], "event_id": "bad-1", "payload": {**ecc[0]["payload"], "count": -9}}]
     LakeFS(filled).write_parquet(
         "ecc_error_observed/date=2025-01-01/other-writer.parquet", to_table("EccErrorObserved", bad)
     )
+
+
+def test_validate_fails_on_bad_files_and_names_the_expectation(
+    filled: Path, records: list[dict[str, Any]]
+) -> None:
+    write_bad_ecc(filled, records)
     result = invoke("lake", "validate", "--lake", str(filled), "--table", "ecc_error_observed")
     assert result.exit_code == 1, result.output
     assert "FAIL" in result.output and "count" in result.output
@@ -83,11 +88,7 @@ def test_chunked_recheck_reports_exactly_what_one_partition_at_a_time_reports(
     from analytics.quality.gate import QualityGate
     from analytics.quality.recheck import recheck
 
-    ecc = [r for r in records if r["event_type"] == "EccErrorObserved"][:1]
-    bad = [{**ecc[0], "event_id": "bad-1", "payload": {**ecc[0]["payload"], "count": -9}}]
-    LakeFS(filled).write_parquet(
-        "ecc_error_observed/date=2025-01-01/other-writer.parquet", to_table("EccErrorObserved", bad)
-    )
+    write_bad_ecc(filled, records)
     gate = QualityGate()
     calls: list[int] = []
     validate = gate.validate
