@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -151,6 +151,7 @@ class Archiver:
                     begin[tp] - 1,
                 )
             consumer.seek(tp, max(committed, begin[tp]))
+        self._commit_group(consumer, tps, frontier)
         quality = self.settings.lake.quality
         known = Lake(self.lake).known_hosts() if quality.enabled and quality.check_known_hosts else None
         if known is not None and self._inventory_topic is None and not known:
@@ -251,7 +252,7 @@ class Archiver:
         stats.quarantined_rows += staged.quarantined_rows
         stats.rejected_rows += staged.rejected_rows
         stats.files += sum(len(f) for f in staged.files.values())
-        self._commit_group(consumer, staged, publisher)
+        self._commit_group(consumer, tps, publisher.frontier)
         try:
             end = consumer.end_offsets(tps)
             stats.lag = sum(max(0, end[tp] - consumer.position(tp)) for tp in tps)
@@ -288,14 +289,21 @@ class Archiver:
             consumer.resume(*others)
         return out
 
-    def _commit_group(self, consumer: Any, staged: StagedBatch, publisher: Publisher) -> None:
-        """Mirror the lake's offsets into the consumer group so lag tools see progress (not used on restart)."""
+    def _commit_group(self, consumer: Any, tps: list[Any], frontier: Mapping[TopicPartition, int]) -> None:
+        """Mirror the lake's offsets into the consumer group so lag tools see progress (not used on restart).
+
+        The whole frontier is mirrored, not only the partitions of the last batch: a crash between a
+        manifest write and the group commit would otherwise leave the group behind on a partition that
+        gets no new records.
+        """
         from kafka import TopicPartition as KafkaTP
         from kafka.structs import OffsetAndMetadata
 
+        ours = {TopicPartition(tp.topic, tp.partition) for tp in tps}  # other archivers own the rest
         offsets = {
-            KafkaTP(tp.topic, tp.partition): OffsetAndMetadata(publisher.frontier[tp], "", -1)
-            for tp in staged.plan.ranges
+            KafkaTP(tp.topic, tp.partition): OffsetAndMetadata(offset, "", -1)
+            for tp, offset in frontier.items()
+            if tp in ours
         }
         try:
             consumer.commit(offsets)
