@@ -28,6 +28,7 @@ def _interrupt_on_signals() -> Iterator[None]:
 
     SIGINT is installed explicitly: a shell that starts the demo in the background leaves it ignored.
     """
+
     def raise_interrupt(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
@@ -42,15 +43,23 @@ def _interrupt_on_signals() -> Iterator[None]:
 @app.command()
 def demo(
     ctx: typer.Context,
-    preset: Annotated[str, typer.Option(help="Fleet preset: demo (2 × 256 hosts), small, meta-48k.")] = "demo",
+    preset: Annotated[
+        str, typer.Option(help="Fleet preset: demo (2 × 256 hosts), small, meta-48k.")
+    ] = "demo",
     history_days: Annotated[float, typer.Option(help="Fast-forwarded fleet history, sim days.")] = 30.0,
-    live_seconds: Annotated[float, typer.Option(help="Live phase after the history, wall seconds (0: none).")] = 45.0,
+    live_seconds: Annotated[
+        float, typer.Option(help="Live phase after the history, wall seconds (0: none).")
+    ] = 45.0,
     speed: Annotated[float, typer.Option(help="Live phase: sim seconds per wall second.")] = 10.0,
     seed: Annotated[int, typer.Option(help="Simulator seed.")] = 7,
     out: Annotated[Path, typer.Option(help="Where runs are written (one folder per run).")] = Path("out"),
     workers: Annotated[int, typer.Option(help="Detector worker processes.")] = 1,
+    keep_broker: Annotated[
+        bool, typer.Option(help="Leave the local broker running if the demo started it (stopped by default).")
+    ] = False,
 ) -> None:
     """Run the whole pipeline end to end on a local Kafka broker and print what it found."""
+    from fleetpulse.broker import stop_if_started_within
     from fleetpulse.cli import settings_of
     from fleetpulse.demo_run import DemoPlan, run_demo
     from fleetpulse.supervisor import free_ports
@@ -71,7 +80,7 @@ def demo(
         web_ports=ports[1:],
         webhook_secret=secrets.token_hex(16),
     )
-    with _interrupt_on_signals():
+    with _interrupt_on_signals(), stop_if_started_within(settings, keep=keep_broker, reporter=typer.echo):
         try:
             summary = run_demo(settings, plan)
         except KeyboardInterrupt:

@@ -7,7 +7,7 @@ from fleetpulse.broker.errors import (
     PortInUseError,
     ToolMissingError,
 )
-from fleetpulse.broker.process import BrokerStatus, LocalBroker, ensure_running
+from fleetpulse.broker.process import BrokerStatus, LocalBroker, ensure_running, stop_if_started_within
 from fleetpulse.broker.settings import BrokerSettings
 
 __all__ = [
@@ -20,4 +20,5 @@ __all__ = [
     "PortInUseError",
     "ToolMissingError",
     "ensure_running",
+    "stop_if_started_within",
 ]

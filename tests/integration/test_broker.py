@@ -13,7 +13,13 @@ from kafka.structs import OffsetAndMetadata
 from typer.testing import CliRunner
 
 from fleetpulse import admin
-from fleetpulse.broker import BrokerStartError, LocalBroker, PortInUseError
+from fleetpulse.broker import (
+    BrokerStartError,
+    LocalBroker,
+    PortInUseError,
+    ensure_running,
+    stop_if_started_within,
+)
 from fleetpulse.cli import app
 from fleetpulse.kafka_config import KafkaSettings
 from fleetpulse.settings import Settings
@@ -200,3 +206,25 @@ def test_topic_factory_and_ensure_topics(kafka, topic_factory):
     again = admin.ensure_topics(kafka.settings, [TopicSpec(name=compacted, partitions=5)])
     assert again == admin.TopicReport(created=[], existing=[compacted])
     assert admin.topic_partitions(kafka.settings)[compacted] == 2  # left as it was
+
+
+def test_a_run_stops_only_the_broker_it_started(
+    own_broker: LocalBroker, local_broker_factory: Callable[..., LocalBroker]
+):
+    """`fleetpulse demo` leaves no JVM behind that it started, and never stops one it found running."""
+    already = Settings(broker=own_broker.settings, kafka=KafkaSettings())
+    with stop_if_started_within(already):
+        ensure_running(already)
+    assert own_broker.status().running
+
+    fresh = local_broker_factory()
+    settings = Settings(broker=fresh.settings, kafka=KafkaSettings())
+    with stop_if_started_within(settings):
+        ensure_running(settings)
+        assert fresh.status().ready
+    assert not fresh.status().running
+
+    with stop_if_started_within(settings, keep=True):
+        ensure_running(settings)
+    assert fresh.status().running
+    fresh.stop()
