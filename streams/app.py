@@ -34,7 +34,7 @@ from streams.repeat import is_late, observe, state_keys
 from streams.samples import SampleFolder, SamplesStage, SourceRecord
 from streams.slow import ClusterStage
 from streams.tailer import LogTailer
-from streams.validate import check
+from streams.validate import decode_checked
 from streams.worker import checkpoint_topic, samples_group
 
 if TYPE_CHECKING:
@@ -174,8 +174,7 @@ class DetectApp:
         self._last_offsets[(msg.topic, msg.partition)] = msg.offset
         value = event.value
         try:
-            record = self.codec.decode(value).record
-            check(record, self.policy.validation, int(self.clock() * 1000))
+            record = decode_checked(self.codec, value, self.policy.validation, int(self.clock() * 1000))
         except (DecodeError, InvalidRecordError) as exc:
             await self._dead_letter(exc, _source(msg, value))
             return None

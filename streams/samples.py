@@ -36,7 +36,7 @@ from streams.errors import InvalidRecordError
 from streams.metrics import DetectMetrics
 from streams.policy import Policy
 from streams.slow import HostStage, window_bounds
-from streams.validate import check
+from streams.validate import decode_checked
 
 log = logging.getLogger(__name__)
 
@@ -291,8 +291,7 @@ class SamplesStage:
         self, message: ConsumerRecord[bytes, bytes], now_ms: int
     ) -> tuple[dict[str, Any] | None, DecodeError | InvalidRecordError | None]:
         try:
-            record = self.codec.decode(message.value).record  # type: ignore[arg-type]
-            check(record, self.policy.validation, now_ms)
+            record = decode_checked(self.codec, message.value, self.policy.validation, now_ms)
         except (DecodeError, InvalidRecordError) as exc:
             return None, exc
         return record, None

@@ -1,7 +1,8 @@
 """Semantic validation of decoded records: what Avro cannot check (clocks, ranges, NaN).
 
 ``check(record, limits, now_ms)`` raises ``InvalidRecordError`` with a short reason; the
-agent then dead-letters the record and goes on.
+agent then dead-letters the record and goes on. ``decode_checked`` is the one entry point
+for raw Kafka values: decode, then check.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from schemas import Codec
 from streams.errors import InvalidRecordError
 from streams.policy import ValidationLimits
 
@@ -172,3 +174,10 @@ def check(record: Mapping[str, Any], limits: ValidationLimits, now_ms: int) -> N
         check_payload(record, limits)
     except (KeyError, TypeError) as exc:  # a field of the wrong shape: decoded, but not by our contract
         raise _bad(f"malformed_payload: {type(exc).__name__}: {exc}", record) from exc
+
+
+def decode_checked(codec: Codec, value: bytes | None, limits: ValidationLimits, now_ms: int) -> dict[str, Any]:
+    """Decode a raw value and check it; raises ``DecodeError`` or ``InvalidRecordError`` (both dead-lettered)."""
+    record = codec.decode(value).record  # type: ignore[arg-type]  # None fails to decode, with a reason
+    check(record, limits, now_ms)
+    return record
