@@ -189,13 +189,7 @@ def test_sigkilled_archiver_resumes_exactly_once(
     assert set(in_lake) == set(on_topics)
     assert read_frontier(LakeFS(lake)) == end
     assert quarantine_entries(lake) == []
-    # group offsets mirror the manifest, for lag tools
-    admin = KafkaAdminClient(**kafka.settings.kafka.kafka_python(kafka.bootstrap_servers))
-    try:
-        group = admin.list_group_offsets(settings.lake.group_id)[settings.lake.group_id]
-    finally:
-        admin.close()
-    assert {TopicPartition(tp.topic, tp.partition): o.offset for tp, o in group.items()} == end
+    assert group_offsets(kafka, settings.lake.group_id) == end  # mirrored from the manifest, for lag tools
 
 
 def test_corrupted_batch_is_quarantined_and_garbage_rejected(
@@ -280,6 +274,35 @@ def test_crash_between_file_writes_and_offset_commit(
     assert max(in_lake.values()) == 1
     assert set(in_lake) == set(on_topics)
     assert read_frontier(LakeFS(lake)) == end
+
+
+def test_group_offsets_catch_up_with_the_manifest_at_start(
+    kafka: KafkaCluster, fleet_topics: dict[str, str], tmp_path: Path
+) -> None:
+    """A crash between a manifest write and the group commit leaves the group behind; the next start mirrors it."""
+    lake = tmp_path / "lake"
+    settings = settings_for(kafka, fleet_topics, lake)
+    produce(kafka, fleet_topics, synthetic_records(n_hosts=10, samples_per_host=10))
+    _, end = topic_contents(kafka, fleet_topics)
+    Archiver(settings).run(until_idle=True, max_seconds=50)
+    assert read_frontier(LakeFS(lake)) == end
+
+    # A group that never saw a commit stands for one whose last commit was lost; nothing new arrives.
+    behind = settings.model_copy(
+        update={"lake": settings.lake.model_copy(update={"group_id": unique_topic_name("lost")})}
+    )
+    stats = Archiver(behind).run(until_idle=True, max_seconds=50)
+    assert stats.records == 0
+    assert group_offsets(kafka, behind.lake.group_id) == end
+
+
+def group_offsets(kafka: KafkaCluster, group_id: str) -> dict[TopicPartition, int]:
+    admin = KafkaAdminClient(**kafka.settings.kafka.kafka_python(kafka.bootstrap_servers))
+    try:
+        group = admin.list_group_offsets(group_id)[group_id]
+    finally:
+        admin.close()
+    return {TopicPartition(tp.topic, tp.partition): o.offset for tp, o in group.items()}
 
 
 def test_missing_topics_fail_with_what_to_do(kafka: KafkaCluster, tmp_path: Path) -> None:
