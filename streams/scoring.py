@@ -8,7 +8,7 @@ FindingRaised table; reading them from Kafka or the lake is ``streams.scoring_cl
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ import polars as pl
 from streams.errors import StreamsError
 
 DAY_MS = 86_400_000
-DETECTORS = ("repeat_offender", "slow_host")
+DETECTORS = ("repeat_offender", "slow_host", "critical_fault")
 DEFAULT_SLOW_K = 3
 DEFAULT_WINDOW_S = 60.0
 
@@ -45,6 +45,9 @@ DEFAULT_RULES: dict[str, RepeatRule] = {
     "sram_uce": RepeatRule(("sram_uce",), 2, 7 * DAY_MS),
     "link_flap": RepeatRule(("link_flap",), 3, DAY_MS),
 }
+
+# Faults the policy acts on at their first occurrence (its count-1 rules, detector "critical_fault").
+DEFAULT_CRITICAL_KINDS: tuple[str, ...] = ("row_remap_failure",)
 
 
 @dataclass(frozen=True)
@@ -252,6 +255,38 @@ def score_slow_host(
     )
 
 
+def score_critical_fault(
+    findings: pl.DataFrame,
+    faults: pl.DataFrame,
+    start: int,
+    end: int,
+    kinds: Sequence[str] = DEFAULT_CRITICAL_KINDS,
+) -> DetectorScore:
+    """Hosts with a critical fault in the period vs hosts with a ``critical_fault`` finding.
+
+    Every such fault should be acted on at once, so each host that had one is detectable, and the
+    time to detect runs from its first critical fault.
+    """
+    first = _first_findings(findings, "critical_fault")
+    crit = faults.filter(pl.col("kind").is_in(list(kinds)) & pl.col("ts").is_between(start, end))
+    onsets = (
+        crit.sort("ts")
+        .group_by("host_id", maintain_order=True)
+        .agg(pl.col("ts").first(), pl.col("kind").first())
+    )
+    breakdown: dict[str, dict[str, int]] = {}
+    ttd: list[float] = []
+    for host, onset, kind in onsets.iter_rows():
+        row = breakdown.setdefault(kind, {"truth": 0, "detectable": 0, "found": 0})
+        row["truth"] += 1
+        row["detectable"] += 1
+        if host in first:
+            row["found"] += 1
+            ttd.append((first[host] - onset) / 1000)
+    truth = set(onsets["host_id"].to_list())
+    return _assemble("critical_fault", first, truth, truth, sorted(set(first) - truth), ttd, breakdown)
+
+
 def _assemble(
     detector: str,
     first: Mapping[str, int],
@@ -299,6 +334,7 @@ def score(
     rules: Mapping[str, RepeatRule] = DEFAULT_RULES,
     slow_k: int = DEFAULT_SLOW_K,
     window_s: float | None = None,
+    critical_kinds: Sequence[str] = DEFAULT_CRITICAL_KINDS,
 ) -> ScoreReport:
     """Per detector: TP/FP/FN per host (a host counts once), precision, recall over the detectable truth, TTD."""
     try:
@@ -309,6 +345,7 @@ def score(
     scores = {
         "repeat_offender": score_repeat_offender(findings, hosts, faults, start, end, rules),
         "slow_host": score_slow_host(findings, hosts, start, end, slow_k, window_s),
+        "critical_fault": score_critical_fault(findings, faults, start, end, critical_kinds),
     }
     params = {
         "rules": {
@@ -317,5 +354,6 @@ def score(
         },
         "slow_k": slow_k,
         "window_s": window_s,
+        "critical_kinds": list(critical_kinds),
     }
     return ScoreReport(scores, {"start_ts": start, "end_ts": end}, params)

@@ -140,6 +140,11 @@ def rules_from_policy(policy: Policy) -> dict[str, RepeatRule]:
     return rules
 
 
+def critical_kinds_from_policy(policy: Policy) -> list[str]:
+    """The fault classes the detector acts on at their first occurrence (its ``critical_fault`` rules)."""
+    return sorted({c for r in policy.rules if r.detector == "critical_fault" for c in r.classes})
+
+
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 

@@ -86,7 +86,7 @@ def _f(value: float | None) -> str:
 
 def pr(precision: dict[str, float | None], recall: dict[str, float | None]) -> str:
     """``ro 1.00/1.00 · slow 1.00/0.75``: precision/recall per detector, compact."""
-    short = {"repeat_offender": "repeat", "slow_host": "slow"}
+    short = {"repeat_offender": "repeat", "slow_host": "slow", "critical_fault": "critical"}
     parts = []
     for detector in sorted(set(precision) | set(recall)):
         p, r = precision.get(detector), recall.get(detector)

@@ -220,6 +220,7 @@ def score(
     from streams.policy import load_policy
     from streams.scoring import score as score_findings
     from streams.scoring_cli import (
+        critical_kinds_from_policy,
         findings_from_kafka,
         findings_from_lake,
         load_truth,
@@ -244,7 +245,16 @@ def score(
             found = findings_from_lake(lake or Path(settings.lake.path))
         else:
             found = findings_from_kafka(settings, topic, timeout_s)
-    report = score_findings(found, hosts, faults, manifest, rules=rules, slow_k=slow_k, window_s=window_s)
+    report = score_findings(
+        found,
+        hosts,
+        faults,
+        manifest,
+        rules=rules,
+        slow_k=slow_k,
+        window_s=window_s,
+        critical_kinds=critical_kinds_from_policy(detection),
+    )
     render(report, console)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

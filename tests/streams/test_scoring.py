@@ -153,7 +153,7 @@ FINDINGS = [
     finding("s4", "slow_host", S + 900_000, window_start=S),
     finding("h6", "slow_host", S + 7 * DAY_MS, window_start=S + 7 * DAY_MS - 900_000),
     finding("s5", "slow_host", END - 100_000, window_start=END - 400_000),
-    finding("h9", "critical_fault", S + DAY_MS),  # another detector: not scored here
+    finding("h9", "critical_fault", S + DAY_MS),  # another detector: no effect on these two
 ]
 MANIFEST = {"seed": 7, "start_ts": S, "end_ts": END, "sample_interval_s": 10}
 
@@ -215,6 +215,38 @@ def test_no_findings_gives_undefined_precision_and_zero_recall() -> None:
     ro = report.detectors["repeat_offender"]
     assert (ro.tp, ro.fp, ro.fn, ro.precision, ro.recall, ro.ttd_median_s) == (0, 0, 3, None, 0.0, None)
     assert json.loads(report.to_json())["detectors"]["slow_host"]["precision"] is None
+
+
+def test_critical_fault_scores_hosts_with_a_critical_fault_in_the_period() -> None:
+    faults = pl.DataFrame(
+        [
+            fault("c1", "row_remap_failure", S + DAY_MS, gpu=3),
+            fault("c2", "row_remap_failure", S + 2 * DAY_MS, gpu=0),
+            fault("c2", "row_remap_failure", S + 3 * DAY_MS, gpu=0),
+            fault("c3", "row_remap_failure", S - DAY_MS, gpu=1),  # before the period: not truth
+            fault("c4", "dram_uce", S + DAY_MS, gpu=1),  # not a critical kind
+        ],
+        schema=FAULT_SCHEMA,
+    )
+    found = [
+        finding("c1", "critical_fault", S + DAY_MS + 5_000),
+        finding("c1", "critical_fault", S + 4 * DAY_MS),  # a later one on the same host counts once
+        finding("c9", "critical_fault", S + DAY_MS),  # no critical fault in the truth
+        finding("c2", "repeat_offender", S + 3 * DAY_MS),  # another detector
+    ]
+    findings = pl.from_arrow(to_table("FindingRaised", [f.to_record() for f in found]))
+    assert isinstance(findings, pl.DataFrame)
+    hosts = pl.DataFrame([host(h) for h in ("c1", "c2", "c3", "c4", "c9")], schema=HOST_SCHEMA)
+
+    cf = score(findings, hosts, faults, MANIFEST).detectors["critical_fault"]
+
+    assert (cf.truth, cf.detectable, cf.tp, cf.fp, cf.fn) == (2, 2, 1, 1, 1)
+    assert cf.fp_hosts == ["c9"] and cf.fn_hosts == ["c2"]
+    assert cf.precision == 0.5 and cf.recall == 0.5
+    assert cf.ttd_median_s == 5.0
+    assert cf.breakdown == {"row_remap_failure": {"truth": 2, "detectable": 2, "found": 1}}
+    other = score(findings, hosts, faults, MANIFEST, critical_kinds=("dram_uce",)).detectors["critical_fault"]
+    assert (other.truth, other.tp, other.fp) == (1, 0, 2)  # c4 is the truth now; c1 and c9 are not
 
 
 def test_manifest_without_period_is_an_error() -> None:
