@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import re
+import signal
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any, Literal
 
 import pytest
@@ -41,6 +43,17 @@ class KafkaCluster:
     broker: LocalBroker | None = None
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGTERM (a CI time limit, ``timeout``) unwinds the run like Ctrl-C does.
+
+    Without it the process dies on the spot: no fixture teardown, so the brokers and the parts
+    the tests started keep running after the run.
+    """
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 def local_broker_settings(base: BrokerSettings, data_dir: Path, **overrides: Any) -> BrokerSettings:
