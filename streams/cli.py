@@ -63,7 +63,7 @@ def detect_policy(
     s = loaded.slow_host
     console.print(
         f"slow host: window {s.window / 1000:g} s, z_step >= {s.z_step}, z_bus_bw <= -{s.z_bus_bw}, "
-        f"{s.k} of {s.n} windows, min {s.min_peers} peers -> {s.action}"
+        f"at least {s.min_slowdown:.1%} worse than the peer median, {s.k} of {s.n} windows, min {s.min_peers} peers -> {s.action}"
     )
     p = loaded.planner
     console.print(f"planner: capacity {p.capacity_buffer_pct:g} %, failure buffer {p.failure_buffer_pct:g} %")

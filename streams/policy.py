@@ -108,6 +108,9 @@ class SlowHostPolicy(_Model):
     z_step: float = Field(3.5, gt=0)
     z_bus_bw: float = Field(3.5, gt=0)
     min_mad_rel: float = Field(0.002, ge=0)
+    # ... and at least this far from the peer median (relative): the robust z alone flags healthy
+    # hosts whose persistent offset sits in the tail of a large fleet (~3 sd is 1 % here).
+    min_slowdown: float = Field(0.02, ge=0, lt=1)
     min_peers: int = Field(8, ge=3)
     k: int = Field(2, ge=1)
     n: int = Field(4, ge=1)

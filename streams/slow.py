@@ -52,7 +52,11 @@ class Verdict:
 def evaluate_window(
     members: dict[str, tuple[float, float]], window_start: int, window_end: int, policy: SlowHostPolicy
 ) -> list[Verdict]:
-    """Score each host's (step_ms, bus_bw) against its peers; too few peers -> no verdicts."""
+    """Score each host's (step_ms, bus_bw) against its peers; too few peers -> no verdicts.
+
+    A window is slow when a metric is both an outlier (robust z) and worse than the peer median
+    by at least ``min_slowdown``: significant and large enough to matter to a synchronous job.
+    """
     if len(members) < policy.min_peers:
         return []
     steps = [m[0] for m in members.values()]
@@ -63,7 +67,9 @@ def evaluate_window(
     for host, (step, bw) in sorted(members.items()):
         z_s = (step - med_s) / scale_s
         z_b = (bw - med_b) / scale_b
-        slow = z_s >= policy.z_step or -z_b >= policy.z_bus_bw
+        slow_step = z_s >= policy.z_step and step >= med_s * (1 + policy.min_slowdown)
+        slow_bw = -z_b >= policy.z_bus_bw and bw <= med_b * (1 - policy.min_slowdown)
+        slow = slow_step or slow_bw
         out.append(Verdict(host, window_start, window_end, z_s, z_b, slow, step, med_s))
     return out
 

@@ -9,7 +9,7 @@ import pytest
 
 from streams.findings import Finding
 from streams.policy import SlowHostPolicy
-from streams.slow import ClusterStage, HostStage, robust_z, window_bounds
+from streams.slow import ClusterStage, HostStage, evaluate_window, robust_z, window_bounds
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -117,6 +117,30 @@ def test_bus_bandwidth_drop_alone_is_slow() -> None:
                  "step_ms": 1000.0 + h * 0.1, "bus_bw": bw, "n": 5, "wm": start + 5 * MIN, "src": 0, "nsrc": 1}  # fmt: skip
             found += stage.add_summary(store, s)[0]
     assert [x.host_id for x in found] == ["h9"] and float(found[0].evidence["z_bus_bw"]) < -3.5
+
+
+def test_an_outlier_by_z_but_within_min_slowdown_is_not_slow() -> None:
+    """A healthy host in the tail of the fleet's persistent offsets: +1 % is 4 robust sd here, but not slow."""
+    peers = {f"h{i}": (1000.0 + (i - 5) * 0.3, 380.0) for i in range(11)}
+    peers["tail"] = (1010.0, 380.0)  # +1.0 % over the median
+    peers["slow"] = (1030.0, 380.0)  # +3.0 %
+    policy = SlowHostPolicy()
+    verdicts = {v.host_id: v for v in evaluate_window(peers, START_TS, START_TS + 5 * MIN, policy)}
+    assert verdicts["tail"].z_step > policy.z_step and not verdicts["tail"].slow
+    assert verdicts["slow"].slow
+    lenient = {
+        v.host_id: v for v in evaluate_window(peers, 0, 1, policy.model_copy(update={"min_slowdown": 0.0}))
+    }
+    assert lenient["tail"].slow
+
+
+def test_min_slowdown_applies_to_bus_bandwidth_too() -> None:
+    peers = {f"h{i}": (1000.0, 380.0 + (i - 5) * 0.1) for i in range(11)}
+    peers["tail"] = (1000.0, 376.5)  # -0.9 %
+    peers["slow"] = (1000.0, 368.0)  # -3.2 %
+    verdicts = {v.host_id: v for v in evaluate_window(peers, 0, 1, SlowHostPolicy())}
+    assert verdicts["tail"].z_bus_bw < -3.5 and not verdicts["tail"].slow
+    assert verdicts["slow"].slow
 
 
 def test_watermark_is_the_slowest_partition() -> None:
