@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from streams.scoring import DAY_MS, DEFAULT_RULES, DetectorScore, RepeatRule, ScoreReport, ScoringError
+from streams.scoring import DAY_MS, DEFAULT_RULES, DetectorScore, RepeatRule, ScoreReport, ScoringError, score
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -143,6 +144,33 @@ def rules_from_policy(policy: Policy) -> dict[str, RepeatRule]:
 def critical_kinds_from_policy(policy: Policy) -> list[str]:
     """The fault classes the detector acts on at their first occurrence (its ``critical_fault`` rules)."""
     return sorted({c for r in policy.rules if r.detector == "critical_fault" for c in r.classes})
+
+
+def score_with_policy(
+    found: pl.DataFrame,
+    truth: tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]],
+    policy: Policy,
+    *,
+    rules: Mapping[str, RepeatRule] | None = None,
+    window_s: float | None = None,
+    slow_k: int | None = None,
+) -> ScoreReport:
+    """``score`` with the thresholds the detector runs with (its policy); explicit arguments override them."""
+    hosts, faults, manifest = truth
+    window = window_s if window_s is not None else policy.slow_host.window / 1000
+    interval = manifest.get("sample_interval_s")
+    if isinstance(interval, int | float):  # the detector widens a window to one sample (slow.window_bounds)
+        window = max(window, float(interval))
+    return score(
+        found,
+        hosts,
+        faults,
+        manifest,
+        rules=rules if rules is not None else rules_from_policy(policy),
+        slow_k=slow_k if slow_k is not None else policy.slow_host.k,
+        window_s=window,
+        critical_kinds=critical_kinds_from_policy(policy),
+    )
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

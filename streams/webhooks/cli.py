@@ -218,43 +218,28 @@ def score(
 
     from fleetpulse.cli import settings_of
     from streams.policy import load_policy
-    from streams.scoring import score as score_findings
     from streams.scoring_cli import (
-        critical_kinds_from_policy,
         findings_from_kafka,
         findings_from_lake,
         load_truth,
         parse_rule,
         render,
         rules_from_policy,
+        score_with_policy,
     )
 
     settings = settings_of(ctx)
     detection = load_policy(policy)
     rules = rules_from_policy(detection)
     rules.update(parse_rule(r) for r in rule or [])
-    window_s = window_s if window_s is not None else detection.slow_host.window / 1000
-    slow_k = slow_k if slow_k is not None else detection.slow_host.k
-    hosts, faults, manifest = load_truth(truth)
-    interval = manifest.get("sample_interval_s")
-    if isinstance(interval, int | float):  # the detector widens a window to one sample (slow.window_bounds)
-        window_s = max(window_s, float(interval))
+    truth_frames = load_truth(truth)
     console = Console()
     with console.status(f"reading findings from {findings_from}"):
         if findings_from == "lake":
             found = findings_from_lake(lake or Path(settings.lake.path))
         else:
             found = findings_from_kafka(settings, topic, timeout_s)
-    report = score_findings(
-        found,
-        hosts,
-        faults,
-        manifest,
-        rules=rules,
-        slow_k=slow_k,
-        window_s=window_s,
-        critical_kinds=critical_kinds_from_policy(detection),
-    )
+    report = score_with_policy(found, truth_frames, detection, rules=rules, window_s=window_s, slow_k=slow_k)
     render(report, console)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
