@@ -51,6 +51,16 @@ class DemoPlan:
         return self.run_dir / "truth"
 
     @property
+    def live_truth(self) -> Path:
+        """The live continuation's own truth (its faults; the history's files stay as they were)."""
+        return self.run_dir / "truth-live"
+
+    @property
+    def truth_segments(self) -> list[Path]:
+        """Every truth directory of the run, oldest first (what ``fleetpulse score`` joins)."""
+        return [self.truth, self.live_truth] if self.live_seconds > 0 else [self.truth]
+
+    @property
     def report_dir(self) -> Path:
         return self.run_dir / "report"
 
@@ -139,7 +149,7 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
                 sup.run("simulate-live", fleetpulse_argv(
                     "simulate", "--preset", plan.preset, "--mode", "live", "--duration", f"{plan.live_seconds:g}s",
                     "--speed", str(plan.speed), "--seed", str(plan.seed), "--continue-from", str(plan.truth),
-                    "--no-progress"), timeout_s=plan.live_seconds + 300)
+                    "--truth-out", str(plan.live_truth), "--no-progress"), timeout_s=plan.live_seconds + 300)
         with phases.phase("detectors and dispatcher catch up"):
             _drain(run_settings, plan, sup, [*detectors, dispatcher, receiver])
         with phases.phase("archiver catches up (exactly once into the lake)"):
@@ -155,7 +165,8 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
                    plan, env)
     with phases.phase("detection scored against the simulator's truth"):
         score_file = plan.run_dir / "score.json"
-        _run_plain(["score", "--truth", str(plan.truth), "--findings-from", "kafka", "--json", str(score_file)],
+        truths = [arg for t in plan.truth_segments for arg in ("--truth", str(t))]
+        _run_plain(["score", *truths, "--findings-from", "kafka", "--json", str(score_file)],
                    plan, env)
         score = json.loads(score_file.read_text())
 

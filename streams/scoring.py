@@ -50,6 +50,34 @@ DEFAULT_RULES: dict[str, RepeatRule] = {
 DEFAULT_CRITICAL_KINDS: tuple[str, ...] = ("row_remap_failure",)
 
 
+@dataclass(frozen=True, slots=True)
+class WindowPeriod:
+    """From ``start_ts`` to ``end_ts`` the slow-host detector's windows last ``window_s``.
+
+    A run continued in another mode (fast-forward history, then live) has one period per segment:
+    its sample interval, and so the detector's effective window, changes at the boundary.
+    """
+
+    start_ts: int
+    end_ts: int
+    window_s: float
+
+
+def windows_between(a: int, b: int, periods: Sequence[WindowPeriod]) -> float:
+    """Detector windows elapsed from ``a`` to ``b`` (ms; negative if ``b < a``).
+
+    Time before the first period counts in its window, time after the last in the last's.
+    """
+    if b < a:
+        return -windows_between(b, a, periods)
+    total = 0.0
+    for i, p in enumerate(periods):
+        lo = p.start_ts if i else min(p.start_ts, a)
+        hi = p.end_ts if i < len(periods) - 1 else max(p.end_ts, b)
+        total += max(0, min(b, hi) - max(a, lo)) / (p.window_s * 1000)
+    return total
+
+
 @dataclass(frozen=True)
 class DetectorScore:
     detector: str
@@ -211,9 +239,21 @@ def score_repeat_offender(
 
 
 def score_slow_host(
-    findings: pl.DataFrame, hosts: pl.DataFrame, start: int, end: int, k: int, window_s: float | None
+    findings: pl.DataFrame,
+    hosts: pl.DataFrame,
+    start: int,
+    end: int,
+    k: int,
+    window_s: float | None,
+    periods: Sequence[WindowPeriod] = (),
 ) -> DetectorScore:
-    first = _first_findings(findings, "slow_host")
+    """Slow hosts detectable when ``k`` windows of the slowdown fit before the end.
+
+    ``periods`` (a continued run's segments) give the window per stretch of time and override
+    ``window_s``; times to detect are then counted in the windows of the periods they span.
+    """
+    if periods:
+        return _score_slow_host(findings, hosts, start, end, k, list(periods), "segments")
     source = "argument"
     if window_s is None:
         spans = findings.filter(pl.col("detector") == "slow_host")
@@ -222,24 +262,37 @@ def score_slow_host(
             source = "findings"
         if not window_s:
             window_s, source = DEFAULT_WINDOW_S, "default"
-    window_ms = window_s * 1000
+    return _score_slow_host(findings, hosts, start, end, k, [WindowPeriod(start, end, window_s)], source)
+
+
+def _score_slow_host(
+    findings: pl.DataFrame,
+    hosts: pl.DataFrame,
+    start: int,
+    end: int,
+    k: int,
+    periods: list[WindowPeriod],
+    source: str,
+) -> DetectorScore:
+    first = _first_findings(findings, "slow_host")
     slow = hosts.filter(pl.col("slow_cause").is_not_null()).to_dicts()
     truth = {h["host_id"] for h in slow}
     detectable: set[str] = set()
     breakdown: dict[str, dict[str, int]] = {}
     ttd: list[float] = []
+    windows: list[float] = []
     for h in slow:
         row = breakdown.setdefault(h["slow_cause"], {"truth": 0, "detectable": 0, "found": 0})
         row["truth"] += 1
         onset = max(h["slow_onset_ts"] if h["slow_onset_ts"] is not None else start, start)
-        if onset <= end and end - onset >= k * window_ms:
+        if onset <= end and windows_between(onset, end, periods) >= k:
             detectable.add(h["host_id"])
             row["detectable"] += 1
         if h["host_id"] in first:
             row["found"] += 1
             ttd.append((first[h["host_id"]] - onset) / 1000)
+            windows.append(windows_between(onset, first[h["host_id"]], periods))
     fp_hosts = sorted(set(first) - truth)
-    windows = [t / window_s for t in ttd]
     return _assemble(
         "slow_host",
         first,
@@ -250,9 +303,13 @@ def score_slow_host(
         breakdown,
         ttd_median_windows=_pct(windows, 50),
         ttd_p90_windows=_pct(windows, 90),
-        window_s=window_s,
-        window_source=source,
+        window_s=periods[-1].window_s,
+        window_source=source if len(periods) == 1 else f"{source}: {_window_chain(periods)}",
     )
+
+
+def _window_chain(periods: Sequence[WindowPeriod]) -> str:
+    return " → ".join(f"{p.window_s:g} s" for p in periods)
 
 
 def score_critical_fault(
@@ -335,6 +392,7 @@ def score(
     slow_k: int = DEFAULT_SLOW_K,
     window_s: float | None = None,
     critical_kinds: Sequence[str] = DEFAULT_CRITICAL_KINDS,
+    window_periods: Sequence[WindowPeriod] = (),
 ) -> ScoreReport:
     """Per detector: TP/FP/FN per host (a host counts once), precision, recall over the detectable truth, TTD."""
     try:
@@ -344,7 +402,7 @@ def score(
     findings = _dedup(findings)
     scores = {
         "repeat_offender": score_repeat_offender(findings, hosts, faults, start, end, rules),
-        "slow_host": score_slow_host(findings, hosts, start, end, slow_k, window_s),
+        "slow_host": score_slow_host(findings, hosts, start, end, slow_k, window_s, window_periods),
         "critical_fault": score_critical_fault(findings, faults, start, end, critical_kinds),
     }
     params = {
@@ -354,6 +412,7 @@ def score(
         },
         "slow_k": slow_k,
         "window_s": window_s,
+        "window_periods": [asdict(p) for p in window_periods],
         "critical_kinds": list(critical_kinds),
     }
     return ScoreReport(scores, {"start_ts": start, "end_ts": end}, params)

@@ -5,13 +5,22 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from streams.scoring import DAY_MS, DEFAULT_RULES, DetectorScore, RepeatRule, ScoreReport, ScoringError, score
+from streams.scoring import (
+    DAY_MS,
+    DEFAULT_RULES,
+    DetectorScore,
+    RepeatRule,
+    ScoreReport,
+    ScoringError,
+    WindowPeriod,
+    score,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,8 +45,51 @@ _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": DAY_MS}
 
 
-def load_truth(truth_dir: Path) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]:
-    """``(hosts, faults, manifest)`` from a simulator ``--truth-out`` directory."""
+Truth = tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]
+
+
+def load_truth(truth_dir: Path | Sequence[Path]) -> Truth:
+    """``(hosts, faults, manifest)`` from a simulator ``--truth-out`` directory.
+
+    Several directories are a run and its continuations (``simulate --continue-from``), oldest
+    first: see ``join_segments``.
+    """
+    if not isinstance(truth_dir, Path):
+        dirs = list(truth_dir)
+        if not dirs:
+            raise ScoringError("no truth directory given")
+        return join_segments([_load_one(d) for d in dirs], dirs)
+    return _load_one(truth_dir)
+
+
+def join_segments(segments: Sequence[Truth], names: Sequence[Path]) -> Truth:
+    """One truth for a run continued in segments: its faults together, the period from the first
+    start to the last end, and ``manifest["segments"]`` with each segment's period and sample interval
+    (a fast-forward history and a live continuation sample at very different intervals).
+
+    Each segment must continue the one before it (``continues_run_id``, no gap in time) over the
+    same fleet; otherwise the error names the directory that does not.
+    """
+    hosts, faults, first = segments[0]
+    manifest = dict(first)
+    for (h, _, m), (_, _, prev), name in zip(segments[1:], segments[:-1], names[1:], strict=True):
+        if m.get("continues_run_id") != prev.get("run_id") or m.get("start_ts") != prev.get("end_ts"):
+            raise ScoringError(
+                f"{name} does not continue the run before it (continues {m.get('continues_run_id')!r} "
+                f"from {m.get('start_ts')}, the previous run is {prev.get('run_id')!r} ending {prev.get('end_ts')})"
+            )
+        if not h["host_id"].equals(hosts["host_id"]):
+            raise ScoringError(f"{name} simulates another fleet than {names[0]}")
+    manifest["end_ts"] = segments[-1][2]["end_ts"]
+    manifest["days"] = (manifest["end_ts"] - manifest["start_ts"]) / DAY_MS
+    manifest["segments"] = [
+        {k: m.get(k) for k in ("run_id", "mode", "start_ts", "end_ts", "sample_interval_s")}
+        for _, _, m in segments
+    ]
+    return hosts, pl.concat([f for _, f, _ in segments], how="vertical_relaxed"), manifest
+
+
+def _load_one(truth_dir: Path) -> Truth:
     paths = {name: truth_dir / name for name in ("hosts.parquet", "faults.parquet", "manifest.json")}
     missing = [name for name, p in paths.items() if not p.is_file()]
     if missing:
@@ -157,10 +209,14 @@ def score_with_policy(
 ) -> ScoreReport:
     """``score`` with the thresholds the detector runs with (its policy); explicit arguments override them."""
     hosts, faults, manifest = truth
-    window = window_s if window_s is not None else policy.slow_host.window / 1000
-    interval = manifest.get("sample_interval_s")
-    if isinstance(interval, int | float):  # the detector widens a window to one sample (slow.window_bounds)
-        window = max(window, float(interval))
+    policy_window = window_s if window_s is not None else policy.slow_host.window / 1000
+    window = _widened(policy_window, manifest.get("sample_interval_s"))
+    periods = [
+        WindowPeriod(
+            int(s["start_ts"]), int(s["end_ts"]), _widened(policy_window, s.get("sample_interval_s"))
+        )
+        for s in manifest.get("segments") or []
+    ]
     return score(
         found,
         hosts,
@@ -170,7 +226,13 @@ def score_with_policy(
         slow_k=slow_k if slow_k is not None else policy.slow_host.k,
         window_s=window,
         critical_kinds=critical_kinds_from_policy(policy),
+        window_periods=periods if window_s is None else (),
     )
+
+
+def _widened(window_s: float, interval_s: object) -> float:
+    """The detector widens a window to at least one sample interval (``slow.window_bounds``)."""
+    return max(window_s, float(interval_s)) if isinstance(interval_s, int | float) else window_s
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

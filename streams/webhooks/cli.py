@@ -188,7 +188,13 @@ def outbox(
 @app.command()
 def score(
     ctx: typer.Context,
-    truth: Annotated[Path, typer.Option(help="Simulator ground-truth directory (--truth-out).")],
+    truth: Annotated[
+        list[Path],
+        typer.Option(
+            help="Simulator ground-truth directory (--truth-out). Repeat it for a continued run, oldest first "
+            "(e.g. the fast-forward history, then its live continuation)."
+        ),
+    ],
     findings_from: Annotated[
         Literal["kafka", "lake"], typer.Option(help="Where to read FindingRaised.")
     ] = "kafka",
@@ -232,7 +238,7 @@ def score(
     detection = load_policy(policy)
     rules = rules_from_policy(detection)
     rules.update(parse_rule(r) for r in rule or [])
-    truth_frames = load_truth(truth)
+    truth_frames = load_truth(truth if len(truth) > 1 else truth[0])
     console = Console()
     with console.status(f"reading findings from {findings_from}"):
         if findings_from == "lake":

@@ -11,6 +11,8 @@ from producers.errors import SimulatorError
 from producers.fleet import DAY_MS
 from producers.runner import SimulationRequest, run_simulation
 from producers.sinks.base import MemorySink
+from streams.scoring import ScoringError
+from streams.scoring_cli import load_truth
 
 
 def _last_seq(records: list[dict]) -> dict[str, int]:
@@ -101,3 +103,29 @@ def test_continuation_is_deterministic_and_guarded(history, settings, tmp_path: 
         run_simulation(
             settings, SimulationRequest(days=1, continue_from=tmp_path, sink="null"), sink=MemorySink()
         )
+
+
+def test_score_joins_a_history_and_its_live_continuation(history, settings, tmp_path: Path) -> None:
+    hist, _, truth = history
+    request = SimulationRequest(mode="live", duration_s=600, speed=720, interval_s=600, continue_from=truth,
+                                sink="null", truth_out=tmp_path / "live")  # fmt: skip
+    now = [0.0]
+
+    def sleep(s: float) -> None:
+        now[0] += s
+
+    live = run_simulation(
+        settings, request, sink=MemorySink(keep_records=False), clock=lambda: now[0], sleep=sleep
+    )
+    hosts, faults, manifest = load_truth([truth, tmp_path / "live"])
+    assert (manifest["start_ts"], manifest["end_ts"]) == (hist.start_ts, live.end_ts)
+    assert [(s["mode"], s["sample_interval_s"]) for s in manifest["segments"]] == [
+        ("fast-forward", 86_400),
+        ("live", 600),
+    ]
+    assert manifest["segments"][1]["start_ts"] == manifest["segments"][0]["end_ts"]
+    parts = [pq.read_table(d / "faults.parquet").num_rows for d in (truth, tmp_path / "live")]
+    assert faults.height == sum(parts) and parts[1] > 0
+    assert hosts.height == hist.manifest["n_hosts"]
+    with pytest.raises(ScoringError, match="does not continue"):
+        load_truth([tmp_path / "live", truth])

@@ -13,7 +13,16 @@ from typer.testing import CliRunner
 
 from schemas.arrow import table_name, to_table
 from streams.findings import Finding
-from streams.scoring import DAY_MS, DEFAULT_RULES, RepeatRule, ScoringError, score, threshold_reached_at
+from streams.scoring import (
+    DAY_MS,
+    DEFAULT_RULES,
+    RepeatRule,
+    ScoringError,
+    WindowPeriod,
+    score,
+    threshold_reached_at,
+    windows_between,
+)
 from streams.scoring_cli import findings_from_lake, parse_rule
 
 S = 1_700_000_000_000  # period start
@@ -201,6 +210,43 @@ def test_window_defaults_to_the_findings_span_and_k_changes_detectability() -> N
     assert sh.detectable == 3  # s2/s5: 600 s < 1 x 900 s
     sh2 = score(*frames(), MANIFEST, window_s=300, slow_k=2).detectors["slow_host"]
     assert sh2.detectable == 5 and sh2.tp_undetectable == 0  # 600 s leaves 2 windows of 300 s
+
+
+def test_windows_between_counts_each_period_in_its_own_window() -> None:
+    periods = [WindowPeriod(0, 6 * H, 21_600), WindowPeriod(6 * H, 10 * H, 600)]
+    assert windows_between(0, 6 * H, periods) == pytest.approx(1)
+    assert windows_between(3 * H, 7 * H, periods) == pytest.approx(0.5 + 6)
+    assert windows_between(7 * H, 3 * H, periods) == pytest.approx(-6.5)
+    # before the first and after the last period, their windows go on
+    assert windows_between(-6 * H, 0, periods) == pytest.approx(1)
+    assert windows_between(10 * H, 11 * H, periods) == pytest.approx(6)
+
+
+def test_a_continued_run_is_scored_in_each_segments_window() -> None:
+    """A short fast-forward history (6 h samples) continued live (10-minute windows): a host slow since
+    the history leaves k windows only in the live ones; one window over the whole run never would."""
+    end = S + 6 * H + 4 * H
+    hosts = pl.DataFrame(
+        [
+            host("early", slow_cause="degraded_nic", slow_factor=0.1, slow_onset_ts=S + H),
+            host("late", slow_cause="degraded_nic", slow_factor=0.1, slow_onset_ts=end - 20 * 60_000),
+        ],
+        schema=HOST_SCHEMA,
+    )
+    findings = pl.from_arrow(
+        to_table("FindingRaised", [finding("early", "slow_host", S + 6 * H + 30 * 60_000).to_record()])
+    )
+    assert isinstance(findings, pl.DataFrame)
+    faults = pl.DataFrame([], schema=FAULT_SCHEMA)
+    manifest = {"start_ts": S, "end_ts": end}
+    periods = [WindowPeriod(S, S + 6 * H, 21_600), WindowPeriod(S + 6 * H, end, 600)]
+    sh = score(findings, hosts, faults, manifest, slow_k=3, window_periods=periods).detectors["slow_host"]
+    assert (sh.detectable, sh.tp, sh.fn) == (1, 1, 0)  # "late" leaves 2 live windows: not detectable
+    assert sh.recall == pytest.approx(1.0)
+    assert sh.ttd_median_windows == pytest.approx(5 / 6 + 3)  # 5 h of the 6 h window, then 30 min of 10
+    assert sh.window_source == "segments: 21600 s → 600 s"
+    one = score(findings, hosts, faults, manifest, slow_k=3, window_s=21_600).detectors["slow_host"]
+    assert one.detectable == 0 and one.recall is None
 
 
 def test_stricter_rule_makes_fewer_lemons_detectable() -> None:
