@@ -200,14 +200,17 @@ def critical_kinds_from_policy(policy: Policy) -> list[str]:
 
 def score_with_policy(
     found: pl.DataFrame,
-    truth: tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]],
+    truth: Truth,
     policy: Policy,
     *,
     rules: Mapping[str, RepeatRule] | None = None,
     window_s: float | None = None,
     slow_k: int | None = None,
 ) -> ScoreReport:
-    """``score`` with the thresholds the detector runs with (its policy); explicit arguments override them."""
+    """``score`` with the thresholds the detector runs with (its policy); explicit arguments override them.
+
+    The slow-host window is widened to the sample interval, per segment for a continued run.
+    """
     hosts, faults, manifest = truth
     policy_window = window_s if window_s is not None else policy.slow_host.window / 1000
     window = _widened(policy_window, manifest.get("sample_interval_s"))
@@ -226,7 +229,7 @@ def score_with_policy(
         slow_k=slow_k if slow_k is not None else policy.slow_host.k,
         window_s=window,
         critical_kinds=critical_kinds_from_policy(policy),
-        window_periods=periods if window_s is None else (),
+        window_periods=periods,
     )
 
 
