@@ -58,7 +58,9 @@ def load_truth(truth_dir: Path | Sequence[Path]) -> Truth:
         dirs = list(truth_dir)
         if not dirs:
             raise ScoringError("no truth directory given")
-        return join_segments([_load_one(d) for d in dirs], dirs)
+        if len(dirs) > 1:
+            return join_segments([_load_one(d) for d in dirs], dirs)
+        truth_dir = dirs[0]
     return _load_one(truth_dir)
 
 

@@ -238,7 +238,7 @@ def score(
     detection = load_policy(policy)
     rules = rules_from_policy(detection)
     rules.update(parse_rule(r) for r in rule or [])
-    truth_frames = load_truth(truth if len(truth) > 1 else truth[0])
+    truth_frames = load_truth(truth)
     console = Console()
     with console.status(f"reading findings from {findings_from}"):
         if findings_from == "lake":
