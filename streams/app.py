@@ -267,7 +267,6 @@ class DetectApp:
                     msg["cluster"],
                     items,
                     f"{source.partition}.{source.offset}",  # the same id when Faust replays it
-                    int(self.clock() * 1000),
                 )
                 if late:
                     self.metrics.late.labels("cluster").inc(late)

@@ -15,6 +15,13 @@ partition over (restart, rebalance, crash) reads that one record and seeks to it
 so the state it resumes from is exactly the state those offsets produced: the replayed
 records re-emit byte-identical summaries (the cluster stage stores each host's summary
 under one key, so a repeat overwrites itself), and no window is missed or double-counted.
+
+Idleness is declared here, at the source, and nowhere else: a partition whose fetches have
+come back empty, with nothing left to read, for ``idle_partition_timeout`` of wall time is
+announced idle to every cluster, and stops holding their watermarks back until it has data
+again. A partition merely not heard from (the broker restarting, the worker down, a fetch
+failing) is never idle: the cluster stage waits for it, so an outage cannot make one
+partition's hosts late for the others' windows.
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ CHECKPOINT_VERSION = 1
 YIELD_EVERY = 200  # records folded between two turns of the event loop
 FINAL_CHECKPOINT_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
+FETCH_MAX_WAIT_MS = 100  # a caught-up consumer fetches about this often
+FETCH_FRESH_MS = 20 * FETCH_MAX_WAIT_MS  # an older fetch answer says nothing about "caught up now"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,11 +139,65 @@ class SampleFolder:
         if state.wm_window == start:
             return []
         state.wm_window = start
+        return self.progress(state)
+
+    def progress(self, state: PartitionState, kind: str = "wm") -> list[dict[str, Any]]:
+        """The partition's event time (``wm``) or its idleness (``idle``), for every known cluster."""
         clusters = sorted(self.seen_clusters | set(self.clusters()))
         return [
-            {"type": "wm", "cluster": c, "src": state.partition, "nsrc": self.nsrc, "wm": ts}
+            {"type": kind, "cluster": c, "src": state.partition, "nsrc": self.nsrc, "wm": state.wm}
             for c in clusters
         ]
+
+
+class IdleSources:
+    """Which owned partitions are idle: caught up, by fresh fetches, for ``timeout_ms`` of wall time.
+
+    Pure bookkeeping; the stage feeds it what its consumer knows after every fetch.
+    """
+
+    def __init__(self, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
+        self._since: dict[int, int] = {}  # partition -> wall time it was first seen caught up
+        self._declared: set[int] = set()
+
+    def observe(self, partition: int, *, caught_up: bool, now_ms: int) -> bool:
+        """True exactly once when the partition has been caught up for the whole timeout."""
+        if not caught_up:
+            self._since.pop(partition, None)
+            return False
+        since = self._since.setdefault(partition, now_ms)
+        if partition not in self._declared and now_ms - since >= self.timeout_ms:
+            self._declared.add(partition)
+            return True
+        return False
+
+    def resume(self, partition: int) -> bool:
+        """The partition has records again; True if it had been declared idle (say so downstream)."""
+        self._since.pop(partition, None)
+        if partition in self._declared:
+            self._declared.discard(partition)
+            return True
+        return False
+
+    def declared(self) -> list[int]:
+        return sorted(self._declared)
+
+    def forget(self, partition: int) -> None:
+        self._since.pop(partition, None)
+        self._declared.discard(partition)
+
+
+def caught_up(
+    next_offset: int, highwater: int | None, polled_ms: int | None, now_ms: int, fresh_ms: int
+) -> bool:
+    """Nothing left to read, as a fetch answered within ``fresh_ms`` says (a failing broker gives no answer)."""
+    return (
+        highwater is not None
+        and polled_ms is not None
+        and now_ms - polled_ms <= fresh_ms
+        and next_offset >= highwater
+    )
 
 
 class SamplesStage:
@@ -180,11 +243,16 @@ class SamplesStage:
         self._producer: AIOKafkaProducer | None = None
         self._stopping = False
         self.started = asyncio.Event()
+        self.idle = IdleSources(policy.slow_host.idle_partition_timeout)
 
     # -- observation ----------------------------------------------------------------------------
 
     def assignment(self) -> list[str]:
         return [f"{self.topic}[{p}]" for p in sorted(self.parts)]
+
+    def idle_partitions(self) -> list[str]:
+        """Owned partitions declared idle (caught up, nothing new for the idle timeout)."""
+        return [f"{self.topic}[{p}]" for p in self.idle.declared()]
 
     def lag(self) -> list[tuple[str, int, int]]:
         consumer = self._consumer
@@ -208,7 +276,7 @@ class SamplesStage:
             group_id=self.group_id,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
-            fetch_max_wait_ms=100,
+            fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
             max_partition_fetch_bytes=4 * 1024 * 1024,
             **self.client_config,
         )
@@ -225,6 +293,7 @@ class SamplesStage:
                 async with self._lock:
                     for tp, messages in batches.items():
                         await self._fold_batch(tp.partition, messages)
+                    await self._declare_idle(consumer)
                     if time.monotonic() - last_checkpoint >= self.checkpoint_s:
                         await self._checkpoint(sorted(self._dirty))
                         last_checkpoint = time.monotonic()
@@ -247,7 +316,6 @@ class SamplesStage:
         state = self.parts.get(partition)
         if state is None:
             return  # revoked while this batch was in flight
-        assert self._producer is not None
         counts: Counter[str] = Counter()
         bundles: dict[str, list[dict[str, Any]]] = {}
         late = 0
@@ -269,6 +337,22 @@ class SamplesStage:
                 for msg in out:
                     bundles.setdefault(msg["cluster"], []).append(msg)
             state.next_offset = message.offset + 1
+        if messages and self.idle.resume(partition):
+            log.info("samples[%d]: records again after being idle", partition)
+            for msg in self.folder.progress(state):  # count this partition in the watermark again
+                bundles.setdefault(msg["cluster"], []).append(msg)
+        await self._send_bundles(bundles)
+        self._dirty.add(partition)
+        for event_type, n in counts.items():
+            self.metrics.consumed(self.topic, event_type, n)
+        if late:
+            self.metrics.late.labels("samples").inc(late)
+        if newest >= 0:
+            self.on_watermark(newest)
+
+    async def _send_bundles(self, bundles: dict[str, list[dict[str, Any]]]) -> None:
+        """Messages for the cluster stage, one bundle (one Faust event) per cluster and ``bundle_max``."""
+        assert self._producer is not None
         for cluster, items in bundles.items():
             for i in range(0, len(items), self.bundle_max):
                 bundle = {"type": "bundle", "cluster": cluster, "items": items[i : i + self.bundle_max]}
@@ -279,13 +363,28 @@ class SamplesStage:
                         value=json.dumps(bundle, separators=(",", ":")).encode(),
                     )
                 )
-        self._dirty.add(partition)
-        for event_type, n in counts.items():
-            self.metrics.consumed(self.topic, event_type, n)
-        if late:
-            self.metrics.late.labels("samples").inc(late)
-        if newest >= 0:
-            self.on_watermark(newest)
+
+    async def _declare_idle(self, consumer: AIOKafkaConsumer) -> None:
+        """Announce partitions that fresh fetches have shown caught up for the whole idle timeout."""
+        now_ms = int(time.time() * 1000)  # aiokafka stamps its fetch answers with the wall clock
+        assigned = consumer.assignment()
+        bundles: dict[str, list[dict[str, Any]]] = {}
+        for p, state in sorted(self.parts.items()):
+            tp = TopicPartition(self.topic, p)
+            if tp not in assigned:
+                continue
+            done = caught_up(
+                state.next_offset,
+                consumer.highwater(tp),
+                consumer.last_poll_timestamp(tp),
+                now_ms,
+                FETCH_FRESH_MS,
+            )
+            if self.idle.observe(p, caught_up=done, now_ms=now_ms):
+                log.info("samples[%d]: idle (caught up at offset %d, nothing new)", p, state.next_offset)
+                for msg in self.folder.progress(state, "idle"):
+                    bundles.setdefault(msg["cluster"], []).append(msg)
+        await self._send_bundles(bundles)
 
     def _valid(
         self, message: ConsumerRecord[bytes, bytes], now_ms: int
@@ -381,6 +480,7 @@ class SamplesStage:
             for p in mine:
                 self.parts.pop(p, None)
                 self._dirty.discard(p)
+                self.idle.forget(p)
 
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]

@@ -123,9 +123,12 @@ class ClusterStage:
     Every source partition of the samples topic reports its newest event time (with its
     summaries and as watermark messages); the cluster's watermark is the minimum over all
     partitions, so a partition consumed ahead of the others (fast-forward) cannot close a
-    window its peers still feed. A partition silent for ``idle_partition_timeout`` of wall
-    time stops holding the watermark back. A window closes once the watermark passes its end
-    plus max(grace, one window): by then every host has sampled past the window.
+    window its peers still feed. Only a partition its consumer declared idle (an ``idle``
+    message: caught up, nothing new, see ``streams.samples``) stops holding the watermark
+    back, until it speaks again; a partition merely unheard of is waited for. No wall clock
+    is read here, so the same messages close the same windows, outage or not. A window closes
+    once the watermark passes its end plus max(grace, one window): by then every host has
+    sampled past the window.
     Input comes in bundles (one message per samples batch and cluster, in source order);
     summaries are staged per bundle and written as one key per window, so the table sees a
     few writes per bundle, not one per host. Store keys: ``C|meta`` (partition watermarks,
@@ -138,35 +141,32 @@ class ClusterStage:
     def __init__(self, policy: SlowHostPolicy) -> None:
         self.policy = policy
 
-    def add_summary(
-        self, store: Store, summary: dict[str, Any], now_ms: int = 0
-    ) -> tuple[list[Finding], list[Verdict], bool]:
+    def add_summary(self, store: Store, summary: dict[str, Any]) -> tuple[list[Finding], list[Verdict], bool]:
         """Store a host summary, close every window the watermark has passed; (findings, verdicts, late)."""
-        findings, verdicts, late = self.add_bundle(
-            store, summary["cluster"], [summary], summary["host_id"], now_ms
-        )
+        findings, verdicts, late = self.add_bundle(store, summary["cluster"], [summary], summary["host_id"])
         return findings, verdicts, late > 0
 
     def add_watermark(
-        self, store: Store, cluster: str, src: int, nsrc: int, wm: int, now_ms: int = 0
+        self, store: Store, cluster: str, src: int, nsrc: int, wm: int, *, idle: bool = False
     ) -> tuple[list[Finding], list[Verdict]]:
-        """A source partition's progress (sent even when it has no summary for this cluster)."""
-        item = {"type": "wm", "cluster": cluster, "src": src, "nsrc": nsrc, "wm": wm}
-        findings, verdicts, _ = self.add_bundle(store, cluster, [item], "", now_ms)
+        """A source partition's progress (sent even when it has no summary for this cluster), or its idleness."""
+        item = {"type": "idle" if idle else "wm", "cluster": cluster, "src": src, "nsrc": nsrc, "wm": wm}
+        findings, verdicts, _ = self.add_bundle(store, cluster, [item], "")
         return findings, verdicts
 
     def add_bundle(
-        self, store: Store, cluster: str, items: list[dict[str, Any]], bundle_id: str, now_ms: int = 0
+        self, store: Store, cluster: str, items: list[dict[str, Any]], bundle_id: str
     ) -> tuple[list[Finding], list[Verdict], int]:
-        """Summaries and watermarks of one cluster, in order; (findings, verdicts, late summaries)."""
+        """Summaries, watermarks and idle notices of one cluster, in order; (findings, verdicts, late summaries)."""
         meta = self._meta(store, cluster)
         staged: dict[int, dict[str, list[float]]] = {}
         findings: list[Finding] = []
         verdicts: list[Verdict] = []
         late = 0
         for item in items:
-            if item.get("type") == "wm":
-                self._note(meta, item["src"], item["nsrc"], item["wm"], now_ms)
+            kind = item.get("type")
+            if kind in ("wm", "idle"):
+                self._note(meta, item["src"], item["nsrc"], item["wm"], idle=kind == "idle")
             elif meta["closed"] is not None and item["window_end"] <= meta["closed"]:
                 late += 1
                 continue
@@ -176,8 +176,8 @@ class ClusterStage:
                     item["bus_bw"],
                 ]
                 meta["open"][str(item["window_start"])] = item["window_end"]
-                self._note(meta, item.get("src", 0), item.get("nsrc", 1), item["wm"], now_ms)
-            f, v = self._advance(store, cluster, meta, now_ms, staged)
+                self._note(meta, item.get("src", 0), item.get("nsrc", 1), item["wm"])
+            f, v = self._advance(store, cluster, meta, staged)
             findings += f
             verdicts += v
         for start, members in staged.items():
@@ -191,38 +191,30 @@ class ClusterStage:
 
     @staticmethod
     def _meta(store: Store, cluster: str) -> dict[str, Any]:
-        meta = store.get(f"{cluster}|meta") or {
-            "pwm": {},
-            "nsrc": 1,
-            "closed": None,
-            "open": {},
-            "since": None,
-        }
-        return {**meta, "pwm": dict(meta["pwm"]), "open": dict(meta["open"])}
+        meta = store.get(f"{cluster}|meta") or {"pwm": {}, "idle": [], "nsrc": 1, "closed": None, "open": {}}
+        # pwm: source partition -> newest event time (stored as [wm, wall time] before idleness was declared)
+        pwm = {p: w[0] if isinstance(w, list) else w for p, w in meta["pwm"].items()}
+        return {**meta, "pwm": pwm, "idle": list(meta.get("idle", [])), "open": dict(meta["open"])}
 
-    def _note(self, meta: dict[str, Any], src: int, nsrc: int, wm: int, now_ms: int) -> None:
-        latest = max((seen for _, seen in meta["pwm"].values()), default=None)
-        if latest is not None and now_ms - latest >= self.policy.idle_partition_timeout:
-            # every partition was silent: the pipeline was down (a restart), not one partition idle;
-            # give each a fresh idle period instead of letting the first to speak close windows alone
-            meta["pwm"] = {p: [w, now_ms] for p, (w, _) in meta["pwm"].items()}
-            meta["since"] = now_ms
-        old = meta["pwm"].get(str(src))
-        meta["pwm"][str(src)] = [max(old[0], wm) if old else wm, now_ms]
+    @staticmethod
+    def _note(meta: dict[str, Any], src: int, nsrc: int, wm: int, *, idle: bool = False) -> None:
+        """A partition's event time; an ``idle`` notice excludes it from the watermark until it speaks again."""
+        key = str(src)
+        old = meta["pwm"].get(key)
+        meta["pwm"][key] = max(old, wm) if old is not None else wm
         meta["nsrc"] = max(meta.get("nsrc", 1), nsrc)
-        if meta.get("since") is None:
-            meta["since"] = now_ms
+        idle_now = set(meta["idle"]) - {key} | ({key} if idle else set())
+        meta["idle"] = sorted(idle_now)
 
-    def watermark(self, meta: dict[str, Any], now_ms: int) -> int | None:
-        """Min over partitions of their newest event time; idle (silent) partitions do not count."""
-        idle = self.policy.idle_partition_timeout
-        active = [wm for wm, seen in meta["pwm"].values() if now_ms - seen < idle]
-        missing = meta["nsrc"] - len(meta["pwm"])
-        since = meta["since"] if meta["since"] is not None else now_ms
-        if missing > 0 and now_ms - since < idle:
-            return None  # some partition has not reported yet: wait for it (until it counts as idle)
+    @staticmethod
+    def watermark(meta: dict[str, Any]) -> int | None:
+        """Min over the partitions not declared idle; None while some partition has not reported at all."""
+        if meta["nsrc"] > len(meta["pwm"]):
+            return None  # its owner will send data or declare it idle: wait
+        idle = set(meta["idle"])
+        active = [wm for src, wm in meta["pwm"].items() if src not in idle]
         if not active:
-            return max(wm for wm, _ in meta["pwm"].values()) if meta["pwm"] else None
+            return max(meta["pwm"].values(), default=None)  # everything read: all windows it passed close
         return min(active)
 
     def _advance(
@@ -230,10 +222,9 @@ class ClusterStage:
         store: Store,
         cluster: str,
         meta: dict[str, Any],
-        now_ms: int,
         staged: dict[int, dict[str, list[float]]],
     ) -> tuple[list[Finding], list[Verdict]]:
-        wm = self.watermark(meta, now_ms)
+        wm = self.watermark(meta)
         findings: list[Finding] = []
         verdicts: list[Verdict] = []
         for key in sorted(meta["open"], key=int):

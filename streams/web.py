@@ -32,6 +32,7 @@ def health(detect: DetectApp) -> dict[str, Any]:
         "hosts_in_inventory": len(detect.inventory.hosts),
         "actions_applied": detect.fleet.count,
         "assigned": assigned,
+        "idle": detect.samples_stage.idle_partitions(),
     }
 
 

@@ -6,12 +6,15 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from kafka import KafkaProducer
 
 from streams.lifecycle import Action, replay
 from streams.testing import Scenario
 from streams.worker import spawn_worker
 from tests.conftest import free_ports
 from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for
+
+POLICY = Path(__file__).parents[2] / "streams" / "policy.toml"
 
 pytestmark = pytest.mark.integration
 
@@ -127,3 +130,43 @@ def test_sigkill_mid_stream_loses_and_duplicates_nothing(settings, tmp_path: Pat
         assert replay(actions) == replay(actions[::-1][::-1])
     finally:
         assert second.stop() == 0, log.read_text()[-3000:]
+
+
+def test_an_empty_samples_partition_is_declared_idle_and_windows_still_close(kafka, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Partition 3 of samples never gets a record: its consumer must say so, or no cluster window ever closes."""
+    policy = tmp_path / "policy.toml"
+    text = POLICY.read_text()
+    assert 'idle_partition_timeout = "30s"' in text
+    policy.write_text(text.replace('idle_partition_timeout = "30s"', 'idle_partition_timeout = "2s"'))
+    base = isolated_settings(kafka.settings, partitions=4)
+    settings = base.model_copy(update={"detect": base.detect.model_copy(update={"policy_file": policy})})
+    (port,) = free_ports(1)
+    log = tmp_path / "w.log"
+    worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=log)
+    producer = KafkaProducer(**settings.kafka.kafka_python(settings.bootstrap_servers), acks="all")
+    try:
+        worker.wait_ready(60)
+        hosts = sorted({key for family, key, _ in SCENARIO.records() if family == "samples"})
+        for family, key, value in SCENARIO.records():
+            topic = getattr(settings.topics, family).name
+            partition = hosts.index(key) % 3 if family == "samples" else None  # partitions 0-2 only
+            producer.send(topic, key=key, value=value, partition=partition)
+        producer.flush(30)
+        idle = wait_for(lambda: worker.get_json("/health")["idle"], 30, "an idle partition")
+        assert f"{settings.topics.samples.name}[3]" in idle
+        slow = wait_for(
+            lambda: (
+                {
+                    r["host_id"]
+                    for r in decoded(settings, "findings")
+                    if r["payload"]["detector"] == "slow_host"
+                }
+                >= SCENARIO.slow_host_ids
+            ),
+            60,
+            "slow-host findings",
+        )
+        assert slow
+    finally:
+        producer.close()
+        assert worker.stop() == 0, log.read_text()[-3000:]

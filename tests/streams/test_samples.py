@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from streams.policy import Policy
-from streams.samples import PartitionState, SampleFolder
+from streams.samples import IdleSources, PartitionState, SampleFolder, caught_up
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -27,7 +27,9 @@ def samples(hosts: int, minutes: int, seed: int = 5) -> list[dict[str, Any]]:
     return out
 
 
-def fold_all(folder: SampleFolder, state: PartitionState, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def fold_all(
+    folder: SampleFolder, state: PartitionState, records: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for record in records:
         msgs, _ = folder.fold(state, record)
@@ -63,7 +65,9 @@ def test_resuming_from_a_checkpoint_sends_what_an_uninterrupted_run_sends(cut: i
     before = fold_all(folder(), first, records[:cut])
     restored = PartitionState.from_bytes(first.to_bytes())  # a new worker, a fresh folder
     after = fold_all(folder(), restored, records[restored.next_offset :])
-    assert [m for m in before + after if m["type"] == "summary"] == [m for m in straight if m["type"] == "summary"]
+    assert [m for m in before + after if m["type"] == "summary"] == [
+        m for m in straight if m["type"] == "summary"
+    ]
     assert restored == PartitionState.from_bytes(_state_after(records).to_bytes())
 
 
@@ -98,3 +102,39 @@ def test_samples_without_a_job_move_time_but_open_no_window() -> None:
     msgs, late = folder().fold(state, f.sample(job=None, host="idle", ts=START_TS + MIN))
     assert not late and state.hosts == {} and state.wm == START_TS + MIN
     assert [m["type"] for m in msgs] == ["wm"]
+
+
+def test_a_partition_is_idle_only_after_the_whole_timeout_caught_up() -> None:
+    idle = IdleSources(timeout_ms=30_000)
+    assert not idle.observe(0, caught_up=True, now_ms=0)
+    assert not idle.observe(0, caught_up=True, now_ms=29_999)
+    assert idle.observe(0, caught_up=True, now_ms=30_000)
+    assert not idle.observe(0, caught_up=True, now_ms=60_000)  # said once
+    assert idle.resume(0) and not idle.resume(0)  # records again: say so once, then it is like any other
+    assert not idle.observe(0, caught_up=True, now_ms=70_000)
+    assert idle.observe(0, caught_up=True, now_ms=100_000)
+
+
+def test_one_fetch_with_something_to_read_restarts_the_idle_clock() -> None:
+    idle = IdleSources(timeout_ms=30_000)
+    idle.observe(1, caught_up=True, now_ms=0)
+    idle.observe(1, caught_up=False, now_ms=20_000)  # a broker outage, a backlog: not idle
+    assert not idle.observe(1, caught_up=True, now_ms=40_000)
+    assert idle.observe(1, caught_up=True, now_ms=70_000)
+    idle.forget(1)  # revoked: the next owner decides
+    assert not idle.resume(1)
+
+
+def test_caught_up_needs_a_fresh_fetch_answer() -> None:
+    assert caught_up(10, highwater=10, polled_ms=9_000, now_ms=10_000, fresh_ms=2_000)
+    assert not caught_up(9, highwater=10, polled_ms=9_000, now_ms=10_000, fresh_ms=2_000)  # records left
+    assert not caught_up(10, highwater=10, polled_ms=5_000, now_ms=10_000, fresh_ms=2_000)  # fetches failing
+    assert not caught_up(0, highwater=None, polled_ms=None, now_ms=10_000, fresh_ms=2_000)  # never fetched
+
+
+def test_idle_and_progress_notices_carry_the_partition_and_its_event_time() -> None:
+    state = PartitionState(partition=3, wm=START_TS)
+    notices = folder({"c1", "c0"}).progress(state, "idle")
+    assert notices == [
+        {"type": "idle", "cluster": c, "src": 3, "nsrc": 4, "wm": START_TS} for c in ("c0", "c1")
+    ]

@@ -165,26 +165,29 @@ def test_watermark_is_the_slowest_partition() -> None:
     assert late
 
 
-def test_idle_partition_stops_holding_the_watermark() -> None:
-    policy = SlowHostPolicy()
-    stage = ClusterStage(policy)
+def test_a_partition_declared_idle_stops_holding_the_watermark_until_it_speaks() -> None:
+    stage = ClusterStage(SlowHostPolicy())
     store: dict[str, Any] = {}
     base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1, "nsrc": 2, "src": 0}
     stage.add_summary(
-        store, {**base, "host_id": "a", "window_start": 0, "window_end": 5 * MIN, "wm": 30 * MIN}, now_ms=0
+        store, {**base, "host_id": "a", "window_start": 0, "window_end": 5 * MIN, "wm": 30 * MIN}
     )
+    for minute in range(31, 200):  # partition 0 goes on; 1 is silent, but nobody said it is idle
+        stage.add_watermark(store, "c0", src=0, nsrc=2, wm=minute * MIN)
     assert store["c0|meta"]["closed"] is None
-    for now in range(5_000, policy.idle_partition_timeout, 5_000):  # partition 0 goes on, 1 stays silent
-        stage.add_watermark(store, "c0", src=0, nsrc=2, wm=30 * MIN + now, now_ms=now)
-    assert store["c0|meta"]["closed"] is None
-    later = policy.idle_partition_timeout + 1
-    stage.add_watermark(store, "c0", src=0, nsrc=2, wm=31 * MIN, now_ms=later)
+    stage.add_watermark(store, "c0", src=1, nsrc=2, wm=-1, idle=True)  # its consumer: caught up, nothing new
     assert store["c0|meta"]["closed"] == 5 * MIN
+    stage.add_watermark(store, "c0", src=1, nsrc=2, wm=201 * MIN)  # partition 1 has data again
+    stage.add_summary(
+        store, {**base, "host_id": "a", "window_start": 220 * MIN, "window_end": 225 * MIN, "wm": 260 * MIN}
+    )
+    assert stage.watermark(store["c0|meta"]) == 201 * MIN  # held back by partition 1 once more
+    assert "13200000" in store["c0|meta"]["open"]
 
 
 def test_after_an_outage_the_first_partition_back_does_not_close_windows_alone() -> None:
-    policy = SlowHostPolicy()
-    stage = ClusterStage(policy)
+    """Silence is never idleness: however long the worker or the broker was down, the others are waited for."""
+    stage = ClusterStage(SlowHostPolicy())
     store: dict[str, Any] = {}
     base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1, "nsrc": 2}
     for src in (0, 1):
@@ -192,11 +195,24 @@ def test_after_an_outage_the_first_partition_back_does_not_close_windows_alone()
             store,
             {**base, "src": src, "host_id": f"h{src}", "window_start": 0, "window_end": 5 * MIN, "wm": MIN},
         )
-    restart = 10 * policy.idle_partition_timeout  # the worker was down; partition 0's backlog comes first
-    stage.add_watermark(store, "c0", src=0, nsrc=2, wm=60 * MIN, now_ms=restart)
-    assert store["c0|meta"]["closed"] is None  # partition 1 gets a fresh idle period
-    stage.add_watermark(store, "c0", src=1, nsrc=2, wm=60 * MIN, now_ms=restart + 1)
+    stage.add_watermark(store, "c0", src=0, nsrc=2, wm=60 * MIN)  # partition 0's backlog comes first
+    assert store["c0|meta"]["closed"] is None
+    _, _, late = stage.add_summary(
+        store, {**base, "src": 1, "host_id": "h1b", "window_start": 0, "window_end": 5 * MIN, "wm": 4 * MIN}
+    )
+    assert not late
+    stage.add_watermark(store, "c0", src=1, nsrc=2, wm=60 * MIN)
     assert store["c0|meta"]["closed"] is not None
+
+
+def test_meta_written_with_wall_times_still_reads() -> None:
+    """Cluster state stored before idleness was declared at the source kept [wm, wall time] per partition."""
+    stage = ClusterStage(SlowHostPolicy())
+    store: dict[str, Any] = {"c0|meta": {"pwm": {"0": [MIN, 123], "1": [2 * MIN, 456]}, "nsrc": 2,
+                                         "closed": None, "open": {}, "since": 0}}  # fmt: skip
+    stage.add_watermark(store, "c0", src=0, nsrc=2, wm=3 * MIN)
+    assert store["c0|meta"]["pwm"] == {"0": 3 * MIN, "1": 2 * MIN}
+    assert stage.watermark(store["c0|meta"]) == 2 * MIN
 
 
 def test_host_stage_drops_late_samples_and_skips_idle_hosts() -> None:

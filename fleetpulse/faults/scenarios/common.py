@@ -49,7 +49,9 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
     findings = compare_findings(reference.findings, observed.findings)
     verdict = judge_actions(reference.actions, observed.actions, observed.findings)
     ref_log = check_log(reference.actions, reference.findings)
-    new_rmas = rmas_from_new_findings(observed.actions, {r["payload"]["finding_id"] for r in reference.findings})
+    new_rmas = rmas_from_new_findings(
+        observed.actions, {r["payload"]["finding_id"] for r in reference.findings}
+    )
     result.findings_lost = len(findings.lost)
     result.actions_lost = verdict.lost
     result.actions_broken = verdict.broken
@@ -64,7 +66,9 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
     obs_alerts = {r["payload"]["alert_id"] for r in observed.alerts}
     result.details.update(
         findings={"reference": findings.reference, "observed_distinct": findings.distinct,
-                  "observed_records": findings.records, "lost": findings.lost[:10], "extra": findings.extra[:10]},
+                  "observed_records": findings.records, "lost": findings.lost[:10], "extra": findings.extra[:10],
+                  "lost_described": describe_findings(reference.findings, findings.lost[:10]),
+                  "extra_described": describe_findings(observed.findings, findings.extra[:10])},
         actions={"reference": len({r["payload"]["action_id"] for r in reference.actions}),
                  "observed_distinct": len({r["payload"]["action_id"] for r in observed.actions}),
                  "observed_records": len(observed.actions), "lost": verdict.lost, "extra": verdict.extra,
@@ -94,6 +98,21 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
         result.explanations.append(
             f"the faulty run's action log is incomplete: {verdict.log_check} (steps dropped by the fault)"
         )
+
+
+def describe_findings(records: list[dict[str, Any]], ids: list[str]) -> list[str]:
+    """One line per finding id: detector, scope and evidence window, so a differing id can be traced."""
+    by_id = {r["payload"]["finding_id"]: r["payload"] for r in records}
+    lines = []
+    for fid in ids:
+        p = by_id.get(fid)
+        if p is None:
+            continue
+        lines.append(
+            f"{fid} {p['detector']}/{p['rule']} {p['scope_key']} count={p['count']} "
+            f"window={p['window_start']}..{p['window_end']} evidence={p.get('evidence')}"
+        )
+    return lines
 
 
 def paced_producer(
