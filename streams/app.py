@@ -30,7 +30,7 @@ from streams.lifecycle import Action, FleetState, apply
 from streams.metrics import DetectMetrics
 from streams.planner import Planner
 from streams.policy import Policy
-from streams.repeat import is_late, observe, state_keys
+from streams.repeat import fold_host
 from streams.samples import SampleFolder, SamplesStage, SourceRecord
 from streams.slow import ClusterStage
 from streams.tailer import LogTailer
@@ -113,7 +113,7 @@ class DetectApp:
         self.planner_topic = self.app.topic(f"{d.app_id}-planner", **internal)
         table: dict[str, Any] = {"schema": faust.Schema(key_serializer="json", value_serializer="json")}
         self.repeat_table = self.app.Table(
-            "repeat-windows", partitions=parts.get(t.errors.name, t.errors.partitions), **table
+            "repeat-hosts", partitions=parts.get(t.errors.name, t.errors.partitions), **table
         )
         self.cluster_table = self.app.Table("cluster-windows", partitions=d.internal_partitions, **table)
         self.cluster_cache = CheckpointCache(
@@ -240,19 +240,16 @@ class DetectApp:
                 signal = classify(record, policy) if record is not None else None
                 if signal is None:
                     continue
-                wm_key = f"wm|{signal.host_id}"
-                host_wm = self.repeat_table.get(wm_key)
-                if is_late(signal.ts, host_wm, policy.error_grace):
+                msg = event.message
+                step = fold_host(
+                    self.repeat_table.get(signal.host_id), signal, (msg.partition, msg.offset), policy
+                )
+                if step.late:
                     self.metrics.late.labels("errors").inc()
-                    continue
-                if host_wm is None or signal.ts > host_wm:
-                    self.repeat_table[wm_key] = signal.ts
-                states = {key: self.repeat_table.get(key) for key in state_keys(signal, policy)}
-                new_states, finding = observe(signal, states, policy)
-                for key, value in new_states.items():
-                    self.repeat_table[key] = value
-                if finding is not None:
-                    await self._send_finding(finding)
+                if step.state is not None:
+                    self.repeat_table[signal.host_id] = step.state
+                if step.finding is not None:
+                    await self._send_finding(step.finding)
 
         @app.agent(self.summaries_topic, name="cluster")
         async def cluster(stream: faust.StreamT) -> None:

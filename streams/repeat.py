@@ -1,13 +1,22 @@
 """Repeat-offender rule: count error classes per GPU / host / port in sliding event-time windows.
 
 ``observe(signal, states, policy)`` is pure: it takes the window states of every rule the
-signal's class feeds (plain JSON-able dicts, as stored in the Faust table) and returns the
-updated states plus at most one finding. Replayed events (same event_id) are not recounted.
+signal's class feeds (plain JSON-able dicts) and returns the updated states plus at most one
+finding. Replayed events (same event_id) are not recounted.
+
+``fold_host`` is what the worker stores: everything one host contributes (its event-time
+watermark, every rule window of its GPUs, ports and itself, the source offset it is valid
+up to, and the findings it raised) under one table key, written once per record. One write
+is atomic, so after a crash the state is exactly what some prefix of the host's records
+made it (a host's errors share one partition); a record at or below that offset is a
+replay and changes nothing, and if it had raised a finding the same finding (same id) is
+sent again, in case the crash came between the state write and the send.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from streams.classify import Signal
@@ -15,10 +24,15 @@ from streams.findings import Finding
 from streams.ids import finding_id
 from streams.policy import SCOPE_SPECIFICITY, Policy, RepeatRule
 
-# Ids of events already consumed by a finding, kept so a replay cannot count them again.
+# Ids of events already consumed by a finding, kept so a duplicate cannot count them again.
 DONE_MEMORY = 256
+# Findings a host raised, kept (with the source offset that raised them) to re-send on a replay.
+EMITTED_MEMORY = 16
 
 WindowState = dict[str, Any]  # {"ev": [[ts, event_id, weight], ...], "done": [event_id, ...]}
+# {"wm": ts | None, "pos": [partition, offset] | None, "rules": {state_key: WindowState},
+#  "emitted": [[partition, offset, finding record], ...]}
+HostState = dict[str, Any]
 
 
 def state_key(rule: RepeatRule, scope_key: str) -> str:
@@ -94,3 +108,34 @@ def observe(
         },
     )
     return new_states, finding
+
+
+@dataclass(frozen=True, slots=True)
+class HostStep:
+    """What one source record did to its host: the state to store (None: unchanged) and what to send."""
+
+    state: HostState | None
+    finding: Finding | None = None  # raised by this record, or raised by it before a replay
+    late: bool = False
+
+
+def fold_host(state: HostState | None, signal: Signal, position: tuple[int, int], policy: Policy) -> HostStep:
+    """Fold one signal, read at (partition, offset), into its host's state."""
+    current = state or {"wm": None, "pos": None, "rules": {}, "emitted": []}
+    seen = current["pos"]
+    partition, offset = position
+    if seen is not None and seen[0] == partition and offset <= seen[1]:
+        raised = next((e[2] for e in current["emitted"] if (e[0], e[1]) == (partition, offset)), None)
+        return HostStep(None, Finding.from_record(raised) if raised is not None else None)
+    new: HostState = {**current, "pos": [partition, offset]}
+    wm = current["wm"]
+    if is_late(signal.ts, wm, policy.error_grace):
+        return HostStep(new, late=True)
+    new["wm"] = signal.ts if wm is None else max(wm, signal.ts)
+    rules = dict(current["rules"])
+    new_states, finding = observe(signal, {key: rules.get(key) for key in state_keys(signal, policy)}, policy)
+    rules.update(new_states)
+    new["rules"] = rules
+    if finding is not None:
+        new["emitted"] = [*current["emitted"], [partition, offset, finding.to_record()]][-EMITTED_MEMORY:]
+    return HostStep(new, finding)

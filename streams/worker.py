@@ -64,7 +64,7 @@ def internal_topics(settings: Settings, partitions: dict[str, int] | None = None
         for suffix in ("cluster-summaries", "planner")
     ]
     changelogs = {
-        "repeat-windows": parts.get(t.errors.name, t.errors.partitions),
+        "repeat-hosts": parts.get(t.errors.name, t.errors.partitions),
         "cluster-windows": d.internal_partitions,
     }
     out += [

@@ -7,7 +7,7 @@ from typing import Any
 from streams.classify import classify
 from streams.findings import Finding
 from streams.policy import Policy
-from streams.repeat import observe
+from streams.repeat import fold_host, observe
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -112,3 +112,64 @@ def test_finding_id_is_deterministic(policy: Policy) -> None:
 def test_row_remap_failure_acts_at_once(policy: Policy) -> None:
     found = run([f.ecc(row_remap="remap_failure"), f.xid(64)], policy)
     assert [(x.rule, x.detector) for x in found] == [("row_remap_failure", "critical_fault")]
+
+
+def host_history() -> list[dict[str, Any]]:
+    """One host's errors in partition order: three findings (two GPU rules, one port) among noise."""
+    records = dram_fault(START_TS, gpu=1) + [f.xid(13, ts=START_TS + 1)] + dram_fault(START_TS + DAY, gpu=1)
+    records += [f.link(port=1, ts=START_TS + 2 * DAY + k * 600_000) for k in range(3)]
+    records += dram_fault(START_TS + 3 * DAY, gpu=5) + dram_fault(START_TS + 4 * DAY, gpu=5)
+    return records
+
+
+def fold_from(
+    state: dict[str, Any] | None, records: list[dict[str, Any]], start: int, policy: Policy
+) -> tuple[dict[str, Any] | None, list[tuple[int, str]]]:
+    """Fold records[start:] at offsets start.. of partition 0; (state, [(offset, finding id) sent])."""
+    sent = []
+    for offset in range(start, len(records)):
+        signal = classify(records[offset], policy)
+        if signal is None:
+            continue
+        step = fold_host(state, signal, (0, offset), policy)
+        state = step.state if step.state is not None else state
+        if step.finding is not None:
+            sent.append((offset, step.finding.finding_id))
+    return state, sent
+
+
+def test_resuming_from_any_commit_with_any_stored_state_sends_the_same_findings(policy: Policy) -> None:
+    """A crash leaves the state of some offset k (the last write that landed) and a commit c <= k + 1.
+
+    Whatever k and c, what was sent before c plus what the replay sends is exactly what one
+    uninterrupted run sends: the same ids, none missing, none new.
+    """
+    records = host_history()
+    _, reference = fold_from(None, records, 0, policy)
+    assert len({fid for _, fid in reference}) == 3
+    for k in range(-1, len(records)):
+        stored = fold_from(None, records[: k + 1], 0, policy)[0]
+        for commit in range(0, k + 2):
+            before = {fid for offset, fid in reference if offset < commit}
+            _, replayed = fold_from(stored, records, commit, policy)
+            assert before | {fid for _, fid in replayed} == {fid for _, fid in reference}, (k, commit)
+
+
+def test_a_replayed_record_that_raised_a_finding_sends_it_again_and_changes_nothing(policy: Policy) -> None:
+    records = dram_fault(START_TS) + dram_fault(START_TS + DAY)
+    state, sent = fold_from(None, records, 0, policy)
+    ((offset, fid),) = sent
+    again = fold_host(state, classify(records[offset], policy), (0, offset), policy)  # type: ignore[arg-type]
+    assert again.state is None and again.finding is not None and again.finding.finding_id == fid
+
+
+def test_a_duplicate_record_at_a_later_offset_counts_once(policy: Policy) -> None:
+    first = dram_fault(START_TS)
+    assert fold_from(None, first + first, 0, policy)[1] == []  # the producer retried: same event ids
+
+
+def test_a_late_record_moves_the_offset_but_counts_nothing(policy: Policy) -> None:
+    records = [f.link(port=0, ts=START_TS + 10 * DAY), *dram_fault(START_TS), *dram_fault(START_TS + DAY)]
+    state, sent = fold_from(None, records, 0, policy)
+    assert sent == [] and state is not None and state["pos"][1] >= 2  # the late DRAM records were read
+    assert list(state["rules"]) == ["link_flap_repeat_port|h1/0"]  # and not counted
