@@ -143,7 +143,6 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
             sup.run("simulate-history", fleetpulse_argv(
                 "simulate", "--preset", plan.preset, "--mode", "fast-forward", "--days", str(plan.history_days),
                 "--seed", str(plan.seed), "--truth-out", str(plan.truth), "--no-progress"), timeout_s=600)
-        history = json.loads((plan.truth / "manifest.json").read_text())
         if plan.live_seconds > 0:
             with phases.phase(f"live traffic: {plan.live_seconds:g} s at {plan.speed:g}× real time"):
                 sup.run("simulate-live", fleetpulse_argv(
@@ -170,7 +169,7 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
                    plan, env)
         score = json.loads(score_file.read_text())
 
-    summary.update(_collect(run_settings, plan, history, stats, score, gates, api))
+    summary.update(_collect(run_settings, plan, stats, score, gates, api))
     summary["elapsed_s"] = round(time.monotonic() - phases.t0, 1)
     summary["phases_s"] = {k: round(v, 1) for k, v in phases.timings.items()}
     _print_summary(summary, plan)
@@ -258,7 +257,7 @@ def _quality(plan: DemoPlan, env: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _collect(settings: Settings, plan: DemoPlan, history: dict[str, Any], stats: dict[str, Any],
+def _collect(settings: Settings, plan: DemoPlan, stats: dict[str, Any],
              score: dict[str, Any], gates: Any, api: dict[str, Any]) -> dict[str, Any]:
     from fleetpulse.topic_stats import event_type_counts, record_count
     from schemas import Codec
@@ -285,8 +284,18 @@ def _collect(settings: Settings, plan: DemoPlan, history: dict[str, Any], stats:
         "quality": gates,
         "report": str(plan.report_dir / "report.html"),
         "planner": api,
-        "truth_counts": history.get("counts", {}),
+        "truth_counts": truth_counts(plan.truth_segments),
     }
+
+
+def truth_counts(segments: list[Path]) -> dict[str, int]:
+    """Events per type the simulator recorded, over the history and its live continuation."""
+    total: Counter[str] = Counter()
+    for folder in segments:
+        manifest = folder / "manifest.json"
+        if manifest.exists():
+            total.update(json.loads(manifest.read_text()).get("counts", {}))
+    return dict(sorted(total.items()))
 
 
 def _fmt(value: Any, spec: str = ".3f", unit: str = "") -> str:

@@ -63,3 +63,6 @@ def test_the_demo_runs_end_to_end_and_prints_its_summary(kafka: KafkaCluster, tm
     assert summary["events"] and all(n > 0 for n in summary["events"].values())
     assert Path(summary["report"]).is_file()
     assert summary["alerts"]["produced"] == summary["alerts"].get("received")
+    segments = [json.loads((run_dir / d / "manifest.json").read_text())["counts"] for d in ("truth", "truth-live")]
+    assert summary["truth_counts"]["HostSampled"] == sum(c.get("HostSampled", 0) for c in segments)
+    assert segments[1].get("HostSampled", 0) > 0  # the live segment's samples are counted too
