@@ -134,8 +134,15 @@ class ClusterStage:
     few writes per bundle, not one per host. Store keys: ``C|meta`` (partition watermarks,
     closed-up-to, open windows), ``C|<window_start>|bundles`` (ids of the bundles holding
     summaries of that window), ``C|<window_start>|b|<id>`` (host -> [step, bw] of one bundle),
-    ``C|hist`` (host -> last n verdicts). A bundle written twice (a replay) has the same id,
-    or holds the same summaries under another id: either way a host's summary counts once.
+    ``C|hist`` (host -> last n verdicts, the newest window evaluated, the findings of the last
+    few bundles that closed windows). A bundle written twice (a replay) has the same id, or
+    holds the same summaries under another id: either way a host's summary counts once.
+
+    Crash safety: closing a window reads its bundles, then writes ``C|hist`` (one key, so the
+    verdicts, the window mark and the findings land together or not at all), and only then
+    deletes the bundles; the meta follows. A window closed again on a replay (the meta had
+    not landed) is not evaluated twice, and a replayed bundle that had closed windows returns
+    the findings it raised then, with their ids, in case they were never sent.
     """
 
     def __init__(self, policy: SlowHostPolicy) -> None:
@@ -143,7 +150,9 @@ class ClusterStage:
 
     def add_summary(self, store: Store, summary: dict[str, Any]) -> tuple[list[Finding], list[Verdict], bool]:
         """Store a host summary, close every window the watermark has passed; (findings, verdicts, late)."""
-        findings, verdicts, late = self.add_bundle(store, summary["cluster"], [summary], summary["host_id"])
+        findings, verdicts, late = self.add_bundle(
+            store, summary["cluster"], [summary], summary["host_id"], replayable=False
+        )
         return findings, verdicts, late > 0
 
     def add_watermark(
@@ -151,16 +160,28 @@ class ClusterStage:
     ) -> tuple[list[Finding], list[Verdict]]:
         """A source partition's progress (sent even when it has no summary for this cluster), or its idleness."""
         item = {"type": "idle" if idle else "wm", "cluster": cluster, "src": src, "nsrc": nsrc, "wm": wm}
-        findings, verdicts, _ = self.add_bundle(store, cluster, [item], "")
+        findings, verdicts, _ = self.add_bundle(store, cluster, [item], "", replayable=False)
         return findings, verdicts
 
     def add_bundle(
-        self, store: Store, cluster: str, items: list[dict[str, Any]], bundle_id: str
+        self,
+        store: Store,
+        cluster: str,
+        items: list[dict[str, Any]],
+        bundle_id: str,
+        *,
+        replayable: bool = True,
     ) -> tuple[list[Finding], list[Verdict], int]:
-        """Summaries, watermarks and idle notices of one cluster, in order; (findings, verdicts, late summaries)."""
+        """Summaries, watermarks and idle notices of one cluster, in order; (findings, verdicts, late summaries).
+
+        ``bundle_id`` names the source message (the same on a replay); with ``replayable`` the
+        findings a bundle raised are kept under it and returned again when it comes again.
+        """
         meta = self._meta(store, cluster)
         staged: dict[int, dict[str, list[float]]] = {}
         findings: list[Finding] = []
+        if replayable:
+            findings += [Finding.from_record(r) for r in _emitted(store, cluster, bundle_id)]
         verdicts: list[Verdict] = []
         late = 0
         for item in items:
@@ -177,7 +198,7 @@ class ClusterStage:
                 ]
                 meta["open"][str(item["window_start"])] = item["window_end"]
                 self._note(meta, item.get("src", 0), item.get("nsrc", 1), item["wm"])
-            f, v = self._advance(store, cluster, meta, staged)
+            f, v = self._advance(store, cluster, meta, staged, bundle_id if replayable else None)
             findings += f
             verdicts += v
         for start, members in staged.items():
@@ -223,6 +244,7 @@ class ClusterStage:
         cluster: str,
         meta: dict[str, Any],
         staged: dict[int, dict[str, list[float]]],
+        bundle_id: str | None,
     ) -> tuple[list[Finding], list[Verdict]]:
         wm = self.watermark(meta)
         findings: list[Finding] = []
@@ -233,48 +255,86 @@ class ClusterStage:
                 break
             del meta["open"][key]
             meta["closed"] = w_end if meta["closed"] is None else max(meta["closed"], w_end)
-            members = self._take_members(store, cluster, int(key), staged.pop(int(key), {}))
-            f, v = self._close(store, cluster, members, int(key), w_end)
+            members = self._members(store, cluster, int(key), staged.pop(int(key), {}))
+            f, v = self._close(store, cluster, members, int(key), w_end, bundle_id)
+            self._drop_window(store, cluster, int(key))
             findings.extend(f)
             verdicts.extend(v)
         return findings, verdicts
 
     @staticmethod
-    def _take_members(
+    def _members(
         store: Store, cluster: str, start: int, staged: dict[str, list[float]]
     ) -> dict[str, tuple[float, float]]:
-        """Every host summary of a closing window (stored bundles + this bundle's), removed from the store."""
+        """Every host summary of a closing window: its stored bundles plus this bundle's."""
         members: dict[str, tuple[float, float]] = {}
-        index = f"{cluster}|{start}|bundles"
-        bundle_ids = store.get(index)
-        for bundle_id in bundle_ids or []:
-            key = f"{cluster}|{start}|b|{bundle_id}"
-            bundle = store.get(key)
-            if bundle is not None:
-                for host, value in bundle.items():
-                    members[host] = (value[0], value[1])
-                del store[key]
-        if bundle_ids is not None:
-            del store[index]
+        for bundle_id in store.get(f"{cluster}|{start}|bundles") or []:
+            for host, value in (store.get(f"{cluster}|{start}|b|{bundle_id}") or {}).items():
+                members[host] = (value[0], value[1])
         for host, value in staged.items():
             members[host] = (value[0], value[1])
         return members
 
+    @staticmethod
+    def _drop_window(store: Store, cluster: str, start: int) -> None:
+        """Delete a closed window's bundles (after its verdicts are stored; a repeat finds nothing)."""
+        index = f"{cluster}|{start}|bundles"
+        for bundle_id in store.get(index) or []:
+            key = f"{cluster}|{start}|b|{bundle_id}"
+            if store.get(key) is not None:
+                del store[key]
+        if store.get(index) is not None:
+            del store[index]
+
     def _close(
-        self, store: Store, cluster: str, members: dict[str, tuple[float, float]], start: int, end: int
+        self,
+        store: Store,
+        cluster: str,
+        members: dict[str, tuple[float, float]],
+        start: int,
+        end: int,
+        bundle_id: str | None,
     ) -> tuple[list[Finding], list[Verdict]]:
+        state = _hist(store, cluster)
+        if state["evaluated"] is not None and start <= state["evaluated"]:
+            return [], []  # evaluated before a crash; its findings come back with the bundle that closed it
         verdicts = evaluate_window(members, start, end, self.policy)
         if not verdicts:
             return [], []
         findings = []
-        histories = dict(store.get(f"{cluster}|hist") or {})
+        histories = state["hosts"]
         for verdict in verdicts:
             history, finding = update_history(histories.get(verdict.host_id), verdict, cluster, self.policy)
             histories[verdict.host_id] = history
             if finding is not None:
                 findings.append(finding)
-        store[f"{cluster}|hist"] = histories
+        state["evaluated"] = start
+        if findings and bundle_id is not None:
+            records = [f.to_record() for f in findings]
+            state["emitted"] = [*state["emitted"], [bundle_id, start, records]][-EMITTED_MEMORY:]
+        store[f"{cluster}|hist"] = state
         return findings, verdicts
+
+
+EMITTED_MEMORY = 16  # bundles whose findings are kept to be returned again on a replay
+
+
+def _hist(store: Store, cluster: str) -> dict[str, Any]:
+    """A cluster's verdict histories, newest evaluated window and recent findings (one key)."""
+    raw = store.get(f"{cluster}|hist") or {}
+    if "hosts" not in raw:  # stored before evaluation was made replay-safe: host -> history
+        raw = {"hosts": raw}
+    return {
+        "hosts": dict(raw["hosts"]),
+        "evaluated": raw.get("evaluated"),
+        "emitted": list(raw.get("emitted", [])),
+    }
+
+
+def _emitted(store: Store, cluster: str, bundle_id: str) -> list[dict[str, Any]]:
+    """Finding records a bundle raised when it was processed before (a replay after a crash)."""
+    raw = store.get(f"{cluster}|hist") or {}
+    return [r for entry in raw.get("emitted", []) if entry[0] == bundle_id for r in entry[2]]
 
 
 def update_history(
