@@ -160,6 +160,7 @@ class IdleSources:
         self.timeout_ms = timeout_ms
         self._since: dict[int, int] = {}  # partition -> wall time it was first seen caught up
         self._declared: set[int] = set()
+        self._taken_over: set[int] = set()  # newly owned: an earlier owner may have declared it idle
 
     def observe(self, partition: int, *, caught_up: bool, now_ms: int) -> bool:
         """True exactly once when the partition has been caught up for the whole timeout."""
@@ -173,12 +174,17 @@ class IdleSources:
         return False
 
     def resume(self, partition: int) -> bool:
-        """The partition has records again; True if it had been declared idle (say so downstream)."""
+        """The partition has records; True if it may be counted as idle downstream (say it is not)."""
         self._since.pop(partition, None)
-        if partition in self._declared:
-            self._declared.discard(partition)
-            return True
-        return False
+        was = partition in self._declared or partition in self._taken_over
+        self._declared.discard(partition)
+        self._taken_over.discard(partition)
+        return was
+
+    def take_over(self, partition: int) -> None:
+        """Newly owned (start, rebalance): its first records are announced, whatever an earlier owner said."""
+        self.forget(partition)
+        self._taken_over.add(partition)
 
     def declared(self) -> list[int]:
         return sorted(self._declared)
@@ -186,6 +192,7 @@ class IdleSources:
     def forget(self, partition: int) -> None:
         self._since.pop(partition, None)
         self._declared.discard(partition)
+        self._taken_over.discard(partition)
 
 
 def caught_up(
@@ -337,8 +344,7 @@ class SamplesStage:
                 for msg in out:
                     bundles.setdefault(msg["cluster"], []).append(msg)
             state.next_offset = message.offset + 1
-        if messages and self.idle.resume(partition):
-            log.info("samples[%d]: records again after being idle", partition)
+        if messages and self.idle.resume(partition) and state.wm >= 0:
             for msg in self.folder.progress(state):  # count this partition in the watermark again
                 bundles.setdefault(msg["cluster"], []).append(msg)
         await self._send_bundles(bundles)
@@ -462,6 +468,7 @@ class SamplesStage:
                 continue
             state = loaded.get(p) or PartitionState(partition=p)
             self.parts[p] = state
+            self.idle.take_over(p)
             if consumer is not None:
                 tp = TopicPartition(self.topic, p)
                 if p in loaded:

@@ -125,6 +125,14 @@ def test_one_fetch_with_something_to_read_restarts_the_idle_clock() -> None:
     assert not idle.resume(1)
 
 
+def test_a_partition_taken_over_announces_its_first_records() -> None:
+    """The previous owner may have declared it idle before it died; the cluster stage must hear it is not."""
+    idle = IdleSources(timeout_ms=30_000)
+    idle.take_over(2)
+    assert idle.declared() == []  # not idle in this worker's eyes
+    assert idle.resume(2) and not idle.resume(2)
+
+
 def test_caught_up_needs_a_fresh_fetch_answer() -> None:
     assert caught_up(10, highwater=10, polled_ms=9_000, now_ms=10_000, fresh_ms=2_000)
     assert not caught_up(9, highwater=10, polled_ms=9_000, now_ms=10_000, fresh_ms=2_000)  # records left
