@@ -153,31 +153,38 @@ class SampleFolder:
 class IdleSources:
     """Which owned partitions are idle: caught up, by fresh fetches, for ``timeout_ms`` of wall time.
 
-    Pure bookkeeping; the stage feeds it what its consumer knows after every fetch.
+    Pure bookkeeping; the stage feeds it what its consumer knows after every fetch. An idle
+    partition is announced again every ``timeout_ms`` while it stays idle, so a cluster that
+    appears later (a fleet grows) hears of it too and does not wait for it forever.
     """
 
     def __init__(self, timeout_ms: int) -> None:
         self.timeout_ms = timeout_ms
         self._since: dict[int, int] = {}  # partition -> wall time it was first seen caught up
-        self._declared: set[int] = set()
+        self._said: dict[int, int] = {}  # declared idle -> wall time it was last announced
         self._taken_over: set[int] = set()  # newly owned: an earlier owner may have declared it idle
 
     def observe(self, partition: int, *, caught_up: bool, now_ms: int) -> bool:
-        """True exactly once when the partition has been caught up for the whole timeout."""
+        """True when the partition should be announced idle: after the whole timeout caught up, then every timeout."""
         if not caught_up:
-            self._since.pop(partition, None)
+            self._since.pop(partition, None)  # a declared partition stays idle until it has records
             return False
         since = self._since.setdefault(partition, now_ms)
-        if partition not in self._declared and now_ms - since >= self.timeout_ms:
-            self._declared.add(partition)
+        said = self._said.get(partition)
+        if now_ms - since >= self.timeout_ms and (said is None or now_ms - said >= self.timeout_ms):
+            self._said[partition] = now_ms
             return True
         return False
+
+    def retract(self, partition: int) -> None:
+        """The announcement could not be made (no cluster known yet): try again at the next fetch."""
+        self._said.pop(partition, None)
 
     def resume(self, partition: int) -> bool:
         """The partition has records; True if it may be counted as idle downstream (say it is not)."""
         self._since.pop(partition, None)
-        was = partition in self._declared or partition in self._taken_over
-        self._declared.discard(partition)
+        was = partition in self._said or partition in self._taken_over
+        self._said.pop(partition, None)
         self._taken_over.discard(partition)
         return was
 
@@ -187,11 +194,11 @@ class IdleSources:
         self._taken_over.add(partition)
 
     def declared(self) -> list[int]:
-        return sorted(self._declared)
+        return sorted(self._said)
 
     def forget(self, partition: int) -> None:
         self._since.pop(partition, None)
-        self._declared.discard(partition)
+        self._said.pop(partition, None)
         self._taken_over.discard(partition)
 
 
@@ -387,8 +394,12 @@ class SamplesStage:
                 FETCH_FRESH_MS,
             )
             if self.idle.observe(p, caught_up=done, now_ms=now_ms):
-                log.info("samples[%d]: idle (caught up at offset %d, nothing new)", p, state.next_offset)
-                for msg in self.folder.progress(state, "idle"):
+                notices = self.folder.progress(state, "idle")
+                if not notices:
+                    self.idle.retract(p)  # no cluster known yet (empty inventory): nobody to tell
+                    continue
+                log.debug("samples[%d]: idle (caught up at offset %d, nothing new)", p, state.next_offset)
+                for msg in notices:
                     bundles.setdefault(msg["cluster"], []).append(msg)
         await self._send_bundles(bundles)
 

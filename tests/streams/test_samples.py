@@ -109,10 +109,20 @@ def test_a_partition_is_idle_only_after_the_whole_timeout_caught_up() -> None:
     assert not idle.observe(0, caught_up=True, now_ms=0)
     assert not idle.observe(0, caught_up=True, now_ms=29_999)
     assert idle.observe(0, caught_up=True, now_ms=30_000)
-    assert not idle.observe(0, caught_up=True, now_ms=60_000)  # said once
+    assert not idle.observe(0, caught_up=True, now_ms=45_000)
+    assert idle.observe(0, caught_up=True, now_ms=60_000)  # again, for clusters that appeared since
+    assert not idle.observe(0, caught_up=False, now_ms=61_000) and idle.declared() == [0]  # a stale fetch
     assert idle.resume(0) and not idle.resume(0)  # records again: say so once, then it is like any other
     assert not idle.observe(0, caught_up=True, now_ms=70_000)
     assert idle.observe(0, caught_up=True, now_ms=100_000)
+
+
+def test_an_announcement_nobody_could_hear_is_made_again_at_once() -> None:
+    idle = IdleSources(timeout_ms=30_000)
+    idle.observe(0, caught_up=True, now_ms=0)
+    assert idle.observe(0, caught_up=True, now_ms=30_000)
+    idle.retract(0)  # the inventory was still empty
+    assert idle.observe(0, caught_up=True, now_ms=30_200)
 
 
 def test_one_fetch_with_something_to_read_restarts_the_idle_clock() -> None:
