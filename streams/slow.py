@@ -135,7 +135,7 @@ class ClusterStage:
     closed-up-to, open windows), ``C|<window_start>|bundles`` (ids of the bundles holding
     summaries of that window), ``C|<window_start>|b|<id>`` (host -> [step, bw] of one bundle),
     ``C|hist`` (host -> last n verdicts, the newest window evaluated, the findings of the last
-    few bundles that closed windows). A bundle written twice (a replay) has the same id, or
+    bundles that raised any). A bundle written twice (a replay) has the same id, or
     holds the same summaries under another id: either way a host's summary counts once.
 
     Crash safety: closing a window reads its bundles, then writes ``C|hist`` (one key, so the
