@@ -9,12 +9,11 @@ import pytest
 from kafka import KafkaProducer
 
 from streams.lifecycle import Action, replay
+from streams.policy import DEFAULT_POLICY_FILE
 from streams.testing import Scenario
 from streams.worker import spawn_worker
 from tests.conftest import free_ports
 from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for
-
-POLICY = Path(__file__).parents[2] / "streams" / "policy.toml"
 
 pytestmark = pytest.mark.integration
 
@@ -135,14 +134,13 @@ def test_sigkill_mid_stream_loses_and_duplicates_nothing(settings, tmp_path: Pat
 def test_an_empty_samples_partition_is_declared_idle_and_windows_still_close(kafka, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Partition 3 of samples never gets a record: its consumer must say so, or no cluster window ever closes."""
     policy = tmp_path / "policy.toml"
-    text = POLICY.read_text()
+    text = DEFAULT_POLICY_FILE.read_text()
     assert 'idle_partition_timeout = "30s"' in text
     policy.write_text(text.replace('idle_partition_timeout = "30s"', 'idle_partition_timeout = "2s"'))
-    base = isolated_settings(kafka.settings, partitions=4)
-    settings = base.model_copy(update={"detect": base.detect.model_copy(update={"policy_file": policy})})
+    settings = isolated_settings(kafka.settings, partitions=4)
     (port,) = free_ports(1)
     log = tmp_path / "w.log"
-    worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=log)
+    worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", policy_file=policy, log_path=log)
     producer = KafkaProducer(**settings.kafka.kafka_python(settings.bootstrap_servers), acks="all")
     try:
         worker.wait_ready(60)
