@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import faust
 
-from schemas import Codec, DecodeError
+from schemas import Codec, DecodeError, HostInventoried, MaintenanceActionRecorded
 from streams.alerts import DlqSurge, alerts_for
 from streams.cache import CheckpointCache
 from streams.classify import classify
@@ -120,8 +120,16 @@ class DetectApp:
             self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")
         )
         client = settings.kafka.aiokafka(settings.bootstrap_servers)
-        self.inventory_tailer = LogTailer(t.inventory.name, client, self.inventory.apply, self.codec)
-        self.actions_tailer = LogTailer(t.actions.name, client, self._apply_logged_action, self.codec)
+        self.inventory_tailer = LogTailer(
+            t.inventory.name, client, self.inventory.apply, self.codec, event_type=HostInventoried.EVENT_TYPE
+        )
+        self.actions_tailer = LogTailer(
+            t.actions.name,
+            client,
+            self._apply_logged_action,
+            self.codec,
+            event_type=MaintenanceActionRecorded.EVENT_TYPE,
+        )
         self.samples_stage = SamplesStage(
             topic=t.samples.name,
             summaries_topic=self.summaries_topic.get_topic_name(),
@@ -138,6 +146,10 @@ class DetectApp:
             metrics=self.metrics,
             dead_letter=self._dead_letter,
             checkpoint_s=d.samples_checkpoint_s,
+            group_config={
+                "session_timeout_ms": round(d.session_timeout_s * 1000),
+                "heartbeat_interval_ms": round(d.heartbeat_interval_s * 1000),
+            },
             on_watermark=self._advance_watermark,
             clock=clock,
         )

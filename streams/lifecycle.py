@@ -17,6 +17,7 @@ from streams.ids import operation_id
 
 ActionKind = Literal[
     "suspected",
+    "absorbed",
     "drain_requested",
     "drained",
     "rma_opened",
@@ -39,6 +40,9 @@ REQUEST_KIND = {
 }
 REQUEST_KINDS = frozenset(REQUEST_KIND.values())
 DOMAIN_KINDS = frozenset({"train_halted", "train_resumed"})
+# A finding for a host already in (or queued for) the same operation: recorded so that its id is
+# known to every rebuilt state and a re-delivery of it never opens the work a second time.
+ABSORBED = "absorbed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +63,7 @@ class Action:
 
     @property
     def op_id(self) -> str | None:
-        if self.kind in DOMAIN_KINDS or self.finding_id is None:
+        if self.kind in DOMAIN_KINDS or self.kind == ABSORBED or self.finding_id is None:
             return None
         return operation_id(self.host_id, self.operation, self.finding_id)
 
@@ -83,6 +87,9 @@ class Action:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Action:
+        """The action a decoded ``MaintenanceActionRecorded`` carries (ValueError for any other record)."""
+        if record.get("event_type") != MaintenanceActionRecorded.EVENT_TYPE:
+            raise ValueError(f"not a maintenance action: {record.get('event_type')!r}")
         p = record["payload"]
         return cls(
             action_id=p["action_id"],
@@ -221,6 +228,10 @@ def apply(state: FleetState, action: Action) -> FleetState:
     host = state.host(action.host_id, action.cluster, action.domain)
     host.last_ts = max(host.last_ts, action.ts)
     op_id = action.op_id
+    if action.kind == ABSORBED:
+        if action.finding_id:
+            state.findings.add(action.finding_id)
+        return state
     if action.kind == "suspected":
         if action.finding_id:
             state.findings.add(action.finding_id)

@@ -6,10 +6,11 @@ use), so every worker folds it in and the planner drains the backlog within capa
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING
 
-from schemas import Codec
+from schemas import Codec, DecodeError
 from streams.errors import StreamsError
 from streams.lifecycle import Action, FleetState, replay
 from streams.planner import Planner
@@ -17,6 +18,8 @@ from streams.policy import Policy
 
 if TYPE_CHECKING:
     from fleetpulse.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
@@ -41,10 +44,21 @@ def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
             if time.monotonic() > deadline:
                 raise StreamsError(f"reading {topic} took longer than {timeout_s:.0f} s")
             for batch in consumer.poll(timeout_ms=200).values():
-                out.extend(Action.from_record(codec.decode(m.value).record) for m in batch)
+                out.extend(a for m in batch if (a := _logged_action(codec, m.value)) is not None)
         return out
     finally:
         consumer.close()
+
+
+def _logged_action(codec: Codec, value: bytes | None) -> Action | None:
+    """The action in one log record, or None for a record the workers skip too (streams.tailer)."""
+    if value is None:
+        return None
+    try:
+        return Action.from_record(codec.decode(value).record)
+    except (DecodeError, ValueError, KeyError, TypeError) as exc:
+        log.warning("skipping a record of the actions log: %r", exc)
+        return None
 
 
 def resume_train(

@@ -3,6 +3,10 @@
 Used for the two logs every worker needs in full: the compacted ``fleet.inventory`` (host ->
 cluster, rack, maintenance domain) and ``fleet.actions`` (the fleet state is a fold over it).
 ``catch_up()`` waits until everything written before the call has been applied.
+
+Every worker reads these logs whole, on every start, so one bad record must not stop a worker:
+records that do not decode, are of another event type, or that ``on_record`` rejects are
+skipped, counted and logged (not dead-lettered: every worker would write the same record).
 """
 
 from __future__ import annotations
@@ -24,12 +28,22 @@ OnRecord = Callable[[dict[str, Any]], None]
 class LogTailer:
     """Follows every partition of one topic from the beginning and hands decoded records to ``on_record``."""
 
-    def __init__(self, topic: str, client_config: dict[str, Any], on_record: OnRecord, codec: Codec) -> None:
+    def __init__(
+        self,
+        topic: str,
+        client_config: dict[str, Any],
+        on_record: OnRecord,
+        codec: Codec,
+        event_type: str | None = None,
+    ) -> None:
         self.topic = topic
         self.client_config = client_config
         self.on_record = on_record
         self.codec = codec
+        self.event_type = event_type
         self.undecodable = 0
+        self.foreign = 0
+        self.rejected = 0
         self.records = 0
         self._consumer: AIOKafkaConsumer | None = None
         self._partitions: list[TopicPartition] = []
@@ -81,8 +95,22 @@ class LogTailer:
             self.undecodable += 1
             log.warning("%s: skipping undecodable record: %s", self.topic, exc.reason)
             return
+        if self.event_type is not None and record.get("event_type") != self.event_type:
+            self.foreign += 1
+            log.warning(
+                "%s: skipping a %s record (this log holds %s)",
+                self.topic,
+                record.get("event_type"),
+                self.event_type,
+            )
+            return
+        try:
+            self.on_record(record)
+        except Exception as exc:  # a valid record the state cannot take: skip it, keep the worker
+            self.rejected += 1
+            log.warning("%s: skipping record %s: %r", self.topic, record.get("event_id"), exc)
+            return
         self.records += 1
-        self.on_record(record)
 
     def stop(self) -> None:
         self._stopping = True
