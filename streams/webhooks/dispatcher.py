@@ -20,7 +20,7 @@ import httpx
 from schemas import FLEET, Codec, DecodeError, RecordDeadLettered
 from streams.webhooks.backoff import BackoffPolicy
 from streams.webhooks.delivery import Deliverer
-from streams.webhooks.errors import UnexpectedEventError, WebhookConfigError, WebhookError
+from streams.webhooks.errors import UnexpectedEventError, UnusableAlertError, WebhookConfigError, WebhookError
 from streams.webhooks.metrics import WebhookMetrics
 from streams.webhooks.outbox import Outbox
 from streams.webhooks.payload import Notification, notification
@@ -131,12 +131,14 @@ class Dispatcher:
                 schema_id = decoded.schema_id
                 if decoded.event_type != "AlertRaised":
                     raise UnexpectedEventError(decoded.event_type)
-                notes.append(
-                    notification(
+                try:
+                    note = notification(
                         decoded.record, receiver=self.ws.receiver_name, external_url=self.ws.external_url
                     )
-                )
-            except (DecodeError, UnexpectedEventError) as exc:
+                except Exception as exc:  # valid Avro the payload builder cannot take
+                    raise UnusableAlertError(exc) from exc
+                notes.append(note)
+            except (DecodeError, UnexpectedEventError, UnusableAlertError) as exc:
                 log.warning("skipping %s[%d]@%d: %s", rec.topic, rec.partition, rec.offset, exc)
                 self.metrics.skipped.labels(reason=type(exc).__name__).inc()
                 dead.append(dead_letter_record(rec, exc, int(self.clock() * 1000), schema_id))

@@ -70,3 +70,11 @@ class StaleSignatureError(SignatureError):
 
 class SignatureMismatchError(SignatureError):
     reason = "signature does not match the body"
+
+
+class UnusableAlertError(WebhookError):
+    """An AlertRaised whose content no notification can be built from (e.g. a ``ts`` out of range)."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(f"alert cannot be rendered: {type(cause).__name__}: {cause}")
+        self.reason = str(self)

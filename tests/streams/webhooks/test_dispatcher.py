@@ -88,6 +88,20 @@ def test_undecodable_and_foreign_records_are_dead_lettered(
     assert d.dead[0]["event_id"] == "dlq:fleet.alerts:0:0"
 
 
+def test_an_alert_no_notification_can_be_built_from_is_dead_lettered_and_the_batch_goes_on(
+    dispatcher: Any, alert: Callable[..., dict[str, Any]]
+) -> None:
+    d = dispatcher()
+    codec = Codec()
+    far = dict(alert("far"), ts=10**17)  # valid Avro (a long), but beyond any calendar date
+    offsets = asyncio.run(d.ingest(records([codec.encode(far), codec.encode(alert("ok"))])))
+    assert offsets == {"tp0": 2}
+    assert {r.alert_id for r in d.outbox.deliveries()} == {"ok"}
+    [dead] = d.dead
+    assert dead["payload"]["error_type"] == "UnusableAlertError"
+    assert "out of range" in dead["payload"]["reason"]
+
+
 def test_dispatch_loop_delivers_through_an_injected_transport(
     tmp_path: Path, alert: Callable[..., dict[str, Any]]
 ) -> None:
