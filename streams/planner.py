@@ -3,7 +3,8 @@
 Pure decisions over a ``FleetState``: every emitted action is applied to the state at once,
 so the next decision sees it. Rules: at most ``capacity_buffer_pct`` of a maintenance domain
 out at once (at least one host); one operation per host at a time (a second one waits and is
-handed over without returning to service); work beyond the buffer is deferred and released
+handed over without returning to service; a finding for an operation the host is already in is
+recorded as ``absorbed``); work beyond the buffer is deferred and released
 as capacity returns; when the hosts with open failures exceed ``failure_buffer_pct`` the train
 halts (``train_halted``, triggered by a new finding) instead of draining more; it resumes by
 itself once they fall back within the buffer, or when a person resumes it (``resume``), after
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from schemas import FLEET
 from streams.findings import Finding
 from streams.ids import action_id
-from streams.lifecycle import REQUEST_KIND, Action, FleetState, HostState, Operation, apply
+from streams.lifecycle import ABSORBED, REQUEST_KIND, Action, FleetState, HostState, Operation, apply
 from streams.policy import Policy
 
 
@@ -67,25 +68,14 @@ class Planner:
         # Repairs due by the finding's event time complete first, so the decision below depends on
         # event time only, never on whether a wall-clock tick happened to run reconcile() before.
         self._complete_due(state, domain, finding.ts, out)
-        if finding.finding_id not in state.findings and not self._absorbed(state, finding):
-            self._emit(
-                state,
-                out,
-                Action(
-                    action_id=action_id(
-                        finding.host_id, "suspected", finding.recommended_action, finding.finding_id
-                    ),
-                    kind="suspected",
-                    host_id=finding.host_id,
-                    cluster=finding.cluster,
-                    domain=domain,
-                    operation=finding.recommended_action,
-                    ts=finding.ts,
-                    finding_id=finding.finding_id,
-                    rule=finding.rule,
-                    reason=f"{finding.detector}: {finding.error_class} x{finding.count} on {finding.scope_key}",
-                ),
-            )
+        if finding.finding_id in state.findings:
+            pass  # re-delivered (a replay upstream): decided before
+        elif (absorber := self._absorbing(state, finding)) is not None:
+            why = f"already in {absorber.operation} for {absorber.finding_id} ({absorber.phase})"
+            self._emit(state, out, self._finding_action(finding, domain, ABSORBED, why))
+        else:
+            why = f"{finding.detector}: {finding.error_class} x{finding.count} on {finding.scope_key}"
+            self._emit(state, out, self._finding_action(finding, domain, "suspected", why))
             self._maybe_halt(state, domain, size, finding.ts, out)
         out.extend(self.reconcile(state, domain, size, finding.ts))
         return out
@@ -109,13 +99,29 @@ class Planner:
 
     # -- steps --------------------------------------------------------------------------------
 
-    def _absorbed(self, state: FleetState, finding: Finding) -> bool:
-        """A host already in (or queued for) the same operation: the finding adds nothing to do."""
+    @staticmethod
+    def _finding_action(finding: Finding, domain: str, kind: str, reason: str) -> Action:
+        """The action recording what became of a finding (``suspected`` or ``absorbed``)."""
+        return Action(
+            action_id=action_id(finding.host_id, kind, finding.recommended_action, finding.finding_id),
+            kind=kind,
+            host_id=finding.host_id,
+            cluster=finding.cluster,
+            domain=domain,
+            operation=finding.recommended_action,
+            ts=finding.ts,
+            finding_id=finding.finding_id,
+            rule=finding.rule,
+            reason=reason,
+        )
+
+    def _absorbing(self, state: FleetState, finding: Finding) -> Operation | None:
+        """The host's open operation of the same kind, if any: the finding adds nothing to do."""
         host = state.hosts.get(finding.host_id)
         if host is None:
-            return False
+            return None
         ops = ([host.current] if host.current else []) + host.waiting
-        return any(op.operation == finding.recommended_action for op in ops)
+        return next((op for op in ops if op.operation == finding.recommended_action), None)
 
     def _due(self, op: Operation) -> int:
         return (op.started_ts or 0) + self.policy.repair_time_ms(op.operation)

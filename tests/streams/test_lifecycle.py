@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import json
+import typing
 
-from streams.lifecycle import Action, FleetState, apply, fold, replay
+from analytics.quality.suites import suite_path
+from streams.lifecycle import Action, ActionKind, FleetState, apply, fold, replay
 from streams.planner import Planner
 from streams.policy import Policy
 from streams.testing import START_TS
@@ -64,3 +67,12 @@ def test_host_states_after_repair(policy: Policy) -> None:
     state, _ = planned(policy)
     assert state.hosts["h1"].status == "in_service" and state.hosts["h1"].completed == 1
     assert state.hosts["h2"].status == "in_repair"
+
+
+def test_the_lake_gate_accepts_every_action_kind_the_planner_can_write() -> None:
+    suite = json.loads(suite_path("maintenance_action_recorded").read_text())
+    [kind_set] = [
+        e["kwargs"]["value_set"] for e in suite["expectations"]
+        if e["type"] == "expect_column_values_to_be_in_set" and e["kwargs"]["column"] == "kind"
+    ]  # fmt: skip
+    assert set(kind_set) == set(typing.get_args(ActionKind))

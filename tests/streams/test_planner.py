@@ -58,7 +58,24 @@ def test_one_operation_per_host_handed_over_without_returning(policy: Policy) ->
 def test_same_operation_on_a_busy_host_is_absorbed(policy: Policy) -> None:
     planner, state = Planner(policy), FleetState()
     planner.on_finding(state, f.finding("h1"), "d0", 40)
-    assert planner.on_finding(state, f.finding("h1", ts=START_TS + 9), "d0", 40) == []
+    absorbed = planner.on_finding(state, f.finding("h1", ts=START_TS + 9), "d0", 40)
+    assert kinds(absorbed) == ["absorbed"] and alerts_for(absorbed[0]) == []
+    assert "rma for f-h1-" in absorbed[0].reason and absorbed[0].caused_by is None
+
+
+def test_an_absorbed_finding_delivered_again_after_the_host_returned_opens_no_new_work(
+    policy: Policy,
+) -> None:
+    planner, state = Planner(policy), FleetState()
+    log = planner.on_finding(state, f.finding("h1", action="reboot"), "d0", 40)
+    again = f.finding("h1", ts=START_TS + 9, action="reboot")
+    log += planner.on_finding(state, again, "d0", 40)
+    log += planner.reconcile(state, "d0", 40, START_TS + DAY)
+    assert kinds(log)[-1] == "returned"
+    # a replay upstream sends the absorbed finding again: neither the live state nor one rebuilt
+    # from the log (a restarted worker) opens a second reboot for evidence already handled
+    assert planner.on_finding(state, again, "d0", 40) == []
+    assert Planner(policy).on_finding(replay(log), again, "d0", 40) == []
 
 
 def test_redelivered_finding_emits_nothing(policy: Policy) -> None:
