@@ -1,8 +1,10 @@
 """Repeat-offender rule: count error classes per GPU / host / port in sliding event-time windows.
 
-``observe(signal, states, policy)`` is pure: it takes the window states of every rule the
-signal's class feeds (plain JSON-able dicts) and returns the updated states plus at most one
-finding. Replayed events (same event_id) are not recounted.
+``observe(signal, states, policy)`` is pure: it takes the host's rule window states (plain
+JSON-able dicts; at least those of every rule the signal's class feeds) and returns the changed
+states plus at most one finding. The events a finding uses are consumed by every window given
+that counted them, so no other rule fires on the same evidence later. Replayed events (same
+event_id) are not recounted.
 
 ``fold_host`` is what the worker stores: everything one host contributes (its event-time
 watermark, every rule window of its GPUs, ports and itself, the source offset it is valid
@@ -85,6 +87,13 @@ def observe(
     for state in new_states.values():
         state["ev"] = [e for e in state["ev"] if e[1] not in used_set]
         state["done"] = (state["done"] + used)[-DONE_MEMORY:]
+    # The events are consumed by every rule: also windows of other classes that counted them.
+    for key, other in states.items():
+        if key not in new_states and other is not None and any(e[1] in used_set for e in other["ev"]):
+            new_states[key] = {
+                "ev": [list(e) for e in other["ev"] if e[1] not in used_set],
+                "done": (list(other.get("done", [])) + used)[-DONE_MEMORY:],
+            }
     finding = Finding(
         finding_id=finding_id(rule.detector, rule.name, scope_key, *sorted(used)),
         detector=rule.detector,
@@ -133,7 +142,7 @@ def fold_host(state: HostState | None, signal: Signal, position: tuple[int, int]
         return HostStep(new, late=True)
     new["wm"] = signal.ts if wm is None else max(wm, signal.ts)
     rules = dict(current["rules"])
-    new_states, finding = observe(signal, {key: rules.get(key) for key in state_keys(signal, policy)}, policy)
+    new_states, finding = observe(signal, rules, policy)
     rules.update(new_states)
     new["rules"] = rules
     if finding is not None:

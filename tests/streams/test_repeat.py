@@ -15,17 +15,15 @@ DAY = 86_400_000
 
 
 def run(records: list[dict[str, Any]], policy: Policy) -> list[Finding]:
-    """Feed error records through classify + observe with a dict as the state table."""
+    """Feed error records through classify + observe with a dict as the state table (every window, as
+    ``fold_host`` passes a host's)."""
     table: dict[str, Any] = {}
     found: list[Finding] = []
     for record in records:
         signal = classify(record, policy)
         if signal is None:
             continue
-        from streams.repeat import state_keys
-
-        states = {k: table.get(k) for k in state_keys(signal, policy)}
-        new_states, finding = observe(signal, states, policy)
+        new_states, finding = observe(signal, table, policy)
         table.update(new_states)
         if finding:
             found.append(finding)
@@ -173,3 +171,20 @@ def test_a_late_record_moves_the_offset_but_counts_nothing(policy: Policy) -> No
     state, sent = fold_from(None, records, 0, policy)
     assert sent == [] and state is not None and state["pos"][1] >= 2  # the late DRAM records were read
     assert list(state["rules"]) == ["link_flap_repeat_port|h1/0"]  # and not counted
+
+
+def test_events_a_finding_used_are_consumed_by_the_windows_of_every_other_rule(policy: Policy) -> None:
+    hour = DAY // 24
+    gsp = [f.xid(119, gpu=0, ts=START_TS + n * hour) for n in range(2)]  # gsp_repeat_gpu: 2 of 3
+    nvlink = [f.xid(74, gpu=1, ts=START_TS + (2 + n) * hour) for n in range(2)]
+    burst = run([*gsp, *nvlink, *dram_fault(START_TS + 4 * hour, gpu=3)], policy)
+    assert [(x.rule, x.count) for x in burst] == [("fatal_xid_burst", 5)]
+    # a third GSP error on GPU 0: the two before it went into the RMA, so no reboot on the same evidence
+    after = run(
+        [*gsp, *nvlink, *dram_fault(START_TS + 4 * hour, gpu=3), f.xid(119, gpu=0, ts=START_TS + 5 * hour)],
+        policy,
+    )
+    assert [x.rule for x in after] == ["fatal_xid_burst"]
+    # without the burst the same three GSP errors are a reboot: the rule itself still fires
+    alone = run([*gsp, f.xid(119, gpu=0, ts=START_TS + 5 * hour)], policy)
+    assert [x.rule for x in alone] == ["gsp_repeat_gpu"]
