@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pyarrow as pa
 
@@ -24,7 +24,9 @@ from analytics.lake.layout import (
     quarantine_dir,
 )
 from analytics.lake.manifest import read_frontier
-from analytics.quality.gate import ValidationOutcome
+
+if TYPE_CHECKING:  # analytics.quality imports analytics.lake: a runtime import here would be circular
+    from analytics.quality.gate import ValidationOutcome
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from analytics.errors import QualityError
-from analytics.lake.layout import table_of
 from analytics.quality.suites import SuiteSpec, load_suite
 from analytics.quality.view import pandas_view
 
@@ -148,6 +147,9 @@ class QualityGate:
         known_hosts: Collection[str] | None = None,
     ) -> ValidationOutcome:
         """Validate one batch of ``table`` (an Arrow table, Polars or pandas frame)."""
+        # here, not at the top: analytics.lake's archiver imports this module
+        from analytics.lake.layout import table_of
+
         table = table_of(table)
         spec = self.suite(table)
         now_ms = to_epoch_ms(now)
