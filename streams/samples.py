@@ -31,7 +31,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,6 +232,7 @@ class SamplesStage:
         dead_letter: DeadLetter,
         checkpoint_s: float,
         bundle_max: int = 500,
+        group_config: Mapping[str, Any] | None = None,
         on_watermark: Callable[[int], None] = lambda ts: None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -247,6 +248,7 @@ class SamplesStage:
         self.dead_letter = dead_letter
         self.checkpoint_s = checkpoint_s
         self.bundle_max = bundle_max  # summaries per message to the cluster stage (one Faust event)
+        self.group_config = dict(group_config or {})  # session timeout, heartbeats: as the Faust agents'
         self.on_watermark = on_watermark
         self.clock = clock
         self.parts: dict[int, PartitionState] = {}
@@ -292,6 +294,7 @@ class SamplesStage:
             auto_offset_reset="earliest",
             fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
             max_partition_fetch_bytes=4 * 1024 * 1024,
+            **self.group_config,
             **self.client_config,
         )
         producer = AIOKafkaProducer(acks="all", linger_ms=5, **self.client_config)
