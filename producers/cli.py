@@ -54,7 +54,12 @@ def simulate(
     interval: Annotated[
         int | None, typer.Option(help="HostSampled interval, s (live 10, fast-forward from settings).")
     ] = None,
-    start: Annotated[str | None, typer.Option(help="Event-time start, ISO 8601 UTC (live: now).")] = None,
+    start: Annotated[
+        str | None,
+        typer.Option(
+            help="Event-time start, ISO 8601 UTC (live: now; at --speed > 1 early enough to end now)."
+        ),
+    ] = None,
     sink: Annotated[SinkOption, typer.Option(help="Where events go.")] = SinkOption.kafka,
     out: Annotated[
         Path | None, typer.Option(help="parquet sink: lake directory (default settings.lake.path).")

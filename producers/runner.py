@@ -158,11 +158,13 @@ def run_simulation(
         if request.speed <= 0 or request.duration_s <= 0:
             raise SimulatorError("live mode needs --duration > 0 and --speed > 0")
         n_ticks = ticks_for(request.duration_s * request.speed, interval_s)
-        start_ts = (
-            request.start_ts
-            if request.start_ts is not None
-            else wall_ms() // (interval_s * 1000) * interval_s * 1000
-        )
+        if request.start_ts is not None:
+            start_ts = request.start_ts
+        else:
+            # Faster than real time, start early enough that event time never passes the wall clock
+            # (the detectors dead-letter records from the future): the run ends about now.
+            ahead_ms = round(request.duration_s * max(0.0, request.speed - 1.0) * 1000)
+            start_ts = (wall_ms() - ahead_ms) // (interval_s * 1000) * interval_s * 1000
         if previous is not None:
             start_ts = previous.end_ts  # event time goes on from where the history stopped
     else:

@@ -75,9 +75,9 @@ def test_live_mode_paces_sim_time_to_the_wall_clock(settings) -> None:
     assert 0.8 * 60 * 48 < result.counts["HostSampled"] <= 60 * 48
 
 
-def test_live_mode_starts_at_the_wall_clock(settings) -> None:
+def test_live_mode_at_real_speed_starts_at_the_wall_clock(settings) -> None:
     clock = FakeClock()
-    request = SimulationRequest(mode="live", duration_s=1, speed=100, preset="small", sink="null")
+    request = SimulationRequest(mode="live", duration_s=1, speed=1, preset="small", sink="null")
     result = run_simulation(
         settings,
         request,
@@ -87,6 +87,18 @@ def test_live_mode_starts_at_the_wall_clock(settings) -> None:
         wall_ms=lambda: 1_700_000_003_456,
     )
     assert result.start_ts == 1_700_000_000_000
+
+
+def test_live_mode_faster_than_real_time_never_runs_ahead_of_the_wall_clock(settings) -> None:
+    clock = FakeClock()
+    now = 1_700_000_003_456
+    request = SimulationRequest(mode="live", duration_s=2, speed=100, preset="small", sink="null")
+    result = run_simulation(
+        settings, request, sink=MemorySink(), clock=clock, sleep=clock.sleep, wall_ms=lambda: now
+    )
+    assert result.start_ts == 1_699_999_800_000  # now - 2 s x 99, on the 10 s grid
+    # event time at wall offset w is start + 100 w: at most now + w over the whole run
+    assert result.end_ts <= now + 2_000 + settings.simulator.live_interval_s * 1000
 
 
 def test_stop_flushes_the_sink_and_marks_the_run_interrupted(settings, tmp_path: Path) -> None:
