@@ -340,13 +340,19 @@ def _emitted(store: Store, cluster: str, bundle_id: str) -> list[dict[str, Any]]
 def update_history(
     history: dict[str, Any] | None, verdict: Verdict, cluster: str, policy: SlowHostPolicy
 ) -> tuple[dict[str, Any], Finding | None]:
-    """Append a verdict to the host's last n; fire once per episode when k of n are slow."""
-    hist = [
-        *(history or {}).get("hist", []),
-        [verdict.window_start, int(verdict.slow), verdict.z_step, verdict.z_bus_bw],
-    ]
+    """Append a verdict to the host's last n windows; fire once per episode when k of them are slow.
+
+    "The last n" are windows of event time, not the last n verdicts: a host away for a while (drained,
+    repaired, powered off) comes back with the verdicts from before its absence forgotten, and an
+    episode flagged before it is over, so a host still slow after its repair is reported again.
+    """
+    # the policy's window, or the sample interval when samples are longer (window_bounds)
+    length = verdict.window_end - verdict.window_start
+    since = verdict.window_start - (policy.n - 1) * length
+    earlier = [h for h in (history or {}).get("hist", []) if since <= h[0] < verdict.window_start]
+    hist = [*earlier, [verdict.window_start, int(verdict.slow), verdict.z_step, verdict.z_bus_bw]]
     hist = hist[-policy.n :]
-    flagged = bool((history or {}).get("flagged", False))
+    flagged = bool((history or {}).get("flagged", False)) and bool(earlier)
     slow_count = sum(h[1] for h in hist)
     finding = None
     if flagged and slow_count == 0:

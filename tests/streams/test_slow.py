@@ -9,7 +9,15 @@ import pytest
 
 from streams.findings import Finding
 from streams.policy import SlowHostPolicy
-from streams.slow import ClusterStage, HostStage, evaluate_window, robust_z, window_bounds
+from streams.slow import (
+    ClusterStage,
+    HostStage,
+    Verdict,
+    evaluate_window,
+    robust_z,
+    update_history,
+    window_bounds,
+)
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -343,8 +351,43 @@ def test_histories_stored_before_replay_safety_still_read() -> None:
     """``C|hist`` used to be host -> history alone; a worker upgraded in place goes on from it."""
     items = _summaries(12, 12, {5: 1.1})  # one or two windows close
     stage = ClusterStage(SlowHostPolicy())
-    store: dict[str, Any] = {"c0|hist": {"h005": {"hist": [[0, 1, 9.0, 0.0]], "flagged": False}}}
+    before = [START_TS - SlowHostPolicy().window, 1, 9.0, 0.0]  # the window just before these
+    store: dict[str, Any] = {"c0|hist": {"h005": {"hist": [before], "flagged": False}}}
     stage.add_bundle(store, "c0", items, "0.0")
     hist = store["c0|hist"]
-    assert hist["hosts"]["h005"]["hist"][0] == [0, 1, 9.0, 0.0] and len(hist["hosts"]["h005"]["hist"]) > 1
+    assert hist["hosts"]["h005"]["hist"][0] == before and len(hist["hosts"]["h005"]["hist"]) > 1
     assert hist["evaluated"] is not None
+
+
+def _verdict(window: int, slow: bool, length: int = SlowHostPolicy().window) -> Verdict:
+    start = START_TS + window * length
+    return Verdict("h1", start, start + length, 9.0 if slow else 0.0, 0.0, slow, 1100.0, 1000.0)
+
+
+def _history(verdicts: list[Verdict], policy: SlowHostPolicy) -> list[Finding]:
+    history, found = None, []
+    for v in verdicts:
+        history, finding = update_history(history, v, "c0", policy)
+        found += [finding] if finding else []
+    return found
+
+
+def test_k_of_n_counts_windows_of_event_time_not_verdicts_far_apart() -> None:
+    policy = SlowHostPolicy()
+    assert (policy.k, policy.n) == (2, 4)  # the policy these windows are drawn for
+    assert len(_history([_verdict(0, True), _verdict(1, True)], policy)) == 1
+    assert _history([_verdict(0, True), _verdict(30 * 288, True)], policy) == []  # 30 days apart
+
+
+def test_a_host_back_from_an_absence_and_still_slow_is_reported_again() -> None:
+    policy = SlowHostPolicy()
+    slow_before = [_verdict(w, True) for w in range(4)]
+    after_repair = [_verdict(w, True) for w in range(600, 603)]  # two days later, still slow
+    found = _history(slow_before + after_repair, policy)
+    assert [x.window_start for x in found] == [slow_before[0].window_start, after_repair[0].window_start]
+
+
+def test_sparse_samples_count_their_own_windows_as_the_last_n() -> None:
+    policy = SlowHostPolicy()
+    hourly = [_verdict(w, True, length=3_600_000) for w in range(2)]  # samples longer than the window
+    assert len(_history(hourly, policy)) == 1
