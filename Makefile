@@ -36,12 +36,13 @@ unit: $(STAMP)
 faults: $(STAMP)
 	$(BIN)/pytest -q -m faults
 
-## bench: every benchmark; results go to docs/benchmarks/*.md (summarised in docs/BENCHMARKS.md)
+## bench: every benchmark; each script writes its run to docs/benchmarks/<part>-run.md. The analysis in
+## docs/benchmarks/<part>.md and docs/BENCHMARKS.md is written by hand and is not overwritten.
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[bench]"
-	$(BIN)/python bench/bench_simulator.py --md docs/benchmarks/simulator.md
-	$(BIN)/python bench/bench_detect.py --md docs/benchmarks/detect.md
-	$(BIN)/python bench/bench_analytics.py --rows 100000000 --reps 3 --md docs/benchmarks/analytics.md
+	$(BIN)/python bench/bench_simulator.py --md docs/benchmarks/simulator-run.md
+	$(BIN)/python bench/bench_detect.py --md docs/benchmarks/detect-run.md
+	$(BIN)/python bench/bench_analytics.py --rows 100000000 --reps 3 --md docs/benchmarks/analytics-run.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

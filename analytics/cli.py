@@ -7,7 +7,6 @@ Heavy imports (pyarrow, polars, great-expectations, Kafka) stay inside the comma
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -26,21 +25,27 @@ lake_app = typer.Typer(
 app.add_typer(lake_app, name="lake")
 console = Console(highlight=False)
 
+# A str, not a Path: Path("s3://bucket/lake") would collapse the "//" and lose the URI.
 LakeOpt = Annotated[
-    Path | None, typer.Option("--lake", help="Lake root folder or URI (default: settings lake.path).")
+    str | None,
+    typer.Option(
+        "--lake",
+        help="Lake root: a local folder or a URI such as s3://bucket/lake (default: settings lake.path).",
+    ),
 ]
 TablesOpt = Annotated[
     list[str] | None, typer.Option("--table", "-t", help="Only this table (repeatable), e.g. host_sampled.")
 ]
 
 
-def _settings(ctx: typer.Context, lake: Path | None) -> Settings:
+def _settings(ctx: typer.Context, lake: str | None) -> Settings:
+    """The settings with ``--lake`` as ``lake.path``, passed on as given (``LakeFS`` tells folders from URIs)."""
     from fleetpulse.cli import settings_of  # fleetpulse.cli imports this module
 
     settings = settings_of(ctx)
     if lake is None:
         return settings
-    return settings.model_copy(update={"lake": settings.lake.model_copy(update={"path": str(lake)})})
+    return settings.model_copy(update={"lake": settings.lake.model_copy(update={"path": lake})})
 
 
 @app.command()

@@ -52,6 +52,7 @@ class LakeSettings(BaseModel):
     topic_wait_s: float = Field(30.0, ge=0)
     compression: Literal["zstd", "snappy", "gzip", "lz4", "none"] = "zstd"
     row_group_size: int = Field(128 * 1024, ge=1)
-    # A date partition is "closed" (compactable) once it is this many days older than today (UTC).
+    # A date partition is "closed" (compactable) once it is MORE than this many days before today (UTC):
+    # with 1, today and yesterday stay open and the day before yesterday is the newest closed one.
     compact_after_days: int = Field(1, ge=0)
     quality: QualitySettings = QualitySettings()

@@ -8,7 +8,7 @@ Then runs each (query, engine) in a fresh subprocess several times, recording th
 the query and the process's peak RSS (VmHWM). Results are checked to agree.
 
     .venv/bin/python bench/bench_analytics.py --rows 100_000_000 --reps 3 \
-        --data /tmp/fleetpulse-bench --md docs/benchmarks/analytics.md
+        --data /tmp/fleetpulse-bench --md docs/benchmarks/analytics-run.md
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 Starts its own Kafka broker (fleetpulse's LocalBroker on free ports, data in a temp dir) unless
 KAFKA_BOOTSTRAP_SERVERS is set; topics are unique per run and deleted afterwards.
 
-    .venv/bin/python bench/bench_simulator.py --md docs/benchmarks/simulator.md
+    .venv/bin/python bench/bench_simulator.py --md docs/benchmarks/simulator-run.md
     .venv/bin/python bench/bench_simulator.py --quick          # a smaller, faster pass
 
 confluent-kafka is bench-only (`pip install confluent-kafka`); without it that section is skipped.

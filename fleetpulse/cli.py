@@ -52,7 +52,13 @@ err_console = Console(stderr=True)
 def _root(
     ctx: typer.Context,
     config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="TOML settings file (else FLEETPULSE_CONFIG).")
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="TOML settings file, given before the command: fleetpulse --config FILE <command> "
+            "(else FLEETPULSE_CONFIG, else ./fleetpulse.toml when present).",
+        ),
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
 ) -> None:

@@ -9,12 +9,16 @@ import typer
 
 app = typer.Typer()
 
+# Every command that reads a policy resolves it the same way, so one wording serves all their help texts.
+POLICY_DEFAULT = "settings detect.policy_file, else the packaged streams/policy.toml"
+
 
 @app.command("detect")
 def detect(
     ctx: typer.Context,
     policy: Annotated[
-        Path | None, typer.Option("--policy", help="Detection policy TOML (default: streams/policy.toml).")
+        Path | None,
+        typer.Option("--policy", help=f"Detection policy TOML (default: {POLICY_DEFAULT})."),
     ] = None,
     web_port: Annotated[
         int | None, typer.Option("--web-port", help="HTTP API / metrics port (default 6066).")
@@ -35,17 +39,19 @@ def detect(
 
 @app.command("detect-policy")
 def detect_policy(
+    ctx: typer.Context,
     policy: Annotated[
-        Path | None, typer.Argument(help="Policy file to check (default: the packaged one).")
+        Path | None, typer.Argument(help=f"Policy file to check (default: {POLICY_DEFAULT}).")
     ] = None,
 ) -> None:
-    """Validate a detection policy file and print its rules."""
+    """Validate a detection policy file and print its rules (by default the one `detect` would run)."""
     from rich.console import Console
     from rich.table import Table
 
+    from fleetpulse.cli import settings_of
     from streams.policy import load_policy
 
-    loaded = load_policy(policy)
+    loaded = load_policy(policy or settings_of(ctx).detect.policy_file)
     table = Table("rule", "classes", "scope", "count", "window", "action", "detector")
     for rule in loaded.rules:
         days = rule.window / 86_400_000

@@ -205,7 +205,11 @@ def parse_policy(data: dict[str, Any], path: str | None = None) -> Policy:
 
 
 def load_policy(path: Path | str | None = None) -> Policy:
-    """Load and validate a policy file (the packaged default when ``path`` is None)."""
+    """Load and validate a policy file (the packaged default when ``path`` is None).
+
+    Commands pass ``--policy`` or else ``settings.detect.policy_file``, so that ``detect``,
+    ``detect-policy``, ``detect-resume`` and ``score`` all read the policy the workers run.
+    """
     file = Path(path) if path is not None else DEFAULT_POLICY_FILE
     try:
         data = tomllib.loads(file.read_text())

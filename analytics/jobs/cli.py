@@ -11,8 +11,10 @@ app = typer.Typer()
 
 JOB_NAMES = ("early-life", "fabric", "offenders", "maintenance-domain", "interruptions")
 
+# A str, not a Path, so that a URI reaches _lake intact and is refused by name.
 LakeOpt = Annotated[
-    Path | None, typer.Option("--lake", help="Parquet lake root (default: settings lake.path).")
+    str | None,
+    typer.Option("--lake", help="Parquet lake root, a local folder (default: settings lake.path)."),
 ]
 TruthOpt = Annotated[
     Path | None,
@@ -39,11 +41,13 @@ def _params(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
-def _lake(ctx: typer.Context, lake: Path | None) -> Path:
+def _lake(ctx: typer.Context, lake: str | None) -> Path:
+    """The local lake folder the jobs read; a URI lake is refused as such, not as a missing folder."""
     from analytics.jobs.errors import JobError
+    from analytics.jobs.source import local_lake
     from fleetpulse.cli import settings_of
 
-    path = lake or Path(settings_of(ctx).lake.path)
+    path = local_lake(lake or settings_of(ctx).lake.path)
     if not path.is_dir():
         raise JobError(f"lake {path} does not exist (pass --lake or set FLEETPULSE_LAKE__PATH)")
     return path

@@ -12,17 +12,38 @@ from typing import Any
 
 import polars as pl
 
-from analytics.jobs.errors import MissingTableError
+from analytics.jobs.errors import JobError, MissingTableError
 
 MS_PER_DAY = 86_400_000
 MS_PER_HOUR = 3_600_000
+
+
+def is_uri(lake: str | Path) -> bool:
+    """True for a lake given as a URI (``s3://…``, ``file://…``) rather than a local folder."""
+    return isinstance(lake, str) and "://" in lake
+
+
+def local_lake(lake: str | Path) -> Path:
+    """The lake as a local folder; a JobError for a URI, which the jobs do not read.
+
+    The jobs test folders with ``Path.is_dir()``, so without this a URI lake would be reported
+    as missing tables rather than as an unsupported kind of lake.
+    """
+    if is_uri(lake):
+        raise JobError(
+            f"lake {lake} is a URI, but analyze and report read a local lake folder only "
+            "(the archiver and the `fleetpulse lake` commands accept URIs); copy the lake to a local folder "
+            "and pass --lake FOLDER"
+        )
+    return Path(lake).expanduser()
 
 
 def has_table(lake: str | Path, table: str) -> bool:
     """True when the lake has at least one published Parquet file for ``table``."""
     from analytics.lake import Lake
 
-    return Path(lake).is_dir() and bool(Lake(lake).files(table))
+    folder = local_lake(lake)
+    return folder.is_dir() and bool(Lake(folder).files(table))
 
 
 def scan(lake: str | Path, table: str, job: str | None = None) -> pl.LazyFrame:

@@ -34,7 +34,8 @@ def dispatch(
         list[str] | None, typer.Option("--url", help="Webhook URL (repeatable); overrides webhooks.urls.")
     ] = None,
     data_dir: Annotated[
-        Path | None, typer.Option(help="Outbox directory (default <paths.home>/webhooks).")
+        Path | None,
+        typer.Option(help="Outbox directory (default webhooks.data_dir, else <paths.home>/webhooks)."),
     ] = None,
     topic: Annotated[str | None, typer.Option(help="Alerts topic (default topics.alerts.name).")] = None,
     metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.")] = None,
@@ -153,7 +154,8 @@ def _secret_from(env_name: str, configured: str | None) -> str | None:
 def outbox(
     ctx: typer.Context,
     data_dir: Annotated[
-        Path | None, typer.Option(help="Outbox directory (default <paths.home>/webhooks).")
+        Path | None,
+        typer.Option(help="Outbox directory (default webhooks.data_dir, else <paths.home>/webhooks)."),
     ] = None,
     requeue_dead: Annotated[bool, typer.Option(help="Give dead deliveries a fresh set of attempts.")] = False,
 ) -> None:
@@ -205,7 +207,10 @@ def score(
     ] = None,
     policy: Annotated[
         Path | None,
-        typer.Option(help="Detection policy whose thresholds define 'detectable' (default: packaged)."),
+        typer.Option(
+            help="Detection policy whose thresholds define 'detectable' "
+            "(default: settings detect.policy_file, else the packaged streams/policy.toml)."
+        ),
     ] = None,
     window_s: Annotated[
         float | None, typer.Option(help="Slow-host window length (default: the policy's).")
@@ -235,7 +240,7 @@ def score(
     )
 
     settings = settings_of(ctx)
-    detection = load_policy(policy)
+    detection = load_policy(policy or settings.detect.policy_file)  # the policy the detectors ran
     rules = rules_from_policy(detection)
     rules.update(parse_rule(r) for r in rule or [])
     truth_frames = load_truth(truth)

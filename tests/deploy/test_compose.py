@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +13,8 @@ import typer.main
 import yaml
 
 from fleetpulse.cli import app
+from fleetpulse.settings import Settings
+from producers.cli import parse_duration
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -61,8 +66,76 @@ def test_every_service_runs_an_existing_fleetpulse_command_with_known_options(na
             assert word.split("=")[0] in known, f"{name}: `{' '.join(argv)}` uses unknown option {word}"
 
 
+def compose_value(raw: object) -> str:
+    """A value as the container sees it: ``${VAR:-default}`` becomes its default (VAR unset here)."""
+    return re.sub(r"\$\{\w+(?::?-([^}]*))?\}", lambda m: m.group(1) or "", str(raw))
+
+
+def setting_at(settings: Settings, key: str) -> Any:
+    """The setting a ``FLEETPULSE_SECTION__KEY`` variable sets; fails if it names none.
+
+    Loading alone is not enough: the settings refuse unknown keys inside a section, but an unknown
+    section (``FLEETPULSE_DETECTOR__X``) is an environment variable they never look at.
+    """
+    node: Any = settings
+    for part in key.removeprefix("FLEETPULSE_").lower().split("__"):
+        assert part in type(node).model_fields, f"{key}: no setting {part!r} in {type(node).__name__}"
+        node = getattr(node, part)
+    return node
+
+
+@pytest.fixture
+def service_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[str], Settings]:
+    """Loads the settings a service's container would: its environment only, no config file."""
+
+    def load(name: str) -> Settings:
+        for key in list(os.environ):
+            if key.startswith("FLEETPULSE_") or key == "KAFKA_BOOTSTRAP_SERVERS":
+                monkeypatch.delenv(key)
+        monkeypatch.chdir(tmp_path)  # no ./fleetpulse.toml
+        for key, raw in FLEETPULSE_SERVICES[name].get("environment", {}).items():
+            monkeypatch.setenv(key, compose_value(raw))
+        return Settings.load()
+
+    return load
+
+
+def option(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
 @pytest.mark.parametrize("name", sorted(FLEETPULSE_SERVICES))
-def test_services_use_the_cli_settings_names(name: str) -> None:
+def test_services_use_the_cli_settings_names(name: str, service_settings: Callable[[str], Settings]) -> None:
     env = FLEETPULSE_SERVICES[name].get("environment", {})
     for key in env:
         assert key == "KAFKA_BOOTSTRAP_SERVERS" or key.startswith("FLEETPULSE_"), key
+    settings = service_settings(name)  # a bad key or value raises ConfigError
+    for key in env:
+        if key.startswith("FLEETPULSE_"):
+            setting_at(settings, key)
+    assert settings.bootstrap_servers == "kafka:9092"
+
+
+def test_the_published_detector_api_listens_beyond_the_container(
+    service_settings: Callable[[str], Settings],
+) -> None:
+    detector = SERVICES["detector"]
+    assert option(detector["command"], "--web-port") == "6066" and "6066:6066" in detector["ports"]
+    assert service_settings("detector").detect.web_host == "0.0.0.0"
+
+
+@pytest.mark.parametrize(("name", "section"), [("detector", "detect"), ("dispatcher", "webhooks")])
+def test_worker_state_lives_on_the_data_volume(
+    name: str, section: str, service_settings: Callable[[str], Settings]
+) -> None:
+    mount = next(v.split(":")[1] for v in SERVICES[name]["volumes"] if v.startswith("fleetpulse-data:"))
+    data_dir = getattr(service_settings(name), section).data_dir
+    assert data_dir is not None and data_dir.is_relative_to(mount), data_dir
+
+
+def test_the_live_simulator_runs_long_and_keeps_event_time_at_the_wall_clock() -> None:
+    """Faster than real time, event time would pass the detectors' future limit within minutes."""
+    argv = SERVICES["simulator"]["command"]
+    assert option(argv, "--mode") == "live"
+    assert float(option(argv, "--speed") or 1) == 1
+    assert parse_duration(option(argv, "--duration") or "60s") >= 86_400
