@@ -45,7 +45,7 @@ for part in (
 ):
     app.add_typer(part)
 
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
 
 
 @app.callback()

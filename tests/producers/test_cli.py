@@ -1,6 +1,9 @@
 """``fleetpulse simulate`` end to end (parquet and null sinks; Kafka is in tests/integration)."""
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -34,6 +37,17 @@ def test_simulate_to_parquet_writes_lake_and_truth(tmp_path: Path) -> None:
 def test_unknown_preset_is_a_one_line_user_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["simulate", "--preset", "nope", "--sink", "null", "--no-progress"])
     assert isinstance(result.exception, FleetConfigError)
+    # through the console entry point: exit code 2, one line on stderr naming the choices, nothing else,
+    # however narrow the terminal (rich would wrap it at the width)
+    env = {**os.environ, "COLUMNS": "40"}
+    run = subprocess.run(
+        [sys.executable, "-m", "fleetpulse", "simulate", "--preset", "nope", "--sink", "null", "--no-progress"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    assert run.stdout == ""
+    assert run.stderr.splitlines() == [f"error: {result.exception}"]
+    assert "'nope'" in run.stderr and "small" in run.stderr and "Traceback" not in run.stderr
 
 
 def test_help_lists_the_options() -> None:
