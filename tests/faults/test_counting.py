@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from fleetpulse.faults.counting import (
     compare_ids,
     count_alerts,
@@ -13,8 +11,6 @@ from fleetpulse.faults.counting import (
     judge_actions,
 )
 from tests.faults.factories import action, chain, finding
-
-pytestmark = pytest.mark.faults
 
 
 def test_compare_ids_counts_lost_extra_and_repeats() -> None:

@@ -7,8 +7,6 @@ import pytest
 from fleetpulse.faults.lifecycle_check import check_log
 from tests.faults.factories import action, chain, finding
 
-pytestmark = pytest.mark.faults
-
 
 def test_complete_lifecycle_is_not_broken() -> None:
     assert check_log(chain("a"), [finding("f1")]).broken == 0

@@ -8,14 +8,11 @@ runs of the same input can decide differently (the fault suite's "actions lost v
 
 from __future__ import annotations
 
-import pytest
-
 from streams.findings import Finding
 from streams.lifecycle import FleetState
 from streams.planner import Planner
 from streams.policy import load_policy
 
-pytestmark = pytest.mark.faults
 DAY_MS = 86_400_000
 
 

@@ -17,7 +17,6 @@ from streams.policy import load_policy
 from streams.testing import Scenario
 from streams.validate import check
 
-pytestmark = pytest.mark.faults
 CODEC = Codec()
 
 

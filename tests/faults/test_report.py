@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from fleetpulse.faults.report import BEGIN, END, cells, write_reliability
 from fleetpulse.faults.results import ScenarioResult
-
-pytestmark = pytest.mark.faults
 
 
 def row(name: str, **fields: object) -> ScenarioResult:

@@ -11,8 +11,6 @@ from fleetpulse.faults.runner import SCENARIOS, check_names
 from fleetpulse.faults.sandbox import consumed_topics, sandbox, variant
 from fleetpulse.settings import Settings
 
-pytestmark = pytest.mark.faults
-
 
 def test_variants_share_inputs_and_own_outputs_and_groups() -> None:
     s = sandbox(Settings.load(), "127.0.0.1:1", "run1.wk.")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kafka import KafkaProducer
 
-from streams.lifecycle import Action, replay
+from streams.lifecycle import Action, describe_host, replay
 from streams.policy import DEFAULT_POLICY_FILE
 from streams.testing import Scenario
 from streams.worker import spawn_worker
@@ -27,6 +29,32 @@ EXPECTED_FINDINGS = {
     ("h0030", "slow_host", "slow_host", "h0030"),
 }
 STARTED = ["suspected", "drain_requested", "drained"]
+EXPECTED_ACTIONS = 18
+SETTLE_S = 2.0  # a topic's record count must hold this long before it counts as final
+
+
+def settled(settings, family: str, at_least: int, timeout_s: float) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """The decoded records of a topic once it holds ``at_least`` and has not grown for SETTLE_S.
+
+    Waiting only for ``at_least`` would hide late duplicates; this returns what the topic settles on.
+    """
+    deadline = time.monotonic() + timeout_s
+    records: list[dict[str, Any]] = []
+    changed = time.monotonic()
+    while time.monotonic() < deadline:
+        latest = decoded(settings, family)
+        if len(latest) != len(records):
+            records, changed = latest, time.monotonic()
+        elif len(records) >= at_least and time.monotonic() - changed >= SETTLE_S:
+            return records
+        time.sleep(0.25)
+    raise AssertionError(
+        f"{family}: no stable count of at least {at_least} within {timeout_s:.0f} s (last {len(records)})"
+    )
+
+
+def slow_hosts(findings: list[dict[str, Any]]) -> set[str]:
+    return {r["host_id"] for r in findings if r["payload"]["detector"] == "slow_host"}
 
 
 def check_actions(actions: list[Action]) -> None:
@@ -56,11 +84,9 @@ def test_detect_end_to_end(settings, tmp_path: Path) -> None:  # type: ignore[no
     try:
         worker.wait_ready(60)
         produce(settings, SCENARIO.records())
-        records = wait_for(
-            lambda: (r := decoded(settings, "actions")) and len(r) >= 18 and r, 40, "18 actions"
-        )
-        actions = [Action.from_record(r) for r in records]
-        assert len(actions) == 18 and len({a.action_id for a in actions}) == 18
+        actions = [Action.from_record(r) for r in settled(settings, "actions", EXPECTED_ACTIONS, 40)]
+        ids = Counter(a.action_id for a in actions)
+        assert len(actions) == EXPECTED_ACTIONS and max(ids.values()) == 1, ids.most_common(3)
         check_actions(actions)
 
         findings = {
@@ -117,16 +143,25 @@ def test_sigkill_mid_stream_loses_and_duplicates_nothing(settings, tmp_path: Pat
     second = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=log)
     try:
         second.wait_ready(60)
-        found = wait_for(lambda: (r := decoded(settings, "actions")) and len(r) >= 18 and r, 60, "18 actions")
-        wait_for(lambda: second.get_json("/health")["actions_applied"] >= 18, 10, "worker caught up")
-        actions = [Action.from_record(r) for r in decoded(settings, "actions")]
-        assert len(found) >= 18
+        actions = [Action.from_record(r) for r in settled(settings, "actions", EXPECTED_ACTIONS, 60)]
         ids = Counter(a.action_id for a in actions)
-        assert len(actions) == 18 and max(ids.values()) == 1, ids.most_common(3)  # none lost, none duplicated
+        # none lost, none duplicated
+        assert len(actions) == EXPECTED_ACTIONS and max(ids.values()) == 1, ids.most_common(3)
         check_actions(actions)
         findings = {r["payload"]["finding_id"] for r in decoded(settings, "findings")}
         assert len(findings) == len(EXPECTED_FINDINGS)  # repeats of a finding (at-least-once) keep their id
-        assert replay(actions) == replay(actions[::-1][::-1])
+
+        # the restarted worker's state is exactly the fold of the log, each action applied once
+        wait_for(
+            lambda: second.get_json("/health")["actions_applied"] >= EXPECTED_ACTIONS, 10, "worker caught up"
+        )
+        assert second.get_json("/health")["actions_applied"] == EXPECTED_ACTIONS
+        fold = replay(actions)
+        assert second.get_json("/hosts") == [describe_host(h) for _, h in sorted(fold.hosts.items())]
+        domains = {d["domain"]: d for d in second.get_json("/domains")}
+        assert domains["c1-md0"]["out"] == 1 and domains["c1-md0"]["queued"] == 1
+        # and a re-delivered prefix of the log (what a crash before the commit replays) changes nothing
+        assert replay(actions + actions[: len(actions) // 2]) == fold
     finally:
         assert second.stop() == 0, log.read_text()[-3000:]
 
@@ -152,19 +187,16 @@ def test_an_empty_samples_partition_is_declared_idle_and_windows_still_close(kaf
         producer.flush(30)
         idle = wait_for(lambda: worker.get_json("/health")["idle"], 30, "an idle partition")
         assert f"{settings.topics.samples.name}[3]" in idle
-        slow = wait_for(
-            lambda: (
-                {
-                    r["host_id"]
-                    for r in decoded(settings, "findings")
-                    if r["payload"]["detector"] == "slow_host"
-                }
-                >= SCENARIO.slow_host_ids
-            ),
+        wait_for(
+            lambda: slow_hosts(decoded(settings, "findings")) >= SCENARIO.slow_host_ids,
             60,
             "slow-host findings",
         )
-        assert slow
+        # once the findings stop coming: exactly the slow hosts, none flagged by a window closed too early
+        assert (
+            slow_hosts(settled(settings, "findings", len(SCENARIO.slow_host_ids), 30))
+            == SCENARIO.slow_host_ids
+        )
     finally:
         producer.close()
         assert worker.stop() == 0, log.read_text()[-3000:]

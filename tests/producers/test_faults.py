@@ -94,17 +94,57 @@ def test_a_hosts_history_does_not_depend_on_generation_order(build) -> None:
 
     built = build("small", days=30, noise=False)
     a0, a1 = observed_windows(built.fleet)
-    forward = [_host_faults(i, built.fleet, built.calibration, a0[i], a1[i]) for i in range(8)]
-    backward = [_host_faults(i, built.fleet, built.calibration, a0[i], a1[i]) for i in reversed(range(8))][
-        ::-1
-    ]
+    hosts = range(built.fleet.n_hosts)
+
+    def history(i: int) -> dict[str, list]:
+        return _host_faults(i, built.fleet, built.calibration, a0[i], a1[i])
+
+    forward = [history(i) for i in hosts]
+    with_faults = [i for i in hosts if forward[i]["age"]]
+    assert len(with_faults) >= 8, with_faults  # the comparison below is between non-empty histories
+    backward = [history(i) for i in reversed(hosts)][::-1]
     assert forward == backward
+    alone = {i: history(i) for i in reversed(with_faults[::3])}  # a few hosts, out of order, nothing between
+    assert all(alone[i] == forward[i] for i in alone)
 
 
 def test_fabric_weights_keep_the_fleet_mix_but_favour_ib(build) -> None:
     built = build("meta-48k", days=90, noise=False)
     w = built.calibration.link_weight
     assert w["roce"] > w["infiniband"]
+    raw = {name: spec.link_fault_weight for name, spec in built.fleet.config.fabrics.items()}
+    assert w["roce"] / w["infiniband"] == pytest.approx(raw["roce"] / raw["infiniband"])
+    assert w["roce_early"] / w["infiniband_early"] == pytest.approx(raw["roce"] / raw["infiniband"])
     fabrics = np.array(built.fleet.fabric, dtype=object)[built.faults.host]
     links = np.isin(built.faults.kind, ["link_down", "nic"]) & (built.faults.phase != "lemon")
     assert (links & (fabrics == "roce")).sum() > (links & (fabrics == "infiniband")).sum()
+
+
+# three RoCE hosts for every InfiniBand one: the configured weights alone would average 1.15, not 1
+SKEWED = [{"name": "r", "fabric": "roce", "hosts": 36}, {"name": "i", "fabric": "infiniband", "hosts": 12}]
+
+
+@pytest.mark.parametrize(
+    "preset, clusters", [("meta-48k", None), ("small", SKEWED)], ids=["meta-48k", "skewed"]
+)
+def test_link_weights_average_one_over_the_fleets_exposure(build, preset, clusters) -> None:
+    """Flat-rate link faults are weighted by host-days, early-life ones by Weibull exposure."""
+    from producers.faults import observed_windows
+
+    cfg = config_with(preset, clusters=clusters) if clusters else preset
+    built = build(cfg, days=90, noise=False)
+    w = built.calibration.link_weight
+    a0, a1 = observed_windows(built.fleet)
+    fabric = np.array(built.fleet.fabric, dtype=object)
+    host_days = a1 - a0
+    exposure = a1**built.calibration.weibull_shape - a0**built.calibration.weibull_shape
+    assert set(fabric) == {"roce", "infiniband"} and host_days.sum() > 0 and exposure.sum() > 0
+
+    def mean(weights: dict[str, float], suffix: str, by: np.ndarray) -> float:
+        return float(np.sum(np.array([weights[f + suffix] for f in fabric]) * by) / np.sum(by))
+
+    assert mean(w, "", host_days) == pytest.approx(1.0, rel=1e-9)
+    assert mean(w, "_early", exposure) == pytest.approx(1.0, rel=1e-9)
+    if clusters:
+        raw = {name: spec.link_fault_weight for name, spec in built.fleet.config.fabrics.items()}
+        assert mean(raw, "", host_days) > 1.1  # so the normalisation did the work above

@@ -1,12 +1,16 @@
 """The event stream: agent sequence numbers, ids, signals per fault kind, late delivery."""
 
 from collections import Counter, defaultdict
+from typing import get_args
 
 import pyarrow.parquet as pq
 
+from producers.config import LLAMA3_CAUSE_MIX, LLAMA3_RATE_PER_GPU_DAY, FaultKind
 from schemas import Codec
+from tests.producers.conftest import config_with
 
 FATAL_XIDS = {48, 62, 64, 74, 79, 94, 95, 119, 120}
+FAULT_KINDS = set(get_args(FaultKind))
 
 
 def test_agent_seq_is_strictly_increasing_per_host_and_starts_with_inventory(simulate) -> None:
@@ -37,10 +41,23 @@ def test_counts_match_the_stream_and_everything_decodes(simulate) -> None:
         assert codec.decode(codec.encode(record)).record == record
 
 
+# every cause equally likely, each of its kinds too, and 30x the Llama 3 rate: all kinds within 20 days
+ALL_KINDS_FLEET = config_with(
+    "demo",
+    failures={
+        "interruptions_per_gpu_day": 30 * LLAMA3_RATE_PER_GPU_DAY,
+        "cause_mix": dict.fromkeys(LLAMA3_CAUSE_MIX, 1.0),
+    },
+)
+HARDWARE = {"XidRaised", "EccErrorObserved", "PcieAerReported", "LinkEventObserved"}
+
+
 def test_every_fault_emits_its_contracted_signals(simulate, tmp_path) -> None:
+    """The fault-kind table of producers/README.md, kind by kind."""
     result, sink = simulate(
-        preset="demo", days=20, interval_s=86400, keep_samples=False, truth_out=tmp_path / "t"
-    )
+        fleet=ALL_KINDS_FLEET, preset=None, days=20, interval_s=86400, keep_samples=False,
+        truth_out=tmp_path / "t",
+    )  # fmt: skip
     faults = pq.read_table(tmp_path / "t" / "faults.parquet").to_pylist()
     at: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for r in sink.records:
@@ -48,38 +65,54 @@ def test_every_fault_emits_its_contracted_signals(simulate, tmp_path) -> None:
     checked = Counter()
     for f in faults:
         events = at[(f["host_id"], f["ts"])]
-        types = Counter(e["event_type"] for e in events)
-        xids = {e["payload"]["xid"] for e in events if e["event_type"] == "XidRaised"}
         kind = f["kind"]
+        hardware = [e for e in events if e["event_type"] in HARDWARE]
+        types = {e["event_type"] for e in hardware}
+        xids = {e["payload"]["xid"] for e in hardware if e["event_type"] == "XidRaised"}
+        ecc = [e["payload"] for e in hardware if e["event_type"] == "EccErrorObserved"]
+        links = [e["payload"] for e in hardware if e["event_type"] == "LinkEventObserved"]
+        aer = [e["payload"] for e in hardware if e["event_type"] == "PcieAerReported"]
         if kind == "fell_off_bus":
-            assert 79 in xids
+            assert xids == {79} and types <= {"XidRaised", "PcieAerReported"}
+            assert all(a["severity"] in ("fatal", "nonfatal") for a in aer)
         elif kind == "dram_uce":
-            assert 48 in xids and any(
-                e["payload"]["memory"] == "dram" and not e["payload"]["correctable"]
-                for e in events if e["event_type"] == "EccErrorObserved"
-            )  # fmt: skip
+            assert types == {"XidRaised", "EccErrorObserved"} and len(ecc) == 1
+            assert ecc[0]["memory"] == "dram" and not ecc[0]["correctable"]
+            assert xids == ({48, 63} if ecc[0]["row_remap"] == "remap_event" else {48})
         elif kind == "row_remap_failure":
-            assert 64 in xids
+            assert types == {"XidRaised", "EccErrorObserved"} and xids == {64}
+            assert [(e["memory"], e["correctable"], e["row_remap"]) for e in ecc] == [
+                ("dram", False, "remap_failure")
+            ]
         elif kind == "sram_uce":
-            assert xids & {94, 95}
+            assert types == {"XidRaised", "EccErrorObserved"} and len(xids) == 1 and xids <= {94, 95}
+            assert [(e["memory"], e["correctable"]) for e in ecc] == [("sram", False)]
         elif kind == "gsp_error":
-            assert xids & {119, 120}
+            assert types == {"XidRaised"} and len(xids) == 1 and xids <= {119, 120}
+        elif kind == "nvlink":
+            assert types == {"XidRaised"} and xids == {74}
+        elif kind == "pmu_halt":
+            assert types == {"XidRaised"} and xids == {62}
         elif kind in ("link_down", "nic"):
-            assert any(
-                e["payload"]["kind"] == "down" for e in events if e["event_type"] == "LinkEventObserved"
-            )
+            assert types == {"LinkEventObserved"} and [e["kind"] for e in links] == ["down"]
         elif kind == "link_flap":
-            assert any(
-                e["payload"]["kind"] == "flap" for e in events if e["event_type"] == "LinkEventObserved"
-            )
+            assert types == {"LinkEventObserved"} and [e["kind"] for e in links] == ["flap"]
+        else:  # software, host_maintenance, nccl_watchdog, silent_data_corruption, thermal, ssd, psu
+            assert kind in FAULT_KINDS and not hardware, (kind, hardware)
+        # the hardware signal names the faulty GPU or NIC port of the truth table
+        assert all(
+            e["payload"]["gpu"] == f["gpu"] for e in hardware if e["event_type"] != "LinkEventObserved"
+        )
+        assert all(e["port"] == f["port"] for e in links)
+        ji = [e["payload"] for e in events if e["event_type"] == "JobInterrupted"]
         if f["interrupts_job"]:
-            ji = [e for e in events if e["event_type"] == "JobInterrupted"]
-            assert ji and ji[0]["payload"]["cause"] == f["cause"] and ji[0]["payload"]["detail"] == kind
+            assert len(ji) == 1 and ji[0]["cause"] == f["cause"] and ji[0]["detail"] == kind
+            assert ji[0]["gpu"] == f["gpu"]
         else:
-            assert types["JobInterrupted"] == 0
+            assert ji == []
         checked[kind] += 1
     assert result.counts["JobInterrupted"] == sum(f["interrupts_job"] for f in faults)
-    assert {"fell_off_bus", "dram_uce", "link_flap"} <= set(checked)
+    assert set(checked) == FAULT_KINDS, sorted(FAULT_KINDS - set(checked))
 
 
 def test_noise_never_looks_like_a_fault(simulate, tmp_path) -> None:

@@ -89,19 +89,23 @@ def test_open_partitions_wait_unless_asked(lake: LakeFS, many: list[dict[str, An
 def test_crash_before_commit_leaves_sources_and_is_undone(lake: LakeFS, many: list[dict[str, Any]]) -> None:
     before = table_ids(lake, "host_sampled")
     sources = published_files(lake, "host_sampled")
+    tables = {rel: lake.read_parquet(rel) for rel in sources}
     compact_unit(lake, "host_sampled", "2025-01-01", sources, [], SETTINGS, NOW)
     # simulate a crash right after the output was renamed into place: drop the commit record, restore sources
     (record,) = read_compactions(lake, "host_sampled")
     lake.delete(compaction_record_path("host_sampled", "2025-01-01", record.file.rsplit("/", 1)[-1]))
-    for rel in sources:
-        lake.write_parquet(
-            rel, pa.table({"event_id": ["x"]})
-        )  # any content: only presence matters to readers
+    for rel, table in tables.items():
+        lake.write_parquet(rel, table)
     assert published_files(lake, "host_sampled") == sources, "an uncommitted output is invisible"
+    assert lake.exists(record.file)
     deleted = recover(lake, "host_sampled")
     assert deleted == [record.file]
-    assert published_files(lake, "host_sampled") == sources
-    assert len(before) == len(set(before))
+    # after recovery the lake is what it was before the compaction began: same files, same events, once each
+    assert not lake.exists(record.file)
+    assert lake.files("host_sampled") == published_files(lake, "host_sampled") == sources
+    assert read_compactions(lake, "host_sampled") == []
+    after = table_ids(lake, "host_sampled")
+    assert after == before and len(after) == len(set(after)) > 0
 
 
 def test_crash_after_commit_hides_sources_and_recovery_deletes_them(
