@@ -112,6 +112,9 @@ class SlowHostPolicy(_Model):
     # hosts whose persistent offset sits in the tail of a large fleet (~3 sd is 1 % here).
     min_slowdown: float = Field(0.02, ge=0, lt=1)
     min_peers: int = Field(8, ge=3)
+    # Hosts are compared relative to their job's median when the job has this many hosts in the window
+    # (jobs run at different paces); hosts of smaller jobs relative to the whole cluster's.
+    min_job_peers: int = Field(4, ge=2)
     k: int = Field(2, ge=1)
     n: int = Field(4, ge=1)
     action: Operation = "diagnostics"

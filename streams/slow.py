@@ -49,28 +49,62 @@ class Verdict:
     median_step_ms: float
 
 
+Member = tuple[float, float, str | None]  # a host's window: mean step time, mean bus bandwidth, job
+
+
+def _references(members: dict[str, Member], min_job_peers: int) -> dict[str, tuple[float, float]]:
+    """Each host's reference (step, bus bandwidth): its job's medians, or the cluster's for a small job.
+
+    Hosts of one synchronous job share a model and a step time; another job on the same cluster may
+    run at another pace, so comparing them raw would flag a whole job. A job with fewer hosts than
+    ``min_job_peers`` in the window (or none recorded) has no median of its own to trust and is
+    compared with the whole cluster.
+    """
+    by_job: dict[str | None, list[str]] = {}
+    for host, (_, _, job) in members.items():
+        by_job.setdefault(job, []).append(host)
+    cluster = (
+        statistics.median(m[0] for m in members.values()),
+        statistics.median(m[1] for m in members.values()),
+    )
+    refs: dict[str, tuple[float, float]] = {}
+    for job, hosts in by_job.items():
+        ref = cluster
+        if job is not None and len(hosts) >= min_job_peers:
+            ref = (
+                statistics.median(members[h][0] for h in hosts),
+                statistics.median(members[h][1] for h in hosts),
+            )
+        refs.update((h, ref) for h in hosts)
+    return refs
+
+
 def evaluate_window(
-    members: dict[str, tuple[float, float]], window_start: int, window_end: int, policy: SlowHostPolicy
+    members: dict[str, Member], window_start: int, window_end: int, policy: SlowHostPolicy
 ) -> list[Verdict]:
     """Score each host's (step_ms, bus_bw) against its peers; too few peers -> no verdicts.
 
-    A window is slow when a metric is both an outlier (robust z) and worse than the peer median
-    by at least ``min_slowdown``: significant and large enough to matter to a synchronous job.
+    Each host's values are taken relative to its job's medians (``_references``), and the robust z
+    of those ratios is computed over the whole cluster. A window is slow when a ratio is both an
+    outlier (robust z) and worse than 1 by at least ``min_slowdown``: significant and large enough
+    to matter to a synchronous job.
     """
     if len(members) < policy.min_peers:
         return []
-    steps = [m[0] for m in members.values()]
-    bws = [m[1] for m in members.values()]
-    med_s, scale_s = robust_z(steps, policy.min_mad_rel)
-    med_b, scale_b = robust_z(bws, policy.min_mad_rel)
+    refs = _references(members, policy.min_job_peers)
+    steps = {h: m[0] / refs[h][0] if refs[h][0] > 0 else 1.0 for h, m in members.items()}
+    bws = {h: m[1] / refs[h][1] if refs[h][1] > 0 else 1.0 for h, m in members.items()}
+    med_s, scale_s = robust_z(list(steps.values()), policy.min_mad_rel)
+    med_b, scale_b = robust_z(list(bws.values()), policy.min_mad_rel)
     out = []
-    for host, (step, bw) in sorted(members.items()):
+    for host in sorted(members):
+        step, bw = steps[host], bws[host]
         z_s = (step - med_s) / scale_s
         z_b = (bw - med_b) / scale_b
         slow_step = z_s >= policy.z_step and step >= med_s * (1 + policy.min_slowdown)
         slow_bw = -z_b >= policy.z_bus_bw and bw <= med_b * (1 - policy.min_slowdown)
         slow = slow_step or slow_bw
-        out.append(Verdict(host, window_start, window_end, z_s, z_b, slow, step, med_s))
+        out.append(Verdict(host, window_start, window_end, z_s, z_b, slow, members[host][0], refs[host][0]))
     return out
 
 
@@ -92,14 +126,21 @@ class HostStage:
             return [], True
         windows = dict(state["w"])
         acc = windows.get(str(start)) or [0.0, 0.0, 0, end]
-        windows[str(start)] = [acc[0] + p["step_time_ms"], acc[1] + p["bus_bw_gbps"], acc[2] + 1, end]
+        # the job is the window's last one (a host changing jobs mid-window is compared with the new one)
+        windows[str(start)] = [
+            acc[0] + p["step_time_ms"],
+            acc[1] + p["bus_bw_gbps"],
+            acc[2] + 1,
+            end,
+            p["job_id"],
+        ]
         wm = record["ts"] if state["wm"] is None else max(state["wm"], record["ts"])
         summaries = []
         closed = state["closed"]
         for key in sorted(windows, key=int):
             w_end = windows[key][3]
             if w_end + self.policy.host_grace <= wm and w_end <= start:
-                s_step, s_bw, n, _ = windows.pop(key)
+                s_step, s_bw, n, _, *job = windows.pop(key)  # no job in state stored before it was kept
                 closed = w_end if closed is None else max(closed, w_end)
                 summaries.append(
                     {
@@ -109,6 +150,7 @@ class HostStage:
                         "window_end": w_end,
                         "step_ms": s_step / n,
                         "bus_bw": s_bw / n,
+                        "job": job[0] if job else None,
                         "n": n,
                         "wm": wm,
                     }
@@ -178,7 +220,7 @@ class ClusterStage:
         findings a bundle raised are kept under it and returned again when it comes again.
         """
         meta = self._meta(store, cluster)
-        staged: dict[int, dict[str, list[float]]] = {}
+        staged: dict[int, dict[str, list[Any]]] = {}
         findings: list[Finding] = []
         if replayable:
             findings += [Finding.from_record(r) for r in _emitted(store, cluster, bundle_id)]
@@ -195,6 +237,7 @@ class ClusterStage:
                 staged.setdefault(item["window_start"], {})[item["host_id"]] = [
                     item["step_ms"],
                     item["bus_bw"],
+                    item.get("job"),
                 ]
                 meta["open"][str(item["window_start"])] = item["window_end"]
                 self._note(meta, item.get("src", 0), item.get("nsrc", 1), item["wm"])
@@ -243,7 +286,7 @@ class ClusterStage:
         store: Store,
         cluster: str,
         meta: dict[str, Any],
-        staged: dict[int, dict[str, list[float]]],
+        staged: dict[int, dict[str, list[Any]]],
         bundle_id: str | None,
     ) -> tuple[list[Finding], list[Verdict]]:
         wm = self.watermark(meta)
@@ -263,16 +306,14 @@ class ClusterStage:
         return findings, verdicts
 
     @staticmethod
-    def _members(
-        store: Store, cluster: str, start: int, staged: dict[str, list[float]]
-    ) -> dict[str, tuple[float, float]]:
+    def _members(store: Store, cluster: str, start: int, staged: dict[str, list[Any]]) -> dict[str, Member]:
         """Every host summary of a closing window: its stored bundles plus this bundle's."""
-        members: dict[str, tuple[float, float]] = {}
+        members: dict[str, Member] = {}
         for bundle_id in store.get(f"{cluster}|{start}|bundles") or []:
             for host, value in (store.get(f"{cluster}|{start}|b|{bundle_id}") or {}).items():
-                members[host] = (value[0], value[1])
+                members[host] = _member(value)
         for host, value in staged.items():
-            members[host] = (value[0], value[1])
+            members[host] = _member(value)
         return members
 
     @staticmethod
@@ -290,7 +331,7 @@ class ClusterStage:
         self,
         store: Store,
         cluster: str,
-        members: dict[str, tuple[float, float]],
+        members: dict[str, Member],
         start: int,
         end: int,
         bundle_id: str | None,
@@ -314,6 +355,11 @@ class ClusterStage:
             state["emitted"] = [*state["emitted"], [bundle_id, start, records]][-EMITTED_MEMORY:]
         store[f"{cluster}|hist"] = state
         return findings, verdicts
+
+
+def _member(value: list[Any]) -> Member:
+    """A stored summary: [step, bus_bw, job]; bundles stored before the job was kept have no job."""
+    return (value[0], value[1], value[2] if len(value) > 2 else None)
 
 
 EMITTED_MEMORY = 16  # bundles whose findings are kept to be returned again on a replay

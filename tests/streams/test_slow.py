@@ -129,9 +129,9 @@ def test_bus_bandwidth_drop_alone_is_slow() -> None:
 
 def test_an_outlier_by_z_but_within_min_slowdown_is_not_slow() -> None:
     """A healthy host in the tail of the fleet's persistent offsets: +1 % is 4 robust sd here, but not slow."""
-    peers = {f"h{i}": (1000.0 + (i - 5) * 0.3, 380.0) for i in range(11)}
-    peers["tail"] = (1010.0, 380.0)  # +1.0 % over the median
-    peers["slow"] = (1030.0, 380.0)  # +3.0 %
+    peers = {f"h{i}": (1000.0 + (i - 5) * 0.3, 380.0, None) for i in range(11)}
+    peers["tail"] = (1010.0, 380.0, None)  # +1.0 % over the median
+    peers["slow"] = (1030.0, 380.0, None)  # +3.0 %
     policy = SlowHostPolicy()
     verdicts = {v.host_id: v for v in evaluate_window(peers, START_TS, START_TS + 5 * MIN, policy)}
     assert verdicts["tail"].z_step > policy.z_step and not verdicts["tail"].slow
@@ -143,9 +143,9 @@ def test_an_outlier_by_z_but_within_min_slowdown_is_not_slow() -> None:
 
 
 def test_min_slowdown_applies_to_bus_bandwidth_too() -> None:
-    peers = {f"h{i}": (1000.0, 380.0 + (i - 5) * 0.1) for i in range(11)}
-    peers["tail"] = (1000.0, 376.5)  # -0.9 %
-    peers["slow"] = (1000.0, 368.0)  # -3.2 %
+    peers = {f"h{i}": (1000.0, 380.0 + (i - 5) * 0.1, None) for i in range(11)}
+    peers["tail"] = (1000.0, 376.5, None)  # -0.9 %
+    peers["slow"] = (1000.0, 368.0, None)  # -3.2 %
     verdicts = {v.host_id: v for v in evaluate_window(peers, 0, 1, SlowHostPolicy())}
     assert verdicts["tail"].z_bus_bw < -3.5 and not verdicts["tail"].slow
     assert verdicts["slow"].slow
@@ -391,3 +391,28 @@ def test_sparse_samples_count_their_own_windows_as_the_last_n() -> None:
     policy = SlowHostPolicy()
     hourly = [_verdict(w, True, length=3_600_000) for w in range(2)]  # samples longer than the window
     assert len(_history(hourly, policy)) == 1
+
+
+def test_a_job_running_at_its_own_pace_is_not_slow_but_a_slow_host_within_it_is() -> None:
+    """Peers are the host's job: a second job on the cluster with a slower model flags nobody."""
+    rng = random.Random(5)
+    peers = {f"a{i:02d}": (1000.0 * (1 + rng.gauss(0, 0.003)), 380.0, "job-a") for i in range(28)}
+    peers |= {f"b{i}": (1100.0 * (1 + rng.gauss(0, 0.003)), 380.0, "job-b") for i in range(5)}
+    verdicts = {v.host_id: v for v in evaluate_window(peers, 0, 1, SlowHostPolicy())}
+    assert not [h for h, v in verdicts.items() if v.slow]
+    peers["b4"] = (1100.0 * 1.08, 380.0, "job-b")  # 8 % slower than its own job
+    verdicts = {v.host_id: v for v in evaluate_window(peers, 0, 1, SlowHostPolicy())}
+    assert [h for h, v in verdicts.items() if v.slow] == ["b4"]
+    assert verdicts["b4"].median_step_ms == pytest.approx(1100.0, rel=0.01)  # its reference: job-b's median
+
+
+def test_hosts_of_a_job_too_small_for_a_median_are_compared_with_the_cluster() -> None:
+    peers = {f"a{i:02d}": (1000.0 + (i % 5 - 2) * 0.5, 380.0, "job-a") for i in range(20)}
+    peers["solo"] = (1050.0, 380.0, "job-solo")  # alone in its job: against the cluster, 5 % slow
+    verdicts = {v.host_id: v for v in evaluate_window(peers, 0, 1, SlowHostPolicy())}
+    assert [h for h, v in verdicts.items() if v.slow] == ["solo"]
+
+
+def test_summaries_carry_the_job_to_the_cluster_stage() -> None:
+    items = _summaries(12, 12, {})
+    assert items and {i["job"] for i in items} == {"j1"}
