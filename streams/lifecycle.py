@@ -227,11 +227,11 @@ def apply(state: FleetState, action: Action) -> FleetState:
         return state
     host = state.host(action.host_id, action.cluster, action.domain)
     host.last_ts = max(host.last_ts, action.ts)
-    op_id = action.op_id
     if action.kind == ABSORBED:
         if action.finding_id:
             state.findings.add(action.finding_id)
         return state
+    op_id = action.op_id
     if action.kind == "suspected":
         if action.finding_id:
             state.findings.add(action.finding_id)

@@ -6,20 +6,18 @@ use), so every worker folds it in and the planner drains the backlog within capa
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import TYPE_CHECKING
 
-from schemas import Codec, DecodeError
+from schemas import Codec, MaintenanceActionRecorded
 from streams.errors import StreamsError
 from streams.lifecycle import Action, FleetState, replay
 from streams.planner import Planner
 from streams.policy import Policy
+from streams.tailer import LogTailer
 
 if TYPE_CHECKING:
     from fleetpulse.settings import Settings
-
-log = logging.getLogger(__name__)
 
 
 def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
@@ -30,7 +28,15 @@ def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
     consumer = KafkaConsumer(
         **settings.kafka.kafka_python(settings.bootstrap_servers), enable_auto_commit=False
     )
-    codec = Codec()
+    out: list[Action] = []
+    # the same skipping rules as the workers' own reading of this log
+    reader = LogTailer(
+        topic,
+        {},
+        lambda r: out.append(Action.from_record(r)),
+        Codec(),
+        event_type=MaintenanceActionRecorded.EVENT_TYPE,
+    )
     try:
         tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
         if not tps:
@@ -38,27 +44,16 @@ def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
         consumer.assign(tps)
         consumer.seek_to_beginning(*tps)
         ends = consumer.end_offsets(tps)
-        out: list[Action] = []
         deadline = time.monotonic() + timeout_s
         while any(consumer.position(tp) < ends[tp] for tp in tps):
             if time.monotonic() > deadline:
                 raise StreamsError(f"reading {topic} took longer than {timeout_s:.0f} s")
             for batch in consumer.poll(timeout_ms=200).values():
-                out.extend(a for m in batch if (a := _logged_action(codec, m.value)) is not None)
+                for m in batch:
+                    reader.feed(m.value)
         return out
     finally:
         consumer.close()
-
-
-def _logged_action(codec: Codec, value: bytes | None) -> Action | None:
-    """The action in one log record, or None for a record the workers skip too (streams.tailer)."""
-    if value is None:
-        return None
-    try:
-        return Action.from_record(codec.decode(value).record)
-    except (DecodeError, ValueError, KeyError, TypeError) as exc:
-        log.warning("skipping a record of the actions log: %r", exc)
-        return None
 
 
 def resume_train(

@@ -77,7 +77,7 @@ class LogTailer:
                 batches = await consumer.getmany(timeout_ms=100, max_records=2000)
                 for messages in batches.values():
                     for message in messages:
-                        self._apply(message.value)
+                        self.feed(message.value)
                 for tp in self._partitions:
                     self._positions[tp] = await consumer.position(tp)
                 async with self._progress:
@@ -86,7 +86,8 @@ class LogTailer:
             self._consumer = None
             await consumer.stop()
 
-    def _apply(self, value: bytes | None) -> None:
+    def feed(self, value: bytes | None) -> None:
+        """Hand one raw record of the log to ``on_record``, or skip, count and log it (see the module)."""
         if value is None:
             return  # a compaction tombstone
         try:

@@ -31,8 +31,8 @@ def actions_tailer(state: FleetState) -> LogTailer:
 def test_a_record_of_another_event_type_is_skipped_and_the_next_action_still_applies() -> None:
     state = FleetState()
     tailer = actions_tailer(state)
-    tailer._apply(CODEC.encode(xid(79)))
-    tailer._apply(CODEC.encode(action().to_record()))
+    tailer.feed(CODEC.encode(xid(79)))
+    tailer.feed(CODEC.encode(action().to_record()))
     assert (tailer.foreign, tailer.records) == (1, 1)
     assert "a1" in state.applied
 
@@ -40,9 +40,9 @@ def test_a_record_of_another_event_type_is_skipped_and_the_next_action_still_app
 def test_undecodable_bytes_and_tombstones_are_skipped() -> None:
     state = FleetState()
     tailer = actions_tailer(state)
-    tailer._apply(b"\x00not avro")
-    tailer._apply(None)
-    tailer._apply(CODEC.encode(action().to_record()))
+    tailer.feed(b"\x00not avro")
+    tailer.feed(None)
+    tailer.feed(CODEC.encode(action().to_record()))
     assert (tailer.undecodable, tailer.records) == (1, 1)
 
 
@@ -56,7 +56,7 @@ def test_a_record_the_state_rejects_is_counted_and_does_not_stop_the_tailer() ->
 
     tailer = LogTailer("fleet.actions", {}, on_record, CODEC)
     for aid in ("a1", "bad", "a2"):
-        tailer._apply(CODEC.encode(action(aid).to_record()))
+        tailer.feed(CODEC.encode(action(aid).to_record()))
     assert (tailer.rejected, tailer.records, seen) == (1, 2, ["a1", "a2"])
 
 
