@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from fleetpulse.errors import ConfigError
 
@@ -57,6 +57,11 @@ class KafkaSettings(BaseModel):
     ssl_certfile: str | None = None
     ssl_keyfile: str | None = None
     client_id_prefix: str = "fleetpulse"
+    # kafka-python backs off up to 30 s between reconnection attempts by default: after a broker
+    # restart a producer (the fleet's agents) would stay silent that long while consumers are back.
+    reconnect_backoff_max_ms: int = Field(
+        1000, ge=50, description="kafka-python clients: longest reconnect backoff"
+    )
 
     @model_validator(mode="after")
     def _complete(self) -> KafkaSettings:
@@ -123,6 +128,7 @@ class KafkaSettings(BaseModel):
         cfg: dict[str, Any] = {
             "bootstrap_servers": bootstrap.split(","),
             "security_protocol": self.security_protocol,
+            "reconnect_backoff_max_ms": self.reconnect_backoff_max_ms,
         }
         cfg.update(self._sasl())
         if self.uses_ssl:

@@ -262,12 +262,23 @@ class ClusterStage:
 
     @staticmethod
     def _note(meta: dict[str, Any], src: int, nsrc: int, wm: int, *, idle: bool = False) -> None:
-        """A partition's event time; an ``idle`` notice excludes it from the watermark until it speaks again."""
+        """A partition's event time; an ``idle`` notice excludes it from the watermark until it speaks again.
+
+        When every partition was idle, the first one to speak again brings all the others back
+        into the watermark: a stall of the whole source (producers cut off from the broker) ends
+        with a burst on every partition, and the first partition's backlog must not close windows
+        the others' backlogs still hold summaries for. A partition that really has nothing is
+        declared idle again by its consumer within one idle timeout (``IdleSources``).
+        """
         key = str(src)
         old = meta["pwm"].get(key)
         meta["pwm"][key] = max(old, wm) if old is not None else wm
         meta["nsrc"] = max(meta.get("nsrc", 1), nsrc)
-        idle_now = set(meta["idle"]) - {key} | ({key} if idle else set())
+        was_idle = set(meta["idle"])
+        if not idle and key in was_idle and len(was_idle) >= meta["nsrc"]:
+            meta["idle"] = []
+            return
+        idle_now = was_idle - {key} | ({key} if idle else set())
         meta["idle"] = sorted(idle_now)
 
     @staticmethod

@@ -104,7 +104,7 @@ def test_sigint_stops_flushes_and_records_the_interruption(tmp_path: Path) -> No
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"}
     )
     try:
-        time.sleep(4)
+        time.sleep(8)  # running, its signal handlers installed: 4 s was too short on a loaded machine
         started = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=20)

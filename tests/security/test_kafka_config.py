@@ -40,6 +40,7 @@ def test_plaintext_passes_no_security_settings() -> None:
     assert kafka.kafka_python(BOOT) == {
         "bootstrap_servers": ["127.0.0.1:9093", "127.0.0.2:9093"],
         "security_protocol": "PLAINTEXT",
+        "reconnect_backoff_max_ms": 1000,
     }
     assert kafka.aiokafka(BOOT) == {"bootstrap_servers": BOOT, "security_protocol": "PLAINTEXT"}
     assert kafka.faust_credentials() is None

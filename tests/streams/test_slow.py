@@ -193,6 +193,56 @@ def test_a_partition_declared_idle_stops_holding_the_watermark_until_it_speaks()
     assert "13200000" in store["c0|meta"]["open"]
 
 
+def test_after_every_partition_went_idle_the_first_back_does_not_close_the_others_windows() -> None:
+    """Producers cut off for longer than the idle timeout: all partitions idle, then a burst on each.
+
+    The first partition's backlog reaches the cluster stage before the others'; it must not close
+    the windows their backlogs hold summaries for (that dropped a slow host's verdicts as late).
+    """
+    stage = ClusterStage(SlowHostPolicy())
+    store: dict[str, Any] = {}
+    base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1, "nsrc": 2}
+    for src in (0, 1):
+        stage.add_watermark(store, "c0", src=src, nsrc=2, wm=10 * MIN)
+    for src in (0, 1):  # the stall: both consumers caught up for the whole idle timeout
+        stage.add_watermark(store, "c0", src=src, nsrc=2, wm=10 * MIN, idle=True)
+    backlog = [(0, 15 * MIN), (15 * MIN, 30 * MIN), (30 * MIN, 45 * MIN)]
+    for start, end in backlog:  # partition 0's burst comes first, far past the stall
+        stage.add_summary(store, {**base, "src": 0, "host_id": "a", "window_start": start, "window_end": end,
+                                  "wm": end})  # fmt: skip
+    assert stage.watermark(store["c0|meta"]) == 10 * MIN  # partition 1 holds it again
+    late = [
+        stage.add_summary(
+            store, {**base, "src": 1, "host_id": "b", "window_start": start, "window_end": end, "wm": end}
+        )[2]
+        for start, end in backlog
+    ]
+    assert late == [False, False, False]
+    assert store["c0|meta"]["closed"] == 30 * MIN  # both partitions a window past its end
+
+
+def test_a_partition_idle_alone_stays_out_of_the_watermark_when_another_wakes() -> None:
+    """Only a stall of every partition brings the idle ones back; one empty partition stays excluded."""
+    stage = ClusterStage(SlowHostPolicy())
+    store: dict[str, Any] = {}
+    for src in (0, 1, 2):
+        stage.add_watermark(store, "c0", src=src, nsrc=3, wm=10 * MIN)
+    stage.add_watermark(store, "c0", src=2, nsrc=3, wm=10 * MIN, idle=True)  # empty for good
+    stage.add_watermark(store, "c0", src=0, nsrc=3, wm=50 * MIN)
+    stage.add_watermark(store, "c0", src=1, nsrc=3, wm=40 * MIN)
+    assert store["c0|meta"]["idle"] == ["2"]
+    assert stage.watermark(store["c0|meta"]) == 40 * MIN
+    for src in (0, 1):  # then everything stalls, and partition 0 wakes first
+        stage.add_watermark(store, "c0", src=src, nsrc=3, wm=50 * MIN, idle=True)
+    assert stage.watermark(store["c0|meta"]) == 50 * MIN  # all idle: every window it passed closes
+    stage.add_watermark(store, "c0", src=0, nsrc=3, wm=90 * MIN)
+    assert store["c0|meta"]["idle"] == []  # 1 and 2 are waited for until they speak or are idle again
+    assert stage.watermark(store["c0|meta"]) == 10 * MIN  # the empty one too, until it says so again
+    stage.add_watermark(store, "c0", src=2, nsrc=3, wm=10 * MIN, idle=True)
+    stage.add_watermark(store, "c0", src=1, nsrc=3, wm=95 * MIN)
+    assert stage.watermark(store["c0|meta"]) == 90 * MIN
+
+
 def test_after_an_outage_the_first_partition_back_does_not_close_windows_alone() -> None:
     """Silence is never idleness: however long the worker or the broker was down, the others are waited for."""
     stage = ClusterStage(SlowHostPolicy())
