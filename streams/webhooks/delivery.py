@@ -93,20 +93,21 @@ class Deliverer:
     def in_flight(self) -> int:
         return sum(len(tasks) for tasks in self._in_flight.values())
 
-    def start_due(self) -> int:
+    async def start_due(self) -> int:
         """Start a task for every due delivery that fits its URL's in-flight budget; return how many."""
         started = 0
         now = self.clock()
-        for url in self.urls if self.urls is not None else self.outbox.urls():
+        box = self.outbox
+        for url in self.urls if self.urls is not None else await box.off_loop(box.urls):
             running = self._in_flight.setdefault(url, {})
             free = self.max_in_flight_per_url - len(running)
             if free <= 0:
                 continue
-            for d in self.outbox.due(url, now, free, exclude=running):
+            for d in await box.off_loop(box.due, url, now, free, exclude=list(running)):
                 running[d.alert_id] = asyncio.create_task(self._run_one(d), name=f"deliver {d.alert_id}")
                 started += 1
         if time.monotonic() - self._gauges_at > GAUGE_REFRESH_S:
-            self._refresh_gauges()
+            await self._refresh_gauges()
         return started
 
     async def _run_one(self, d: Delivery) -> Outcome | None:
@@ -146,7 +147,9 @@ class Deliverer:
         else:
             status = resp.status_code
             if 200 <= status < 300:
-                self.outbox.record_success(d.alert_id, d.url, self.clock(), status)
+                await self.outbox.off_loop(
+                    self.outbox.record_success, d.alert_id, d.url, self.clock(), status
+                )
                 self.metrics.delivered.labels(url=target).inc()
                 log.debug("webhook %s alert %s delivered (HTTP %d)", target, d.alert_id, status)
                 return Outcome("delivered", status, None)
@@ -156,7 +159,9 @@ class Deliverer:
         attempts = d.attempts + 1
         done = self.clock()
         if not retryable or self.policy.exhausted(attempts):
-            self.outbox.record_failure(d.alert_id, d.url, done, error, status, None)
+            await self.outbox.off_loop(
+                self.outbox.record_failure, d.alert_id, d.url, done, error, status, None
+            )
             self.metrics.failures.labels(url=target).inc()
             why = "not retryable" if not retryable else f"gave up after {attempts} attempts"
             log.warning("webhook %s alert %s dead (%s): %s", target, d.alert_id, why, error)
@@ -165,7 +170,9 @@ class Deliverer:
         if retry_hint is not None:
             delay = min(max(delay, retry_hint), self.policy.max_s)
         retry_at = done + delay
-        self.outbox.record_failure(d.alert_id, d.url, done, error, status, retry_at)
+        await self.outbox.off_loop(
+            self.outbox.record_failure, d.alert_id, d.url, done, error, status, retry_at
+        )
         self.metrics.retries.labels(url=target).inc()
         log.info(
             "webhook %s alert %s attempt %d failed (%s); retry in %.2f s",
@@ -183,13 +190,13 @@ class Deliverer:
         secret = self._secret.get_secret_value().decode(errors="ignore")
         return text.replace(secret, "***") if secret else text
 
-    def _refresh_gauges(self) -> None:
-        self.metrics.outbox_depth.set(self.outbox.depth())
-        self.metrics.outbox_dead.set(self.outbox.dead())
+    async def _refresh_gauges(self) -> None:
+        self.metrics.outbox_depth.set(await self.outbox.off_loop(self.outbox.depth))
+        self.metrics.outbox_dead.set(await self.outbox.off_loop(self.outbox.dead))
         self._gauges_at = time.monotonic()
 
-    def _wait_s(self) -> float:
-        nxt = self.outbox.next_due_at()
+    async def _wait_s(self) -> float:
+        nxt = await self.outbox.off_loop(self.outbox.next_due_at)
         if nxt is None:
             return self.poll_s
         # In the past means everything due is in flight or over budget: a finishing task wakes us.
@@ -200,21 +207,21 @@ class Deliverer:
         """Deliver until ``stop`` is set; call ``aclose`` afterwards to settle in-flight work."""
         while not stop.is_set():
             self._wake.clear()
-            self.start_due()
+            await self.start_due()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=self._wait_s())
+                await asyncio.wait_for(self._wake.wait(), timeout=await self._wait_s())
 
     async def drain(self, timeout_s: float) -> bool:
         """Deliver until nothing is pending or in flight (True) or ``timeout_s`` passes (False)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             self._wake.clear()
-            self.start_due()
-            if not self.in_flight and self.outbox.depth() == 0:
+            await self.start_due()
+            if not self.in_flight and await self.outbox.off_loop(self.outbox.depth) == 0:
                 return True
             try:
                 left = max(0.0, deadline - time.monotonic())
-                await asyncio.wait_for(self._wake.wait(), timeout=min(self._wait_s(), left))
+                await asyncio.wait_for(self._wake.wait(), timeout=min(await self._wait_s(), left))
             except TimeoutError:
                 pass
         return False
@@ -227,4 +234,4 @@ class Deliverer:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-        self._refresh_gauges()
+        await self._refresh_gauges()

@@ -150,7 +150,7 @@ class Dispatcher:
         notes, dead = self.to_notifications(records)
         if dead:
             await self._dead_letter(dead)
-        added = self.outbox.add(notes, self.ws.urls, self.clock())
+        added = await self.outbox.off_loop(self.outbox.add, notes, self.ws.urls, self.clock())
         self.metrics.ingested.inc(added)
         if self.deliverer is not None:
             self.deliverer.wake()
@@ -193,10 +193,12 @@ class Dispatcher:
         from aiokafka import AIOKafkaConsumer
         from aiokafka.errors import KafkaConnectionError, KafkaError
 
-        pruned = self.outbox.prune(self.clock() - self.ws.outbox_retention_days * DAY_S)
+        pruned = await self.outbox.off_loop(
+            self.outbox.prune, self.clock() - self.ws.outbox_retention_days * DAY_S
+        )
         if pruned:
             log.info("outbox: pruned %d delivered alerts", pruned)
-        orphans = [u for u in self.outbox.urls() if u not in self.ws.urls]
+        orphans = [u for u in await self.outbox.off_loop(self.outbox.urls) if u not in self.ws.urls]
         if orphans:  # kept, not sent: a URL taken out of the configuration is not called any more
             log.warning(
                 "outbox has deliveries for %d URL(s) no longer configured; see fleetpulse outbox",

@@ -3,15 +3,23 @@
 One SQLite file (WAL, synchronous=FULL). Each alert has a delivery row per URL with its
 own state, attempt count and next-attempt time, so one failing receiver never holds up
 another, and a restarted dispatcher resumes exactly where the last one stopped.
+
+The methods block (an fsync per new batch; up to the busy timeout while another process, such
+as ``fleetpulse outbox --requeue-dead``, holds the write lock). Code on an event loop calls
+them through ``off_loop``, on the outbox's one thread, so that the loop (Kafka heartbeats,
+deliveries in flight) never waits for the disk and calls on the one connection never overlap.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, ParamSpec, TypeVar
 
 from streams.webhooks.errors import OutboxError
 from streams.webhooks.payload import Notification
@@ -19,6 +27,10 @@ from streams.webhooks.payload import Notification
 DeliveryState = Literal["pending", "delivered", "dead"]
 
 OUTBOX_FILE = "outbox.sqlite3"
+BUSY_TIMEOUT_S = 10.0  # how long a call waits for another process's write lock before it fails
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 # New alerts are committed with synchronous=FULL: once Kafka's offset moves on, the outbox is the
 # only copy, so it must survive power loss. Delivery outcomes use NORMAL (WAL: safe against a
@@ -80,6 +92,14 @@ class Outbox:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn = conn
         self.path = path
+        self._thread: ThreadPoolExecutor | None = None
+
+    async def off_loop(self, method: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run one of this outbox's methods on its own thread and await the result."""
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="outbox")
+        call = functools.partial(method, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._thread, call)
 
     @classmethod
     def open(cls, path: Path | str) -> Outbox:
@@ -88,7 +108,9 @@ class Outbox:
             path.parent.mkdir(parents=True, exist_ok=True)
             # One user at a time, but not always the opening thread (a dispatcher built on one
             # thread may run on another); the module is in serialized mode (threadsafety 3).
-            conn = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(
                 "PRAGMA synchronous=FULL"
@@ -104,6 +126,9 @@ class Outbox:
         return cls.open(Path(data_dir) / OUTBOX_FILE)
 
     def close(self) -> None:
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+            self._thread = None
         self._conn.close()
 
     def __enter__(self) -> Outbox:

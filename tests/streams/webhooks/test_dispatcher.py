@@ -148,3 +148,38 @@ def test_settings_never_show_the_secret(tmp_path: Path) -> None:
     assert settings.webhooks.secret.get_secret_value() == SECRET
     for text in (repr(settings), str(settings), settings.model_dump_json()):
         assert SECRET not in text
+
+
+def test_the_event_loop_runs_on_while_another_process_holds_the_outbox_lock(
+    dispatcher: Any, alert: Callable[..., dict[str, Any]]
+) -> None:
+    """``fleetpulse outbox --requeue-dead`` holding the write lock must not freeze heartbeats and deliveries."""
+    import sqlite3
+
+    d = dispatcher()
+    other = sqlite3.connect(d.outbox.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process's write transaction
+    held_s = 1.0
+
+    async def scenario() -> tuple[int, dict[str, int]]:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.05)
+                ticks += 1
+
+        beat = asyncio.create_task(ticker())
+        asyncio.get_running_loop().call_later(held_s, other.execute, "COMMIT")
+        offsets = await d.ingest(records([Codec().encode(alert("a1"))]))
+        beat.cancel()
+        return ticks, offsets
+
+    try:
+        ticks, offsets = asyncio.run(scenario())
+    finally:
+        other.close()
+    assert offsets == {"tp0": 1}
+    assert d.outbox.stats().pending == 1  # stored once the lock was released
+    assert ticks >= held_s / 0.05 / 2  # the loop went on meanwhile (it was frozen for the whole second)
