@@ -130,14 +130,20 @@ class Planner:
         return [state.hosts[h] for h in sorted(state.peek_domain(domain).hosts)]
 
     def _complete_due(self, state: FleetState, domain: str, now: int, out: list[Action]) -> None:
-        due = sorted(
-            (self._due(h.current), h.host_id)
-            for h in self._hosts(state, domain)
-            if h.current and self._in_repair(h)
-        )
-        for when, host_id in due:
-            if when > now:
+        """Complete every repair due by ``now``, earliest first, including work handed over meanwhile.
+
+        One pass over the repairs open at the start would leave an operation handed over at T and
+        due before ``now`` open, and the halt decision that follows would count a host that is back.
+        """
+        while True:
+            due = sorted(
+                (self._due(h.current), h.host_id)
+                for h in self._hosts(state, domain)
+                if h.current and self._in_repair(h)
+            )
+            if not due or due[0][0] > now:
                 break
+            when, host_id = due[0]
             host = state.hosts[host_id]
             op = host.current
             assert op is not None
@@ -163,9 +169,10 @@ class Planner:
 
     @staticmethod
     def _in_repair(host: HostState) -> bool:
+        """In repair, or past it in a completion chain a crash cut short (its missing steps are re-emitted)."""
         return (
             host.current is not None
-            and host.current.phase == "in_repair"
+            and host.current.phase in ("in_repair", "repaired", "verified")
             and host.current.started_ts is not None
         )
 
@@ -224,6 +231,7 @@ class Planner:
             )
 
     def _start_waiting(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
+        self._finish_drains(state, domain, out)
         dom = state.peek_domain(domain)
         capacity = budget(max(size, len(dom.hosts)), self.policy.planner.capacity_buffer_pct)
         for op_id in list(dom.queue):
@@ -245,6 +253,22 @@ class Planner:
             prev = self._op_action(state, out, host, op, "drain_requested", now, caused_by=prev)
             prev = self._op_action(state, out, host, op, "drained", now, caused_by=prev)
             self._op_action(state, out, host, op, REQUEST_KIND[op.operation], now, caused_by=prev)
+
+    def _finish_drains(self, state: FleetState, domain: str, out: list[Action]) -> None:
+        """A drain a crash cut short (the log ends at ``drain_requested`` or ``drained``): emit the rest.
+
+        The steps of a drain are published one by one; a worker that dies between them leaves an
+        operation no finding, queue or due time would ever move again, and its host out for good.
+        The ids are deterministic, so steps already in the log are not emitted twice.
+        """
+        for host in self._hosts(state, domain):
+            op = host.current
+            if op is None or op.phase not in ("draining", "drained"):
+                continue
+            prev = op.last_action_id
+            if op.phase == "draining":
+                prev = self._op_action(state, out, host, op, "drained", host.last_ts, caused_by=prev)
+            self._op_action(state, out, host, op, REQUEST_KIND[op.operation], host.last_ts, caused_by=prev)
 
     # -- emission -----------------------------------------------------------------------------
 

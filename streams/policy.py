@@ -12,7 +12,15 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from streams.errors import PolicyError
 
@@ -128,18 +136,27 @@ class SlowHostPolicy(_Model):
         return self
 
 
+DEFAULT_REPAIR_TIME: dict[Operation, int] = {
+    "rma": parse_duration_ms("5d"),
+    "reboot": parse_duration_ms("1h"),
+    "cable_replacement": parse_duration_ms("1d"),
+    "diagnostics": parse_duration_ms("4h"),
+}
+
+
 class PlannerPolicy(_Model):
     """Domain buffers (per cent of a maintenance domain's hosts) and simulated repair times."""
 
     capacity_buffer_pct: float = Field(10.0, gt=0, le=100)
     failure_buffer_pct: float = Field(25.0, gt=0, le=100)
     auto_resume: bool = True
-    repair_time: dict[Operation, DurationMs] = {
-        "rma": parse_duration_ms("5d"),
-        "reboot": parse_duration_ms("1h"),
-        "cable_replacement": parse_duration_ms("1d"),
-        "diagnostics": parse_duration_ms("4h"),
-    }
+    repair_time: dict[Operation, DurationMs] = dict(DEFAULT_REPAIR_TIME)
+
+    @field_validator("repair_time", mode="after")
+    @classmethod
+    def _keep_unnamed_defaults(cls, value: dict[Operation, int]) -> dict[Operation, int]:
+        """A file naming one operation's time changes that one; the others keep their defaults."""
+        return {**DEFAULT_REPAIR_TIME, **value}
 
 
 class AlertPolicy(_Model):

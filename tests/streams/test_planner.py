@@ -176,3 +176,44 @@ def test_property_buffers_hold(steps: list[tuple[str, int, str, int]], size: int
             assert host_state.current is None or host_state.current not in host_state.waiting
     assert len({a.action_id for a in log}) == len(log)
     assert replay(log) == state
+
+
+def test_a_chain_a_crash_cut_short_is_finished_after_the_replay(policy: Policy) -> None:
+    """The steps of a decision are published one by one: a worker dying between two must not strand the host.
+
+    For every prefix of a reboot's whole log (drain, repair, return), the state rebuilt from that
+    prefix, given the finding again (Faust re-delivers it) and a later tick, ends with the host back.
+    """
+    planner = Planner(policy)
+    finding = f.finding("h1", action="reboot")
+    live = FleetState()
+    log = planner.on_finding(live, finding, "d0", 10) + planner.reconcile(live, "d0", 10, START_TS + HOUR)
+    assert kinds(log)[-1] == "returned"
+    for cut in range(1, len(log)):
+        state = replay(log[:cut])
+        again = Planner(policy)
+        resumed = again.on_finding(state, finding, "d0", 10) + again.reconcile(
+            state, "d0", 10, START_TS + 2 * HOUR
+        )
+        assert state.hosts["h1"].status == "in_service", kinds(log[:cut])
+        assert kinds(log[:cut]) + kinds(resumed) == kinds(log)  # nothing twice, nothing new
+        assert {a.action_id for a in log[:cut] + resumed} == {a.action_id for a in log}
+
+
+def test_work_handed_over_and_due_by_a_finding_completes_before_the_halt_decision(policy: Policy) -> None:
+    """The decision depends on event time only: the same with or without ticks in between."""
+
+    def run(ticks: list[int]) -> tuple[list[str], dict[str, str]]:
+        planner, state = Planner(policy), FleetState()
+        planner.on_finding(state, f.finding("h0", action="reboot", fid="a"), "d0", 8)
+        planner.on_finding(state, f.finding("h0", ts=START_TS + 1, action="diagnostics", fid="b"), "d0", 8)
+        planner.on_finding(state, f.finding("h1", ts=START_TS + 2, action="rma", fid="c"), "d0", 8)
+        for tick in ticks:
+            planner.reconcile(state, "d0", 8, tick)
+        last = f.finding("h2", ts=START_TS + 6 * HOUR, action="reboot", fid="d")
+        out = planner.on_finding(state, last, "d0", 8)
+        return kinds(out), {h: s.status for h, s in state.hosts.items()}
+
+    untimed, ticked = run([]), run([START_TS + HOUR, START_TS + 6 * HOUR])
+    assert "train_halted" not in untimed[0]
+    assert untimed[1] == ticked[1]  # the same hosts out, back and waiting

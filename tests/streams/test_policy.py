@@ -75,3 +75,13 @@ def test_missing_file_and_syntax_error(tmp_path: Path) -> None:
     broken.write_text("[planner\n")
     with pytest.raises(PolicyError, match="syntax"):
         load_policy(broken)
+
+
+def test_a_file_naming_one_repair_time_keeps_the_others() -> None:
+    """``repair_time = {rma = "3d"}`` must not turn a 1 h reboot into the 1 d fallback."""
+    data = default_data()
+    data["planner"]["repair_time"] = {"rma": "3d"}
+    policy = parse_policy(data)
+    assert policy.repair_time_ms("rma") == parse_duration_ms("3d")
+    assert policy.repair_time_ms("reboot") == parse_duration_ms("1h")
+    assert policy.repair_time_ms("diagnostics") == parse_duration_ms("4h")
