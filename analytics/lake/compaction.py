@@ -5,20 +5,29 @@ Per unit of source files: read, drop repeated ``event_id`` (first kept), sort by
 replaces and the Kafka offsets it covers; only then delete the sources. Readers follow the
 records (``catalog.visible``), so they see either the sources or the output, never both.
 ``recover`` finishes or undoes a compaction that was interrupted at any step.
+
+One compaction at a time per lake (``compaction_lock``): a second one's ``recover`` would take
+the first one's fresh output for the leftover of a crash and delete it, and the first would
+then delete the sources too. The archiver may run meanwhile: compaction only touches closed
+partitions and its own temp files.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
+import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
+import os
+import socket
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analytics.errors import LakeIntegrityError
+from analytics.errors import LakeError, LakeIntegrityError
 from analytics.lake.catalog import (
     CompactionRecord,
     Coverage,
@@ -28,7 +37,7 @@ from analytics.lake.catalog import (
     read_compactions,
     visible,
 )
-from analytics.lake.fs import LakeFS
+from analytics.lake.fs import LakeFS, temp_target
 from analytics.lake.layout import (
     COMPACTED_PREFIX,
     COMPACTIONS_DIR,
@@ -44,6 +53,8 @@ from analytics.settings import LakeSettings
 from schemas.arrow import table_schema
 
 log = logging.getLogger(__name__)
+
+LOCK_PATH = f"{COMPACTIONS_DIR}/.lock"
 
 
 class CompactionResult(NamedTuple):
@@ -126,7 +137,8 @@ def recover(lake: LakeFS, table: str) -> list[str]:
         elif rel in replaced:
             deleted.append(rel)  # committed, sources not yet removed
     for rel in lake.temp_files(table):
-        deleted.append(rel)
+        if is_compacted(temp_target(rel)):  # the archiver's own temp files are its reconcile's business
+            deleted.append(rel)
     for rel in deleted:
         lake.delete(rel)
     for record in records:
@@ -173,6 +185,10 @@ def compact_unit(
         created_at=now.isoformat(timespec="milliseconds"),
     )
     lake.write_json(compaction_record_path(table, date, name), record.to_json())  # the commit point
+    if not lake.exists(out):  # another compaction's recovery took it for a leftover: keep the sources
+        lake.delete(compaction_record_path(table, date, name))
+        raise LakeIntegrityError(f"compacted output of {table} {date} vanished before its sources were deleted; "
+                                 "is another compaction running on this lake?", lake.full(out))  # fmt: skip
     for rel in sources:
         lake.delete(rel)
     for prior in records:
@@ -204,8 +220,20 @@ def compact(
     max_rows: int = 1_000_000,
     on_unit: Callable[[CompactionResult], None] | None = None,
 ) -> list[CompactionResult]:
-    """Compact every closed date partition of the given tables (all by default)."""
-    now = now or dt.datetime.now(dt.UTC)
+    """Compact every closed date partition of the given tables (all by default), one compaction at a time."""
+    with compaction_lock(lake):
+        return _compact(lake, settings, tables, now or dt.datetime.now(dt.UTC), all_dates, max_rows, on_unit)
+
+
+def _compact(
+    lake: LakeFS,
+    settings: LakeSettings,
+    tables: Iterable[str] | None,
+    now: dt.datetime,
+    all_dates: bool,
+    max_rows: int,
+    on_unit: Callable[[CompactionResult], None] | None,
+) -> list[CompactionResult]:
     frontier = read_frontier(lake)
     results = []
     for table in tables or sorted(TABLES):
@@ -226,3 +254,72 @@ def compact(
                     on_unit(result)
     lake.delete_empty_dirs(COMPACTIONS_DIR)
     return results
+
+
+@contextlib.contextmanager
+def compaction_lock(lake: LakeFS) -> Iterator[None]:
+    """Hold the lake's compaction lock: a file created exclusively on a local lake.
+
+    A lock left by a compaction that died on this host is taken over; one held by a live
+    process, or by another host, is refused with the file to delete if it is stale. Object
+    stores have no exclusive create: there the lock is best effort, and ``compact_unit``
+    still refuses to delete sources whose output vanished.
+    """
+    owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": dt.datetime.now(dt.UTC).isoformat()}
+    _acquire(lake, owner)
+    try:
+        yield
+    finally:
+        lake.delete(LOCK_PATH)
+
+
+def _acquire(lake: LakeFS, owner: dict[str, object]) -> None:
+    data = json.dumps(owner).encode()
+    for _ in range(2):
+        if not lake.is_local:
+            if not lake.exists(LOCK_PATH):
+                lake.write_bytes(LOCK_PATH, data)
+                return
+        else:
+            path = lake.full(LOCK_PATH)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                pass
+            else:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+                return
+        holder = _holder(lake)
+        if not _stale(holder):
+            break
+        log.warning("taking over the compaction lock of pid %s, which is gone", holder.get("pid"))
+        lake.delete(LOCK_PATH)
+    raise LakeError(
+        f"another compaction is running on this lake (pid {holder.get('pid')} on {holder.get('host')} "
+        f"since {holder.get('since')}); if it is not, delete the lock file",
+        lake.full(LOCK_PATH),
+    )
+
+
+def _holder(lake: LakeFS) -> dict[str, object]:
+    try:
+        value = json.loads(lake.read_bytes(LOCK_PATH))
+    except (LakeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _stale(holder: dict[str, object]) -> bool:
+    """A lock of a process on this host that no longer runs (another host's cannot be checked)."""
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

@@ -159,3 +159,68 @@ def test_plan_units_and_helpers() -> None:
     deduped, dropped = dedup_first(table)
     assert dropped == 1
     assert deduped.to_pydict() == {"event_id": ["c", "a", "b"], "ts": [0, 1, 2], "v": [4, 2, 1]}
+
+
+def test_recovery_leaves_the_archivers_temp_files_alone(lake: LakeFS, many: list[dict[str, Any]]) -> None:
+    """A compaction must not delete a running archiver's half-written file (its rename would then fail)."""
+    archiver_temp = "host_sampled/date=2025-01-01/.fleet.samples-p0-o0-3.parquet.abc123def456.tmp"
+    own_temp = "host_sampled/date=2025-01-01/.compacted-0123456789abcdef.parquet.abc123def456.tmp"
+    for rel in (archiver_temp, own_temp):
+        lake.write_bytes(rel, b"partial")
+    deleted = recover(lake, "host_sampled")
+    assert own_temp in deleted and not lake.exists(own_temp)
+    assert lake.exists(archiver_temp)
+
+
+def test_a_second_compaction_is_refused_while_one_runs(lake: LakeFS, many: list[dict[str, Any]]) -> None:
+    import os
+
+    from analytics.errors import LakeError
+    from analytics.lake.compaction import LOCK_PATH, compaction_lock
+
+    before = table_ids(lake, "host_sampled")
+    with compaction_lock(lake):
+        with pytest.raises(LakeError, match="another compaction is running"):
+            compact(lake, SETTINGS, now=NOW)
+        assert table_ids(lake, "host_sampled") == before
+    assert not lake.exists(LOCK_PATH)
+    lake.write_json(LOCK_PATH, {"pid": os.getpid(), "host": "elsewhere", "since": "x"})
+    with pytest.raises(LakeError, match=r"pid \d+ on elsewhere"):
+        compact(lake, SETTINGS, now=NOW)
+
+
+def test_a_lock_left_by_a_dead_compaction_on_this_host_is_taken_over(
+    lake: LakeFS, many: list[dict[str, Any]]
+) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from analytics.lake.compaction import LOCK_PATH
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    lake.write_json(LOCK_PATH, {"pid": int(gone.stdout), "host": socket.gethostname(), "since": "x"})
+    assert compact(lake, SETTINGS, now=NOW)
+    assert not lake.exists(LOCK_PATH)
+
+
+def test_overlapping_compactions_never_delete_data(
+    lake: LakeFS, many: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the lock cannot exclude (an object store), the output is checked before the sources go."""
+    before = table_ids(lake, "host_sampled")
+    sources = published_files(lake, "host_sampled")
+    write_json = lake.write_json
+
+    def other_compaction_recovers_first(rel: str, obj: Any) -> None:
+        recover(lake, "host_sampled")  # sees this unit's output, not yet committed: deletes it
+        write_json(rel, obj)
+
+    monkeypatch.setattr(lake, "write_json", other_compaction_recovers_first)
+    with pytest.raises(LakeIntegrityError, match="vanished"):
+        compact_unit(lake, "host_sampled", "2025-01-01", sources, [], SETTINGS, NOW)
+    monkeypatch.undo()
+    assert read_compactions(lake, "host_sampled") == []
+    assert table_ids(lake, "host_sampled") == before
