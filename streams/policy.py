@@ -33,6 +33,8 @@ Weight = Literal["events", "count"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 SCOPE_SPECIFICITY = {"gpu": 0, "port": 0, "host": 1}  # lower is more specific
+# When rules fire together, the strongest remedy wins (an RMA makes a reboot moot); lower is stronger.
+ACTION_STRENGTH = {"rma": 0, "cable_replacement": 1, "diagnostics": 2, "reboot": 3}
 
 
 def parse_duration_ms(value: Any) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 from streams.classify import Signal
 from streams.findings import Finding
 from streams.ids import finding_id
-from streams.policy import SCOPE_SPECIFICITY, Policy, RepeatRule
+from streams.policy import ACTION_STRENGTH, SCOPE_SPECIFICITY, Policy, RepeatRule
 
 # Ids of events already consumed by a finding, kept so a duplicate cannot count them again.
 DONE_MEMORY = 256
@@ -70,18 +70,24 @@ def _add(state: WindowState | None, signal: Signal, window_ms: int) -> WindowSta
 def observe(
     signal: Signal, states: Mapping[str, WindowState | None], policy: Policy
 ) -> tuple[dict[str, WindowState], Finding | None]:
-    """Count the signal in every rule window it feeds; fire the most specific rule that reaches its count."""
+    """Count the signal in every rule window it feeds; fire one rule that reaches its count.
+
+    Of rules reaching their count on the same event, the one with the strongest remedy fires
+    (five fatal XIDs in a day call for an RMA, even if three of them also make a GPU's reboot
+    rule fire), then the most specific scope; its events are consumed by every rule.
+    """
     touched = state_keys(signal, policy)
     new_states: dict[str, WindowState] = {}
-    fired: list[tuple[int, int, RepeatRule, str, list[list[Any]]]] = []
+    fired: list[tuple[int, int, int, RepeatRule, str, list[list[Any]]]] = []
     for order, (key, (rule, scope_key)) in enumerate(touched.items()):
         state = _add(states.get(key), signal, rule.window)
         new_states[key] = state
         if any(e[1] == signal.event_id for e in state["ev"]) and sum(e[2] for e in state["ev"]) >= rule.count:
-            fired.append((SCOPE_SPECIFICITY[rule.scope], order, rule, scope_key, state["ev"]))
+            rank = (ACTION_STRENGTH[rule.action], SCOPE_SPECIFICITY[rule.scope], order)
+            fired.append((*rank, rule, scope_key, state["ev"]))
     if not fired:
         return new_states, None
-    _, _, rule, scope_key, events = min(fired, key=lambda f: (f[0], f[1]))
+    *_, rule, scope_key, events = min(fired, key=lambda f: (f[0], f[1], f[2]))
     used = [e[1] for e in events]
     used_set = set(used)
     for state in new_states.values():

@@ -188,3 +188,20 @@ def test_events_a_finding_used_are_consumed_by_the_windows_of_every_other_rule(p
     # without the burst the same three GSP errors are a reboot: the rule itself still fires
     alone = run([*gsp, f.xid(119, gpu=0, ts=START_TS + 5 * hour)], policy)
     assert [x.rule for x in alone] == ["gsp_repeat_gpu"]
+
+
+def test_five_fatal_xids_in_a_day_are_an_rma_even_when_a_gpu_reboot_rule_fires_on_the_same_event(
+    policy: Policy,
+) -> None:
+    """The strongest remedy wins: the fifth fatal XID also completes a GPU's three GSP errors."""
+    hour = DAY // 24
+    records = [
+        f.xid(79, gpu=1, ts=START_TS),
+        f.xid(79, gpu=2, ts=START_TS + hour),
+        *(f.xid(xid, gpu=0, ts=START_TS + (2 + n) * hour) for n, xid in enumerate((119, 119, 120))),
+    ]
+    found = run(records, policy)
+    assert [(x.rule, x.recommended_action, x.count) for x in found] == [("fatal_xid_burst", "rma", 5)]
+    # of two rules with the same remedy, the more specific scope still wins
+    gpu_lemon = run(dram_fault(START_TS, gpu=1) + dram_fault(START_TS + DAY, gpu=1), policy)
+    assert [x.rule for x in gpu_lemon] == ["dram_uce_repeat_gpu"]
