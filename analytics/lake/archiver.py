@@ -12,15 +12,15 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from analytics.errors import ArchiverError
 from analytics.lake.batch import ConsumedRecord, plan_batch
+from analytics.lake.catalog import known_hosts
 from analytics.lake.fs import LakeFS
 from analytics.lake.layout import TopicPartition
 from analytics.lake.manifest import initialise, read_frontier
 from analytics.lake.publish import Clock, Publisher, StagedBatch, utc_now
-from analytics.lake.reader import Lake
 from analytics.lake.reconcile import reconcile
 from analytics.quality.gate import QualityGate
 from schemas import Codec
@@ -44,6 +44,29 @@ class ArchiveStats:
     lag: int | None = None
     reconciled: int = 0
     elapsed_s: float = 0.0
+
+
+class _Partition(Protocol):
+    @property
+    def topic(self) -> str: ...
+
+
+P = TypeVar("P", bound=_Partition)
+
+
+def start_offsets(
+    begin: Mapping[P, int],
+    end: Mapping[P, int],
+    start_from: Literal["earliest", "latest"],
+    inventory_topic: str | None,
+) -> dict[P, int]:
+    """Where each partition new to the lake starts: ``start_from``, but inventory always at its beginning.
+
+    The inventory topic is compacted (one record per host, sent once): started at its end, the
+    lake would know no host and quarantine every sample and error of a ``latest`` start.
+    """
+    latest = start_from == "latest"
+    return {tp: end[tp] if latest and tp.topic != inventory_topic else first for tp, first in begin.items()}
 
 
 def archived_topics(settings: Settings) -> dict[str, str]:
@@ -129,7 +152,9 @@ class Archiver:
         frontier = read_frontier(self.lake)
         stats.reconciled = len(reconcile(self.lake, frontier, ours).deleted)
         begin = consumer.beginning_offsets(tps)
-        start = consumer.end_offsets(tps) if self.settings.lake.start_from == "latest" else begin
+        start = start_offsets(
+            begin, consumer.end_offsets(tps), self.settings.lake.start_from, self._inventory_topic
+        )
         initialise(self.lake, {TopicPartition(tp.topic, tp.partition): start[tp] for tp in tps}, frontier)
         frontier = read_frontier(self.lake)
         latest = consumer.end_offsets(tps)
@@ -153,7 +178,7 @@ class Archiver:
             consumer.seek(tp, max(committed, begin[tp]))
         self._commit_group(consumer, tps, frontier)
         quality = self.settings.lake.quality
-        known = Lake(self.lake).known_hosts() if quality.enabled and quality.check_known_hosts else None
+        known = known_hosts(self.lake) if quality.enabled and quality.check_known_hosts else None
         if known is not None and self._inventory_topic is None and not known:
             log.warning(
                 "known-host check off: the inventory topic is not archived and the lake has no inventory"

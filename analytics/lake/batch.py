@@ -1,7 +1,8 @@
 """Pure batch planning: consumed Kafka records → per-table Arrow tables, split into lake files.
 
 No I/O here: the archiver shell feeds records in, the publisher writes what comes out. Every
-consumed offset ends in exactly one place: a table batch, or the rejected list with its reason.
+consumed offset ends in exactly one place: a table batch, or the rejected list with its reason
+(undecodable, or an event time the lake cannot file under a date).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 
-from analytics.lake.layout import DAY_MS, ArchiveName, TopicPartition, date_of_day
+from analytics.errors import LakeError
+from analytics.lake.layout import DAY_MS, ArchiveName, TopicPartition, date_of, date_of_day
 from schemas import Codec, DecodeError
 from schemas.arrow import table_name, to_table
 
@@ -53,6 +55,7 @@ class Rejected(NamedTuple):
     reason: str
 
 
+TIMESTAMP_OUT_OF_RANGE = "TimestampOutOfRange"
 CHUNK_ROWS = 5_000  # decoded dicts are turned into Arrow this many at a time, to bound memory
 
 
@@ -114,8 +117,24 @@ class BatchPlan:
         return sum(r.records for r in self.ranges.values())
 
 
+def calendar_error(ts: int) -> str | None:
+    """Why an event time cannot be filed under a date partition, or None when it can.
+
+    Checked while planning so such a record is rejected like an undecodable one: left in the
+    batch it would fail the file split on every retry and the partition could never commit.
+    """
+    try:
+        date_of(ts)
+    except LakeError:
+        return f"event time ts={ts} ms is outside the calendar (years 1-9999); microseconds sent as milliseconds?"
+    return None
+
+
 def plan_batch(records: Iterable[ConsumedRecord], codec: Codec, *, chunk_rows: int = CHUNK_ROWS) -> BatchPlan:
-    """Decode records and group them by lake table; undecodable ones become ``Rejected`` with the reason."""
+    """Decode records and group them by lake table.
+
+    Undecodable records and records whose ``ts`` is off the calendar become ``Rejected`` with the reason.
+    """
     tables: dict[str, TableBatch] = {}
     by_type: dict[str, TableBatch] = {}
     rejected: list[Rejected] = []
@@ -132,6 +151,10 @@ def plan_batch(records: Iterable[ConsumedRecord], codec: Codec, *, chunk_rows: i
             event = codec.decode(rec.value)
         except DecodeError as exc:
             rejected.append(Rejected(rec, type(exc).__name__, exc.reason))
+            continue
+        off_calendar = calendar_error(event.record["ts"])
+        if off_calendar is not None:
+            rejected.append(Rejected(rec, TIMESTAMP_OUT_OF_RANGE, off_calendar))
             continue
         batch = by_type.get(event.event_type)
         if batch is None:

@@ -12,6 +12,9 @@ import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from analytics.errors import LakeError
 from analytics.lake.fs import LakeFS, is_hidden
 from analytics.lake.layout import (
@@ -22,6 +25,9 @@ from analytics.lake.layout import (
     parse_date_dir,
 )
 from analytics.lake.manifest import read_frontier
+from analytics.lake.quarantine import quarantine_entries
+
+INVENTORY_TABLE = "host_inventoried"
 
 # {topic: {partition: [[first, last], ...]}} with partitions as strings (JSON keys)
 Coverage = dict[str, dict[str, list[list[int]]]]
@@ -114,6 +120,27 @@ def visible(
 def published_files(lake: LakeFS, table: str) -> list[str]:
     """Published data files of a table, relative to the lake root, sorted."""
     return visible(data_files(lake, table), read_frontier(lake), read_compactions(lake, table))
+
+
+def known_hosts(lake: LakeFS) -> set[str]:
+    """host_id of every committed inventory record, published or quarantined.
+
+    A host that sent an inventory record is known even when its batch failed the gate: the
+    compacted inventory topic sends it once, so ignoring quarantined inventory would quarantine
+    the host's samples and errors for good.
+    """
+    files = published_files(lake, INVENTORY_TABLE)
+    files += [e.data_path for e in quarantine_entries(lake) if e.table == INVENTORY_TABLE]
+    return {host for rel in files for host in _host_ids(lake, rel)}
+
+
+def _host_ids(lake: LakeFS, rel: str) -> list[str]:
+    """The ``host_id`` column of one Parquet file (only that column is read)."""
+    try:
+        column = pq.read_table(lake.full(rel), filesystem=lake.fs, columns=["host_id"]).column("host_id")
+    except (OSError, KeyError, pa.ArrowException) as exc:
+        raise LakeError(f"cannot read host_id: {exc}", lake.full(rel)) from exc
+    return [h for h in column.to_pylist() if h is not None]
 
 
 def date_of_path(rel: str) -> str:

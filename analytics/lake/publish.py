@@ -12,8 +12,10 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import pyarrow as pa
+
 from analytics.errors import LakeIntegrityError
-from analytics.lake.batch import BatchPlan, rejected_files, split_by_partition, split_files
+from analytics.lake.batch import BatchPlan, TableBatch, rejected_files, split_by_partition, split_files
 from analytics.lake.fs import LakeFS
 from analytics.lake.layout import TopicPartition, data_path, rejected_path
 from analytics.lake.manifest import CommittedRange, commit
@@ -41,7 +43,7 @@ class StagedBatch:
     published_rows: int = 0
     quarantined_rows: int = 0
     rejected_rows: int = 0
-    new_hosts: set[str] = field(default_factory=set)
+    new_hosts: set[str] = field(default_factory=set)  # of every inventory record, published or quarantined
 
     def add(self, tp: TopicPartition, rel: str) -> None:
         self.files.setdefault(tp, []).append(rel)
@@ -92,49 +94,70 @@ class Publisher:
         hosts = set(self.known_hosts) if self.known_hosts is not None else None
         order = sorted(plan.tables, key=lambda t: (t != INVENTORY_TABLE, t))
         for table in order:
-            batch = plan.tables[table]
-            arrow = batch.arrow()
-            outcome = None
-            if self.gate is not None:
-                outcome = self.gate.validate(table, arrow, now, hosts)
-                staged.outcomes.append(outcome)
-            if outcome is None or outcome.success:
-                for part in split_files(batch, arrow):
-                    rel = data_path(table, part.date, str(part.name))
-                    self.lake.write_parquet(
-                        rel,
-                        part.table,
-                        compression=self.settings.compression,
-                        row_group_size=self.settings.row_group_size,
-                    )
-                    staged.add(part.name.tp, rel)
-                staged.published_rows += arrow.num_rows
-                if table == INVENTORY_TABLE:
-                    new = set(arrow.column("host_id").to_pylist())
-                    staged.new_hosts |= new
-                    if hosts is not None:
-                        hosts |= new
-            else:
-                for name, part_table in split_by_partition(batch, arrow):
-                    folder = write_quarantine(
-                        self.lake,
-                        name,
-                        table,
-                        part_table,
-                        outcome,
-                        now,
-                        compression=self.settings.compression,
-                    )
-                    staged.add(name.tp, folder)
-                staged.quarantined_rows += arrow.num_rows
-        first_of = {r.record.tp: r for r in reversed(plan.rejected)}
-        for name, table in rejected_files(plan.rejected, now):
+            self._stage_table(staged, plan.tables[table], now, hosts)
+        self._stage_rejected(staged, now)
+        return staged
+
+    def _stage_table(
+        self, staged: StagedBatch, batch: TableBatch, now: dt.datetime, hosts: set[str] | None
+    ) -> None:
+        """Gate one table's batch, then write it as data files or as quarantine entries."""
+        arrow = batch.arrow()
+        outcome = None
+        if self.gate is not None:
+            outcome = self.gate.validate(batch.table, arrow, now, hosts)
+            staged.outcomes.append(outcome)
+        if outcome is None or outcome.success:
+            self._write_data(staged, batch, arrow)
+        else:
+            self._write_quarantine(staged, batch, arrow, outcome, now)
+        if batch.table == INVENTORY_TABLE:
+            # Known whatever the gate said: the compacted inventory topic sends a host's record once, so
+            # a quarantined inventory (a clock ahead, a bad field) would otherwise quarantine its samples
+            # and errors for good. The gate judges the record; it does not make the host unknown.
+            new = {h for h in arrow.column("host_id").to_pylist() if h is not None}
+            staged.new_hosts |= new
+            if hosts is not None:
+                hosts |= new
+
+    def _write_data(self, staged: StagedBatch, batch: TableBatch, arrow: pa.Table) -> None:
+        for part in split_files(batch, arrow):
+            rel = data_path(batch.table, part.date, str(part.name))
+            self.lake.write_parquet(
+                rel,
+                part.table,
+                compression=self.settings.compression,
+                row_group_size=self.settings.row_group_size,
+            )
+            staged.add(part.name.tp, rel)
+        staged.published_rows += arrow.num_rows
+
+    def _write_quarantine(
+        self,
+        staged: StagedBatch,
+        batch: TableBatch,
+        arrow: pa.Table,
+        outcome: ValidationOutcome,
+        now: dt.datetime,
+    ) -> None:
+        for name, part_table in split_by_partition(batch, arrow):
+            folder = write_quarantine(
+                self.lake, name, batch.table, part_table, outcome, now, compression=self.settings.compression
+            )
+            staged.add(name.tp, folder)
+        staged.quarantined_rows += arrow.num_rows
+
+    def _stage_rejected(self, staged: StagedBatch, now: dt.datetime) -> None:
+        """Write the records planning rejected (undecodable, or ``ts`` off the calendar) with their reasons."""
+        rejected = staged.plan.rejected
+        first_of = {r.record.tp: r for r in reversed(rejected)}
+        for name, table in rejected_files(rejected, now):
             rel = rejected_path(name)
             self.lake.write_parquet(rel, table, compression=self.settings.compression)
             staged.add(name.tp, rel)
             first = first_of[name.tp]
             log.warning(
-                "rejected %d undecodable records from %s offsets %d-%d (first: %s: %s) → %s",
+                "rejected %d records from %s offsets %d-%d (first: %s: %s) → %s",
                 table.num_rows,
                 name.tp,
                 name.first,
@@ -143,8 +166,7 @@ class Publisher:
                 first.reason,
                 rel,
             )
-        staged.rejected_rows = len(plan.rejected)
-        return staged
+        staged.rejected_rows = len(rejected)
 
     def commit(self, staged: StagedBatch) -> None:
         """Advance every partition of the batch past its last offset: the batch becomes visible."""

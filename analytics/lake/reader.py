@@ -13,6 +13,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.dataset as ds
 
+from analytics.lake.catalog import known_hosts as catalog_known_hosts
 from analytics.lake.catalog import published_files
 from analytics.lake.fs import LakeFS
 from analytics.lake.layout import REJECTED_DIR, TABLES, TopicPartition, event_type_of, table_of
@@ -104,9 +105,8 @@ class Lake:
         return pl.from_arrow(pa.concat_tables(tables)).lazy()  # type: ignore[union-attr]
 
     def known_hosts(self) -> set[str]:
-        """host_id values of the inventory table."""
-        frame = self.scan("host_inventoried").select("host_id").unique().collect()
-        return set(frame.get_column("host_id").to_list())
+        """host_id of every committed inventory record, published or quarantined (as the archiver's gate)."""
+        return catalog_known_hosts(self.fs)
 
 
 def scan(lake_path: str | Path | LakeFS | Lake, table: str) -> pl.LazyFrame:

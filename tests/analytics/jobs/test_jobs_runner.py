@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 
 from analytics.jobs import run_job
 from analytics.jobs.errors import MissingTableError, UnknownJobError
 from analytics.lake import scan
-from tests.analytics.jobs.factories import SyntheticFleet
+from tests.analytics.jobs.factories import DAY, HOUR, START, SyntheticFleet, write_table
 
 Lake = tuple[Path, dict[str, Any], SyntheticFleet]
 
@@ -87,3 +88,44 @@ def test_unknown_job_and_missing_table(tmp_path: Path) -> None:
         run_job("nope", tmp_path)
     with pytest.raises(MissingTableError, match="host_inventoried"):
         run_job("early-life", tmp_path)
+
+
+def _repair_lake(lake: Path, repair_hours: dict[str, list[float]]) -> None:
+    """A minimal fabric lake: inventory and flat samples of the given hosts (h-roce-*, h-ib-*), plus
+    one drain_requested → returned episode per entry of ``repair_hours``."""
+    hosts = sorted(repair_hours)
+    fab = ["roce" if h.startswith("h-roce") else "infiniband" for h in hosts]
+    cluster = [f"c-{f}" for f in fab]
+    n = len(hosts)
+    write_table(lake, "host_inventoried", pl.DataFrame({
+        "host_id": hosts, "cluster": cluster, "fabric": fab, "rack": "r0", "maintenance_domain": "d0",
+        "sku": "H100", "install_ts": START - 100 * DAY, "gpu_count": np.full(n, 8, np.int32), "ts": START,
+    }))  # fmt: skip
+    ts = [START + k * HOUR for k in range(3)]
+    write_table(lake, "host_sampled", pl.DataFrame({
+        "host_id": [h for h in hosts for _ in ts], "cluster": [c for c in cluster for _ in ts],
+        "ts": ts * n, "step_time_ms": np.full(3 * n, 1000.0, np.float32),
+        "bus_bw_gbps": np.full(3 * n, 360.0, np.float32),
+    }))  # fmt: skip
+    rows: list[tuple[str, int, str, str]] = []
+    for host, hours in repair_hours.items():
+        t = START
+        for h in hours:
+            rows += [(host, t, "drain_requested", "drain"), (host, t + int(h * HOUR), "returned", "rma")]
+            t += int(h * HOUR) + DAY
+    acts = pl.DataFrame(rows, schema=["host_id", "ts", "kind", "operation"], orient="row")
+    write_table(lake, "maintenance_action_recorded", acts)
+
+
+def test_fabric_time_to_repair_compares_hosts_not_episodes(tmp_path: Path) -> None:
+    """One RoCE host with 60 long repairs is one host of 20, not 60 of 117 episodes: no significant difference."""
+    rng = np.random.default_rng(7)
+    hours = {f"h-ib-{i:02d}": list(rng.gamma(4.0, 5.0, 3)) for i in range(20)}
+    hours |= {f"h-roce-{i:02d}": list(rng.gamma(4.0, 5.0, 3)) for i in range(19)}
+    hours["h-roce-99"] = list(rng.gamma(4.0, 25.0, 60))
+    _repair_lake(tmp_path, hours)
+    ttr = run_job("fabric", tmp_path, n_boot=200).summary["comparisons"]["time_to_repair_h"]
+    assert (ttr["group_a"], ttr["group_b"]) == ("infiniband", "roce")
+    assert (ttr["n_a"], ttr["n_b"]) == (20, 20)
+    assert ttr["p_value"] > 0.05
+    assert ttr["diff_lo"] <= 0.0 <= ttr["diff_hi"]

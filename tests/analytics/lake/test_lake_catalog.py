@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import Any
+
+from analytics.lake import catalog
+from analytics.lake.batch import plan_batch
 from analytics.lake.catalog import CompactionRecord, merge_coverage, merge_ranges, visible
+from analytics.lake.fs import LakeFS
 from analytics.lake.layout import TopicPartition
+from analytics.lake.quarantine import quarantine_folders
+from schemas import Codec
+from tests.analytics.lake.helpers import NOW, as_consumed
 
 TP = TopicPartition("fleet.errors", 0)
 D = "xid_raised/date=2025-01-01/"
@@ -43,3 +52,18 @@ def test_merge_ranges_and_coverage() -> None:
     assert merge_ranges([[10, 19], [0, 4], [5, 9], [30, 31]]) == [[0, 19], [30, 31]]
     merged = merge_coverage([{"t": {"1": [[0, 4]]}}, {"t": {"1": [[5, 6]], "0": [[3, 3]]}}])
     assert merged == {"t": {"0": [[3, 3]], "1": [[0, 6]]}}
+
+
+def test_known_hosts_include_quarantined_inventory_but_not_uncommitted(
+    lake: LakeFS, records: list[dict[str, Any]], publisher_factory
+) -> None:  # type: ignore[no-untyped-def]
+    ahead = int((NOW + dt.timedelta(hours=1)).timestamp() * 1000)
+    inventory = [r for r in records if r["event_type"] == "HostInventoried"]
+    good, future, crashed = inventory[:2], [{**inventory[2], "ts": ahead}], [{**inventory[3], "ts": ahead}]
+    consumed = as_consumed(good + future + crashed, partitions=1)
+    publisher = publisher_factory(gated=True)
+    publisher.publish(plan_batch(consumed[:2], Codec()))
+    publisher.publish(plan_batch(consumed[2:3], Codec()))  # quarantined, committed
+    publisher.stage(plan_batch(consumed[3:], Codec()))  # quarantined, then a crash before the commit
+    assert len(quarantine_folders(lake)) == 2
+    assert catalog.known_hosts(lake) == {r["host_id"] for r in good + future}

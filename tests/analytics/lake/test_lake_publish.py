@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import polars as pl
 
+from analytics.lake import archiver as archiver_module
+from analytics.lake import catalog
+from analytics.lake.archiver import Archiver, ArchiveStats
 from analytics.lake.batch import plan_batch
 from analytics.lake.fs import LakeFS
 from analytics.lake.layout import TopicPartition
@@ -14,8 +18,9 @@ from analytics.lake.quarantine import quarantine_entries
 from analytics.lake.reader import Lake
 from analytics.lake.reconcile import reconcile
 from analytics.lake.synthetic import host_ids
+from fleetpulse.settings import Settings
 from schemas import Codec
-from tests.analytics.lake.helpers import as_consumed, garbage
+from tests.analytics.lake.helpers import NOW, as_consumed, garbage, lake_settings
 
 
 def all_event_ids(lake: LakeFS) -> list[str]:
@@ -136,3 +141,113 @@ def test_already_archived_offsets_are_refused(
     with pytest.raises(LakeIntegrityError, match="already archived"):
         publisher.publish(plan_batch(consumed[-1:], Codec()))
     assert len(all_event_ids(lake)) == 10
+
+
+def _future_inventory(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The inventory of ``records`` from agents whose clock runs 1 h ahead (fails the gate's future check)."""
+    ahead = int((NOW + dt.timedelta(hours=1)).timestamp() * 1000)
+    return [{**r, "ts": ahead} for r in records if r["event_type"] == "HostInventoried"]
+
+
+def test_hosts_of_a_quarantined_inventory_are_known(
+    lake: LakeFS, records: list[dict[str, Any]], publisher_factory
+) -> None:  # type: ignore[no-untyped-def]
+    inventory = _future_inventory(records)
+    samples = [r for r in records if r["event_type"] == "HostSampled"]
+    publisher = publisher_factory(gated=True)
+    staged = publisher.publish(plan_batch(as_consumed(inventory), Codec()))
+    assert staged.quarantined_rows == len(inventory) and staged.published_rows == 0
+    hosts = {r["host_id"] for r in inventory}
+    assert hosts <= (publisher.known_hosts or set())
+    assert catalog.known_hosts(lake) == hosts  # what a restarted archiver starts from
+
+    start = {(tp.topic, tp.partition): n for tp, n in read_frontier(lake).items()}
+    restarted = publisher_factory(
+        frontier=read_frontier(lake), known_hosts=catalog.known_hosts(lake), gated=True
+    )
+    staged = restarted.publish(plan_batch(as_consumed(samples, start=start), Codec()))
+    assert staged.quarantined_rows == 0 and staged.published_rows == len(samples)
+    assert Lake(lake).scan("host_sampled").collect().height == len(samples)
+
+
+def test_quarantined_inventory_in_the_same_batch_makes_its_hosts_known(
+    lake: LakeFS, records: list[dict[str, Any]], publisher_factory
+) -> None:  # type: ignore[no-untyped-def]
+    inventory = _future_inventory(records)
+    xids = [r for r in records if r["event_type"] == "XidRaised"]
+    staged = publisher_factory(gated=True).publish(plan_batch(as_consumed(inventory + xids), Codec()))
+    assert staged.quarantined_rows == len(inventory)
+    assert Lake(lake).scan("xid_raised").collect().height == len(xids)
+
+
+def test_off_calendar_event_time_is_rejected_and_the_rest_published(
+    lake: LakeFS, records: list[dict[str, Any]], publisher_factory
+) -> None:  # type: ignore[no-untyped-def]
+    xids = [r for r in records if r["event_type"] == "XidRaised"]
+    micro = {**xids[1], "ts": xids[1]["ts"] * 1000}  # microseconds sent as milliseconds
+    consumed = as_consumed([xids[0], micro, *xids[2:]], partitions=1)
+    staged = publisher_factory(gated=False).publish(plan_batch(consumed, Codec()))
+    assert staged.rejected_rows == 1 and staged.published_rows == len(xids) - 1
+    rejected = Lake(lake).rejected().collect()
+    assert rejected.get_column("error_type").to_list() == ["TimestampOutOfRange"]
+    assert str(micro["ts"]) in rejected.get_column("reason").item()
+    assert rejected.get_column("offset").to_list() == [consumed[1].offset]
+    assert read_frontier(lake)[consumed[-1].tp] == consumed[-1].offset + 1  # the batch committed
+    assert Lake(lake).scan("xid_raised").collect().height == len(xids) - 1
+
+
+class FakeConsumer:
+    """The part of a KafkaConsumer that ``Archiver._start`` uses, every partition holding offsets 5-19."""
+
+    def __init__(self) -> None:
+        self.seeks: dict[Any, int] = {}
+
+    def beginning_offsets(self, tps: list[Any]) -> dict[Any, int]:
+        return {tp: 5 for tp in tps}
+
+    def end_offsets(self, tps: list[Any]) -> dict[Any, int]:
+        return {tp: 20 for tp in tps}
+
+    def seek(self, tp: Any, offset: int) -> None:
+        self.seeks[tp] = offset
+
+    def commit(self, offsets: Any) -> None:
+        pass
+
+
+def test_latest_start_reads_the_inventory_topic_from_its_beginning(lake: LakeFS, gate) -> None:  # type: ignore[no-untyped-def]
+    from kafka import TopicPartition as KafkaTP
+
+    settings = Settings(lake=lake_settings(start_from="latest"))
+    archiver = Archiver(settings, lake=lake, gate=gate, clock=lambda: NOW)
+    inventory = settings.topics.inventory.name
+    tps = [KafkaTP(topic, p) for topic in sorted(archiver.topics) for p in (0, 1)]
+    consumer = FakeConsumer()
+    archiver._start(consumer, tps, ArchiveStats())
+    assert {tp: o for tp, o in consumer.seeks.items() if tp.topic == inventory} == {
+        KafkaTP(inventory, 0): 5,
+        KafkaTP(inventory, 1): 5,
+    }
+    assert {o for tp, o in consumer.seeks.items() if tp.topic != inventory} == {20}
+    assert read_frontier(lake)[TopicPartition(inventory, 1)] == 5
+
+
+def test_start_offsets_keep_the_inventory_at_its_beginning() -> None:
+    inv, samples = TopicPartition("fleet.inventory", 0), TopicPartition("fleet.samples", 0)
+    begin, end = {inv: 3, samples: 4}, {inv: 30, samples: 40}
+    assert archiver_module.start_offsets(begin, end, "latest", "fleet.inventory") == {inv: 3, samples: 40}
+    assert archiver_module.start_offsets(begin, end, "earliest", "fleet.inventory") == begin
+    assert archiver_module.start_offsets(begin, end, "latest", None) == end  # inventory not archived
+
+
+def test_restarted_archiver_knows_the_hosts_of_quarantined_inventory(
+    lake: LakeFS, records: list[dict[str, Any]], publisher_factory, gate
+) -> None:  # type: ignore[no-untyped-def]
+    from kafka import TopicPartition as KafkaTP
+
+    inventory = _future_inventory(records)
+    publisher_factory(gated=True).publish(plan_batch(as_consumed(inventory), Codec()))
+    archiver = Archiver(Settings(), lake=lake, gate=gate, clock=lambda: NOW)
+    tps = [KafkaTP(tp.topic, tp.partition) for tp in read_frontier(lake)]
+    publisher = archiver._start(FakeConsumer(), tps, ArchiveStats())
+    assert publisher.known_hosts == {r["host_id"] for r in inventory}
