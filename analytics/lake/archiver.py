@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from analytics.errors import ArchiverError
-from analytics.lake.batch import ConsumedRecord, plan_batch
+from analytics.lake.batch import BatchPlan, ConsumedRecord, plan_batch
 from analytics.lake.catalog import known_hosts
 from analytics.lake.fs import LakeFS
 from analytics.lake.layout import TopicPartition
@@ -69,6 +69,21 @@ def start_offsets(
     return {tp: end[tp] if latest and tp.topic != inventory_topic else first for tp, first in begin.items()}
 
 
+def lost_to_retention(
+    frontier: Mapping[TopicPartition, int], beginning: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, tuple[int, int]]:
+    """Offsets ``(first, last)`` of each partition that Kafka deleted before the lake archived them.
+
+    ``frontier`` is the next offset the lake would archive, ``beginning`` the first one Kafka
+    still holds (or the first one fetched, if lower): everything between was skipped unseen.
+    """
+    return {
+        tp: (frontier[tp], first - 1)
+        for tp, first in beginning.items()
+        if tp in frontier and first > frontier[tp]
+    }
+
+
 def archived_topics(settings: Settings) -> dict[str, str]:
     """Topic name → family for the families the lake archives."""
     return {getattr(settings.topics, family).name: family for family in settings.lake.families}
@@ -95,6 +110,7 @@ class Archiver:
         self.topics = archived_topics(settings)
         inventory = settings.topics.inventory.name
         self._inventory_topic = inventory if inventory in self.topics else None
+        self._lost_reported: dict[TopicPartition, int] = {}  # last offset warned of as lost, per partition
 
     # -- set-up -------------------------------------------------------------------------------
 
@@ -158,6 +174,8 @@ class Archiver:
         initialise(self.lake, {TopicPartition(tp.topic, tp.partition): start[tp] for tp in tps}, frontier)
         frontier = read_frontier(self.lake)
         latest = consumer.end_offsets(tps)
+        self._lost_reported = {}
+        lost = lost_to_retention(frontier, {TopicPartition(tp.topic, tp.partition): begin[tp] for tp in tps})
         for tp in tps:
             committed = frontier[TopicPartition(tp.topic, tp.partition)]
             if committed > latest[tp]:
@@ -167,15 +185,8 @@ class Archiver:
                     "new lake path",
                     tp.topic,
                 )
-            if committed < begin[tp]:
-                log.warning(
-                    "%s[%d]: offsets %d-%d expired from Kafka before they were archived",
-                    tp.topic,
-                    tp.partition,
-                    committed,
-                    begin[tp] - 1,
-                )
             consumer.seek(tp, max(committed, begin[tp]))
+        self._report_lost(lost)
         self._commit_group(consumer, tps, frontier)
         quality = self.settings.lake.quality
         known = known_hosts(self.lake) if quality.enabled and quality.check_known_hosts else None
@@ -270,7 +281,9 @@ class Archiver:
         on_batch: Callable[[StagedBatch, ArchiveStats], None] | None,
     ) -> None:
         buffer.extend(self._inventory_catch_up(consumer, tps))
-        staged = publisher.publish(plan_batch(buffer, self.codec))
+        plan = plan_batch(buffer, self.codec)
+        self._check_retention(consumer, publisher.frontier, plan)
+        staged = publisher.publish(plan)
         stats.batches += 1
         stats.records += staged.plan.records
         stats.published_rows += staged.published_rows
@@ -285,6 +298,43 @@ class Archiver:
             stats.lag = None
         if on_batch is not None:
             on_batch(staged, stats)
+
+    def _check_retention(
+        self, consumer: Any, frontier: Mapping[TopicPartition, int], plan: BatchPlan
+    ) -> None:
+        """Warn of offsets that expired while running, before the commit of ``plan`` skips them.
+
+        kafka-python resets an expired position to the earliest offset and says so only at INFO.
+        Kafka is asked for the beginning offsets (one request) only when a partition's batch starts
+        past its frontier: a gap can also be compaction, which loses nothing.
+        """
+        from kafka import TopicPartition as KafkaTP
+
+        gaps = {tp: r.first for tp, r in plan.ranges.items() if tp in frontier and r.first > frontier[tp]}
+        if not gaps:
+            return
+        try:
+            begin = consumer.beginning_offsets([KafkaTP(tp.topic, tp.partition) for tp in gaps])
+        except Exception as exc:  # a diagnosis only: the archive itself is not at stake
+            log.warning("cannot check offsets skipped in %s against Kafka's retention: %s", sorted(gaps), exc)
+            return
+        beginning = {tp: min(begin[KafkaTP(tp.topic, tp.partition)], first) for tp, first in gaps.items()}
+        self._report_lost(lost_to_retention(frontier, beginning))
+
+    def _report_lost(self, lost: Mapping[TopicPartition, tuple[int, int]]) -> None:
+        """Log each range lost to retention once (start-up and the first flush after it see the same one)."""
+        for tp, (first, last) in sorted(lost.items()):
+            unreported = max(first, self._lost_reported.get(tp, -1) + 1)
+            if unreported > last:
+                continue
+            log.warning(
+                "%s[%d]: offsets %d-%d expired from Kafka before they were archived",
+                tp.topic,
+                tp.partition,
+                unreported,
+                last,
+            )
+            self._lost_reported[tp] = last
 
     def _inventory_catch_up(self, consumer: Any, tps: list[Any]) -> list[ConsumedRecord]:
         """Read the inventory topic up to its current end before a flush.

@@ -2,8 +2,8 @@
 
 A data file is published unless (1) it is an archiver file whose offsets reach its partition's
 committed offset (written before a crash, not yet committed), (2) it is a compaction output
-without a commit record, or (3) a committed compaction replaced it. Files of other writers
-(the simulator's Parquet sink) carry no offsets and are always visible.
+without a commit record, or (3) a committed compaction replaces it and has not deleted it yet.
+Files of other writers (the simulator's Parquet sink) carry no offsets and are always visible.
 """
 
 from __future__ import annotations
@@ -34,7 +34,13 @@ Coverage = dict[str, dict[str, list[list[int]]]]
 
 
 class CompactionRecord(NamedTuple):
-    """Commit of one compaction: ``file`` replaces ``replaces`` and holds the offsets in ``covers``."""
+    """Commit of one compaction: ``file`` replaces ``replaces`` and holds the offsets in ``covers``.
+
+    ``replaces`` hides (and lets ``recover`` delete) the sources only until they are deleted; the
+    record is then rewritten with the list moved to ``replaced``, kept for audit. Matching on the
+    path alone, a lasting ``replaces`` would hide and delete any later file written under a
+    source's name (the simulator's Parquet sink reuses names on a re-run).
+    """
 
     table: str
     date: str
@@ -45,11 +51,13 @@ class CompactionRecord(NamedTuple):
     rows: int
     duplicates_dropped: int
     created_at: str
+    replaced: tuple[str, ...] = ()  # sources already deleted: audit only, hides nothing
 
     def to_json(self) -> dict[str, Any]:
         out = self._asdict()
         out["replaces"] = list(self.replaces)
         out["foreign_files"] = list(self.foreign_files)
+        out["replaced"] = list(self.replaced)
         return out
 
     @classmethod
@@ -67,7 +75,12 @@ class CompactionRecord(NamedTuple):
             rows=int(data["rows"]),
             duplicates_dropped=int(data.get("duplicates_dropped", 0)),
             created_at=str(data.get("created_at", "")),
+            replaced=tuple(data.get("replaced", ())),  # absent from records written before it existed
         )
+
+    def settled(self) -> CompactionRecord:
+        """This record once its sources are deleted: ``replaces`` moved to ``replaced``."""
+        return self._replace(replaces=(), replaced=self.replaced + self.replaces)
 
 
 def read_compactions(lake: LakeFS, table: str) -> list[CompactionRecord]:

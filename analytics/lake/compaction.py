@@ -2,9 +2,10 @@
 
 Per unit of source files: read, drop repeated ``event_id`` (first kept), sort by ``ts``, write
 ``compacted-<digest>.parquet`` (temp + rename), then commit a record naming the sources it
-replaces and the Kafka offsets it covers; only then delete the sources. Readers follow the
-records (``catalog.visible``), so they see either the sources or the output, never both.
-``recover`` finishes or undoes a compaction that was interrupted at any step.
+replaces and the Kafka offsets it covers; only then delete the sources, and finally rewrite the
+record with ``replaces`` emptied, so a later file under a source's name is not hidden. Readers
+follow the records (``catalog.visible``), so they see either the sources or the output, never
+both. ``recover`` finishes or undoes a compaction that was interrupted at any step.
 
 One compaction at a time per lake (``compaction_lock``): a second one's ``recover`` would take
 the first one's fresh output for the leftover of a crash and delete it, and the first would
@@ -20,6 +21,7 @@ import hashlib
 import json
 import logging
 import os
+import posixpath
 import socket
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
@@ -66,10 +68,42 @@ class CompactionResult(NamedTuple):
     duplicates_dropped: int
 
 
-def compacted_name(sources: Sequence[str]) -> str:
-    """Deterministic output name: a digest of the sorted source paths."""
-    digest = hashlib.sha1("\n".join(sorted(sources)).encode()).hexdigest()[:16]
+def compacted_name(sources: Sequence[str], generation: int = 0) -> str:
+    """Deterministic output name: a digest of the sorted source paths, and of ``generation`` above 0.
+
+    Sources can reappear under the same names (a simulator re-run), so a unit may have the very
+    sources of a committed output; a new generation keeps it from overwriting that output.
+    """
+    text = "\n".join(sorted(sources)) + (f"\n#{generation}" if generation else "")
+    digest = hashlib.sha1(text.encode()).hexdigest()[:16]
     return f"{COMPACTED_PREFIX}{digest}.parquet"
+
+
+def output_path(
+    lake: LakeFS, table: str, date: str, sources: Sequence[str], records: Sequence[CompactionRecord]
+) -> str:
+    """The output of a unit: the first generation of its name that no committed record or file holds."""
+    taken = {r.file for r in records}
+    generation = 0
+    while True:
+        out = data_path(table, date, compacted_name(sources, generation))
+        if out not in taken and not lake.exists(out):
+            return out
+        generation += 1
+
+
+def record_path(record: CompactionRecord) -> str:
+    """Where a compaction record is stored."""
+    return compaction_record_path(record.table, record.date, posixpath.basename(record.file))
+
+
+def settle(lake: LakeFS, record: CompactionRecord) -> None:
+    """Rewrite a record whose sources are all deleted so that it no longer hides (or deletes) their paths.
+
+    Call only once the sources are gone: until then ``replaces`` is what hides them from readers
+    and lets ``recover`` finish a compaction that crashed before deleting them.
+    """
+    lake.write_json(record_path(record), record.settled().to_json())
 
 
 def is_closed(date: str, today: dt.date, after_days: int) -> bool:
@@ -143,7 +177,7 @@ def recover(lake: LakeFS, table: str) -> list[str]:
         lake.delete(rel)
     for record in records:
         if record.file in replaced:
-            stale = compaction_record_path(table, record.date, record.file.rsplit("/", 1)[-1])
+            stale = record_path(record)
             lake.delete(stale)
             deleted.append(stale)
         elif not lake.exists(record.file):
@@ -151,6 +185,8 @@ def recover(lake: LakeFS, table: str) -> list[str]:
                 f"compaction record of {table} {record.date} names {record.file}, which is gone",
                 lake.full(record.file),
             )
+        elif record.replaces:
+            settle(lake, record)  # its sources were deleted above (a crash came before the settle)
     if deleted:
         log.warning("compaction recovery in %s: removed %d leftovers", table, len(deleted))
     return deleted
@@ -169,8 +205,7 @@ def compact_unit(
     schema = table_schema(event_type_of(table))
     parts = [_conform(lake.read_parquet(rel), schema) for rel in sources]
     merged, dropped = dedup_first(pa.concat_tables(parts))
-    name = compacted_name(sources)
-    out = data_path(table, date, name)
+    out = output_path(lake, table, date, sources, records)
     lake.write_parquet(out, merged, compression=settings.compression, row_group_size=settings.row_group_size)
     covers, foreign = coverage_of(sources, records)
     record = CompactionRecord(
@@ -184,16 +219,17 @@ def compact_unit(
         duplicates_dropped=dropped,
         created_at=now.isoformat(timespec="milliseconds"),
     )
-    lake.write_json(compaction_record_path(table, date, name), record.to_json())  # the commit point
+    lake.write_json(record_path(record), record.to_json())  # the commit point
     if not lake.exists(out):  # another compaction's recovery took it for a leftover: keep the sources
-        lake.delete(compaction_record_path(table, date, name))
+        lake.delete(record_path(record))
         raise LakeIntegrityError(f"compacted output of {table} {date} vanished before its sources were deleted; "
                                  "is another compaction running on this lake?", lake.full(out))  # fmt: skip
     for rel in sources:
         lake.delete(rel)
     for prior in records:
         if prior.file in sources:
-            lake.delete(compaction_record_path(table, prior.date, prior.file.rsplit("/", 1)[-1]))
+            lake.delete(record_path(prior))
+    settle(lake, record)
     if dropped:
         log.warning("compaction of %s %s dropped %d duplicate event_ids", table, date, dropped)
     return CompactionResult(table, date, out, len(sources), merged.num_rows, dropped)

@@ -67,3 +67,20 @@ def test_known_hosts_include_quarantined_inventory_but_not_uncommitted(
     publisher.stage(plan_batch(consumed[3:], Codec()))  # quarantined, then a crash before the commit
     assert len(quarantine_folders(lake)) == 2
     assert catalog.known_hosts(lake) == {r["host_id"] for r in good + future}
+
+
+def test_a_settled_record_no_longer_hides_its_source_paths() -> None:
+    """Once the sources are deleted the record moves them to ``replaced``: a new file under such a name is seen."""
+    source, output = D + "run1-000000.parquet", D + "compacted-00aa.parquet"
+    settled = record(output, (source,)).settled()
+    assert settled.replaces == () and settled.replaced == (source,)
+    assert visible([source, output], {}, [settled]) == [source, output]
+
+
+def test_compaction_records_round_trip_and_older_records_still_read() -> None:
+    settled = record(D + "compacted-00aa.parquet", (D + "a.parquet",)).settled()
+    assert CompactionRecord.from_json(settled.to_json()) == settled
+    older = record(D + "compacted-00bb.parquet", (D + "b.parquet",)).to_json()
+    del older["replaced"]  # written before the key existed
+    assert CompactionRecord.from_json(older).replaced == ()
+    assert CompactionRecord.from_json(older).replaces == (D + "b.parquet",)

@@ -108,15 +108,24 @@ def test_crash_before_commit_leaves_sources_and_is_undone(lake: LakeFS, many: li
     assert after == before and len(after) == len(set(after)) > 0
 
 
+class Crash(Exception):
+    """A process death, injected at one step of a compaction."""
+
+
+def crash(*_: object) -> None:
+    raise Crash
+
+
 def test_crash_after_commit_hides_sources_and_recovery_deletes_them(
-    lake: LakeFS, many: list[dict[str, Any]]
+    lake: LakeFS, many: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = table_ids(lake, "host_sampled")
     sources = published_files(lake, "host_sampled")
-    tables = {rel: lake.read_parquet(rel) for rel in sources}
-    compact_unit(lake, "host_sampled", "2025-01-01", sources, [], SETTINGS, NOW)
-    for rel, table in tables.items():  # the crash came before the sources were deleted
-        lake.write_parquet(rel, table)
+    monkeypatch.setattr(lake, "delete", crash)  # the crash came before the sources were deleted
+    with pytest.raises(Crash):
+        compact_unit(lake, "host_sampled", "2025-01-01", sources, [], SETTINGS, NOW)
+    monkeypatch.undo()
+    assert all(lake.exists(rel) for rel in sources)
     assert table_ids(lake, "host_sampled") == before, "readers see the output only, never both"
     assert sorted(recover(lake, "host_sampled")) == sorted(sources)
     assert table_ids(lake, "host_sampled") == before
@@ -224,3 +233,61 @@ def test_overlapping_compactions_never_delete_data(
     monkeypatch.undo()
     assert read_compactions(lake, "host_sampled") == []
     assert table_ids(lake, "host_sampled") == before
+
+
+def test_crash_before_the_record_is_settled_is_finished_by_recovery(
+    lake: LakeFS, many: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sources deleted, record still naming them in ``replaces``: recovery empties it, deleting nothing."""
+    from analytics.lake import compaction
+
+    before = table_ids(lake, "host_sampled")
+    sources = published_files(lake, "host_sampled")
+    monkeypatch.setattr(compaction, "settle", crash)
+    with pytest.raises(Crash):
+        compact_unit(lake, "host_sampled", "2025-01-01", sources, [], SETTINGS, NOW)
+    monkeypatch.undo()
+    (record,) = read_compactions(lake, "host_sampled")
+    assert record.replaces == tuple(sources) and not any(lake.exists(rel) for rel in sources)
+    assert recover(lake, "host_sampled") == []
+    (record,) = read_compactions(lake, "host_sampled")
+    assert record.replaces == () and record.replaced == tuple(sources)
+    assert table_ids(lake, "host_sampled") == before
+
+
+SIM = "xid_raised/date=2025-01-01/run1-{:06d}.parquet"  # the simulator's Parquet sink: no offsets in the name
+
+
+def sim_events(prefix: str, n: int) -> pa.Table:
+    """``n`` XidRaised events with event_ids starting ``prefix``, as the simulator's sink writes them."""
+    records = synthetic_records(n_hosts=2 * n, samples_per_host=0, id_prefix=prefix)
+    return to_table("XidRaised", [r for r in records if r["event_type"] == "XidRaised"][:n])
+
+
+def test_a_file_rewritten_under_a_compacted_name_is_visible_and_kept(lake: LakeFS) -> None:
+    """A simulator re-run writes new events under an old name: the old record neither hides nor deletes them."""
+    lake.write_parquet(SIM.format(0), sim_events("a", 5))
+    lake.write_parquet(SIM.format(1), sim_events("b", 4))
+    compact(lake, SETTINGS, now=NOW, tables=["xid_raised"])
+    lake.write_parquet(SIM.format(0), sim_events("c", 3))  # the re-run
+    expected = table_ids(lake, "xid_raised")
+    assert len(expected) == 12
+    assert recover(lake, "xid_raised") == [] and lake.exists(SIM.format(0))
+    compact(lake, SETTINGS, now=NOW, tables=["xid_raised"])
+    assert table_ids(lake, "xid_raised") == expected
+    (record,) = read_compactions(lake, "xid_raised")
+    assert record.replaces == () and SIM.format(0) in record.replaced  # kept for audit
+
+
+def test_a_unit_with_the_sources_of_a_committed_output_gets_a_new_name(lake: LakeFS) -> None:
+    """Rewritten sources grouped again must not overwrite the output they were first compacted into."""
+    lake.write_parquet(SIM.format(0), sim_events("a", 5))
+    lake.write_parquet(SIM.format(1), sim_events("b", 4))
+    (first,) = compact(lake, SETTINGS, now=NOW, tables=["xid_raised"], max_rows=16)
+    lake.write_parquet(SIM.format(0), sim_events("c", 3))
+    lake.write_parquet(SIM.format(1), sim_events("d", 3))
+    expected = table_ids(lake, "xid_raised")
+    (second,) = compact(lake, SETTINGS, now=NOW, tables=["xid_raised"], max_rows=16)  # 9 rows ≥ 16 // 2: kept
+    assert second.file != first.file
+    assert published_files(lake, "xid_raised") == sorted([first.file, second.file])
+    assert table_ids(lake, "xid_raised") == expected and len(expected) == 15

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Any
 
 import polars as pl
+import pytest
 
 from analytics.lake import archiver as archiver_module
 from analytics.lake import catalog
@@ -17,7 +19,7 @@ from analytics.lake.manifest import read_frontier
 from analytics.lake.quarantine import quarantine_entries
 from analytics.lake.reader import Lake
 from analytics.lake.reconcile import reconcile
-from analytics.lake.synthetic import host_ids
+from analytics.lake.synthetic import host_ids, synthetic_records
 from fleetpulse.settings import Settings
 from schemas import Codec
 from tests.analytics.lake.helpers import NOW, as_consumed, garbage, lake_settings
@@ -251,3 +253,96 @@ def test_restarted_archiver_knows_the_hosts_of_quarantined_inventory(
     tps = [KafkaTP(tp.topic, tp.partition) for tp in read_frontier(lake)]
     publisher = archiver._start(FakeConsumer(), tps, ArchiveStats())
     assert publisher.known_hosts == {r["host_id"] for r in inventory}
+
+
+def test_lost_to_retention_names_the_skipped_offsets() -> None:
+    a, b, c = (TopicPartition("fleet.errors", p) for p in range(3))
+    assert archiver_module.lost_to_retention({a: 3, b: 5}, {a: 6, b: 5, c: 9}) == {a: (3, 5)}
+    assert archiver_module.lost_to_retention({a: 3}, {a: 0}) == {}
+
+
+class ScriptedConsumer(FakeConsumer):
+    """A FakeConsumer that polls: each poll first moves Kafka's beginning offset, then hands out its records."""
+
+    def __init__(self, begin: int, end: int, polls: list[tuple[int, list[Any]]]) -> None:
+        super().__init__()
+        self.begin, self.end, self.polls = begin, end, polls
+
+    def beginning_offsets(self, tps: list[Any]) -> dict[Any, int]:
+        return {tp: self.begin for tp in tps}
+
+    def end_offsets(self, tps: list[Any]) -> dict[Any, int]:
+        return {tp: self.end for tp in tps}
+
+    def position(self, tp: Any) -> int:
+        return self.seeks[tp]
+
+    def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> dict[Any, list[Any]]:
+        from types import SimpleNamespace
+
+        from kafka import TopicPartition as KafkaTP
+
+        if not self.polls:
+            return {}
+        self.begin, records = self.polls.pop(0)
+        out: dict[Any, list[Any]] = {}
+        for r in records:
+            tp = KafkaTP(r.topic, r.partition)
+            out.setdefault(tp, []).append(SimpleNamespace(**r._asdict(), timestamp=r.timestamp_ms))
+            self.seeks[tp] = r.offset + 1
+        return out
+
+
+def _xids_at(first: int, n: int) -> list[Any]:
+    """``n`` XidRaised records consumed from fleet.errors[0] at offsets ``first``…"""
+    records = synthetic_records(n_hosts=12, samples_per_host=0)
+    xids = [r for r in records if r["event_type"] == "XidRaised"][first : first + n]
+    return as_consumed(xids, partitions=1, start={("fleet.errors", 0): first})
+
+
+def _archive_until_idle(lake: LakeFS, consumer: ScriptedConsumer) -> None:
+    import time
+
+    from kafka import TopicPartition as KafkaTP
+
+    archiver = Archiver(
+        Settings(lake=lake_settings(quality={"enabled": False}, flush_records=3)),
+        lake=lake,
+        clock=lambda: NOW,
+    )
+    tps = [KafkaTP("fleet.errors", 0)]
+    publisher = archiver._start(consumer, tps, ArchiveStats())
+    archiver._loop(consumer, tps, publisher, ArchiveStats(), True, None, None, None, time.monotonic())
+
+
+def _expiry_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "expired" in r.getMessage()
+    ]
+
+
+@pytest.mark.parametrize(("begin_after", "warned"), [(6, ["3-5"]), (7, ["3-5"]), (0, [])])
+def test_offsets_expiring_while_running_are_warned_of(
+    lake: LakeFS, caplog: pytest.LogCaptureFixture, begin_after: int, warned: list[str]
+) -> None:
+    """Offsets 3-5 expire between two polls (7: 6 too, after it was fetched); 0: a compaction gap, nothing lost."""
+    consumer = ScriptedConsumer(0, 9, [(0, _xids_at(0, 3)), (begin_after, _xids_at(6, 3))])
+    with caplog.at_level(logging.WARNING, logger=archiver_module.__name__):
+        _archive_until_idle(lake, consumer)
+    assert read_frontier(lake)[TopicPartition("fleet.errors", 0)] == 9
+    assert _expiry_warnings(caplog) == [
+        f"fleet.errors[0]: offsets {r} expired from Kafka before they were archived" for r in warned
+    ]
+
+
+def test_offsets_expired_before_start_are_warned_of_once(
+    lake: LakeFS, publisher_factory, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    publisher_factory().publish(plan_batch(_xids_at(0, 3), Codec()))
+    consumer = ScriptedConsumer(6, 9, [(6, _xids_at(6, 3))])
+    with caplog.at_level(logging.WARNING, logger=archiver_module.__name__):
+        _archive_until_idle(lake, consumer)
+    assert read_frontier(lake)[TopicPartition("fleet.errors", 0)] == 9
+    assert _expiry_warnings(caplog) == [
+        "fleet.errors[0]: offsets 3-5 expired from Kafka before they were archived"
+    ]
