@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class BrokerSettings(BaseModel):
@@ -29,6 +29,12 @@ class BrokerSettings(BaseModel):
     extra_properties: dict[str, str] = Field(
         default_factory=dict, description="server.properties entries added to (or overriding) the defaults"
     )
+
+    @field_validator("cache_dir", "data_dir", mode="after")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        """Absolute at once: the JVM runs in ``data_dir`` and ``broker stop`` may run from another folder."""
+        return value.expanduser().absolute()
 
     @property
     def effective_controller_port(self) -> int:
