@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from fastavro import parse_schema
-from fastavro.schema import to_parsing_canonical_form
 
 from schemas.compat import check_compatible
 from schemas.errors import CompatibilityError, RegistryError
@@ -35,9 +34,22 @@ class SchemaVersion:
 
 
 def fingerprint(raw: dict[str, Any]) -> str:
-    """SHA-256 of the Avro parsing canonical form (ignores docs and whitespace)."""
-    canonical = to_parsing_canonical_form(parse_schema(raw, _write_hint=False))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    """SHA-256 of the schema without its docs, keys sorted (ignores docs, key order and whitespace).
+
+    Not the Avro parsing canonical form: that drops defaults, logical types and aliases, and an
+    edited default or a ``timestamp-millis`` added in place changes what an id means to readers.
+    """
+    parse_schema(raw, _write_hint=False)  # a malformed schema is refused here, not at first use
+    text = json.dumps(_without_docs(raw), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _without_docs(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_docs(v) for k, v in node.items() if k != "doc"}
+    if isinstance(node, list):
+        return [_without_docs(v) for v in node]
+    return node
 
 
 def _load_version(root: Path, subject: str, entry: dict[str, Any]) -> SchemaVersion:

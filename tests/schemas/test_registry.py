@@ -114,6 +114,31 @@ def test_editing_a_registered_schema_in_place_is_refused(registry_copy: Path) ->
         SchemaRegistry.load(registry_copy)
 
 
+@pytest.mark.parametrize("edit", ["default", "logical_type"])
+def test_editing_a_default_or_a_logical_type_in_place_is_refused(registry_copy: Path, edit: str) -> None:
+    """Both change what a registered id means to readers, though Avro's canonical form ignores them."""
+    path = registry_copy / "avro" / "JobInterrupted" / "v1.avsc"
+    raw = json.loads(path.read_text())
+    fields = raw["fields"]
+    if edit == "default":
+        field = next(f for f in fields[-1]["type"]["fields"] if isinstance(f.get("default"), int))
+        field["default"] += 1
+    else:
+        ts = next(f for f in fields if f["name"] == "ts")
+        ts["type"] = {"type": "long", "logicalType": "timestamp-millis"}
+    path.write_text(json.dumps(raw))
+    with pytest.raises(RegistryError, match="immutable"):
+        SchemaRegistry.load(registry_copy)
+
+
+def test_docs_and_layout_may_change_in_place(registry_copy: Path) -> None:
+    path = registry_copy / "avro" / "XidRaised" / "v1.avsc"
+    raw = json.loads(path.read_text())
+    raw["doc"] = "reworded"
+    path.write_text(json.dumps(raw, indent=4))
+    SchemaRegistry.load(registry_copy)
+
+
 def test_register_assigns_next_id_and_checks_compatibility(registry_copy: Path) -> None:
     folder = registry_copy / "avro" / "XidRaised"
     raw = json.loads((folder / "v1.avsc").read_text())
