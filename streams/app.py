@@ -28,7 +28,7 @@ from streams.findings import Finding
 from streams.inventory import Inventory
 from streams.lifecycle import Action, FleetState, apply
 from streams.metrics import DetectMetrics
-from streams.planner import Planner
+from streams.planner import Planner, unplannable
 from streams.policy import Policy
 from streams.repeat import fold_host
 from streams.samples import SampleFolder, SamplesStage, SourceRecord
@@ -93,7 +93,9 @@ class DetectApp:
             broker_heartbeat_interval=d.heartbeat_interval_s,
             producer_acks=-1,
             producer_linger_ms=5,
-            stream_ack_exceptions=False,  # a record whose processing raised is processed again, not skipped
+            # faust-streaming acks an event whose processing raised (this setting is read nowhere):
+            # the agents handle their errors themselves (dead letters, retried catch-up) instead
+            stream_ack_exceptions=False,
             key_serializer="raw",
             value_serializer="raw",
         )
@@ -298,8 +300,15 @@ class DetectApp:
                     continue
                 if record["event_type"] != "FindingRaised":
                     continue
+                why = unplannable(record)
+                if why is not None:
+                    refused = InvalidRecordError(
+                        why, host_id=record.get("host_id"), event_type="FindingRaised"
+                    )
+                    await self._dead_letter(refused, _source(event.message, event.value))
+                    continue
                 log.debug("route finding %s for %s", record["event_id"], record["host_id"])
-                await self.inventory_tailer.catch_up()
+                await _caught_up(self.inventory_tailer)
                 domain = self.inventory.domain_of(record["host_id"])
                 msg = {"type": "finding", "domain": domain, "finding": record}
                 await self.planner_topic.send(key=domain.encode(), value=msg)
@@ -307,7 +316,7 @@ class DetectApp:
         @app.agent(self.planner_topic, name="planner")
         async def planner(stream: faust.StreamT) -> None:
             async for msg in stream:
-                await self.actions_tailer.catch_up()
+                await _caught_up(self.actions_tailer)
                 domain = msg["domain"]
                 size = self.inventory.domain_size(domain)
                 if msg["type"] == "finding":
@@ -384,3 +393,23 @@ def _source(msg: Any, value: Any) -> SourceRecord:
         value=bytes(value) if isinstance(value, bytes | bytearray) else None,
         timestamp_ms=int(msg.timestamp * 1000) if msg.timestamp else None,
     )
+
+
+CATCH_UP_RETRY_S = 1.0
+
+
+async def _caught_up(tailer: LogTailer) -> None:
+    """``tailer.catch_up()``, retried until it succeeds (a broker outage, a long replay on start).
+
+    Giving up would lose the message being handled: faust-streaming acks an event whose
+    processing raised, so the finding would never be planned.
+    """
+    from aiokafka.errors import KafkaError
+
+    while True:
+        try:
+            await tailer.catch_up()
+            return
+        except (TimeoutError, KafkaError) as exc:
+            log.warning("%s: not caught up yet (%s); retrying", tailer.topic, type(exc).__name__)
+            await asyncio.sleep(CATCH_UP_RETRY_S)

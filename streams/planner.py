@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from schemas import FLEET
 from streams.findings import Finding
@@ -39,6 +40,22 @@ class DomainBudget:
     failure_budget: int
     halted: bool
     queued: int
+
+
+def unplannable(record: dict[str, Any]) -> str | None:
+    """Why a decoded FindingRaised cannot be planned (None when it can).
+
+    Checked before a finding reaches the planner: a finding the planner cannot act on would raise
+    there after its first steps were applied in memory, and every later decision of its
+    maintenance domain would then fail on the same operation.
+    """
+    try:
+        finding = Finding.from_record(record)
+    except (KeyError, TypeError) as exc:
+        return f"unplannable_finding: missing {exc}"
+    if finding.recommended_action not in REQUEST_KIND:
+        return f"unplannable_finding: unknown recommended_action {finding.recommended_action!r}"
+    return None
 
 
 class Planner:

@@ -114,3 +114,51 @@ def test_cluster_agent_scores_a_bundle_and_reports_the_slow_host(detect: tuple[D
     findings = sent.decoded(app.settings.topics.findings.name)
     assert [r["host_id"] for r in findings] == ["h7"]
     assert findings[0]["payload"]["evidence"]["slow_windows"].startswith("2/")
+
+
+def test_a_finding_the_planner_cannot_act_on_is_dead_lettered_not_routed(
+    detect: tuple[DetectApp, Sent],
+) -> None:
+    """An unknown recommended_action would raise in the planner and jam its whole domain."""
+    app, sent = detect
+    codec = Codec()
+    bad = f.finding("h1", fid="bad").to_record()
+    bad["payload"]["recommended_action"] = "bogus"
+    app.inventory_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
+    routed = app.planner_topic.send = AsyncMock()  # type: ignore[method-assign]
+
+    async def feed() -> None:
+        async with app.agents["route-findings"].test_context() as agent:
+            await agent.put(codec.encode(bad), key=b"h1")
+            await agent.put(codec.encode(f.finding("h2", fid="good").to_record()), key=b"h2")
+
+    run(app, feed())
+    dead = sent.decoded(app.settings.topics.dlq.name)
+    assert [d["payload"]["reason"] for d in dead] == [
+        "unplannable_finding: unknown recommended_action 'bogus'"
+    ]
+    assert [c.kwargs["value"]["finding"]["host_id"] for c in routed.await_args_list] == ["h2"]
+
+
+def test_a_catch_up_timeout_delays_a_finding_instead_of_dropping_it(
+    detect: tuple[DetectApp, Sent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """faust-streaming acks an event whose processing raised: a timeout must be retried, not raised."""
+    import streams.app
+
+    app, sent = detect
+    monkeypatch.setattr(streams.app, "CATCH_UP_RETRY_S", 0.01)
+    app.inventory_tailer.catch_up = AsyncMock(side_effect=[TimeoutError(), None])  # type: ignore[method-assign]
+    routed = app.planner_topic.send = AsyncMock()  # type: ignore[method-assign]
+
+    async def feed() -> None:
+        async with app.agents["route-findings"].test_context() as agent:
+            await agent.put(Codec().encode(f.finding("h1", fid="ok").to_record()), key=b"h1")
+            for _ in range(100):  # put() returns once the event is taken; the retry comes after
+                if routed.await_count:
+                    break
+                await asyncio.sleep(0.01)
+
+    run(app, feed())
+    assert app.inventory_tailer.catch_up.await_count == 2
+    assert [c.kwargs["value"]["finding"]["host_id"] for c in routed.await_args_list] == ["h1"]
