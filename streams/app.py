@@ -227,17 +227,22 @@ class DetectApp:
         )
 
     async def _publish(self, actions: list[Action]) -> None:
-        """Send actions (and the alerts they raise) now and wait until the broker has them all."""
+        """Send actions (and the alerts they raise) now and wait until the broker has them all.
+
+        Each action's alerts go first: nothing derives alerts from the log again, so an action
+        that landed without its alert (a crash between the two) would never page anyone, while
+        an alert sent again after a crash has the same id and is dropped as a repeat downstream.
+        """
         pending = []
         for action in actions:
+            for alert in alerts_for(action):
+                pending.append(await self._send_alert(alert, now=True))
             pending.append(
                 await self.actions_topic.send(
                     key=action.domain.encode(), value=self.codec.encode(action.to_record()), force=True
                 )
             )
             self.metrics.actions.labels(action.kind).inc()
-            for alert in alerts_for(action):
-                pending.append(await self._send_alert(alert, now=True))
         if pending:
             await asyncio.gather(*pending)
 

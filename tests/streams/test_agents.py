@@ -162,3 +162,27 @@ def test_a_catch_up_timeout_delays_a_finding_instead_of_dropping_it(
     run(app, feed())
     assert app.inventory_tailer.catch_up.await_count == 2
     assert [c.kwargs["value"]["finding"]["host_id"] for c in routed.await_args_list] == ["h1"]
+
+
+def test_an_actions_alerts_are_sent_before_the_action(detect: tuple[DetectApp, Sent]) -> None:
+    """Nothing derives alerts from the log again: an action must never land without its alert."""
+    from streams.lifecycle import FleetState
+    from streams.planner import Planner
+
+    app, _ = detect
+    order: list[str] = []
+
+    def recorder(what: str) -> Any:
+        async def send(*args: Any, **kwargs: Any) -> Any:
+            order.append(what)
+            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
+
+        return send
+
+    app.actions_topic.send = recorder("action")  # type: ignore[method-assign]
+    app._send_alert = recorder("alert")  # type: ignore[method-assign]
+    actions = Planner(app.policy).on_finding(FleetState(), f.finding("h1"), "d0", 20)  # ends with rma_opened
+    run(app, app._publish(actions))
+    assert order == ["action"] * (len(actions) - 1) + ["alert", "action"]
