@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 CleanupPolicy = Literal["delete", "compact"]
 
 DAY_MS = 24 * 3600 * 1000
+DLQ_MAX_MESSAGE_BYTES = 2 * 1024 * 1024
 
 
 class TopicSpec(BaseModel):
@@ -29,12 +30,18 @@ class TopicSpec(BaseModel):
         description="roll segments this often (lets a busy compacted topic compact); None: broker default",
     )
 
+    max_message_bytes: int | None = Field(
+        None, ge=1024, description="largest record the topic takes (max.message.bytes); None: broker default"
+    )
+
     def configs(self) -> dict[str, str]:
         cfg: dict[str, str] = {"cleanup.policy": self.cleanup_policy}
         if self.cleanup_policy == "delete":
             cfg["retention.ms"] = str(self.retention_ms)
         if self.segment_ms is not None:
             cfg["segment.ms"] = str(self.segment_ms)
+        if self.max_message_bytes is not None:
+            cfg["max.message.bytes"] = str(self.max_message_bytes)
         return cfg
 
 
@@ -49,7 +56,11 @@ class TopicSettings(BaseModel):
     findings: TopicSpec = TopicSpec(name="fleet.findings", partitions=3, retention_ms=365 * DAY_MS)
     actions: TopicSpec = TopicSpec(name="fleet.actions", partitions=3, retention_ms=-1)
     alerts: TopicSpec = TopicSpec(name="fleet.alerts", partitions=1, retention_ms=90 * DAY_MS)
-    dlq: TopicSpec = TopicSpec(name="fleet.dlq", partitions=1, retention_ms=30 * DAY_MS)
+    # A dead letter carries the whole original record plus its reason: room for a record as large
+    # as any other topic accepts (the broker's default, 1 MiB) and then some.
+    dlq: TopicSpec = TopicSpec(
+        name="fleet.dlq", partitions=1, retention_ms=30 * DAY_MS, max_message_bytes=DLQ_MAX_MESSAGE_BYTES
+    )
 
     prefix: str = Field("", description="Prepended to every topic name, e.g. 'demo-1.' for an isolated run")
 

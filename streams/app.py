@@ -93,6 +93,7 @@ class DetectApp:
             broker_heartbeat_interval=d.heartbeat_interval_s,
             producer_acks=-1,
             producer_linger_ms=5,
+            producer_max_request_size=settings.topics.dlq.max_message_bytes or 1_000_000,  # dead letters
             # faust-streaming acks an event whose processing raised (this setting is read nowhere):
             # the agents handle their errors themselves (dead letters, retried catch-up) instead
             stream_ack_exceptions=False,

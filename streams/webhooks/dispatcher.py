@@ -164,6 +164,7 @@ class Dispatcher:
                 **self.settings.kafka.aiokafka(self.settings.bootstrap_servers),
                 acks="all",
                 enable_idempotence=True,
+                max_request_size=self.settings.topics.dlq.max_message_bytes or 1_048_576,
             )
             await self._dlq_producer.start()
         dlq = self.settings.topics.dlq.name

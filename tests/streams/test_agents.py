@@ -186,3 +186,26 @@ def test_an_actions_alerts_are_sent_before_the_action(detect: tuple[DetectApp, S
     actions = Planner(app.policy).on_finding(FleetState(), f.finding("h1"), "d0", 20)  # ends with rma_opened
     run(app, app._publish(actions))
     assert order == ["action"] * (len(actions) - 1) + ["alert", "action"]
+
+
+def test_a_dead_letter_of_the_largest_record_kafka_takes_fits_the_dlq(detect: tuple[DetectApp, Sent]) -> None:
+    """The dead letter is the whole original plus its reason: it must not be refused for its size."""
+    from schemas import DecodeError
+    from streams.deadletter import dead_letter
+
+    app, _ = detect
+    broker_default_max = 1_048_588  # message.max.bytes: the largest record any other topic accepts
+    letter = dead_letter(
+        DecodeError("framing: not a Confluent-framed record"),
+        topic="fleet.samples",
+        partition=5,
+        offset=2**40,
+        key=b"h" * 64,
+        value=b"\x07" * broker_default_max,
+        timestamp_ms=START_TS,
+    )
+    size = len(Codec().encode(letter)) + 512  # record and batch headers
+    dlq = app.settings.topics.dlq
+    assert size <= (dlq.max_message_bytes or 0)
+    assert dlq.configs()["max.message.bytes"] == str(dlq.max_message_bytes)
+    assert size <= app.app.conf.producer_max_request_size
