@@ -37,6 +37,7 @@ class Previous:
     start_ts: int
     end_ts: int
     segment: int
+    fleet_window: tuple[int, int]  # (start_ts, end_ts) the fleet was built with: segment 0's window
     last_seq: np.ndarray
     remapped: np.ndarray
 
@@ -81,14 +82,26 @@ def load_previous(directory: Path) -> Previous:
         start_ts=int(manifest["start_ts"]),
         end_ts=int(manifest["end_ts"]),
         segment=int(manifest.get("segment", 0)),
+        fleet_window=_fleet_window(manifest),
         last_seq=agents.column("last_agent_seq").to_numpy(),
         remapped=np.array(agents.column("remapped_rows").to_pylist(), dtype=np.int64),
     )
 
 
+def _fleet_window(manifest: dict[str, Any]) -> tuple[int, int]:
+    """The window the fleet was built with; manifests written before ``fleet_window`` fall back
+    to their own window (exact for a first segment)."""
+    window = manifest.get("fleet_window") or (manifest["start_ts"], manifest["end_ts"])
+    return int(window[0]), int(window[1])
+
+
 def continued_fleet(previous: Previous, end_ts: int) -> Fleet:
-    """The earlier run's fleet, observed from its end to ``end_ts`` with fresh random streams."""
-    original = build_fleet(previous.config, previous.seed, previous.start_ts, previous.end_ts)
+    """The earlier run's fleet, observed from its end to ``end_ts`` with fresh random streams.
+
+    Rebuilt from the original window: install cohorts and onsets depend on it, so a later
+    segment's window would give a different fleet.
+    """
+    original = build_fleet(previous.config, previous.seed, *previous.fleet_window)
     if len(original.host_id) != len(previous.last_seq):
         raise SimulatorError("agents.parquet does not match the fleet of its manifest")
     return dataclasses.replace(

@@ -25,8 +25,16 @@ def stream(seed: int, purpose: Purpose, *index: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed & 0xFFFFFFFF, int(purpose), *index]))
 
 
-def run_id(seed: int, preset: str, mode: str, start_ts: int) -> str:
-    """A short id that makes event ids unique across runs while staying deterministic for a seed."""
+def run_id(
+    seed: int, preset: str, mode: str, start_ts: int, end_ts: int, interval_s: int, content: str
+) -> str:
+    """A short id that makes event ids unique across runs while staying deterministic per request.
+
+    Event ids and Parquet file names start with it, so anything that changes the events (window,
+    interval, ``content``: the fleet config as text) must change it.
+    """
     import hashlib
 
-    return hashlib.sha1(f"{seed}|{preset}|{mode}|{start_ts}".encode()).hexdigest()[:8]
+    digest = hashlib.sha1(content.encode()).hexdigest()
+    key = f"{seed}|{preset}|{mode}|{start_ts}|{end_ts}|{interval_s}|{digest}"
+    return hashlib.sha1(key.encode()).hexdigest()[:8]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import signal
 import threading
 import time
@@ -17,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
 
 from producers.config import FleetConfig, load_fleet_config
 from producers.continuation import agents_table, continued_fleet, load_previous
@@ -27,6 +30,7 @@ from producers.generator import FleetAgents, LateDelivery, ticks_for
 from producers.noise import noise_schedule
 from producers.progress import tick_progress
 from producers.randomness import run_id as make_run_id
+from producers.schedule import Schedule
 from producers.sinks.base import NullSink, Sink
 from producers.truth import faults_table, hosts_table, write_truth
 from schemas import topic_family
@@ -175,7 +179,8 @@ def run_simulation(
         if previous is not None:
             start_ts = previous.end_ts
     end_ts = start_ts + n_ticks * interval_s * 1000
-    run_id = make_run_id(seed, config.name, request.mode, start_ts)
+    content = _run_content(config, previous.run_id if previous else None)
+    run_id = make_run_id(seed, config.name, request.mode, start_ts, end_ts, interval_s, content)
 
     fleet = (
         build_fleet(config, seed, start_ts, end_ts) if previous is None else continued_fleet(previous, end_ts)
@@ -199,13 +204,14 @@ def run_simulation(
     stop = stop or threading.Event()
     started = clock()
     ticks_done = 0
+    written_ts = start_ts  # event time of the last tick written whole: where an interrupted run ends
     idle_s = max_lag_s = 0.0
     label = f"{config.name} {request.mode} → {request.sink}"
+    ticks = agents.ticks()
     try:
         with _stop_on_signals(stop), tick_progress(n_ticks, label, request.progress) as update:
-            for tick in agents.ticks():
-                if stop.is_set():
-                    break
+            # check stop before generating: a generated tick advances the agents' seq
+            while not stop.is_set() and (tick := next(ticks, None)) is not None:
                 if live:
                     idle, lag = _pace(started, tick.index * interval_s / request.speed, clock, sleep, stop)
                     idle_s += idle
@@ -214,20 +220,26 @@ def run_simulation(
                     sink.write(batch)
                     counts.update(batch.event_types())
                 ticks_done = min(tick.index, n_ticks)
+                written_ts = min(tick.ts, end_ts)
                 update(ticks_done, sum(counts.values()))
     finally:
         sink.close()
     elapsed = clock() - started
+    interrupted = stop.is_set()
+    emitted_end_ts = written_ts if interrupted else end_ts
+    faults = _emitted_faults(faults, emitted_end_ts)
 
     by_topic: Counter[str] = Counter()
     for event_type, n in counts.items():
         by_topic[topic_names[topic_family(event_type)]] += n
     manifest = _manifest(
-        config, request, seed, run_id, start_ts, end_ts, interval_s, fleet, calibration, faults, dropped,
-        dict(sorted(counts.items())), dict(sorted(by_topic.items())), interrupted=stop.is_set(), late=sim,
+        config, request, seed, run_id, start_ts, emitted_end_ts, interval_s, fleet, calibration, faults,
+        dropped, dict(sorted(counts.items())), dict(sorted(by_topic.items())), interrupted=interrupted, late=sim,
     )  # fmt: skip
+    manifest["planned_end_ts"] = end_ts
     manifest["segment"] = fleet.segment
     manifest["continues_run_id"] = previous.run_id if previous else None
+    manifest["fleet_window"] = list(previous.fleet_window) if previous else [start_ts, end_ts]
     if request.truth_out is not None:
         write_truth(
             request.truth_out, manifest, faults_table(fleet, faults, run_id), hosts_table(fleet),
@@ -235,10 +247,26 @@ def run_simulation(
         )  # fmt: skip
     return SimulationResult(
         run_id=run_id, counts=dict(sorted(counts.items())), counts_by_topic=dict(sorted(by_topic.items())),
-        truth_dir=request.truth_out, elapsed_s=elapsed, start_ts=start_ts, end_ts=end_ts,
-        interval_s=interval_s, ticks=ticks_done, interrupted=stop.is_set(), manifest=manifest,
+        truth_dir=request.truth_out, elapsed_s=elapsed, start_ts=start_ts, end_ts=emitted_end_ts,
+        interval_s=interval_s, ticks=ticks_done, interrupted=interrupted, manifest=manifest,
         idle_s=idle_s, max_lag_s=max_lag_s,
     )  # fmt: skip
+
+
+def _emitted_faults(faults: Schedule, end_ts: int) -> Schedule:
+    """The faults whose events went out by ``end_ts``: truth must not list what was never sent.
+
+    Faults are sorted by time, so this keeps a prefix and fault ids stay those of the full plan.
+    """
+    return faults.take(np.flatnonzero(faults.ts <= end_ts))
+
+
+def _run_content(config: FleetConfig, continues: str | None) -> str:
+    """What besides seed and window shapes the events, as canonical text for the run id.
+
+    Late delivery is left out on purpose: it reorders the same events, which keep their ids.
+    """
+    return json.dumps({"fleet": config.model_dump(mode="json"), "continues": continues}, sort_keys=True)
 
 
 def _pace(

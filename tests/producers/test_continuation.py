@@ -137,3 +137,14 @@ def test_score_joins_a_history_and_its_live_continuation(history, settings, tmp_
     assert hosts.height == hist.manifest["n_hosts"]
     with pytest.raises(ScoringError, match="does not continue"):
         load_truth([tmp_path / "live", truth])
+
+
+def test_a_continued_continuation_keeps_the_original_fleet(simulate, settings, tmp_path: Path) -> None:
+    simulate(days=4, interval_s=21_600, seed=3, keep_records=False, truth_out=tmp_path / "s0")
+    for segment in (1, 2):
+        request = SimulationRequest(days=4, interval_s=21_600, continue_from=tmp_path / f"s{segment - 1}",
+                                    sink="null", truth_out=tmp_path / f"s{segment}")  # fmt: skip
+        result = run_simulation(settings, request, sink=MemorySink(keep_records=False))
+        assert result.manifest["segment"] == segment
+    h0, h2 = (pq.read_table(tmp_path / s / "hosts.parquet") for s in ("s0", "s2"))
+    assert h0.equals(h2)

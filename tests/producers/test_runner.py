@@ -9,7 +9,7 @@ import pytest
 from producers.errors import SimulatorError
 from producers.runner import SimulationRequest, run_simulation
 from producers.sinks.base import MemorySink
-from tests.producers.conftest import START
+from tests.producers.conftest import START, config_with
 
 
 def _digest(path: Path) -> str:
@@ -45,6 +45,19 @@ def test_manifest_records_the_run(simulate, tmp_path: Path) -> None:
     assert manifest["counts"] == result.counts
     assert manifest["counts_by_topic"] == {"fleet.errors": result.counts_by_topic["fleet.errors"],
                                            "fleet.inventory": 48, "fleet.samples": result.counts["HostSampled"]}  # fmt: skip
+
+
+def test_run_id_tells_apart_runs_of_different_length_or_fleet(simulate, tmp_path: Path) -> None:
+    def run(**fields) -> tuple[str, set[str]]:
+        result, sink = simulate(seed=7, interval_s=21_600, keep_samples=False, truth_out=None, **fields)
+        return result.run_id, {r["event_id"] for r in sink.records}
+
+    short_id, short = run(days=2)
+    long_id, long = run(days=6)
+    lemony_id, lemony = run(days=2, fleet=config_with(lemons={"fraction": 0.3}))
+    assert short and not short & long and not short & lemony
+    assert len({short_id, long_id, lemony_id}) == 3
+    assert run(days=2) == (short_id, short)  # the same request keeps its run_id
 
 
 class FakeClock:
@@ -118,6 +131,41 @@ def test_stop_flushes_the_sink_and_marks_the_run_interrupted(settings, tmp_path:
     assert result.interrupted and sink.closed
     assert result.total == sink.count < 48 * 30 * 144
     assert result.manifest["interrupted"] is True
+
+
+def test_an_interrupted_runs_truth_covers_only_what_was_emitted(settings, tmp_path: Path) -> None:
+    import json
+
+    import pyarrow.parquet as pq
+
+    stop = threading.Event()
+
+    class StopAfter(MemorySink):
+        def write(self, batch) -> None:
+            super().write(batch)
+            if self.count > 48 * 24 * 10:  # about ten of the thirty days
+                stop.set()
+
+    sink = StopAfter()
+    request = SimulationRequest(
+        preset="small", days=30, interval_s=3600, sink="null", truth_out=tmp_path / "t"
+    )
+    result = run_simulation(settings, request, sink=sink, stop=stop)
+    manifest = json.loads((tmp_path / "t" / "manifest.json").read_text())
+    emitted = {(r["host_id"], r["ts"]) for r in sink.records}
+    faults = pq.read_table(tmp_path / "t" / "faults.parquet").to_pylist()
+    assert result.interrupted and faults
+    assert all((f["host_id"], f["ts"]) in emitted for f in faults)
+    assert manifest["faults"]["total"] == len(faults)
+    last_ts = max(r["ts"] for r in sink.records)
+    assert manifest["end_ts"] <= last_ts + 3_600_000 < manifest["planned_end_ts"]
+    assert manifest["planned_end_ts"] == manifest["start_ts"] + 30 * 86_400_000
+    agents = pq.read_table(tmp_path / "t" / "agents.parquet").to_pydict()
+    emitted_seq: dict[str, int] = {}
+    for r in sink.records:
+        emitted_seq[r["host_id"]] = max(emitted_seq.get(r["host_id"], 0), r["agent_seq"])
+    agents_seq = dict(zip(agents["host_id"], agents["last_agent_seq"], strict=True))
+    assert {h: s for h, s in agents_seq.items() if s} == emitted_seq  # no seq of an unsent tick
 
 
 def test_bad_requests_fail_with_a_clear_error(settings) -> None:
