@@ -115,21 +115,30 @@ class SampleFolder:
         self.clusters = clusters  # every cluster the inventory knows (progress goes to each)
         self.seen_clusters: set[str] = set()
 
-    def fold(self, state: PartitionState, record: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
-        """Fold one valid record; (messages keyed by their ``cluster``, was_late)."""
+    def fold(
+        self, state: PartitionState, record: dict[str, Any], now_ms: int | None = None
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """Fold one valid record; (messages keyed by their ``cluster``, was_late).
+
+        With ``now_ms``, the event time reported downstream (progress, summaries' ``wm``) is
+        capped at it: one host's fast clock must not close every cluster's windows early.
+        """
         out: list[dict[str, Any]] = []
         late = False
         if record["event_type"] == "HostSampled":
             summaries, late = self.stage.add_sample(state.hosts, record)
             for summary in summaries:
                 summary.update(type="summary", src=state.partition, nsrc=self.nsrc)
+                summary["wm"] = _capped(summary["wm"], now_ms)
                 out.append(summary)
-        out += self._progress(state, record)
+        out += self._progress(state, record, now_ms)
         return out, late
 
-    def _progress(self, state: PartitionState, record: dict[str, Any]) -> list[dict[str, Any]]:
-        """Tell every cluster when this partition's event time enters a new window."""
-        ts = record["ts"]
+    def _progress(
+        self, state: PartitionState, record: dict[str, Any], now_ms: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Tell every cluster when this partition's event time (capped at ``now_ms``) enters a new window."""
+        ts = _capped(record["ts"], now_ms)
         if ts <= state.wm:
             return []
         state.wm = ts
@@ -148,6 +157,11 @@ class SampleFolder:
             {"type": kind, "cluster": c, "src": state.partition, "nsrc": self.nsrc, "wm": state.wm}
             for c in clusters
         ]
+
+
+def _capped(ts: int, now_ms: int | None) -> int:
+    """An event time no later than now: validation lets a clock run ``max_future`` ahead."""
+    return ts if now_ms is None else min(ts, now_ms)
 
 
 class IdleSources:
@@ -253,6 +267,7 @@ class SamplesStage:
         self.clock = clock
         self.parts: dict[int, PartitionState] = {}
         self._dirty: set[int] = set()
+        self._torn: set[int] = set()  # mid-fold: state ahead of the summaries sent for it
         self._pending: list[Awaitable[Any]] = []
         self._lock = asyncio.Lock()
         self._consumer: AIOKafkaConsumer | None = None
@@ -333,6 +348,7 @@ class SamplesStage:
         state = self.parts.get(partition)
         if state is None:
             return  # revoked while this batch was in flight
+        self._torn.add(partition)  # until its summaries are sent, a checkpoint would lose them
         counts: Counter[str] = Counter()
         bundles: dict[str, list[dict[str, Any]]] = {}
         late = 0
@@ -348,8 +364,8 @@ class SamplesStage:
                 self._pending.append(await self.dead_letter(failure, _source(message)))
             elif record is not None:
                 counts[record["event_type"]] += 1
-                newest = max(newest, record["ts"])
-                out, was_late = self.folder.fold(state, record)
+                newest = max(newest, min(record["ts"], now_ms))  # a fast clock must not run ticks early
+                out, was_late = self.folder.fold(state, record, now_ms)
                 late += was_late
                 for msg in out:
                     bundles.setdefault(msg["cluster"], []).append(msg)
@@ -359,6 +375,7 @@ class SamplesStage:
                 bundles.setdefault(msg["cluster"], []).append(msg)
         await self._send_bundles(bundles)
         self._dirty.add(partition)
+        self._torn.discard(partition)
         for event_type, n in counts.items():
             self.metrics.consumed(self.topic, event_type, n)
         if late:
@@ -422,9 +439,8 @@ class SamplesStage:
         producer = self._producer
         if producer is None:
             return
-        pending, self._pending = self._pending, []
-        if pending:
-            await asyncio.gather(*pending)
+        await self._await_pending()
+        partitions = [p for p in partitions if p not in self._torn]  # their last checkpoint stands
         acks = []
         offsets = {}
         for p in partitions:
@@ -445,6 +461,13 @@ class SamplesStage:
                 await self._consumer.commit(offsets)
             except Exception as exc:  # e.g. a rebalance is under way
                 log.debug("samples stage: offset commit skipped: %s", exc)
+
+    async def _await_pending(self) -> None:
+        """Wait for the outputs sent so far; a failed one stays pending, so no checkpoint can pass it."""
+        pending = list(self._pending)
+        if pending:
+            await asyncio.gather(*pending)
+        del self._pending[: len(pending)]
 
     async def load(self, partitions: Iterable[int]) -> dict[int, PartitionState]:
         """The newest checkpoint of each partition (the last record of its checkpoint partition)."""
@@ -495,12 +518,13 @@ class SamplesStage:
         mine = sorted(tp.partition for tp in revoked if tp.topic == self.topic and tp.partition in self.parts)
         async with self._lock:
             try:
-                await self._checkpoint(mine)
+                await self._checkpoint(mine)  # skips a torn partition: the next owner replays it
             except Exception as exc:  # the next owner resumes from the previous checkpoint
                 log.warning("samples stage: checkpoint on revoke failed: %s", exc)
             for p in mine:
                 self.parts.pop(p, None)
                 self._dirty.discard(p)
+                self._torn.discard(p)
                 self.idle.forget(p)
 
 

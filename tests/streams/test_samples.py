@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
 
 import pytest
+from aiokafka import TopicPartition
 
+from schemas import Codec
+from streams.metrics import DetectMetrics
 from streams.policy import Policy
-from streams.samples import IdleSources, PartitionState, SampleFolder, caught_up
+from streams.samples import IdleSources, PartitionState, SampleFolder, SamplesStage, caught_up
+from streams.slow import ClusterStage
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -156,3 +163,174 @@ def test_idle_and_progress_notices_carry_the_partition_and_its_event_time() -> N
     assert notices == [
         {"type": "idle", "cluster": c, "src": 3, "nsrc": 4, "wm": START_TS} for c in ("c0", "c1")
     ]
+
+
+# -- the stage, driven with a fake producer: what a checkpoint may hold after an interrupted fold ---------
+
+
+@dataclass
+class FakeMessage:
+    """The fields of an aiokafka ``ConsumerRecord`` the stage reads."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp: int | None
+
+
+class FakeProducer:
+    """Records every send; a send to a topic in ``failing`` is acknowledged with an error."""
+
+    def __init__(self, failing: frozenset[str] = frozenset()) -> None:
+        self.sent: list[tuple[str, bytes]] = []
+        self.failing = failing
+
+    async def send(self, topic: str, *, key: bytes, value: bytes, partition: int | None = None) -> Any:
+        self.sent.append((topic, value))
+        ack: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if topic in self.failing:
+            ack.set_exception(ConnectionError("not acknowledged"))
+        else:
+            ack.set_result(None)
+        return ack
+
+    def checkpoints(self) -> list[PartitionState]:
+        return [PartitionState.from_bytes(v) for t, v in self.sent if t == "checkpoints"]
+
+
+async def _no_dead_letter(*_: Any) -> Any:
+    raise AssertionError("no record here is invalid")
+
+
+def stage(
+    producer: FakeProducer, dead_letter: Callable[..., Awaitable[Any]] = _no_dead_letter
+) -> SamplesStage:
+    """A stage owning partition 0 of ``samples``, its clock just after the records' hour."""
+    s = SamplesStage(
+        topic="samples",
+        summaries_topic="summaries",
+        checkpoint_topic="checkpoints",
+        group_id="g",
+        client_config={},
+        folder=folder({"c0", "c1"}),
+        codec=Codec(),
+        policy=Policy(),
+        metrics=DetectMetrics(),
+        dead_letter=dead_letter,
+        checkpoint_s=60.0,
+        clock=lambda: (START_TS + 90 * MIN) / 1000,
+    )
+    s._producer = cast(Any, producer)
+    s.parts[0] = PartitionState(partition=0)
+    return s
+
+
+def messages(records: Sequence[dict[str, Any] | None], first: int = 0) -> list[Any]:
+    """Records encoded as partition 0 holds them from offset ``first``; None is a value that cannot decode."""
+    codec = Codec()
+    return [
+        FakeMessage("samples", 0, first + n, None, b"garbage" if r is None else codec.encode(r), None)
+        for n, r in enumerate(records)
+    ]
+
+
+def test_a_fold_cancelled_midway_leaves_the_last_checkpoint_standing() -> None:
+    """Cancelled at a yield (SIGTERM), a fold has closed windows it has not sent: saving them would lose them."""
+    records = samples(6, 77)
+
+    async def go() -> tuple[FakeProducer, SamplesStage]:
+        producer = FakeProducer()
+        s = stage(producer)
+        await s._fold_batch(0, messages(records[:20]))  # partition 0 dirty, not checkpointed yet
+        task = asyncio.create_task(s._fold_batch(0, messages(records[20:460], 20)))
+        await asyncio.sleep(0)  # the fold runs to its first yield
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert s.parts[0].next_offset > 20  # really torn: state ahead, its summaries never sent
+        await s._checkpoint(sorted(s._dirty))  # as ``run()`` does on the way out
+        return producer, s
+
+    producer, s = asyncio.run(go())
+    assert not [c for c in producer.checkpoints() if c.next_offset > 20]
+    assert s._dirty == {0}  # still to be checkpointed, once a fold of it completes
+
+
+def test_a_fold_cancelled_midway_is_not_checkpointed_when_revoked() -> None:
+    records = samples(6, 77)
+
+    async def go() -> tuple[FakeProducer, SamplesStage]:
+        producer = FakeProducer()
+        s = stage(producer)
+        await s._fold_batch(0, messages(records[:20]))
+        await s._checkpoint(sorted(s._dirty))
+        task = asyncio.create_task(s._fold_batch(0, messages(records[20:460], 20)))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await s.on_revoked({TopicPartition("samples", 0)})
+        return producer, s
+
+    producer, s = asyncio.run(go())
+    assert [c.next_offset for c in producer.checkpoints()] == [20] and s.parts == {}
+
+
+def test_a_fold_failing_at_a_dead_letter_leaves_the_last_checkpoint_standing() -> None:
+    records: list[dict[str, Any] | None] = list(samples(6, 77))
+    records[300] = None  # offset 300: a record that cannot decode, and the dead-letter topic is down
+
+    async def dlq_down(exc: Exception, source: Any) -> Any:
+        raise ConnectionError("dead-letter topic unreachable")
+
+    async def go() -> FakeProducer:
+        producer = FakeProducer()
+        s = stage(producer, dlq_down)
+        await s._fold_batch(0, messages(records[:20]))
+        with pytest.raises(ConnectionError):
+            await s._fold_batch(0, messages(records[20:460], 20))
+        assert s.parts[0].next_offset == 300
+        await s._checkpoint(sorted(s._dirty))
+        return producer
+
+    producer = asyncio.run(go())
+    assert not [c for c in producer.checkpoints() if c.next_offset > 20]
+
+
+def test_a_summary_send_that_failed_blocks_every_later_checkpoint() -> None:
+    records = samples(6, 77)
+
+    async def go() -> FakeProducer:
+        producer = FakeProducer(failing=frozenset({"summaries"}))
+        s = stage(producer)
+        await s._fold_batch(0, messages(records[:460]))
+        for _ in range(2):  # the failure is not forgotten once reported
+            with pytest.raises(ConnectionError):
+                await s._checkpoint(sorted(s._dirty))
+        return producer
+
+    producer = asyncio.run(go())
+    assert producer.checkpoints() == [] and any(t == "summaries" for t, _ in producer.sent)
+
+
+def test_a_host_with_a_fast_clock_does_not_make_its_peers_late() -> None:
+    """A clock 6 min ahead (within ``max_future``, past ``cluster_grace``) must not close the cluster's windows."""
+    policy = Policy()
+    hosts, state = SampleFolder(policy, nsrc=1, clusters=lambda: {"c0"}), PartitionState(partition=0)
+    clusters, store = ClusterStage(policy.slow_host), {}  # type: ignore[var-annotated]
+    rng = random.Random(7)
+    findings, late = [], 0
+    for n, step in enumerate(range(0, 3600, 10)):
+        now = START_TS + step * 1000  # the true time: every host samples now, h5 stamps it 6 min ahead
+        items: list[dict[str, Any]] = []
+        for h in range(10):
+            step_ms = 1000.0 * (1.1 if h == 2 else 1.0) * (1 + rng.gauss(0, 0.01))
+            ts = now + (6 * MIN if h == 5 else 0)
+            items += hosts.fold(state, f.sample(step_ms, 380.0, interval_s=10, host=f"h{h}", ts=ts), now)[0]
+        found, _, n_late = clusters.add_bundle(store, "c0", items, f"0.{n}")
+        findings += found
+        late += n_late
+    assert late == 0
+    assert [x.host_id for x in findings] == ["h2"]
