@@ -13,8 +13,16 @@ partition holding the partition's whole host-window state *and* the offset it is
 for, to a compacted topic with one partition per samples partition. A worker taking a
 partition over (restart, rebalance, crash) reads that one record and seeks to its offset,
 so the state it resumes from is exactly the state those offsets produced: the replayed
-records re-emit byte-identical summaries (the cluster stage stores each host's summary
-under one key, so a repeat overwrites itself), and no window is missed or double-counted.
+records re-emit the same summaries (the cluster stage stores each host's summary under one
+key, so a repeat overwrites itself; only the progress mark they carry may differ, and the
+cluster stage keeps the highest), and no window is missed or double-counted. A partition
+whose fold was interrupted (cancelled, or a dead letter failed) or whose sends were not
+acknowledged is not checkpointed: the windows that fold closed would be gone from the saved
+state without their summaries ever sent.
+
+Event time used for progress is capped at the wall clock: validation lets a record through up
+to ``max_future`` ahead, and one host whose clock runs ahead must not close every cluster's
+windows before its peers' summaries arrive.
 
 Idleness is declared here, at the source, and nowhere else: a partition whose fetches have
 come back empty, with nothing left to read, for ``idle_partition_timeout`` of wall time is
