@@ -372,7 +372,7 @@ class SamplesStage:
                 self._pending.append(await self.dead_letter(failure, _source(message)))
             elif record is not None:
                 counts[record["event_type"]] += 1
-                newest = max(newest, min(record["ts"], now_ms))  # a fast clock must not run ticks early
+                newest = max(newest, _capped(record["ts"], now_ms))  # a fast clock must not run ticks early
                 out, was_late = self.folder.fold(state, record, now_ms)
                 late += was_late
                 for msg in out:
