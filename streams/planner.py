@@ -153,14 +153,17 @@ class Planner:
         due before ``now`` open, and the halt decision that follows would count a host that is back.
         """
         while True:
-            due = sorted(
-                (self._due(h.current), h.host_id)
-                for h in self._hosts(state, domain)
-                if h.current and self._in_repair(h)
+            earliest = min(
+                (
+                    (self._due(h.current), h.host_id)
+                    for h in self._hosts(state, domain)
+                    if h.current and self._in_repair(h)
+                ),
+                default=None,
             )
-            if not due or due[0][0] > now:
+            if earliest is None or earliest[0] > now:
                 break
-            when, host_id = due[0]
+            when, host_id = earliest
             host = state.hosts[host_id]
             op = host.current
             assert op is not None
