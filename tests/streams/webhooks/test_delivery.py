@@ -170,8 +170,8 @@ def test_a_slow_receiver_does_not_hold_up_another(
         d, client = deliverer(box, handler, max_in_flight_per_url=2)
         stop = asyncio.Event()
         task = asyncio.create_task(d.run(stop))
-        for _ in range(200):
-            if len(delivered_b) == 20:
+        for _ in range(200):  # B all answered and recorded (outcomes are written on the outbox's thread)
+            if len(delivered_b) == 20 and d.in_flight == 2:
                 break
             await asyncio.sleep(0.01)
         stop.set()
