@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 app = typer.Typer()
 lake_app = typer.Typer(
@@ -40,7 +40,7 @@ TablesOpt = Annotated[
 
 def _settings(ctx: typer.Context, lake: str | None) -> Settings:
     """The settings with ``--lake`` as ``lake.path``, passed on as given (``LakeFS`` tells folders from URIs)."""
-    from fleetpulse.cli import settings_of  # fleetpulse.cli imports this module
+    from ground.cli_context import settings_of  # fleetpulse.cli imports this module
 
     settings = settings_of(ctx)
     if lake is None:

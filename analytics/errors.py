@@ -9,7 +9,7 @@ AnalyticsError (a FleetpulseError: the CLI prints it as one line)
 
 from __future__ import annotations
 
-from fleetpulse.errors import FleetpulseError
+from ground.errors import FleetpulseError
 
 
 class AnalyticsError(FleetpulseError):

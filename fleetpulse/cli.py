@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -23,8 +23,8 @@ import fleetpulse.topics_cli
 import producers.cli
 import streams.cli
 import streams.webhooks.cli
-from fleetpulse.errors import FleetpulseError
-from fleetpulse.settings import Settings
+from ground.errors import FleetpulseError
+from ground.settings import Settings
 
 app = typer.Typer(
     name="fleetpulse",
@@ -68,14 +68,6 @@ def _root(
     )
     ctx.obj = Settings.load(config)
 
-
-def settings_of(ctx: typer.Context) -> Settings:
-    """The settings built by the root callback (sub-commands call this)."""
-    obj: Any = ctx.find_root().obj
-    if not isinstance(obj, Settings):  # invoked outside the root app, e.g. in a test
-        obj = Settings.load()
-        ctx.find_root().obj = obj
-    return obj
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ from rich.table import Table
 from fleetpulse.supervisor import PartFailedError, Supervisor, fleetpulse_argv, wait_until
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 console = Console()
 
@@ -106,9 +106,9 @@ class Phases:
 def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
     import logging
 
-    from fleetpulse.admin import ensure_topics
+    from ground.kafka.admin import ensure_topics
     from fleetpulse.broker import ensure_running
-    from fleetpulse.settings import Settings as SettingsCls
+    from ground.settings import Settings as SettingsCls
 
     logging.getLogger("kafka").setLevel(logging.ERROR)  # the demo's own stats client; parts log to files
     plan.run_dir.mkdir(parents=True, exist_ok=True)
@@ -204,7 +204,7 @@ def _api_snapshot(plan: DemoPlan) -> dict[str, Any]:
 
 def _drain(settings: Settings, plan: DemoPlan, sup: Supervisor, parts: list[Any]) -> None:
     """Wait until the detectors have read every input record and the receiver has every alert."""
-    from fleetpulse.topic_stats import group_lag, record_count
+    from ground.kafka.reading import group_lag, record_count
     from streams.worker import consumer_groups
 
     inputs = {settings.topics.samples.name, settings.topics.errors.name}
@@ -259,7 +259,7 @@ def _quality(plan: DemoPlan, env: dict[str, str]) -> dict[str, Any]:
 
 def _collect(settings: Settings, plan: DemoPlan, stats: dict[str, Any],
              score: dict[str, Any], gates: Any, api: dict[str, Any]) -> dict[str, Any]:
-    from fleetpulse.topic_stats import event_type_counts, record_count
+    from ground.kafka.reading import event_type_counts, record_count
     from schemas import Codec
 
     bootstrap, kafka = settings.bootstrap_servers, settings.kafka
@@ -268,7 +268,7 @@ def _collect(settings: Settings, plan: DemoPlan, stats: dict[str, Any],
     findings = Counter[str]()
     actions = Counter[str]()
     codec = Codec()
-    from fleetpulse.topic_stats import read_all
+    from ground.kafka.reading import read_all
 
     for _, _, _, value in read_all(bootstrap, kafka, settings.topics.findings.name):
         findings[codec.decode(value).record["payload"]["detector"]] += 1

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from fleetpulse.errors import FleetpulseError
+from ground.errors import FleetpulseError
 
 
 class PartFailedError(FleetpulseError):

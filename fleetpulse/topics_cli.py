@@ -9,20 +9,20 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fleetpulse import admin
+from ground.kafka import admin
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 app = typer.Typer(
     no_args_is_help=True,
-    help="Create the topics declared in fleetpulse.topics (safe to repeat) and list the cluster's topics.",
+    help="Create the topics declared in ground.kafka.topics (safe to repeat) and list the cluster's topics.",
 )
 console = Console(highlight=False)
 
 
 def _settings(ctx: typer.Context) -> Settings:
-    from fleetpulse.cli import settings_of  # fleetpulse.cli imports this module
+    from ground.cli_context import settings_of  # fleetpulse.cli imports this module
 
     return settings_of(ctx)
 

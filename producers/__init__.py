@@ -1,6 +1,6 @@
 """The synthetic GPU fleet: host agents with realistic failures, recorded ground truth, Kafka/Parquet sinks.
 
-Public names resolve lazily, so importing ``producers.settings`` (done by the settings object
+Public names resolve lazily, so importing ``ground.settings.simulator`` (done by the settings object
 and thus by every CLI start) does not pull in numpy, pyarrow and scipy.
 """
 

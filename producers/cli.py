@@ -78,7 +78,7 @@ def simulate(
     """Simulate a GPU fleet's telemetry and failures into Kafka, a Parquet lake or nowhere."""
     from rich.console import Console
 
-    from fleetpulse.cli import settings_of
+    from ground.cli_context import settings_of
     from producers.runner import SimulationRequest, parse_start, run_simulation
 
     settings = settings_of(ctx)

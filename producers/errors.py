@@ -1,6 +1,6 @@
 """Exception hierarchy of the simulator.
 
-FleetpulseError (fleetpulse.errors)
+FleetpulseError (ground.errors)
 └── SimulatorError          anything the simulator raises on purpose
     ├── FleetConfigError    a fleet preset / config file is missing or invalid (says what to fix)
     ├── SinkError           a sink could not write (path, table)
@@ -9,7 +9,7 @@ FleetpulseError (fleetpulse.errors)
 
 from __future__ import annotations
 
-from fleetpulse.errors import FleetpulseError
+from ground.errors import FleetpulseError
 
 
 class SimulatorError(FleetpulseError):

@@ -36,7 +36,7 @@ from producers.truth import faults_table, hosts_table, write_truth
 from schemas import topic_family
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 Mode = Literal["fast-forward", "live"]
 SinkName = Literal["kafka", "parquet", "null"]
@@ -107,7 +107,7 @@ def make_sink(settings: Settings, request: SimulationRequest, run_id: str) -> Si
     from producers.sinks.kafka import KafkaSink
 
     if request.create_topics:
-        from fleetpulse.admin import create_topics
+        from ground.kafka.admin import create_topics
 
         create_topics(settings)
     return KafkaSink(settings)

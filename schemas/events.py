@@ -1,7 +1,7 @@
 """Events as explicit classes named as facts, one per Avro schema.
 
 Each class carries its ``EVENT_TYPE``, ``SCHEMA_VERSION`` and the topic family it travels
-on (``TOPIC``, a key of ``fleetpulse.topics.TopicSettings``). The payload stays a plain
+on (``TOPIC``, a key of ``ground.kafka.topics.TopicSettings``). The payload stays a plain
 mapping shaped by the ``.avsc`` (it is what the Avro codec reads and writes, and what hot
 paths build directly without an object per event).
 """

@@ -38,7 +38,7 @@ from streams.validate import decode_checked
 from streams.worker import checkpoint_topic, samples_group
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ def detect(
 
     Start several processes (each with its own --web-port and --data-dir) to share the work.
     """
-    from fleetpulse.cli import settings_of
+    from ground.cli_context import settings_of
     from streams.worker import run_worker
 
     run_worker(settings_of(ctx), policy_file=policy, web_port=web_port, data_dir=data_dir)
@@ -48,7 +48,7 @@ def detect_policy(
     from rich.console import Console
     from rich.table import Table
 
-    from fleetpulse.cli import settings_of
+    from ground.cli_context import settings_of
     from streams.policy import load_policy
 
     loaded = load_policy(policy or settings_of(ctx).detect.policy_file)
@@ -86,7 +86,7 @@ def detect_resume(
     """Resume a maintenance train the planner halted (records train_resumed on fleet.actions)."""
     from rich.console import Console
 
-    from fleetpulse.cli import settings_of
+    from ground.cli_context import settings_of
     from streams.manual import resume_train
     from streams.policy import load_policy
 

@@ -8,7 +8,7 @@ StreamsError
 
 from __future__ import annotations
 
-from fleetpulse.errors import ConfigError, FleetpulseError
+from ground.errors import ConfigError, FleetpulseError
 
 
 class StreamsError(FleetpulseError):

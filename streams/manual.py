@@ -17,7 +17,7 @@ from streams.policy import Policy
 from streams.tailer import LogTailer
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 
 def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:

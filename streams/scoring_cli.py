@@ -25,7 +25,7 @@ from streams.scoring import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
     from streams.policy import Policy
 
 FINDING_COLUMNS: dict[str, Any] = {

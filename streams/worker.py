@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from fleetpulse.topics import TopicSpec
+from ground.kafka.topics import TopicSpec
 from streams.errors import WorkerError
 from streams.policy import Policy, load_policy
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
     from streams.app import DetectApp
 
 
@@ -115,7 +115,7 @@ def build_detect_app(
     data_dir: Path | None = None,
 ) -> DetectApp:
     """Create the topics if missing, then the Faust app (tables sized to the real partition counts)."""
-    from fleetpulse import admin
+    from ground.kafka import admin
     from streams.app import DetectApp
 
     settings, policy, folder = resolve(

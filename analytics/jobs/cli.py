@@ -45,7 +45,7 @@ def _lake(ctx: typer.Context, lake: str | None) -> Path:
     """The local lake folder the jobs read; a URI lake is refused as such, not as a missing folder."""
     from analytics.jobs.errors import JobError
     from analytics.jobs.source import local_lake
-    from fleetpulse.cli import settings_of
+    from ground.cli_context import settings_of
 
     path = local_lake(lake or settings_of(ctx).lake.path)
     if not path.is_dir():

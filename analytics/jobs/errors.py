@@ -8,7 +8,7 @@ JobError
 
 from __future__ import annotations
 
-from fleetpulse.errors import FleetpulseError
+from ground.errors import FleetpulseError
 
 
 class JobError(FleetpulseError):

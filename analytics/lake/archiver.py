@@ -26,7 +26,7 @@ from analytics.quality.gate import QualityGate
 from schemas import Codec
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class Archiver:
         from kafka import KafkaConsumer
         from kafka.errors import KafkaError
 
-        from fleetpulse.admin import tcp_reachable
+        from ground.kafka.admin import tcp_reachable
 
         bootstrap = self.settings.bootstrap_servers
         if self._consumer_factory is None and not tcp_reachable(bootstrap, timeout_s=2.0):

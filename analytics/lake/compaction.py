@@ -51,7 +51,7 @@ from analytics.lake.layout import (
     parse_archive_name,
 )
 from analytics.lake.manifest import read_frontier
-from analytics.settings import LakeSettings
+from ground.settings.lake import LakeSettings
 from schemas.arrow import table_schema
 
 log = logging.getLogger(__name__)

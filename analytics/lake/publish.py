@@ -21,7 +21,7 @@ from analytics.lake.layout import TopicPartition, data_path, rejected_path
 from analytics.lake.manifest import CommittedRange, commit
 from analytics.lake.quarantine import write_quarantine
 from analytics.quality.gate import QualityGate, ValidationOutcome
-from analytics.settings import LakeSettings
+from ground.settings.lake import LakeSettings
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from fleetpulse.broker.errors import (
     ToolMissingError,
 )
 from fleetpulse.broker.process import BrokerStatus, LocalBroker, ensure_running, stop_if_started_within
-from fleetpulse.broker.settings import BrokerSettings
+from ground.settings.broker import BrokerSettings
 
 __all__ = [
     "BrokerError",

@@ -14,7 +14,7 @@ from fleetpulse.broker.logs import follow, tail
 from fleetpulse.broker.process import LocalBroker
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -27,7 +27,7 @@ console = Console(highlight=False)
 
 
 def _settings(ctx: typer.Context) -> Settings:
-    from fleetpulse.cli import settings_of  # fleetpulse.cli imports this module
+    from ground.cli_context import settings_of  # fleetpulse.cli imports this module
 
     return settings_of(ctx)
 
@@ -85,7 +85,7 @@ def status(ctx: typer.Context) -> None:
     table.add_column(style="bold")
     table.add_column()
     if not settings.uses_local_broker:
-        from fleetpulse.admin import broker_answers
+        from ground.kafka.admin import broker_answers
 
         answers = broker_answers(settings.bootstrap_servers, settings.kafka, timeout_s=5.0)
         table.add_row("cluster", f"external, {escape(settings.bootstrap_servers)}")

@@ -9,7 +9,7 @@ BrokerError
 
 from __future__ import annotations
 
-from fleetpulse.errors import FleetpulseError
+from ground.errors import FleetpulseError
 
 
 class BrokerError(FleetpulseError):

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fleetpulse.broker.errors import JarResolutionError, ToolMissingError
-from fleetpulse.broker.settings import BrokerSettings
+from ground.settings.broker import BrokerSettings
 
 MIN_JAVA = 17
 POM = Path(__file__).with_name("pom.xml")

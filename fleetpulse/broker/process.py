@@ -19,17 +19,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from fleetpulse.admin import broker_answers
+from ground.kafka.admin import broker_answers
 from fleetpulse.broker import jars
 from fleetpulse.broker.errors import BrokerStartError, PortInUseError
 from fleetpulse.broker.layout import BrokerFiles
 from fleetpulse.broker.logs import read_lines, size_of, tail
 from fleetpulse.broker.properties import log4j2_properties, new_cluster_id, render, server_properties
-from fleetpulse.broker.settings import BrokerSettings
-from fleetpulse.kafka_config import KafkaSettings
+from ground.settings.broker import BrokerSettings
+from ground.kafka.config import KafkaSettings
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 LOG_TAIL_LINES = 40
 Reporter = Callable[[str], None]

@@ -10,7 +10,7 @@ import base64
 import uuid
 from pathlib import Path
 
-from fleetpulse.broker.settings import BrokerSettings
+from ground.settings.broker import BrokerSettings
 
 
 def new_cluster_id(raw: bytes | None = None) -> str:

@@ -46,7 +46,7 @@ def run(
     """
     from rich.console import Console
 
-    from fleetpulse.cli import settings_of
+    from ground.cli_context import settings_of
     from fleetpulse.faults.context import FaultContext
     from fleetpulse.faults.errors import ScenarioError
     from fleetpulse.faults.report import print_table, write_reliability

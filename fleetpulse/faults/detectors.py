@@ -18,7 +18,7 @@ from fleetpulse.faults.sandbox import OUTPUTS, consumed_topics
 from fleetpulse.supervisor import free_ports
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
     from streams.worker import WorkerProcess
 
 

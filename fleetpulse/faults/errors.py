@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from fleetpulse.errors import FleetpulseError
+from ground.errors import FleetpulseError
 
 
 class FaultsError(FleetpulseError):

@@ -10,10 +10,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fleetpulse.topic_stats import read_all
+from ground.kafka.reading import read_all
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from fleetpulse.faults.scenarios import broker_restart, poison_flood, receiver_d
 
 if TYPE_CHECKING:
     from fleetpulse.broker import LocalBroker
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 Scenario = Callable[[FaultContext], ScenarioResult]
 SCENARIOS: dict[str, Scenario] = {

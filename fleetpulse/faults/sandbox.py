@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from fleetpulse.topics import TopicSpec
+from ground.kafka.topics import TopicSpec
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 INPUTS = ("inventory", "samples", "errors")
 OUTPUTS = ("findings", "actions", "alerts", "dlq")

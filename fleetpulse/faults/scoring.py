@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 
 def detection_score(settings: Settings, findings_topic: str, truth_dir: Path) -> dict[str, Any]:

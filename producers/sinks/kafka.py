@@ -17,11 +17,11 @@ from kafka.partitioner.default import murmur2
 
 from producers.batches import EventBatch
 from producers.errors import DeliveryError, SinkError
-from producers.settings import ProducerTuning
+from ground.settings.simulator import ProducerTuning
 from schemas import Codec, topic_family
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from streams.settings import WebhookSettings
+from ground.settings.detect import WebhookSettings
 
 # 4xx answers worth retrying (the receiver may recover); other 4xx are final, as in Alertmanager.
 RETRYABLE_4XX = frozenset({408, 425, 429})

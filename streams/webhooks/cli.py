@@ -49,7 +49,7 @@ def dispatch(
 
     from rich.console import Console
 
-    from fleetpulse.cli import settings_of
+    from ground.cli_context import settings_of
     from streams.webhooks.dispatcher import Dispatcher, data_dir_of
 
     settings = settings_of(ctx)
@@ -117,7 +117,7 @@ def receiver(
 
     from rich.console import Console
 
-    from fleetpulse.cli import settings_of
+    from ground.cli_context import settings_of
     from streams.webhooks.errors import WebhookConfigError
     from streams.webhooks.receiver import WebhookReceiver, serve_forever
 
@@ -141,10 +141,10 @@ def receiver(
 
 
 def _secret_from(env_name: str, configured: str | None) -> str | None:
-    # The default name is the settings' own webhooks.secret; another name is read by fleetpulse.settings too.
+    # The default name is the settings' own webhooks.secret; another name is read by ground.settings too.
     if env_name == DEFAULT_SECRET_ENV:
         return configured
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
     secret = Settings.secret_from_env(env_name)
     return secret.get_secret_value() if secret else None
@@ -165,7 +165,7 @@ def outbox(
     from rich.console import Console
     from rich.table import Table
 
-    from fleetpulse.cli import settings_of
+    from ground.cli_context import settings_of
     from streams.webhooks.dispatcher import data_dir_of
     from streams.webhooks.metrics import redact_url
     from streams.webhooks.outbox import Outbox
@@ -227,7 +227,7 @@ def score(
     """Score detector findings against the simulator's ground truth: TP/FP/FN, precision, recall, time to detect."""
     from rich.console import Console
 
-    from fleetpulse.cli import settings_of
+    from ground.cli_context import settings_of
     from streams.policy import load_policy
     from streams.scoring_cli import (
         findings_from_kafka,

@@ -26,8 +26,8 @@ from streams.webhooks.outbox import Outbox
 from streams.webhooks.payload import Notification, notification
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
-    from streams.settings import WebhookSettings
+    from ground.settings import Settings
+    from ground.settings.detect import WebhookSettings
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fleetpulse.errors import ConfigError
+from ground.errors import ConfigError
 from streams.errors import StreamsError
 
 

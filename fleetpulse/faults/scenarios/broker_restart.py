@@ -24,7 +24,7 @@ NAME = "broker-restart"
 def run(
     ctx: FaultContext, restarts: int = 3, produce_s: float = 90.0, first_after_s: float = 5.0, gap_s: float = 3.0
 ) -> ScenarioResult:
-    from fleetpulse import admin
+    from ground.kafka import admin
     clock = Clock()
     folder = ctx.folder(NAME)
     settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))

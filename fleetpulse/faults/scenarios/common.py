@@ -15,7 +15,7 @@ from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.scoring import detection_score, split
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 
 @dataclass

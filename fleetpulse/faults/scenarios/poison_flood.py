@@ -24,7 +24,7 @@ from fleetpulse.faults.sandbox import sandbox, variant
 from fleetpulse.faults.scenarios.common import judge, outputs
 
 if TYPE_CHECKING:
-    from fleetpulse.settings import Settings
+    from ground.settings import Settings
 
 NAME = "poison"
 Item = tuple[bytes | None, bytes]  # key, value
@@ -67,7 +67,7 @@ def run(ctx: FaultContext, count: int = 10_000, duplicates: int = 500) -> Scenar
     mixed = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME, "mixed"))
     truth = folder / "truth"
     sim = simulate(ctx, clean, truth)
-    from fleetpulse import admin
+    from ground.kafka import admin
 
     admin.create_topics(mixed)
     rng = random.Random(ctx.seed)

@@ -76,7 +76,7 @@ def _dispatcher(settings: Any, url: str, secret: str, folder: Path) -> tuple[sub
 def run(
     ctx: FaultContext, alerts: int = 300, outage_s: float = 60.0, before_s: float = 10.0, after_s: float = 10.0
 ) -> ScenarioResult:
-    from fleetpulse import admin
+    from ground.kafka import admin
     from schemas import Codec
     from streams.webhooks import start_receiver
 

@@ -25,7 +25,7 @@ NAME = "worker-kill"
 
 
 def run(ctx: FaultContext, kills: int = 5, produce_s: float = 75.0) -> ScenarioResult:
-    from fleetpulse import admin
+    from ground.kafka import admin
     clock = Clock()
     folder = ctx.folder(NAME)
     settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))

@@ -22,13 +22,13 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from analytics.settings import LakeSettings
-from fleetpulse.broker.settings import BrokerSettings
-from fleetpulse.errors import ConfigError
-from fleetpulse.kafka_config import KafkaSettings
-from fleetpulse.topics import TopicSettings
-from producers.settings import SimulatorSettings
-from streams.settings import DetectSettings, WebhookSettings
+from ground.settings.lake import LakeSettings
+from ground.settings.broker import BrokerSettings
+from ground.errors import ConfigError
+from ground.kafka.config import KafkaSettings
+from ground.kafka.topics import TopicSettings
+from ground.settings.simulator import SimulatorSettings
+from ground.settings.detect import DetectSettings, WebhookSettings
 
 DEFAULT_CONFIG_FILE = Path("fleetpulse.toml")
 

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import kafka.errors as kafka_errors
 from kafka.admin import KafkaAdminClient
 
-from fleetpulse.errors import TopicError
-from fleetpulse.kafka_config import KafkaSettings
-from fleetpulse.topics import TopicSpec
+from ground.errors import TopicError
+from ground.kafka.config import KafkaSettings
+from ground.kafka.topics import TopicSpec
 
-if TYPE_CHECKING:  # fleetpulse.settings imports the broker package, which imports this module
-    from fleetpulse.settings import Settings
+if TYPE_CHECKING:  # ground.settings imports the broker package, which imports this module
+    from ground.settings import Settings
 
 TOPIC_ALREADY_EXISTS = kafka_errors.TopicAlreadyExistsError.errno
 

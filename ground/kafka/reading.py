@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from kafka import KafkaConsumer, TopicPartition
 
-from fleetpulse.kafka_config import KafkaSettings
+from ground.kafka.config import KafkaSettings
 
 
 def _consumer(bootstrap: str, kafka: KafkaSettings, **extra: object) -> KafkaConsumer:

@@ -1,6 +1,6 @@
 """Topic names and their layout (partitions, retention, compaction).
 
-Creation lives in ``fleetpulse.admin``; this module is only the declaration, so every
+Creation lives in ``ground.kafka.admin``; this module is only the declaration, so every
 part imports topic names from one place.
 """
 

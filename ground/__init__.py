@@ -1,0 +1,5 @@
+"""The ground every part stands on: settings, Kafka clients and configuration, topics, errors.
+
+It imports only ``schemas`` and third-party libraries; producers, streams, analytics and the
+application shell (``fleetpulse``) import it, never the other way round.
+"""

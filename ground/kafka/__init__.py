@@ -1,0 +1,1 @@
+"""Kafka for every part: client configuration, admin, topic specs, reading topics and group lag."""
