@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from schemas.events import ENVELOPE_FIELDS
+from schemas.events import ENVELOPE_FIELDS, EVENT_CLASSES
 from schemas.registry import SchemaRegistry
 
 _PRIMITIVES: dict[str, pa.DataType] = {
@@ -74,7 +74,10 @@ def to_table(event_type: str, records: Iterable[Mapping[str, Any]], schema: pa.S
 
 
 def table_name(event_type: str) -> str:
-    """Lake table of an event type: ``HostSampled`` → ``host_sampled``."""
+    """Lake table of an event type: ``HostSampled`` → ``host_sampled`` (or the class's ``LAKE_TABLE``)."""
+    cls = EVENT_CLASSES.get(event_type)
+    if cls is not None and cls.LAKE_TABLE:
+        return cls.LAKE_TABLE
     out = []
     for i, ch in enumerate(event_type):
         if ch.isupper() and i:

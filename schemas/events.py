@@ -25,6 +25,7 @@ class Event:
     EVENT_TYPE: ClassVar[str]
     SCHEMA_VERSION: ClassVar[int] = 1
     TOPIC: ClassVar[TopicFamily]
+    LAKE_TABLE: ClassVar[str | None] = None  # the lake table's name when not derived from EVENT_TYPE
 
     event_id: str
     host_id: str
@@ -124,6 +125,24 @@ class RecordDeadLettered(Event):
     TOPIC: ClassVar[TopicFamily] = "dlq"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncidentReported(Event):
+    """An incident a fleet recorded beyond raw signals (imported history, tickets); see ``schemas.taxonomy``."""
+
+    EVENT_TYPE: ClassVar[str] = "IncidentReported"
+    TOPIC: ClassVar[TopicFamily] = "actions"  # every detect worker folds it into the hosts that are out
+    LAKE_TABLE: ClassVar[str | None] = "incidents"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperatorEventRecorded(Event):
+    """A step people or their systems took on a host (out of service, repair, RMA, return)."""
+
+    EVENT_TYPE: ClassVar[str] = "OperatorEventRecorded"
+    TOPIC: ClassVar[TopicFamily] = "actions"
+    LAKE_TABLE: ClassVar[str | None] = "operator_events"
+
+
 EVENT_CLASSES: dict[str, type[Event]] = {
     cls.EVENT_TYPE: cls
     for cls in (
@@ -138,6 +157,8 @@ EVENT_CLASSES: dict[str, type[Event]] = {
         MaintenanceActionRecorded,
         AlertRaised,
         RecordDeadLettered,
+        IncidentReported,
+        OperatorEventRecorded,
     )
 }
 

@@ -35,6 +35,8 @@ PINNED_IDS = {
     ("MaintenanceActionRecorded", 1): 9,
     ("AlertRaised", 1): 10,
     ("RecordDeadLettered", 1): 11,
+    ("IncidentReported", 1): 12,
+    ("OperatorEventRecorded", 1): 13,
 }
 
 
