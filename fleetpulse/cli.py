@@ -21,6 +21,7 @@ import fleetpulse.demo
 import fleetpulse.faults.cli
 import fleetpulse.topics_cli
 import producers.cli
+import producers.importer.cli
 import streams.cli
 import streams.webhooks.cli
 from ground.errors import FleetpulseError
@@ -37,6 +38,7 @@ app.add_typer(fleetpulse.topics_cli.app, name="topics", help="Create and list fl
 app.add_typer(fleetpulse.faults.cli.app, name="faults", help="Fault-injection scenarios (reliability).")
 for part in (
     producers.cli.app,
+    producers.importer.cli.app,
     streams.cli.app,
     streams.webhooks.cli.app,
     analytics.cli.app,
