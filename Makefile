@@ -6,20 +6,28 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check lint types unit faults bench clean
+.PHONY: demo test check lint types layers lock unit faults bench clean
 
-$(STAMP): pyproject.toml
+UV_VERSION := 0.13.9
+
+# The environment is exactly uv.lock (plus uv itself, hence --inexact); `make lock` after editing
+# pyproject.toml's dependencies.
+$(STAMP): pyproject.toml uv.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet "uv==$(UV_VERSION)"
+	$(BIN)/uv sync --quiet --frozen --inexact --extra dev --python $(BIN)/python
 	touch $(STAMP)
+
+## lock: re-resolve uv.lock after a dependency change in pyproject.toml
+lock: $(STAMP)
+	$(BIN)/uv lock
 
 ## demo: the whole pipeline end to end on a local Kafka broker (started for you)
 demo: $(STAMP)
 	$(BIN)/fleetpulse demo
 
 ## test: lint, types and the full test suite against a real Kafka broker (what CI runs)
-test: $(STAMP) lint types
+test: $(STAMP) lint types layers
 	$(BIN)/pytest -q
 
 check: test
@@ -28,7 +36,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 types: $(STAMP)
-	$(BIN)/mypy schemas fleetpulse
+	$(BIN)/mypy schemas ground fleetpulse
+
+## layers: the import-linter contracts in pyproject.toml (schemas → ground → parts → shell)
+layers: $(STAMP)
+	$(BIN)/lint-imports
 
 unit: $(STAMP)
 	$(BIN)/pytest -q -m "not integration and not faults and not slow"
@@ -39,7 +51,7 @@ faults: $(STAMP)
 ## bench: every benchmark; each script writes its run to docs/benchmarks/<part>-run.md. The analysis in
 ## docs/benchmarks/<part>.md and docs/BENCHMARKS.md is written by hand and is not overwritten.
 bench: $(STAMP)
-	$(BIN)/pip install --quiet -e ".[bench]"
+	$(BIN)/uv sync --quiet --frozen --inexact --extra dev --extra bench --python $(BIN)/python
 	$(BIN)/python bench/bench_simulator.py --md docs/benchmarks/simulator-run.md
 	$(BIN)/python bench/bench_detect.py --md docs/benchmarks/detect-run.md
 	$(BIN)/python bench/bench_analytics.py --rows 100000000 --reps 3 --md docs/benchmarks/analytics-run.md

@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ground.cli_context import settings_of
+
 if TYPE_CHECKING:
     from ground.settings import Settings
 
@@ -40,7 +42,6 @@ TablesOpt = Annotated[
 
 def _settings(ctx: typer.Context, lake: str | None) -> Settings:
     """The settings with ``--lake`` as ``lake.path``, passed on as given (``LakeFS`` tells folders from URIs)."""
-    from ground.cli_context import settings_of  # fleetpulse.cli imports this module
 
     settings = settings_of(ctx)
     if lake is None:
@@ -167,7 +168,7 @@ def compact(
     """Merge the small files of closed date partitions into larger ones (atomic; duplicates dropped)."""
     from analytics.lake.compaction import compact as run_compaction
     from analytics.lake.fs import LakeFS
-    from analytics.lake.layout import table_of
+    from analytics.tables import table_of
 
     settings = _settings(ctx, lake)
     names = [table_of(t) for t in tables] if tables else None

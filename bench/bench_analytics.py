@@ -47,7 +47,7 @@ def generate(data: Path, rows: int, hosts: int, interval_s: int, seed: int = 7) 
 
     from analytics.lake.fs import LakeFS
     from analytics.lake.layout import ArchiveName, data_path, date_of
-    from analytics.settings import LakeSettings
+    from ground.settings.lake import LakeSettings
     from schemas.arrow import table_schema
 
     rng = np.random.default_rng(seed)

@@ -33,7 +33,7 @@ import faust
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from kafka import KafkaProducer
 
-from fleetpulse.settings import Settings
+from ground.settings import Settings
 from schemas import Codec, DecodeError, EccErrorObserved
 from streams.testing import Scenario
 from streams.worker import WorkerProcess, spawn_worker
@@ -365,7 +365,7 @@ def main() -> None:
     report.add(
         f"records: {len(stream)} on samples+errors ({args.hosts} hosts, {args.minutes} min at {args.interval} s)"
     )
-    from fleetpulse import admin
+    from ground.kafka import admin
 
     admin.create_topics(settings)
     t = time.perf_counter()

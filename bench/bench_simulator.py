@@ -29,8 +29,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fleetpulse import admin  # noqa: E402
-from fleetpulse.settings import Settings  # noqa: E402
+from ground.kafka import admin  # noqa: E402
+from ground.settings import Settings  # noqa: E402
 from producers.runner import SimulationRequest, run_simulation  # noqa: E402
 from producers.sample_batch import SampleBatch  # noqa: E402
 from producers.sinks.base import NullSink  # noqa: E402

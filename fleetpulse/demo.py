@@ -19,6 +19,8 @@ from typing import Annotated
 
 import typer
 
+from ground.cli_context import settings_of
+
 app = typer.Typer()
 
 
@@ -60,7 +62,6 @@ def demo(
 ) -> None:
     """Run the whole pipeline end to end on a local Kafka broker and print what it found."""
     from fleetpulse.broker import stop_if_started_within
-    from ground.cli_context import settings_of
     from fleetpulse.demo_run import DemoPlan, run_demo
     from fleetpulse.supervisor import free_ports
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -12,10 +14,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
 
-from fleetpulse.supervisor import PartFailedError, Supervisor, fleetpulse_argv, wait_until
+from analytics.lake import quarantine_entries
+from fleetpulse.broker import ensure_running
+from fleetpulse.supervisor import PartFailedError, Supervisor, wait_until
+from ground.kafka.admin import ensure_topics
+from ground.kafka.reading import event_type_counts, group_lags, read_to_end, record_count
+from ground.launch import child_env, fleetpulse_argv
+from schemas import Codec
+from streams.topology import consumer_groups
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -69,21 +79,23 @@ class DemoPlan:
         return f"http://127.0.0.1:{self.receiver_port}"
 
 
-def demo_env(settings: Settings, plan: DemoPlan) -> dict[str, str]:
-    """Settings of every part of this run, as the FLEETPULSE_* variables docker-compose also uses."""
-    return {
-        "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers,
-        "FLEETPULSE_TOPICS__PREFIX": plan.topic_prefix,
-        "FLEETPULSE_DETECT__APP_ID": f"{plan.run_id}-detect",
-        "FLEETPULSE_WEBHOOKS__URLS": json.dumps([f"{plan.receiver_url}/alerts"]),
-        "FLEETPULSE_WEBHOOKS__SECRET": plan.webhook_secret,
-        "FLEETPULSE_WEBHOOKS__GROUP_ID": f"{plan.run_id}-webhooks",
-        "FLEETPULSE_WEBHOOKS__DATA_DIR": str(plan.run_dir / "outbox"),
-        "FLEETPULSE_WEBHOOKS__BACKOFF_BASE_S": "0.5",
-        "FLEETPULSE_WEBHOOKS__BACKOFF_MAX_S": "5",
-        "FLEETPULSE_LAKE__PATH": str(plan.lake),
-        "FLEETPULSE_LAKE__GROUP_ID": f"{plan.run_id}-archiver",
-    }
+def run_settings(settings: Settings, plan: DemoPlan, bootstrap: str) -> Settings:
+    """The settings every part of this run gets: its own topics, groups, outbox, lake and receiver."""
+
+    def section(name: str, **update: Any) -> Any:
+        return getattr(settings, name).model_copy(update=update)
+
+    return settings.model_copy(update={
+        "kafka": section("kafka", bootstrap_servers=bootstrap),
+        "topics": section("topics", prefix=plan.topic_prefix),
+        "detect": section("detect", app_id=f"{plan.run_id}-detect"),
+        "webhooks": section(
+            "webhooks", urls=[f"{plan.receiver_url}/alerts"], secret=SecretStr(plan.webhook_secret),
+            group_id=f"{plan.run_id}-webhooks", data_dir=plan.run_dir / "outbox",
+            backoff_base_s=0.5, backoff_max_s=5.0,
+        ),
+        "lake": section("lake", path=plan.lake, group_id=f"{plan.run_id}-archiver"),
+    })  # fmt: skip
 
 
 class Phases:
@@ -104,24 +116,16 @@ class Phases:
 
 
 def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
-    import logging
-
-    from ground.kafka.admin import ensure_topics
-    from fleetpulse.broker import ensure_running
-    from ground.settings import Settings as SettingsCls
-
     logging.getLogger("kafka").setLevel(logging.ERROR)  # the demo's own stats client; parts log to files
     plan.run_dir.mkdir(parents=True, exist_ok=True)
     phases = Phases()
     console.print(f"[bold]fleetpulse demo[/] run [cyan]{plan.run_id}[/] → {plan.run_dir}")
     with phases.phase("Kafka broker (local, KRaft)"):
         bootstrap = ensure_running(settings)
-    env = demo_env(settings, plan)
-    run_settings = SettingsCls.load(kafka={**settings.kafka.model_dump(), "bootstrap_servers": bootstrap},
-                                    topics={"prefix": plan.topic_prefix})
-    env["KAFKA_BOOTSTRAP_SERVERS"] = bootstrap
+    parts_settings = run_settings(settings, plan, bootstrap)
+    env = child_env(parts_settings)
     with phases.phase("topics"):
-        ensure_topics(run_settings)
+        ensure_topics(parts_settings)
 
     summary: dict[str, Any] = {"run_id": plan.run_id, "run_dir": str(plan.run_dir)}
     with Supervisor(plan.run_dir / "logs", env) as sup:
@@ -150,7 +154,7 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
                     "--speed", str(plan.speed), "--seed", str(plan.seed), "--continue-from", str(plan.truth),
                     "--truth-out", str(plan.live_truth), "--no-progress"), timeout_s=plan.live_seconds + 300)
         with phases.phase("detectors and dispatcher catch up"):
-            _drain(run_settings, plan, sup, [*detectors, dispatcher, receiver])
+            _drain(parts_settings, plan, sup, [*detectors, dispatcher, receiver])
         with phases.phase("archiver catches up (exactly once into the lake)"):
             archiver.stop()
             sup.run("archive-final", fleetpulse_argv("archive", "--until-idle"), timeout_s=600)
@@ -169,7 +173,7 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
                    plan, env)
         score = json.loads(score_file.read_text())
 
-    summary.update(_collect(run_settings, plan, stats, score, gates, api))
+    summary.update(_collect(parts_settings, plan, stats, score, gates, api))
     summary["elapsed_s"] = round(time.monotonic() - phases.t0, 1)
     summary["phases_s"] = {k: round(v, 1) for k, v in phases.timings.items()}
     _print_summary(summary, plan)
@@ -204,8 +208,6 @@ def _api_snapshot(plan: DemoPlan) -> dict[str, Any]:
 
 def _drain(settings: Settings, plan: DemoPlan, sup: Supervisor, parts: list[Any]) -> None:
     """Wait until the detectors have read every input record and the receiver has every alert."""
-    from ground.kafka.reading import group_lag, record_count
-    from streams.worker import consumer_groups
 
     inputs = {settings.topics.samples.name, settings.topics.errors.name}
     detect = settings.detect.model_copy(update={"app_id": f"{plan.run_id}-detect"})
@@ -215,8 +217,8 @@ def _drain(settings: Settings, plan: DemoPlan, sup: Supervisor, parts: list[Any]
 
     def detectors_done() -> bool:
         sup.check_alive(*parts)
-        lags = [group_lag(bootstrap, kafka, g, t) for g, topics in groups.items() for t in topics if t in inputs]
-        return all(lag == 0 for lag in lags)
+        lags = [group_lags(bootstrap, kafka, g, [t for t in topics if t in inputs]) for g, topics in groups.items()]
+        return all(lag == 0 for per_topic in lags for lag in per_topic.values())
 
     if not wait_until(detectors_done, plan.drain_timeout_s, interval_s=2):
         console.print("[yellow]detectors did not fully catch up within the drain timeout[/]")
@@ -239,13 +241,9 @@ def _run_plain(args: list[str], plan: DemoPlan, env: dict[str, str]) -> None:
 
 def _quality(plan: DemoPlan, env: dict[str, str]) -> dict[str, Any]:
     """Re-check every published lake partition and list quarantined batches (what readers never see)."""
-    import os
-    import subprocess
-
-    from analytics.lake import quarantine_entries
 
     proc = subprocess.run(fleetpulse_argv("lake", "validate", "--lake", str(plan.lake)),
-                          env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
+                          env=env, capture_output=True, text=True, timeout=600)
     (plan.run_dir / "logs" / "lake-validate.log").write_text(proc.stdout + proc.stderr)
     quarantined = quarantine_entries(str(plan.lake))
     return {
@@ -259,21 +257,19 @@ def _quality(plan: DemoPlan, env: dict[str, str]) -> dict[str, Any]:
 
 def _collect(settings: Settings, plan: DemoPlan, stats: dict[str, Any],
              score: dict[str, Any], gates: Any, api: dict[str, Any]) -> dict[str, Any]:
-    from ground.kafka.reading import event_type_counts, record_count
-    from schemas import Codec
-
     bootstrap, kafka = settings.bootstrap_servers, settings.kafka
     events = {t.name: record_count(bootstrap, kafka, t.name)
               for t in (settings.topics.inventory, settings.topics.samples, settings.topics.errors)}
     findings = Counter[str]()
     actions = Counter[str]()
     codec = Codec()
-    from ground.kafka.reading import read_all
 
-    for _, _, _, value in read_all(bootstrap, kafka, settings.topics.findings.name):
-        findings[codec.decode(value).record["payload"]["detector"]] += 1
-    for _, _, _, value in read_all(bootstrap, kafka, settings.topics.actions.name):
-        actions[codec.decode(value).record["payload"]["kind"]] += 1
+    for rec in read_to_end(bootstrap, kafka, settings.topics.findings.name):
+        findings[codec.decode(rec.value).record["payload"]["detector"]] += 1
+    for rec in read_to_end(bootstrap, kafka, settings.topics.actions.name):
+        decoded = codec.decode(rec.value)
+        if decoded.event_type == "MaintenanceActionRecorded":
+            actions[decoded.record["payload"]["kind"]] += 1
     return {
         "events": events,
         "dlq": sum(event_type_counts(bootstrap, kafka, settings.topics.dlq.name).values()),

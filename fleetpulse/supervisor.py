@@ -1,19 +1,17 @@
 """Runs fleetpulse parts as child processes for the demo and the fault suite.
 
-Each part is a ``fleetpulse <command>`` process with its own log file and environment
-(settings travel as ``FLEETPULSE_*`` variables, exactly as in docker-compose). Children run
-in their own process group so Ctrl-C reaches the supervisor first, which then stops every
-part in order: SIGTERM, a grace period, SIGKILL.
+Each part is a ``fleetpulse <command>`` process started by ``ground.launch`` with its own log
+file and the environment the caller gives (``ground.launch.child_env``: settings as
+``FLEETPULSE_*`` variables, as in docker-compose). Ctrl-C reaches the supervisor first, which
+then stops every part in order: SIGTERM, a grace period, SIGKILL.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from ground.errors import FleetpulseError
+from ground.launch import launch
 
 
 class PartFailedError(FleetpulseError):
@@ -34,11 +33,6 @@ def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
         for sock in socks:
             sock.bind((host, 0))
         return [int(sock.getsockname()[1]) for sock in socks]
-
-
-def fleetpulse_argv(*args: str) -> list[str]:
-    """argv that runs the fleetpulse CLI of this very interpreter."""
-    return [sys.executable, "-m", "fleetpulse", *args]
 
 
 def tail(path: Path, lines: int = 25) -> str:
@@ -85,6 +79,7 @@ class Supervisor:
     """Starts parts, waits for them, and stops them all on exit (also on Ctrl-C)."""
 
     def __init__(self, log_dir: Path, env: Mapping[str, str], cwd: Path | None = None) -> None:
+        """``env`` is each part's whole environment (see ``ground.launch.child_env``)."""
         self.log_dir = log_dir
         self.env = dict(env)
         self.cwd = cwd
@@ -93,12 +88,8 @@ class Supervisor:
 
     def start(self, name: str, argv: Sequence[str], extra_env: Mapping[str, str] | None = None) -> Part:
         log_path = self.log_dir / f"{name}.log"
-        log = log_path.open("ab")
-        env = {**os.environ, **self.env, **(extra_env or {})}
-        proc = subprocess.Popen(
-            list(argv), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=env, cwd=self.cwd, start_new_session=True,
-        )
+        proc, log = launch(argv, {**self.env, **(extra_env or {})}, log_path, self.cwd)
+        assert log is not None
         part = Part(name, list(argv), log_path, proc, log)
         self.parts.append(part)
         return part

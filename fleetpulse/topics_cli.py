@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ground.cli_context import settings_of
 from ground.kafka import admin
 
 if TYPE_CHECKING:
@@ -22,8 +23,6 @@ console = Console(highlight=False)
 
 
 def _settings(ctx: typer.Context) -> Settings:
-    from ground.cli_context import settings_of  # fleetpulse.cli imports this module
-
     return settings_of(ctx)
 
 

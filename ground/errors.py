@@ -1,4 +1,4 @@
-"""Exception hierarchy of the core package.
+"""Exception hierarchy of the ground layer; every package's own errors derive from ``FleetpulseError``.
 
     FleetpulseError
     ├── ConfigError          bad settings; the message says what to fix
@@ -7,7 +7,8 @@
     │   ├── JarResolutionError   Maven could not fetch Kafka
     │   ├── PortInUseError       the listener port is taken
     │   └── BrokerStartError     the broker did not come up (carries the log tail)
-    └── TopicError           topic creation / admin failures
+    ├── TopicError           topic creation / admin failures
+    └── TopicReadError       a topic could not be read to its end (ground.kafka.reading)
 """
 
 from __future__ import annotations
@@ -23,3 +24,7 @@ class ConfigError(FleetpulseError):
 
 class TopicError(FleetpulseError):
     """Creating or inspecting topics failed."""
+
+
+class TopicReadError(FleetpulseError):
+    """A topic could not be read to its end (unreachable broker, missing topic, timeout)."""

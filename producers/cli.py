@@ -9,7 +9,13 @@ from typing import Annotated
 
 import typer
 
+from producers.agent.cli import agent as agent_command
+from rich.console import Console
+
+from ground.cli_context import settings_of
+
 app = typer.Typer()
+app.command("agent")(agent_command)
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -76,9 +82,7 @@ def simulate(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Simulate a GPU fleet's telemetry and failures into Kafka, a Parquet lake or nowhere."""
-    from rich.console import Console
 
-    from ground.cli_context import settings_of
     from producers.runner import SimulationRequest, parse_start, run_simulation
 
     settings = settings_of(ctx)

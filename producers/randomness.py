@@ -6,6 +6,7 @@ many other hosts exist or in which order they are generated.
 
 from __future__ import annotations
 
+import hashlib
 from enum import IntEnum
 
 import numpy as np
@@ -33,7 +34,6 @@ def run_id(
     Event ids and Parquet file names start with it, so anything that changes the events (window,
     interval, ``content``: the fleet config as text) must change it.
     """
-    import hashlib
 
     digest = hashlib.sha1(content.encode()).hexdigest()
     key = f"{seed}|{preset}|{mode}|{start_ts}|{end_ts}|{interval_s}|{digest}"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ground.kafka.admin import create_topics
 from producers.config import FleetConfig, load_fleet_config
 from producers.continuation import agents_table, continued_fleet, load_previous
 from producers.errors import SimulatorError
@@ -32,6 +33,8 @@ from producers.progress import tick_progress
 from producers.randomness import run_id as make_run_id
 from producers.schedule import Schedule
 from producers.sinks.base import NullSink, Sink
+from producers.sinks.kafka import KafkaSink
+from producers.sinks.parquet import ParquetSink
 from producers.truth import faults_table, hosts_table, write_truth
 from schemas import topic_family
 
@@ -100,14 +103,11 @@ def make_sink(settings: Settings, request: SimulationRequest, run_id: str) -> Si
     if request.sink == "null":
         return NullSink()
     if request.sink == "parquet":
-        from producers.sinks.parquet import ParquetSink
 
         out = request.out or Path(settings.lake.path)
         return ParquetSink(out, run_id=run_id, batch_rows=settings.simulator.parquet_batch_rows)
-    from producers.sinks.kafka import KafkaSink
 
     if request.create_topics:
-        from ground.kafka.admin import create_topics
 
         create_topics(settings)
     return KafkaSink(settings)

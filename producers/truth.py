@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from producers.errors import SinkError
-from producers.fleet import DAY_MS, Fleet
+from producers.fleet import DAY_MS, LEMON_SCOPE, Fleet
 from producers.schedule import Schedule
 
 FAULTS_SCHEMA = pa.schema(
@@ -67,8 +67,6 @@ def faults_table(fleet: Fleet, faults: Schedule, run_id: str) -> pa.Table:
 
 
 def hosts_table(fleet: Fleet) -> pa.Table:
-    from producers.fleet import LEMON_SCOPE
-
     slow = fleet.slow_factor > 0
     return pa.Table.from_pydict(
         {

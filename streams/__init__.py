@@ -2,7 +2,8 @@
 maintenance planner, and the Faust worker (``fleetpulse detect``) that runs them.
 
 The rules, the lifecycle fold and the planner are pure and import no Kafka client; the Faust
-app lives in ``streams.app`` and is imported only by the worker.
+app lives in ``streams.app`` and the process that runs it in ``streams.worker``; neither is
+imported here, so importing a rule does not load Faust.
 """
 
 from streams.classify import Signal, classify
@@ -14,7 +15,6 @@ from streams.policy import DEFAULT_POLICY_FILE, Policy, load_policy, parse_polic
 from streams.repeat import observe
 from streams.slow import ClusterStage, HostStage, robust_z
 from streams.validate import check
-from streams.worker import WorkerProcess, build_detect_app, run_worker, spawn_worker
 
 __all__ = [
     "DEFAULT_POLICY_FILE",
@@ -32,10 +32,8 @@ __all__ = [
     "Signal",
     "StreamsError",
     "WorkerError",
-    "WorkerProcess",
     "apply",
     "budget",
-    "build_detect_app",
     "check",
     "classify",
     "fold",
@@ -44,6 +42,4 @@ __all__ = [
     "parse_policy",
     "replay",
     "robust_z",
-    "run_worker",
-    "spawn_worker",
 ]

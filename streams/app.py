@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import faust
+from aiokafka.errors import KafkaError
 
-from schemas import Codec, DecodeError, HostInventoried, MaintenanceActionRecorded
+from schemas import Codec, DecodeError, HostInventoried
 from streams.alerts import DlqSurge, alerts_for
 from streams.cache import CheckpointCache
 from streams.classify import classify
@@ -26,7 +27,7 @@ from streams.deadletter import dead_letter, reason_label
 from streams.errors import InvalidRecordError
 from streams.findings import Finding
 from streams.inventory import Inventory
-from streams.lifecycle import Action, FleetState, apply
+from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, apply_logged
 from streams.metrics import DetectMetrics
 from streams.planner import Planner, unplannable
 from streams.policy import Policy
@@ -34,8 +35,9 @@ from streams.repeat import fold_host
 from streams.samples import SampleFolder, SamplesStage, SourceRecord
 from streams.slow import ClusterStage
 from streams.tailer import LogTailer
+from streams.topology import checkpoint_topic, samples_group
 from streams.validate import decode_checked
-from streams.worker import checkpoint_topic, samples_group
+from streams.web import register_views
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -62,7 +64,7 @@ class DetectApp:
         self.metrics = DetectMetrics()
         self.inventory = Inventory()
         self.fleet = FleetState()
-        self.planner = Planner(policy)
+        self.planner = Planner(policy, members=self.inventory.hosts_in)
         self.cluster_stage = ClusterStage(policy.slow_host)
         self.dlq_surge = DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window)
         self.watermark = 0
@@ -131,7 +133,7 @@ class DetectApp:
             client,
             self._apply_logged_action,
             self.codec,
-            event_type=MaintenanceActionRecorded.EVENT_TYPE,
+            event_type=LOG_EVENT_TYPES,
         )
         self.samples_stage = SamplesStage(
             topic=t.samples.name,
@@ -162,7 +164,7 @@ class DetectApp:
     # -- shared steps ---------------------------------------------------------------------------
 
     def _apply_logged_action(self, record: dict[str, Any]) -> None:
-        apply(self.fleet, Action.from_record(record))
+        apply_logged(self.fleet, record)
 
     def _lag(self) -> Iterable[tuple[str, int, int]]:
         consumer = getattr(self.app, "_consumer", None)
@@ -358,8 +360,6 @@ class DetectApp:
         async def samples() -> None:
             await self.samples_stage.run()
 
-        from streams.web import register_views
-
         register_views(self)
 
     async def _send_ticks(self) -> None:
@@ -410,7 +410,6 @@ async def _caught_up(tailer: LogTailer) -> None:
     Giving up would lose the message being handled: faust-streaming acks an event whose
     processing raised, so the finding would never be planned.
     """
-    from aiokafka.errors import KafkaError
 
     while True:
         try:

@@ -6,6 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from ground.cli_context import settings_of
 
 app = typer.Typer()
 
@@ -31,7 +35,6 @@ def detect(
 
     Start several processes (each with its own --web-port and --data-dir) to share the work.
     """
-    from ground.cli_context import settings_of
     from streams.worker import run_worker
 
     run_worker(settings_of(ctx), policy_file=policy, web_port=web_port, data_dir=data_dir)
@@ -45,10 +48,7 @@ def detect_policy(
     ] = None,
 ) -> None:
     """Validate a detection policy file and print its rules (by default the one `detect` would run)."""
-    from rich.console import Console
-    from rich.table import Table
 
-    from ground.cli_context import settings_of
     from streams.policy import load_policy
 
     loaded = load_policy(policy or settings_of(ctx).detect.policy_file)
@@ -84,9 +84,7 @@ def detect_resume(
     ] = "operator",
 ) -> None:
     """Resume a maintenance train the planner halted (records train_resumed on fleet.actions)."""
-    from rich.console import Console
 
-    from ground.cli_context import settings_of
     from streams.manual import resume_train
     from streams.policy import load_policy
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
 from schemas import Codec, MaintenanceActionRecorded
 from streams.errors import StreamsError
-from streams.lifecycle import Action, FleetState, replay
+from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, replay
 from streams.planner import Planner
 from streams.policy import Policy
 from streams.tailer import LogTailer
@@ -22,7 +24,6 @@ if TYPE_CHECKING:
 
 def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
     """Every action on fleet.actions, in partition order (enough for a per-domain fold)."""
-    from kafka import KafkaConsumer, TopicPartition
 
     topic = settings.topics.actions.name
     consumer = KafkaConsumer(
@@ -33,9 +34,9 @@ def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
     reader = LogTailer(
         topic,
         {},
-        lambda r: out.append(Action.from_record(r)),
+        lambda r: out.append(Action.from_record(r)) if r["event_type"] == MaintenanceActionRecorded.EVENT_TYPE else None,
         Codec(),
-        event_type=MaintenanceActionRecorded.EVENT_TYPE,
+        event_type=LOG_EVENT_TYPES,  # incidents and operators' steps share the log: not foreign
     )
     try:
         tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
@@ -60,7 +61,6 @@ def resume_train(
     settings: Settings, policy: Policy, domain: str, *, by: str, now_ms: int | None = None
 ) -> Action:
     """Record train_resumed for a halted domain; StreamsError if it is not halted."""
-    from kafka import KafkaProducer
 
     state: FleetState = replay(read_actions(settings))
     if domain not in state.domains or not state.domains[domain].halted:

@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+from kafka import KafkaConsumer, TopicPartition
+from kafka.errors import KafkaError
+from rich.table import Table
 
+from schemas import Codec, DecodeError
+from schemas.arrow import flatten
 from streams.scoring import (
     DAY_MS,
     DEFAULT_RULES,
@@ -128,11 +133,6 @@ def findings_from_kafka(
     settings: Settings, topic: str | None = None, timeout_s: float = 60.0
 ) -> pl.DataFrame:
     """Every FindingRaised on the findings topic, from the beginning up to the end offsets seen at start."""
-    from kafka import KafkaConsumer, TopicPartition
-    from kafka.errors import KafkaError
-
-    from schemas import Codec, DecodeError
-    from schemas.arrow import flatten
 
     topic = topic or settings.topics.findings.name
     codec = Codec()
@@ -260,7 +260,6 @@ def _duration(seconds: float | None) -> str:
 
 def render(report: ScoreReport, console: Console) -> None:
     """One table row per detector, then the per-kind breakdown."""
-    from rich.table import Table
 
     table = Table(title="Detection quality vs ground truth (hosts)")
     for col in (

@@ -16,15 +16,19 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from ground.kafka.topics import TopicSpec
+import faust
+
+from ground.kafka import admin
+from ground.launch import child_env, fleetpulse_argv, launch
+from streams.app import DetectApp
 from streams.errors import WorkerError
 from streams.policy import Policy, load_policy
+from streams.topology import internal_topics
 
 if TYPE_CHECKING:
     from ground.settings import Settings
-    from streams.app import DetectApp
 
 
 def resolve(
@@ -49,64 +53,6 @@ def resolve(
     return settings, policy, Path(folder).expanduser()
 
 
-def internal_topics(settings: Settings, partitions: dict[str, int] | None = None) -> list[TopicSpec]:
-    """Faust's repartition and changelog topics and the host-window checkpoints, created before Faust starts.
-
-    Faust skips a missing source topic when it subscribes, and a changelog it has just
-    created can show 0 partitions in its metadata for a moment (PartitionsMismatch).
-    """
-    d = settings.detect
-    t = settings.topics
-    parts = partitions or {}
-    spec = {"replication_factor": d.internal_replication}
-    out = [
-        TopicSpec(name=f"{d.app_id}-{suffix}", partitions=d.internal_partitions, **spec)
-        for suffix in ("cluster-summaries", "planner")
-    ]
-    changelogs = {
-        "repeat-hosts": parts.get(t.errors.name, t.errors.partitions),
-        "cluster-windows": d.internal_partitions,
-    }
-    out += [
-        TopicSpec(name=f"{d.app_id}-{table}-changelog", partitions=n, cleanup_policy="compact", **spec)
-        for table, n in changelogs.items()
-    ]
-    out.append(
-        TopicSpec(
-            name=checkpoint_topic(settings),
-            partitions=parts.get(t.samples.name, t.samples.partitions),
-            cleanup_policy="compact",
-            segment_ms=CHECKPOINT_SEGMENT_MS,
-            **spec,
-        )
-    )
-    return out
-
-
-CHECKPOINT_SEGMENT_MS = 10 * 60 * 1000  # one checkpoint record per partition every few seconds
-
-
-def samples_group(settings: Settings) -> str:
-    """The consumer group of the host-window stage (``fleet.samples``), beside Faust's own."""
-    return f"{settings.detect.app_id}-samples"
-
-
-def consumer_groups(settings: Settings) -> dict[str, list[str]]:
-    """Which of a detect worker's consumer groups commits offsets on which topics (for lag checks).
-
-    The samples group commits after each checkpoint (``detect.samples_checkpoint_s``), so its
-    committed lag reaches 0 up to that long after the last sample was processed.
-    """
-    d, t = settings.detect, settings.topics
-    faust_topics = [t.errors.name, t.findings.name, f"{d.app_id}-cluster-summaries", f"{d.app_id}-planner"]
-    return {d.app_id: faust_topics, samples_group(settings): [t.samples.name]}
-
-
-def checkpoint_topic(settings: Settings) -> str:
-    """The host-window stage's checkpoints: one partition per samples partition, compacted."""
-    return f"{settings.detect.app_id}-host-windows-checkpoints"
-
-
 def build_detect_app(
     settings: Settings,
     *,
@@ -115,8 +61,6 @@ def build_detect_app(
     data_dir: Path | None = None,
 ) -> DetectApp:
     """Create the topics if missing, then the Faust app (tables sized to the real partition counts)."""
-    from ground.kafka import admin
-    from streams.app import DetectApp
 
     settings, policy, folder = resolve(
         settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir
@@ -168,7 +112,6 @@ def bounded_shutdown_worker(app: Any, timeout_s: float, **options: Any) -> Any:
     SIGTERM never ended the worker. A watchdog thread, started with the first signal, exits
     the process after ``timeout_s`` if the graceful path has not.
     """
-    import faust
 
     class BoundedShutdownWorker(faust.Worker):  # type: ignore[misc]
         def _schedule_shutdown(self, signum: signal.Signals) -> None:
@@ -177,20 +120,6 @@ def bounded_shutdown_worker(app: Any, timeout_s: float, **options: Any) -> Any:
             super()._schedule_shutdown(signum)
 
     return BoundedShutdownWorker(app, **options)
-
-
-def settings_env(settings: Settings) -> dict[str, str]:
-    """Environment that rebuilds the same kafka/topics/detect sections in a child process."""
-    kafka = settings.kafka.model_dump(mode="json")
-    if settings.kafka.sasl_password is not None:
-        kafka["sasl_password"] = settings.kafka.sasl_password.get_secret_value()
-    kafka["bootstrap_servers"] = settings.bootstrap_servers
-    return {
-        "FLEETPULSE_KAFKA": json.dumps(kafka),
-        "FLEETPULSE_TOPICS": json.dumps(settings.topics.model_dump(mode="json")),
-        "FLEETPULSE_DETECT": json.dumps(settings.detect.model_dump(mode="json")),
-        "FLEETPULSE_PATHS": json.dumps(settings.paths.model_dump(mode="json")),
-    }
 
 
 @dataclass
@@ -263,15 +192,8 @@ def spawn_worker(
     extra_env: dict[str, str] | None = None,
 ) -> WorkerProcess:
     """Start ``fleetpulse detect`` in a child process with these settings; returns at once."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETPULSE_")}
-    env.update(settings_env(settings))
-    env.update(extra_env or {})
-    args = [sys.executable, "-c", "from fleetpulse.cli import main; main()", "detect"]
-    args += ["--web-port", str(web_port), "--data-dir", str(data_dir)]
+    args = fleetpulse_argv("detect", "--web-port", str(web_port), "--data-dir", str(data_dir))
     if policy_file is not None:
         args += ["--policy", str(policy_file)]
-    out: IO[bytes] | int = subprocess.DEVNULL
-    if log_path is not None:
-        out = open(log_path, "ab")  # noqa: SIM115 (owned by the child for its lifetime)
-    proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    proc, _log = launch(args, child_env(settings, extra_env), log_path)
     return WorkerProcess(proc, web_port, log_path)

@@ -19,12 +19,12 @@ from typing import Any, Literal
 
 import pytest
 
-from fleetpulse import admin
 from fleetpulse.broker import BrokerSettings, LocalBroker, ToolMissingError
-from fleetpulse.errors import TopicError
-from fleetpulse.settings import Settings
 from fleetpulse.supervisor import free_ports
-from fleetpulse.topics import TopicSpec
+from ground.errors import TopicError
+from ground.kafka import admin
+from ground.kafka.topics import TopicSpec
+from ground.settings import Settings
 
 # ---------------------------------------------------------------------------------------------
 # Kafka

@@ -1,4 +1,4 @@
-"""fleetpulse.admin without a broker: response classification and fast, clear failures."""
+"""ground.kafka.admin without a broker: response classification and fast, clear failures."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from fleetpulse import admin
-from fleetpulse.errors import TopicError
-from fleetpulse.kafka_config import KafkaSettings
-from fleetpulse.settings import Settings
+from ground.errors import TopicError
+from ground.kafka import admin
+from ground.kafka.config import KafkaSettings
+from ground.settings import Settings
 
 
 def closed_port() -> int:

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = sorted(
     ".".join(p.parent.relative_to(ROOT).parts)
-    for top in ("analytics", "streams", "producers", "schemas", "fleetpulse")
+    for top in ("analytics", "streams", "producers", "schemas", "ground", "fleetpulse")
     for p in (ROOT / top).rglob("__init__.py")
 )
 

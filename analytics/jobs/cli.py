@@ -6,6 +6,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from ground.cli_context import settings_of
 
 app = typer.Typer()
 
@@ -45,7 +49,6 @@ def _lake(ctx: typer.Context, lake: str | None) -> Path:
     """The local lake folder the jobs read; a URI lake is refused as such, not as a missing folder."""
     from analytics.jobs.errors import JobError
     from analytics.jobs.source import local_lake
-    from ground.cli_context import settings_of
 
     path = local_lake(lake or settings_of(ctx).lake.path)
     if not path.is_dir():
@@ -68,8 +71,6 @@ def analyze(
 ) -> None:
     """Run one analytics job over the lake and print its headline numbers."""
     import inspect
-
-    from rich.console import Console
 
     from analytics.jobs.errors import JobError
     from analytics.jobs.plots import plot_job
@@ -97,7 +98,6 @@ def analyze(
             continue
         if table is not None and table.height:
             table = table.select(table.columns[:8])
-            from rich.table import Table
 
             view = Table(title=name, show_lines=False)
             for col in table.columns:
@@ -122,7 +122,6 @@ def report(
     ),
 ) -> None:
     """Run every job and write report.html (self-contained) and summary.md with plots."""
-    from rich.console import Console
 
     from analytics.jobs.errors import UnknownJobError
     from analytics.jobs.report import build_report

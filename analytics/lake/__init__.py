@@ -7,9 +7,10 @@ Jobs read with ``scan(lake_path, table)`` or ``Lake(path)``; the report generato
 from analytics.lake.archiver import Archiver, ArchiveStats
 from analytics.lake.compaction import CompactionResult, compact
 from analytics.lake.fs import LakeFS
-from analytics.lake.layout import TABLES, ArchiveName, TopicPartition
+from analytics.lake.layout import ArchiveName, TopicPartition
 from analytics.lake.quarantine import QuarantineEntry, quarantine_entries
 from analytics.lake.reader import Lake, polars_schema, scan
+from analytics.tables import TABLES
 
 __all__ = [
     "TABLES",

@@ -14,6 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+from kafka import KafkaConsumer
+from kafka import TopicPartition as KafkaTP
+from kafka.errors import KafkaError
+from kafka.structs import OffsetAndMetadata
+
 from analytics.errors import ArchiverError
 from analytics.lake.batch import BatchPlan, ConsumedRecord, plan_batch
 from analytics.lake.catalog import known_hosts
@@ -23,6 +28,7 @@ from analytics.lake.manifest import initialise, read_frontier
 from analytics.lake.publish import Clock, Publisher, StagedBatch, utc_now
 from analytics.lake.reconcile import reconcile
 from analytics.quality.gate import QualityGate
+from ground.kafka.admin import tcp_reachable
 from schemas import Codec
 
 if TYPE_CHECKING:
@@ -115,11 +121,6 @@ class Archiver:
     # -- set-up -------------------------------------------------------------------------------
 
     def _consumer(self) -> Any:
-        from kafka import KafkaConsumer
-        from kafka.errors import KafkaError
-
-        from ground.kafka.admin import tcp_reachable
-
         bootstrap = self.settings.bootstrap_servers
         if self._consumer_factory is None and not tcp_reachable(bootstrap, timeout_s=2.0):
             raise ArchiverError(
@@ -146,8 +147,6 @@ class Archiver:
             ) from exc
 
     def _partitions(self, consumer: Any) -> list[Any]:
-        from kafka import TopicPartition as KafkaTP
-
         deadline = time.monotonic() + self.settings.lake.topic_wait_s
         while True:
             found = {t: consumer.partitions_for_topic(t) or set() for t in self.topics}
@@ -213,7 +212,6 @@ class Archiver:
         on_batch: Callable[[StagedBatch, ArchiveStats], None] | None = None,
     ) -> ArchiveStats:
         """Archive until ``stop`` is set, ``max_seconds`` pass, or (``until_idle``) every partition is caught up."""
-        from kafka.errors import KafkaError
 
         started = time.monotonic()
         stats = ArchiveStats()
@@ -308,7 +306,6 @@ class Archiver:
         Kafka is asked for the beginning offsets (one request) only when a partition's batch starts
         past its frontier: a gap can also be compaction, which loses nothing.
         """
-        from kafka import TopicPartition as KafkaTP
 
         gaps = {tp: r.first for tp, r in plan.ranges.items() if tp in frontier and r.first > frontier[tp]}
         if not gaps:
@@ -371,8 +368,6 @@ class Archiver:
         manifest write and the group commit would otherwise leave the group behind on a partition that
         gets no new records.
         """
-        from kafka import TopicPartition as KafkaTP
-        from kafka.structs import OffsetAndMetadata
 
         ours = {TopicPartition(tp.topic, tp.partition) for tp in tps}  # other archivers own the rest
         offsets = {

@@ -43,14 +43,13 @@ from analytics.lake.fs import LakeFS, temp_target
 from analytics.lake.layout import (
     COMPACTED_PREFIX,
     COMPACTIONS_DIR,
-    TABLES,
     compaction_record_path,
     data_path,
-    event_type_of,
     is_compacted,
     parse_archive_name,
 )
 from analytics.lake.manifest import read_frontier
+from analytics.tables import TABLES, event_type_of
 from ground.settings.lake import LakeSettings
 from schemas.arrow import table_schema
 

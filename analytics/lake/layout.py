@@ -16,8 +16,6 @@ import re
 from typing import NamedTuple
 
 from analytics.errors import LakeError
-from schemas.arrow import table_name
-from schemas.events import EVENT_CLASSES
 
 DAY_MS = 86_400_000
 EPOCH = dt.date(1970, 1, 1)
@@ -33,7 +31,6 @@ COMPACTED_PREFIX = "compacted-"
 _ARCHIVE_NAME = re.compile(r"^(?P<topic>.+)-p(?P<partition>\d+)-o(?P<first>\d+)-(?P<last>\d+)\.parquet$")
 _DATE_DIR = re.compile(r"^date=(\d{4}-\d{2}-\d{2})$")
 
-TABLES: dict[str, str] = {table_name(event_type): event_type for event_type in EVENT_CLASSES}
 
 
 class TopicPartition(NamedTuple):
@@ -74,20 +71,6 @@ def parse_archive_name(name: str) -> ArchiveName | None:
 def is_compacted(name: str) -> bool:
     base = posixpath.basename(name)
     return base.startswith(COMPACTED_PREFIX) and base.endswith(".parquet")
-
-
-def event_type_of(table: str) -> str:
-    """The event type stored in a lake table (``xid_raised`` → ``XidRaised``); also accepts the type itself."""
-    if table in TABLES:
-        return TABLES[table]
-    if table in EVENT_CLASSES:
-        return table
-    raise LakeError(f"unknown lake table {table!r}; known: {', '.join(sorted(TABLES))}")
-
-
-def table_of(name: str) -> str:
-    """Normalise a table or event-type name to the table name."""
-    return table_name(event_type_of(name))
 
 
 def date_of_day(day: int) -> str:

@@ -13,12 +13,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.dataset as ds
 
+from analytics.lake.batch import REJECTED_SCHEMA
 from analytics.lake.catalog import known_hosts as catalog_known_hosts
 from analytics.lake.catalog import published_files
 from analytics.lake.fs import LakeFS
-from analytics.lake.layout import REJECTED_DIR, TABLES, TopicPartition, event_type_of, table_of
+from analytics.lake.layout import REJECTED_DIR, TopicPartition, parse_archive_name
 from analytics.lake.manifest import read_frontier
 from analytics.lake.quarantine import QuarantineEntry, quarantine_entries
+from analytics.tables import TABLES, event_type_of, table_of
 from schemas.arrow import table_schema
 
 HIVE_SCHEMA = {"date": pl.Date}
@@ -90,8 +92,6 @@ class Lake:
 
     def rejected(self) -> pl.LazyFrame:
         """Undecodable records (original bytes, reason, source offsets) of committed batches."""
-        from analytics.lake.batch import REJECTED_SCHEMA
-        from analytics.lake.layout import parse_archive_name
 
         frontier = self.frontier()
         rels = []

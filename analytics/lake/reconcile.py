@@ -20,12 +20,12 @@ from analytics.lake.layout import (
     OFFSETS_DIR,
     QUARANTINE_DIR,
     REJECTED_DIR,
-    TABLES,
     ArchiveName,
     TopicPartition,
     parse_archive_name,
 )
 from analytics.lake.quarantine import batch_id_name, quarantine_folders
+from analytics.tables import TABLES
 
 log = logging.getLogger(__name__)
 

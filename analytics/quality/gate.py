@@ -15,9 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import great_expectations as gx
+from great_expectations.data_context.types.base import (
+    DataContextConfig,
+    InMemoryStoreBackendDefaults,
+    ProgressBarsConfig,
+)
+
 from analytics.errors import QualityError
 from analytics.quality.suites import SuiteSpec, load_suite
 from analytics.quality.view import pandas_view
+from analytics.tables import table_of
 
 log = logging.getLogger(__name__)
 
@@ -98,12 +106,6 @@ class QualityGate:
 
     def _gx_context(self) -> Any:
         if self._context is None:
-            import great_expectations as gx
-            from great_expectations.data_context.types.base import (
-                DataContextConfig,
-                InMemoryStoreBackendDefaults,
-                ProgressBarsConfig,
-            )
 
             config = DataContextConfig(
                 store_backend_defaults=InMemoryStoreBackendDefaults(),
@@ -117,7 +119,6 @@ class QualityGate:
     def _definition(self, table: str, with_hosts: bool) -> Any:
         key = (table, with_hosts)
         if key not in self._definitions:
-            import great_expectations as gx
 
             spec = self.suite(table)
             context = self._gx_context()
@@ -147,9 +148,6 @@ class QualityGate:
         known_hosts: Collection[str] | None = None,
     ) -> ValidationOutcome:
         """Validate one batch of ``table`` (an Arrow table, Polars or pandas frame)."""
-        # here, not at the top: analytics.lake's archiver imports this module
-        from analytics.lake.layout import table_of
-
         table = table_of(table)
         spec = self.suite(table)
         now_ms = to_epoch_ms(now)

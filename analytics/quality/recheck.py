@@ -20,9 +20,9 @@ from typing import NamedTuple
 import polars as pl
 
 from analytics.lake.catalog import date_of_path
-from analytics.lake.layout import table_of
 from analytics.lake.reader import Lake
 from analytics.quality.gate import QualityGate
+from analytics.tables import table_of
 
 
 class RecheckRow(NamedTuple):

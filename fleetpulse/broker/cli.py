@@ -12,6 +12,7 @@ from rich.table import Table
 
 from fleetpulse.broker.logs import follow, tail
 from fleetpulse.broker.process import LocalBroker
+from ground.cli_context import settings_of
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -27,8 +28,6 @@ console = Console(highlight=False)
 
 
 def _settings(ctx: typer.Context) -> Settings:
-    from ground.cli_context import settings_of  # fleetpulse.cli imports this module
-
     return settings_of(ctx)
 
 

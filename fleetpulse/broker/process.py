@@ -19,14 +19,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ground.kafka.admin import broker_answers
 from fleetpulse.broker import jars
 from fleetpulse.broker.errors import BrokerStartError, PortInUseError
 from fleetpulse.broker.layout import BrokerFiles
 from fleetpulse.broker.logs import read_lines, size_of, tail
 from fleetpulse.broker.properties import log4j2_properties, new_cluster_id, render, server_properties
-from ground.settings.broker import BrokerSettings
+from ground.kafka.admin import broker_answers
 from ground.kafka.config import KafkaSettings
+from ground.settings.broker import BrokerSettings
 
 if TYPE_CHECKING:
     from ground.settings import Settings

@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
+
+from ground.cli_context import settings_of
 
 app = typer.Typer(
     help="Fault injection: kill detect workers, restart the broker, take the webhook receiver down, feed poison.",
@@ -44,9 +47,7 @@ def run(
 
     Exit code 1 when a goal is missed (the table still prints and is written).
     """
-    from rich.console import Console
 
-    from ground.cli_context import settings_of
     from fleetpulse.faults.context import FaultContext
     from fleetpulse.faults.errors import ScenarioError
     from fleetpulse.faults.report import print_table, write_reliability

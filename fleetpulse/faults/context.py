@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from producers.runner import SimulationRequest, run_simulation
+
 if TYPE_CHECKING:
     from ground.settings import Settings
     from producers.runner import SimulationResult
@@ -23,7 +25,6 @@ class BrokerControl(Protocol):
 
     @property
     def bootstrap_servers(self) -> str: ...
-
     def restart(self) -> Any: ...
 
 
@@ -57,7 +58,6 @@ def simulate(
     ctx: FaultContext, settings: Settings, truth: Path, **request: Any
 ) -> SimulationResult:
     """The small fleet's history into the settings' Kafka topics, with ground truth in ``truth``."""
-    from producers.runner import SimulationRequest, run_simulation
 
     fields: dict[str, Any] = {"preset": ctx.preset, "days": ctx.days, "seed": ctx.seed, "sink": "kafka"}
     fields.update(request)

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fleetpulse.faults.lifecycle_check import check_log
+
 
 @dataclass(frozen=True)
 class IdComparison:
@@ -215,8 +217,6 @@ def judge_actions(
     observed: Sequence[Mapping[str, Any]],
     observed_findings: Iterable[Mapping[str, Any]],
 ) -> ActionVerdict:
-    from fleetpulse.faults.lifecycle_check import check_log
-
     cmp = compare_actions(reference, observed)
     kind_of = {r["payload"]["action_id"]: r["payload"]["kind"] for r in [*reference, *observed]}
     log = check_log(observed, observed_findings)

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fleetpulse.faults.errors import ScenarioError
-from fleetpulse.faults.kafka_io import end_offsets, group_lag
 from fleetpulse.faults.sandbox import OUTPUTS, consumed_topics
 from fleetpulse.supervisor import free_ports
+from ground.kafka.reading import end_offsets, group_lags
+from streams.errors import WorkerError
+from streams.worker import spawn_worker
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -49,9 +51,6 @@ class Detector:
         return self.folder / "detect.log"
 
     def start(self, ready_timeout_s: float = 120.0) -> None:
-        from streams.errors import WorkerError
-        from streams.worker import spawn_worker
-
         self.folder.mkdir(parents=True, exist_ok=True)
         self.worker = spawn_worker(
             self.settings, web_port=free_port(), data_dir=self.folder / "state", log_path=self.log_path
@@ -85,14 +84,14 @@ class Detector:
         """Per consumed topic: records its consumer group has not committed yet."""
         out: dict[str, int | None] = {}
         for group, topics in consumed_topics(self.settings).items():
-            out.update(group_lag(self.settings, group, topics))
+            out.update(group_lags(self.settings.bootstrap_servers, self.settings.kafka, group, topics))
         return out
 
     def consumed(self) -> int:
         """Records of the input topics the worker has committed so far (progress between kills)."""
         lags = self.lags()
         inputs = self.input_topics()
-        ends = end_offsets(self.settings, inputs)
+        ends = end_offsets(self.settings.bootstrap_servers, self.settings.kafka, inputs)
         total = 0
         for t in inputs:
             lag = lags[t]
@@ -111,7 +110,7 @@ class Detector:
         while time.monotonic() - started < timeout_s:
             self.check_alive()
             lags = self.lags()
-            snapshot = (tuple(sorted(lags.items())), tuple(sorted(end_offsets(self.settings, outputs).items())))
+            snapshot = (tuple(sorted(lags.items())), tuple(sorted(end_offsets(self.settings.bootstrap_servers, self.settings.kafka, outputs).items())))
             done = all(lag == 0 for lag in lags.values())
             if snapshot != last:
                 last, stable_since = snapshot, time.monotonic()

@@ -1,4 +1,4 @@
-"""Kafka I/O of the fault suite: read a topic whole, measure a group's lag, produce raw bytes.
+"""Kafka I/O of the fault suite: a topic decoded whole, raw bytes produced with every ack awaited.
 
 Thin shells over kafka-python; everything they return is plain data for ``counting``.
 """
@@ -10,7 +10,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ground.kafka.reading import read_all
+from kafka import KafkaProducer
+
+from ground.kafka.reading import read_to_end
+from schemas import Codec, DecodeError
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -29,16 +32,15 @@ class Message:
 
 def read_topic(settings: Settings, topic: str) -> list[Message]:
     """Every record of ``topic`` from the beginning to its current end, decoded where possible."""
-    from schemas import Codec, DecodeError
 
     codec = Codec()
     out: list[Message] = []
-    for partition, offset, key, value in read_all(settings.bootstrap_servers, settings.kafka, topic, idle_ms=5000):
+    for rec in read_to_end(settings.bootstrap_servers, settings.kafka, topic, timeout_s=120.0):
         try:
-            record: dict[str, Any] | None = codec.decode(value).record
+            record: dict[str, Any] | None = codec.decode(rec.value).record
         except DecodeError:
             record = None
-        out.append(Message(partition, offset, key, value, record))
+        out.append(Message(rec.partition, rec.offset, rec.key, rec.value, record))
     return out
 
 
@@ -47,52 +49,10 @@ def records(settings: Settings, topic: str) -> list[dict[str, Any]]:
     return [m.record for m in read_topic(settings, topic) if m.record is not None]
 
 
-def group_lag(settings: Settings, group: str, topics: Iterable[str]) -> dict[str, int | None]:
-    """Per topic: records not yet committed by ``group`` (None: the group committed nothing there yet)."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(
-        **settings.kafka.kafka_python(settings.bootstrap_servers), group_id=group, enable_auto_commit=False
-    )
-    try:
-        out: dict[str, int | None] = {}
-        for topic in topics:
-            tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or set())]
-            if not tps:
-                out[topic] = None
-                continue
-            end = consumer.end_offsets(tps)
-            begin = consumer.beginning_offsets(tps)
-            committed = {tp: consumer.committed(tp) for tp in tps}
-            if all(c is None for c in committed.values()):
-                out[topic] = None if any(end[tp] > begin[tp] for tp in tps) else 0
-                continue
-            out[topic] = sum(end[tp] - max(committed[tp] or begin[tp], begin[tp]) for tp in tps)
-        return out
-    finally:
-        consumer.close()
-
-
-def end_offsets(settings: Settings, topics: Iterable[str]) -> dict[str, int]:
-    """Sum of end offsets per topic (a cheap 'has anything been written since' probe)."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(**settings.kafka.kafka_python(settings.bootstrap_servers), enable_auto_commit=False)
-    try:
-        out = {}
-        for topic in topics:
-            tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or set())]
-            out[topic] = sum(consumer.end_offsets(tps).values()) if tps else 0
-        return out
-    finally:
-        consumer.close()
-
-
 def produce_raw(
     settings: Settings, messages: Iterable[tuple[str, bytes | None, bytes]], *, linger_ms: int = 20
 ) -> int:
     """Send ``(topic, key, value)`` records with acks=all and wait for every ack; returns how many."""
-    from kafka import KafkaProducer
 
     producer = KafkaProducer(
         **settings.kafka.kafka_python(settings.bootstrap_servers),

@@ -8,7 +8,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fleetpulse.broker import LocalBroker
 from fleetpulse.faults.context import FaultContext
+from fleetpulse.faults.detectors import free_port
 from fleetpulse.faults.errors import UnknownScenarioError
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.scenarios import broker_restart, poison_flood, receiver_down, worker_kill
@@ -52,8 +54,6 @@ def run_scenarios(ctx: FaultContext, names: Sequence[str]) -> list[ScenarioResul
 @contextlib.contextmanager
 def own_broker(base: Settings, data_dir: Path, say: Callable[[str], None] = lambda m: None) -> Iterator[LocalBroker]:
     """A LocalBroker of the fault run alone: free ports, data in ``data_dir``, stopped on exit."""
-    from fleetpulse.broker import LocalBroker
-    from fleetpulse.faults.detectors import free_port
 
     port = free_port()
     controller = free_port()

@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ground.kafka.topics import TopicSpec
+from streams.topology import consumer_groups
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -61,6 +62,5 @@ def variant(settings: Settings, tag: str) -> Settings:
 
 def consumed_topics(settings: Settings) -> dict[str, list[str]]:
     """Every topic a detect worker of these settings commits offsets on, by consumer group."""
-    from streams.worker import consumer_groups
 
     return consumer_groups(settings)

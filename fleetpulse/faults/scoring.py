@@ -5,14 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from streams.policy import load_policy
+from streams.scoring_cli import findings_from_kafka, load_truth, score_with_policy
+
 if TYPE_CHECKING:
     from ground.settings import Settings
 
 
 def detection_score(settings: Settings, findings_topic: str, truth_dir: Path) -> dict[str, Any]:
     """``{detector: {precision, recall, tp, fp, fn}}`` for the findings in ``findings_topic``."""
-    from streams.policy import load_policy
-    from streams.scoring_cli import findings_from_kafka, load_truth, score_with_policy
 
     policy = load_policy(settings.detect.policy_file)
     truth = load_truth(truth_dir)

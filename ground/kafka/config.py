@@ -14,6 +14,10 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
+import faust
+from aiokafka import errors
+from aiokafka.conn import create_conn
+from aiokafka.helpers import create_ssl_context
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from ground.errors import ConfigError
@@ -117,8 +121,6 @@ class KafkaSettings(BaseModel):
         }
 
     def _ssl_context(self) -> Any:
-        from aiokafka.helpers import create_ssl_context
-
         return create_ssl_context(
             cafile=self.ssl_cafile, certfile=self.ssl_certfile, keyfile=self.ssl_keyfile
         )
@@ -151,7 +153,6 @@ class KafkaSettings(BaseModel):
 
     def faust_credentials(self) -> Any:
         """A ``faust.auth`` credentials object, or None for PLAINTEXT."""
-        import faust
 
         if self.security_protocol == "PLAINTEXT":
             return None
@@ -196,8 +197,6 @@ class KafkaSettings(BaseModel):
         """``check_login`` for code that already runs in an event loop."""
         if self.security_protocol == "PLAINTEXT":
             return
-        from aiokafka import errors
-        from aiokafka.conn import create_conn
 
         cfg = self.aiokafka(bootstrap)
         cfg.pop("bootstrap_servers")
@@ -239,8 +238,6 @@ class KafkaSettings(BaseModel):
             return
 
     def _auth_error(self, address: str, exc: BaseException) -> KafkaAuthError:
-        from aiokafka import errors
-
         if isinstance(exc, errors.IllegalSaslStateError):
             reason = "the listener does not expect a SASL handshake"
             hint = f"is security_protocol {self.security_protocol} right for this listener?"

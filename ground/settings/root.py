@@ -22,13 +22,14 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from ground.settings.lake import LakeSettings
-from ground.settings.broker import BrokerSettings
 from ground.errors import ConfigError
 from ground.kafka.config import KafkaSettings
 from ground.kafka.topics import TopicSettings
-from ground.settings.simulator import SimulatorSettings
+from ground.settings.agent import AgentSettings
+from ground.settings.broker import BrokerSettings
 from ground.settings.detect import DetectSettings, WebhookSettings
+from ground.settings.lake import LakeSettings
+from ground.settings.simulator import SimulatorSettings
 
 DEFAULT_CONFIG_FILE = Path("fleetpulse.toml")
 
@@ -59,6 +60,7 @@ class Settings(BaseSettings):
     detect: DetectSettings = DetectSettings()
     webhooks: WebhookSettings = WebhookSettings()
     lake: LakeSettings = LakeSettings()
+    agent: AgentSettings = AgentSettings()
     paths: PathsSettings = PathsSettings()
 
     _toml_file: Path | None = None

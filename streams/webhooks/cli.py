@@ -6,6 +6,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from ground.cli_context import settings_of
+from ground.settings import Settings
 
 app = typer.Typer()
 
@@ -47,9 +52,6 @@ def dispatch(
     """
     import asyncio
 
-    from rich.console import Console
-
-    from ground.cli_context import settings_of
     from streams.webhooks.dispatcher import Dispatcher, data_dir_of
 
     settings = settings_of(ctx)
@@ -115,9 +117,6 @@ def receiver(
     """Run a webhook receiver: verify signatures, drop repeats by Idempotency-Key, append to --out; GET /stats."""
     import asyncio
 
-    from rich.console import Console
-
-    from ground.cli_context import settings_of
     from streams.webhooks.errors import WebhookConfigError
     from streams.webhooks.receiver import WebhookReceiver, serve_forever
 
@@ -144,7 +143,6 @@ def _secret_from(env_name: str, configured: str | None) -> str | None:
     # The default name is the settings' own webhooks.secret; another name is read by ground.settings too.
     if env_name == DEFAULT_SECRET_ENV:
         return configured
-    from ground.settings import Settings
 
     secret = Settings.secret_from_env(env_name)
     return secret.get_secret_value() if secret else None
@@ -162,10 +160,6 @@ def outbox(
     """Show the webhook outbox (pending, delivered, dead) and optionally requeue dead deliveries."""
     import time
 
-    from rich.console import Console
-    from rich.table import Table
-
-    from ground.cli_context import settings_of
     from streams.webhooks.dispatcher import data_dir_of
     from streams.webhooks.metrics import redact_url
     from streams.webhooks.outbox import Outbox
@@ -225,9 +219,7 @@ def score(
     timeout_s: Annotated[float, typer.Option(help="Max time to read the findings topic.")] = 60.0,
 ) -> None:
     """Score detector findings against the simulator's ground truth: TP/FP/FN, precision, recall, time to detect."""
-    from rich.console import Console
 
-    from ground.cli_context import settings_of
     from streams.policy import load_policy
     from streams.scoring_cli import (
         findings_from_kafka,

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.errors import KafkaConnectionError, KafkaError
 
 from schemas import FLEET, Codec, DecodeError, RecordDeadLettered
 from streams.webhooks.backoff import BackoffPolicy
@@ -158,7 +160,6 @@ class Dispatcher:
 
     async def _dead_letter(self, records: list[dict[str, Any]]) -> None:
         if self._dlq_producer is None:
-            from aiokafka import AIOKafkaProducer
 
             self._dlq_producer = AIOKafkaProducer(
                 **self.settings.kafka.aiokafka(self.settings.bootstrap_servers),
@@ -191,8 +192,6 @@ class Dispatcher:
 
     async def run(self, stop: asyncio.Event, *, ready: asyncio.Event | None = None) -> None:
         """Consume and deliver until ``stop`` is set; undelivered alerts stay in the outbox for next time."""
-        from aiokafka import AIOKafkaConsumer
-        from aiokafka.errors import KafkaConnectionError, KafkaError
 
         pruned = await self.outbox.off_loop(
             self.outbox.prune, self.clock() - self.ws.outbox_retention_days * DAY_S

@@ -10,7 +10,7 @@ import pytest
 
 from fleetpulse.broker import jars
 from fleetpulse.broker.errors import JarResolutionError, ToolMissingError
-from fleetpulse.broker.settings import BrokerSettings
+from ground.settings.broker import BrokerSettings
 
 JAVA17 = 'openjdk version "17.0.15" 2025-04-15\nOpenJDK Runtime Environment (build 17.0.15+6)\n'
 JAVA8 = 'java version "1.8.0_292"\nJava(TM) SE Runtime Environment (build 1.8.0_292-b10)\n'

@@ -12,7 +12,7 @@ import pytest
 
 from fleetpulse.broker.errors import PortInUseError
 from fleetpulse.broker.process import LocalBroker, pid_alive, port_is_free
-from fleetpulse.broker.settings import BrokerSettings
+from ground.settings.broker import BrokerSettings
 
 
 def free_port() -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fleetpulse.broker.properties import log4j2_properties, new_cluster_id, render, server_properties
-from fleetpulse.broker.settings import BrokerSettings
+from ground.settings.broker import BrokerSettings
 
 
 def parse(text: str) -> dict[str, str]:

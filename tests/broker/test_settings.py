@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fleetpulse.broker.settings import BrokerSettings
+from ground.settings.broker import BrokerSettings
 
 
 def test_relative_folders_are_made_absolute_where_they_are_configured(

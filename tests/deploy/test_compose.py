@@ -13,7 +13,7 @@ import typer.main
 import yaml
 
 from fleetpulse.cli import app
-from fleetpulse.settings import Settings
+from ground.settings import Settings
 from producers.cli import parse_duration
 
 ROOT = Path(__file__).resolve().parents[2]

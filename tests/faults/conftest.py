@@ -10,7 +10,7 @@ import pytest
 
 from fleetpulse.broker import LocalBroker, ToolMissingError
 from fleetpulse.faults.context import FaultContext
-from fleetpulse.settings import Settings
+from ground.settings import Settings
 
 
 @pytest.fixture(scope="session")

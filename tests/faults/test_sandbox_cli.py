@@ -9,7 +9,7 @@ from fleetpulse.faults.cli import app
 from fleetpulse.faults.errors import UnknownScenarioError
 from fleetpulse.faults.runner import SCENARIOS, check_names
 from fleetpulse.faults.sandbox import consumed_topics, sandbox, variant
-from fleetpulse.settings import Settings
+from ground.settings import Settings
 
 
 def test_variants_share_inputs_and_own_outputs_and_groups() -> None:

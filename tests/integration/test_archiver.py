@@ -23,8 +23,8 @@ from analytics.lake.fs import LakeFS
 from analytics.lake.layout import TopicPartition
 from analytics.lake.manifest import read_frontier
 from analytics.lake.synthetic import synthetic_records
-from analytics.settings import ALL_FAMILIES
-from fleetpulse.settings import Settings
+from ground.settings import Settings
+from ground.settings.lake import ALL_FAMILIES
 from schemas import Codec, DecodeError
 from schemas.events import topic_family
 from tests.conftest import KafkaCluster, unique_topic_name

@@ -12,7 +12,6 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 from typer.testing import CliRunner
 
-from fleetpulse import admin
 from fleetpulse.broker import (
     BrokerStartError,
     LocalBroker,
@@ -21,9 +20,10 @@ from fleetpulse.broker import (
     stop_if_started_within,
 )
 from fleetpulse.cli import app
-from fleetpulse.kafka_config import KafkaSettings
-from fleetpulse.settings import Settings
-from fleetpulse.topics import TopicSpec
+from ground.kafka import admin
+from ground.kafka.config import KafkaSettings
+from ground.kafka.topics import TopicSpec
+from ground.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fleetpulse import admin
+from ground.kafka import admin
 from schemas import Codec
 from streams.errors import StreamsError
 from streams.lifecycle import FleetState

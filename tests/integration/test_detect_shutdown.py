@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fleetpulse import admin
 from fleetpulse.broker import LocalBroker
-from fleetpulse.settings import Settings
+from ground.kafka import admin
+from ground.settings import Settings
 from streams.worker import spawn_worker
 from tests.conftest import free_ports, pointed_at
 from tests.streams.kafka_io import isolated_settings

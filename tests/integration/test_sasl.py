@@ -25,11 +25,11 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.admin import KafkaAdminClient, ScramMechanism, UserScramCredentialUpsertion
 
-from fleetpulse import admin, topic_stats
 from fleetpulse.broker import LocalBroker, ToolMissingError
-from fleetpulse.kafka_config import KafkaAuthError, KafkaSettings
-from fleetpulse.settings import Settings
-from fleetpulse.topics import TopicSpec
+from ground.kafka import admin, reading
+from ground.kafka.config import KafkaAuthError, KafkaSettings
+from ground.kafka.topics import TopicSpec
+from ground.settings import Settings
 from producers import SimulationRequest, SimulationResult, run_simulation
 from schemas import AlertRaised, Codec
 from tests.conftest import free_ports
@@ -215,7 +215,7 @@ def test_simulator_sink_delivers_every_event(
     settings = sasl.settings()
     assert simulated.total > 100
     for topic, count in simulated.counts_by_topic.items():
-        assert topic_stats.record_count(settings.bootstrap_servers, settings.kafka, topic) == count
+        assert reading.record_count(settings.bootstrap_servers, settings.kafka, topic) == count
     assert "SaslAuthenticateRequest" in debug_logs.text
     assert_no_secret(debug_logs.text, sasl)
 
@@ -225,7 +225,7 @@ def test_archiver_archives_everything(sasl: SaslCluster, simulated: SimulationRe
 
     settings = sasl.settings()
     expected = sum(
-        topic_stats.record_count(settings.bootstrap_servers, settings.kafka, topic)
+        reading.record_count(settings.bootstrap_servers, settings.kafka, topic)
         for topic in archived_topics(settings)
     )
     assert expected >= simulated.total
@@ -299,12 +299,12 @@ def test_detect_worker_joins_consumes_and_produces(sasl: SaslCluster, tmp_path: 
         health = worker.wait_ready(60)  # its consumer group got partitions of the SASL-only broker
         assert health["assigned"]
         dlq = settings.topics.dlq.name
-        before = topic_stats.record_count(settings.bootstrap_servers, settings.kafka, dlq)
+        before = reading.record_count(settings.bootstrap_servers, settings.kafka, dlq)
         producer = KafkaProducer(**settings.kafka.kafka_python(settings.bootstrap_servers), acks="all")
         producer.send(settings.topics.errors.name, key=b"h0000", value=b"not an event").get(10)
         producer.close()
         deadline = time.monotonic() + 30  # consumed, then dead-lettered through Faust's producer
-        while topic_stats.record_count(settings.bootstrap_servers, settings.kafka, dlq) <= before:
+        while reading.record_count(settings.bootstrap_servers, settings.kafka, dlq) <= before:
             assert time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(0.25)
     finally:
@@ -456,7 +456,7 @@ def test_sasl_ssl_reaches_every_client_library(sasl: SaslCluster, tmp_path: Path
     result = run_simulation(settings, SimulationRequest(preset="small", days=1.0, sink="kafka"))
     for topic, count in result.counts_by_topic.items():
         assert topic.startswith("tls.")
-        assert topic_stats.record_count(settings.bootstrap_servers, settings.kafka, topic) == count
+        assert reading.record_count(settings.bootstrap_servers, settings.kafka, topic) == count
 
     async def first_inventory() -> bytes | None:
         from aiokafka import AIOKafkaConsumer

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from kafka import KafkaConsumer, TopicPartition
 
-from fleetpulse import admin
 from fleetpulse.broker import LocalBroker
-from fleetpulse.settings import Settings
+from ground.kafka import admin
+from ground.settings import Settings
 from producers.runner import SimulationRequest, SimulationResult, run_simulation
 from schemas import Codec
 from tests.conftest import unique_topic_name

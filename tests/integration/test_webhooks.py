@@ -23,9 +23,9 @@ import pytest
 from kafka import KafkaProducer
 from pydantic import SecretStr
 
-from fleetpulse.settings import Settings
+from ground.settings import Settings
+from ground.settings.detect import WebhookSettings
 from schemas import AlertRaised, Codec
-from streams.settings import WebhookSettings
 from streams.webhooks import Dispatcher, Outbox, ReceiverHandle, start_receiver
 from tests.conftest import KafkaCluster
 

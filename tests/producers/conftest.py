@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from fleetpulse.settings import Settings
+from ground.settings import Settings
 from producers.config import FleetConfig, load_fleet_config
 from producers.faults import Calibration, calibrate, fault_schedule
 from producers.fleet import DAY_MS, Fleet, build_fleet

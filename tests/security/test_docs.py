@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fleetpulse.errors import ConfigError
-from fleetpulse.settings import Settings
+from ground.errors import ConfigError
+from ground.settings import Settings
 from tests.security.tls import make_pki
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "SECURITY.md"

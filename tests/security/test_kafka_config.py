@@ -12,9 +12,9 @@ from pathlib import Path
 import faust
 import pytest
 
-from fleetpulse.errors import ConfigError
-from fleetpulse.kafka_config import KafkaSettings
-from fleetpulse.settings import Settings
+from ground.errors import ConfigError
+from ground.kafka.config import KafkaSettings
+from ground.settings import Settings
 from tests.security.tls import make_pki
 
 BOOT = "127.0.0.1:9093,127.0.0.2:9093"

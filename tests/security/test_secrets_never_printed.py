@@ -10,9 +10,9 @@ import traceback
 import pytest
 from kafka.admin import KafkaAdminClient
 
-from fleetpulse.errors import ConfigError
-from fleetpulse.kafka_config import MASK, KafkaSettings, SecretFilter, protect_client_logs
-from fleetpulse.settings import Settings
+from ground.errors import ConfigError
+from ground.kafka.config import MASK, KafkaSettings, SecretFilter, protect_client_logs
+from ground.settings import Settings
 
 
 def sasl_env(monkeypatch: pytest.MonkeyPatch, password: str, hmac_secret: str, bootstrap: str) -> None:

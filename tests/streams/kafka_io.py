@@ -9,8 +9,8 @@ from typing import Any
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from fleetpulse.settings import Settings
-from fleetpulse.topics import TopicSpec
+from ground.kafka.topics import TopicSpec
+from ground.settings import Settings
 from schemas import Codec
 
 

@@ -15,7 +15,7 @@ from unittest.mock import AsyncMock, MagicMock
 
 import pytest
 
-from fleetpulse.settings import Settings
+from ground.settings import Settings
 from schemas import Codec
 from streams.app import DetectApp
 from streams.policy import Policy

@@ -17,6 +17,7 @@ from fleetpulse.faults.kafka_io import records
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.sandbox import INPUTS, sandbox, variant
 from fleetpulse.faults.scenarios.common import judge, outputs, paced_producer
+from ground.kafka import admin
 
 NAME = "broker-restart"
 
@@ -24,7 +25,6 @@ NAME = "broker-restart"
 def run(
     ctx: FaultContext, restarts: int = 3, produce_s: float = 90.0, first_after_s: float = 5.0, gap_s: float = 3.0
 ) -> ScenarioResult:
-    from ground.kafka import admin
     clock = Clock()
     folder = ctx.folder(NAME)
     settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))

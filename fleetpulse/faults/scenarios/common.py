@@ -13,6 +13,7 @@ from fleetpulse.faults.kafka_io import records
 from fleetpulse.faults.lifecycle_check import check_log
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.scoring import detection_score, split
+from producers.runner import parse_start
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -123,7 +124,6 @@ def paced_producer(
     The outcome dict gets ``sim`` (the SimulationResult) or ``error`` (reported in the result,
     so the scenario goes on counting instead of dying with the simulator).
     """
-    from producers.runner import parse_start
 
     outcome: dict[str, Any] = {}
 

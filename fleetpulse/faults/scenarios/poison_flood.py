@@ -22,6 +22,7 @@ from fleetpulse.faults.poison import Poison, fuzz
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.sandbox import sandbox, variant
 from fleetpulse.faults.scenarios.common import judge, outputs
+from ground.kafka import admin
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -67,7 +68,6 @@ def run(ctx: FaultContext, count: int = 10_000, duplicates: int = 500) -> Scenar
     mixed = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME, "mixed"))
     truth = folder / "truth"
     sim = simulate(ctx, clean, truth)
-    from ground.kafka import admin
 
     admin.create_topics(mixed)
     rng = random.Random(ctx.seed)

@@ -9,7 +9,6 @@ again (dropped by the receiver's Idempotency-Key check), alerts stored twice.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import subprocess
 import threading
@@ -17,19 +16,23 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import SecretStr
+
 from fleetpulse.faults.context import Clock, FaultContext
 from fleetpulse.faults.counting import count_alerts
 from fleetpulse.faults.errors import ScenarioError
 from fleetpulse.faults.kafka_io import produce_raw, records, wait_until
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.sandbox import sandbox
+from ground.kafka import admin
+from ground.launch import child_env, fleetpulse_argv, launch
+from schemas import AlertRaised, Codec
+from streams.webhooks import start_receiver
 
 NAME = "receiver-down"
 
 
 def alert(i: int, run: str, ts: int) -> dict[str, Any]:
-    from schemas import AlertRaised
-
     return AlertRaised(
         event_id=f"{run}-alert-{i}",
         host_id=f"fault-h{i % 48:05d}",
@@ -57,29 +60,20 @@ def stored_keys(out: Path) -> list[str]:
 
 
 def _dispatcher(settings: Any, url: str, secret: str, folder: Path) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
-    from fleetpulse.supervisor import fleetpulse_argv
-    from streams.worker import settings_env
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETPULSE_")}
-    env.update(settings_env(settings))
-    env["FLEETPULSE_WEBHOOKS"] = json.dumps({
-        "urls": [url], "secret": secret, "group_id": f"{settings.topics.prefix}dispatch",
-        "data_dir": str(folder / "outbox"), "backoff_base_s": 0.5, "backoff_max_s": 5.0, "timeout_s": 3.0,
+    webhooks = settings.webhooks.model_copy(update={
+        "urls": [url], "secret": SecretStr(secret), "group_id": f"{settings.topics.prefix}dispatch",
+        "data_dir": folder / "outbox", "backoff_base_s": 0.5, "backoff_max_s": 5.0, "timeout_s": 3.0,
         "max_attempts": 10_000,
     })  # fmt: skip
-    log = (folder / "dispatch.log").open("ab")
-    proc = subprocess.Popen(fleetpulse_argv("dispatch"), env=env, stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    env = child_env(settings.model_copy(update={"webhooks": webhooks}))
+    proc, log = launch(fleetpulse_argv("dispatch"), env, folder / "dispatch.log")
+    assert log is not None
     return proc, log
 
 
 def run(
     ctx: FaultContext, alerts: int = 300, outage_s: float = 60.0, before_s: float = 10.0, after_s: float = 10.0
 ) -> ScenarioResult:
-    from ground.kafka import admin
-    from schemas import Codec
-    from streams.webhooks import start_receiver
-
     clock = Clock()
     folder = ctx.folder(NAME)
     settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))

@@ -16,16 +16,17 @@ from typing import Any
 from fleetpulse.faults.context import Clock, FaultContext
 from fleetpulse.faults.detectors import Detector
 from fleetpulse.faults.errors import ScenarioError
-from fleetpulse.faults.kafka_io import end_offsets, wait_until
+from fleetpulse.faults.kafka_io import wait_until
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.sandbox import sandbox, variant
 from fleetpulse.faults.scenarios.common import judge, outputs, paced_producer
+from ground.kafka import admin
+from ground.kafka.reading import end_offsets
 
 NAME = "worker-kill"
 
 
 def run(ctx: FaultContext, kills: int = 5, produce_s: float = 75.0) -> ScenarioResult:
-    from ground.kafka import admin
     clock = Clock()
     folder = ctx.folder(NAME)
     settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))
@@ -51,7 +52,7 @@ def run(ctx: FaultContext, kills: int = 5, produce_s: float = 75.0) -> ScenarioR
                 raise ScenarioError(NAME, f"the worker committed no new input before kill {k}")
             time.sleep(rng.uniform(0.5, 2.5))
             last = faulty.consumed()
-            arrived = sum(end_offsets(settings, faulty.input_topics()).values())
+            arrived = sum(end_offsets(settings.bootstrap_servers, settings.kafka, faulty.input_topics()).values())
             faulty.kill()
             kill_log.append({"kill": k, "at_s": clock(), "input_committed": last, "input_arrived": arrived,
                              "while_producing": producer.is_alive()})  # fmt: skip

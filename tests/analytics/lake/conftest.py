@@ -12,7 +12,7 @@ from analytics.lake.fs import LakeFS
 from analytics.lake.publish import Publisher
 from analytics.lake.synthetic import synthetic_records
 from analytics.quality.gate import QualityGate
-from analytics.settings import LakeSettings
+from ground.settings.lake import LakeSettings
 from tests.analytics.lake.helpers import NOW
 
 

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from analytics.lake.batch import ConsumedRecord
-from analytics.settings import LakeSettings
-from fleetpulse.topics import TopicSettings
+from ground.kafka.topics import TopicSettings
+from ground.settings.lake import LakeSettings
 from schemas import Codec
 from schemas.events import topic_family
 

@@ -16,7 +16,7 @@ from analytics.lake.fs import LakeFS
 from analytics.lake.layout import compaction_record_path
 from analytics.lake.reader import Lake
 from analytics.lake.synthetic import synthetic_records
-from analytics.settings import LakeSettings
+from ground.settings.lake import LakeSettings
 from schemas import Codec
 from schemas.arrow import to_table
 from tests.analytics.lake.helpers import NOW, as_consumed

@@ -5,15 +5,8 @@ from __future__ import annotations
 import pytest
 
 from analytics.errors import LakeError
-from analytics.lake.layout import (
-    ArchiveName,
-    TopicPartition,
-    date_of,
-    event_type_of,
-    is_compacted,
-    parse_archive_name,
-    table_of,
-)
+from analytics.lake.layout import ArchiveName, TopicPartition, date_of, is_compacted, parse_archive_name
+from analytics.tables import event_type_of, table_of
 
 
 @pytest.mark.parametrize("topic", ["fleet.errors", "test.t-x-p1-o2-3.abc", "a"])

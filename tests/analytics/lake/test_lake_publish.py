@@ -20,7 +20,7 @@ from analytics.lake.quarantine import quarantine_entries
 from analytics.lake.reader import Lake
 from analytics.lake.reconcile import reconcile
 from analytics.lake.synthetic import host_ids, synthetic_records
-from fleetpulse.settings import Settings
+from ground.settings import Settings
 from schemas import Codec
 from tests.analytics.lake.helpers import NOW, as_consumed, garbage, lake_settings
 

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from analytics.lake.layout import TABLES
 from analytics.quality import QualityGate, validate_batch
+from analytics.tables import TABLES
 from tests.analytics.lake.helpers import NOW
 from tests.analytics.quality.conftest import HOSTS
 

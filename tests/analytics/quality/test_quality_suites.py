@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from analytics.errors import QualityError
-from analytics.lake.layout import TABLES
 from analytics.quality.suites import load_suite, suite_tables
 from analytics.quality.view import view_columns
+from analytics.tables import TABLES
 
 
 def test_every_table_has_a_suite() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from fleetpulse.settings import Settings
+from ground.settings import Settings
 from schemas import AlertRaised
 
 SECRET = "s3cr3t-hmac-key-never-logged"
