@@ -6,14 +6,15 @@ use), so every worker folds it in and the planner drains the backlog within capa
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaProducer
 
+from ground.errors import TopicReadError
+from ground.kafka.reading import read_to_end
 from schemas import Codec, MaintenanceActionRecorded
 from streams.errors import StreamsError
-from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, replay
+from streams.lifecycle import Action, FleetState, replay
 from streams.planner import Planner
 from streams.policy import Policy
 from streams.tailer import LogTailer
@@ -24,37 +25,23 @@ if TYPE_CHECKING:
 
 def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
     """Every action on fleet.actions, in partition order (enough for a per-domain fold)."""
-
-    topic = settings.topics.actions.name
-    consumer = KafkaConsumer(
-        **settings.kafka.kafka_python(settings.bootstrap_servers), enable_auto_commit=False
-    )
     out: list[Action] = []
     # the same skipping rules as the workers' own reading of this log
     reader = LogTailer(
-        topic,
+        settings.topics.actions.name,
         {},
-        lambda r: out.append(Action.from_record(r)) if r["event_type"] == MaintenanceActionRecorded.EVENT_TYPE else None,
+        lambda r: out.append(Action.from_record(r)),
         Codec(),
-        event_type=LOG_EVENT_TYPES,  # incidents and operators' steps share the log: not foreign
+        event_type=MaintenanceActionRecorded.EVENT_TYPE,
     )
     try:
-        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
-        if not tps:
-            return []
-        consumer.assign(tps)
-        consumer.seek_to_beginning(*tps)
-        ends = consumer.end_offsets(tps)
-        deadline = time.monotonic() + timeout_s
-        while any(consumer.position(tp) < ends[tp] for tp in tps):
-            if time.monotonic() > deadline:
-                raise StreamsError(f"reading {topic} took longer than {timeout_s:.0f} s")
-            for batch in consumer.poll(timeout_ms=200).values():
-                for m in batch:
-                    reader.feed(m.value)
-        return out
-    finally:
-        consumer.close()
+        for rec in read_to_end(
+            settings.bootstrap_servers, settings.kafka, settings.topics.actions.name, timeout_s=timeout_s
+        ):
+            reader.feed(rec.value)
+    except TopicReadError as exc:
+        raise StreamsError(str(exc)) from exc
+    return out
 
 
 def resume_train(

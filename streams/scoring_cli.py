@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
-from kafka import KafkaConsumer, TopicPartition
-from kafka.errors import KafkaError
 from rich.table import Table
 
+from ground.errors import TopicReadError
+from ground.kafka.reading import read_to_end
 from schemas import Codec, DecodeError
 from schemas.arrow import flatten
 from streams.scoring import (
@@ -133,38 +132,19 @@ def findings_from_kafka(
     settings: Settings, topic: str | None = None, timeout_s: float = 60.0
 ) -> pl.DataFrame:
     """Every FindingRaised on the findings topic, from the beginning up to the end offsets seen at start."""
-
     topic = topic or settings.topics.findings.name
     codec = Codec()
     rows: list[dict[str, Any]] = []
     try:
-        consumer = KafkaConsumer(
-            enable_auto_commit=False, group_id=None, **settings.kafka.kafka_python(settings.bootstrap_servers)
-        )
-    except KafkaError as exc:
-        raise ScoringError(f"cannot reach Kafka at {settings.bootstrap_servers}: {exc}") from exc
-    try:
-        partitions = consumer.partitions_for_topic(topic)
-        if not partitions:
-            raise ScoringError(f"topic {topic} does not exist on {settings.bootstrap_servers}")
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
-        consumer.assign(tps)
-        consumer.seek_to_beginning(*tps)
-        end = {tp: off for tp, off in consumer.end_offsets(tps).items() if off > 0}
-        deadline = time.monotonic() + timeout_s
-        while any(consumer.position(tp) < off for tp, off in end.items()):
-            if time.monotonic() > deadline:
-                raise ScoringError(f"reading {topic} did not reach the end offsets within {timeout_s:g} s")
-            for records in consumer.poll(timeout_ms=500, max_records=5000).values():
-                for rec in records:
-                    try:
-                        decoded = codec.decode(rec.value)
-                    except DecodeError:
-                        continue  # the validator dead-letters these; they are not findings
-                    if decoded.event_type == "FindingRaised":
-                        rows.append(flatten(decoded.record))
-    finally:
-        consumer.close()
+        for rec in read_to_end(settings.bootstrap_servers, settings.kafka, topic, timeout_s=timeout_s, missing_ok=False):
+            try:
+                decoded = codec.decode(rec.value)
+            except DecodeError:
+                continue  # the validator dead-letters these; they are not findings
+            if decoded.event_type == "FindingRaised":
+                rows.append(flatten(decoded.record))
+    except TopicReadError as exc:
+        raise ScoringError(str(exc)) from exc
     return _frame(rows)
 
 

@@ -33,7 +33,7 @@ DEFAULT_HANDWRITTEN = """
 ## How to read this table
 
 Each row is one fault scenario, run by `fleetpulse faults run` against a Kafka broker started
-for the run (its own topic prefix per scenario); `tests/faults/` runs the same code and asserts
+for the run (its own topic prefix per scenario); `tests/fleetpulse/faults/` runs the same code and asserts
 the goals. The fleet is the `small` preset (2 clusters × 24 hosts × 8 GPUs), 14 simulated days.
 
 - **Reference.** A fault is judged against a clean run on the same input: a second detect worker
@@ -89,7 +89,7 @@ operation" and "halt the train" before completing the repairs due at the finding
 outcome depended on whether a wall-clock tick got there first — three clean workers on the same input
 wrote 52, 56 and 59 actions from the same 13 findings, and broker-restart differed from its reference
 by 8 missing and 25 extra actions. `streams/planner.py` now completes due repairs at `finding.ts`
-before deciding, and `tests/faults/test_planner_race.py` (a strict xfail until then) now passes.
+before deciding, and `tests/fleetpulse/faults/test_planner_race.py` (a strict xfail until then) now passes.
 
 After the fix, broker-restart differs from its reference by 1 action (a `deferred` the reference wrote)
 and 14 extra steps (one more host drained, repaired, verified and returned), with the same findings
