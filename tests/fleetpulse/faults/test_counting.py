@@ -10,7 +10,7 @@ from fleetpulse.faults.counting import (
     duplicate_rmas,
     judge_actions,
 )
-from tests.faults.factories import action, chain, finding
+from tests.fleetpulse.faults.factories import action, chain, finding
 
 
 def test_compare_ids_counts_lost_extra_and_repeats() -> None:

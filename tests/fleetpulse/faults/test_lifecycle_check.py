@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fleetpulse.faults.lifecycle_check import check_log
-from tests.faults.factories import action, chain, finding
+from tests.fleetpulse.faults.factories import action, chain, finding
 
 
 def test_complete_lifecycle_is_not_broken() -> None:
