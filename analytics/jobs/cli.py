@@ -13,7 +13,7 @@ from ground.cli_context import settings_of
 
 app = typer.Typer()
 
-JOB_NAMES = ("early-life", "fabric", "offenders", "maintenance-domain", "interruptions")
+JOB_NAMES = ("early-life", "fabric", "offenders", "maintenance-domain", "interruptions", "incidents")
 
 # A str, not a Path, so that a URI reaches _lake intact and is refused by name.
 LakeOpt = Annotated[
@@ -72,6 +72,7 @@ def analyze(
     """Run one analytics job over the lake and print its headline numbers."""
     import inspect
 
+    from analytics.jobs.coverage import coverage_text
     from analytics.jobs.errors import JobError
     from analytics.jobs.plots import plot_job
     from analytics.jobs.render import fmt
@@ -105,6 +106,9 @@ def analyze(
             for row in table.head(15).iter_rows():
                 view.add_row(*(fmt(v) for v in row))
             console.print(view)
+            console.print(
+                f"coverage: {coverage_text(result.summary, name) or 'not measured'}", soft_wrap=True
+            )
     if out is not None:
         folder = write_result(result, out)
         plots = plot_job(result, folder)

@@ -16,6 +16,19 @@ from analytics.jobs.source import MS_PER_DAY
 HOST_YEAR_DAYS = 365.25
 
 
+# The rack ``fleetpulse import`` gives a host it first saw in an incident (producers/importer/records.py):
+# its install_ts is only the trace's start, so its age is unknown.
+IMPORTED_RACK = "imported"
+
+
+def has_install_date() -> pl.Expr:
+    """A real install date: ``install_ts`` present and after the epoch, on a host not created by an import.
+
+    Without one a host's age, hence every age-based table and the early-life fit, is unknown.
+    """
+    return pl.col("install_ts").is_not_null() & (pl.col("install_ts") > 0) & (pl.col("rack") != IMPORTED_RACK)
+
+
 def host_windows(inventory: pl.LazyFrame, start_ts: int, end_ts: int) -> pl.LazyFrame:
     """Per host: cohort (install month) and its observed age window [entry_age_d, exit_age_d]."""
     entry = (pl.max_horizontal(pl.lit(start_ts), pl.col("install_ts")) - pl.col("install_ts")) / MS_PER_DAY

@@ -169,8 +169,9 @@ def slow_incidence(flags: pl.LazyFrame, inventory: pl.LazyFrame) -> pl.LazyFrame
     )
 
 
-def repair_episodes(actions: pl.LazyFrame) -> pl.LazyFrame:
-    """Per host, each maintenance episode from its first action to ``returned``; open episodes dropped."""
+def repair_episodes(actions: pl.LazyFrame, keep_open: bool = False) -> pl.LazyFrame:
+    """Per host, each maintenance episode from its first action to ``returned``; open episodes
+    (``end_ts`` null) dropped unless ``keep_open``."""
     ordered = actions.select("host_id", "ts", "kind", "operation").sort("host_id", "ts")
     ended = (pl.col("kind") == "returned").cast(pl.Int32)
     episode = (ended.cum_sum().over("host_id") - ended).alias("episode")
@@ -182,7 +183,7 @@ def repair_episodes(actions: pl.LazyFrame) -> pl.LazyFrame:
             pl.col("ts").filter(pl.col("kind") == "returned").max().alias("end_ts"),
             pl.col("operation").filter(pl.col("operation") != "drain").first().alias("operation"),
         )
-        .filter(pl.col("end_ts").is_not_null())
+        .filter(pl.col("end_ts").is_not_null() | keep_open)
         .with_columns(((pl.col("end_ts") - pl.col("start_ts")) / MS_PER_HOUR).alias("hours"))
         .sort("host_id", "episode")
     )

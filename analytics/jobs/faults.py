@@ -12,6 +12,9 @@ from typing import Literal
 
 import polars as pl
 
+from analytics.jobs.incidents import load_incidents
+from analytics.jobs.source import scan_optional
+
 FaultKind = Literal[
     "fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt",
     "link_down", "link_flap", "nic", "software", "host_maintenance", "nccl_watchdog",
@@ -46,10 +49,10 @@ SIGNAL_FREE_CAUSES = (
     "software", "host_maintenance", "nccl_watchdog", "silent_data_corruption", "thermal", "ssd", "psu",
 )  # fmt: skip
 EARLY_LIFE_KINDS = ("fell_off_bus", "link_down")
-# Faults that need a hardware repair (the maintenance-domain model's failure rate).
-REPAIR_KINDS = tuple(
-    k for k in (*KIND_CAUSE, *SIGNAL_FREE_CAUSES) if k not in ("software", "nccl_watchdog", "link_flap")
-)
+# Faults that need no hardware repair; every other kind, recorded incidents' causes (``unclassified``
+# included: the host was out) too, counts in the maintenance-domain model's failure rate.
+NO_REPAIR_KINDS = ("software", "nccl_watchdog", "link_flap")
+REPAIR_KINDS = tuple(k for k in (*KIND_CAUSE, *SIGNAL_FREE_CAUSES) if k not in NO_REPAIR_KINDS)
 FAULT_COLUMNS = ("host_id", "cluster", "ts", "gpu", "port", "kind", "cause")
 
 _FAULT_SCHEMA = {
@@ -118,11 +121,37 @@ def signal_free_faults(interrupted: pl.LazyFrame) -> pl.LazyFrame:
     )  # fmt: skip
 
 
+def incident_faults(incidents: pl.LazyFrame) -> pl.LazyFrame:
+    """Fault rows for recorded incidents: kind and cause are the incident's cause (``unclassified``
+    when its source class had no mapping), at its start; a GPU or port component becomes gpu / port."""
+    cause = (
+        pl.when(pl.col("cause").is_not_null() & (pl.col("cause") != ""))
+        .then(pl.col("cause"))
+        .otherwise(pl.lit("unclassified"))
+    )
+
+    def unit(kind: str) -> pl.Expr:
+        return pl.when(pl.col("component_kind") == kind).then(
+            pl.col("component").cast(pl.Int32, strict=False)
+        )
+
+    return incidents.select(
+        "host_id", "cluster", pl.col("start_ts").cast(pl.Int64).alias("ts"), unit("gpu").alias("gpu"),
+        unit("port").alias("port"), cause.alias("kind"), cause.alias("cause"),
+    )  # fmt: skip
+
+
 def classify_faults(
-    xid: pl.LazyFrame | None, link: pl.LazyFrame | None, interrupted: pl.LazyFrame | None
+    xid: pl.LazyFrame | None,
+    link: pl.LazyFrame | None,
+    interrupted: pl.LazyFrame | None,
+    incidents: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
-    """All faults seen in the error tables, one row each: host_id, cluster, ts, gpu, port, kind, cause."""
+    """All faults seen in the error tables and recorded incidents, one row each:
+    host_id, cluster, ts, gpu, port, kind, cause."""
     parts = []
+    if incidents is not None:
+        parts.append(incident_faults(incidents))
     if xid is not None:
         parts.append(xid_faults(xid))
     if link is not None:
@@ -135,11 +164,10 @@ def classify_faults(
 
 
 def load_faults(lake: str | Path) -> pl.LazyFrame:
-    """``classify_faults`` over a lake's error tables (any of them may be absent)."""
-    from analytics.jobs.source import scan_optional
-
+    """``classify_faults`` over a lake's error tables and incidents (any of them may be absent)."""
     return classify_faults(
         scan_optional(lake, "xid_raised"),
         scan_optional(lake, "link_event_observed"),
         scan_optional(lake, "job_interrupted"),
+        load_incidents(lake),
     )

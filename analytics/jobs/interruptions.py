@@ -11,6 +11,8 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+from analytics.jobs.coverage import UNCLASSIFIED
+from analytics.jobs.incidents import normalised_cause
 from analytics.jobs.source import MS_PER_HOUR
 
 # Llama 3 (Dubey et al. 2024, Table 5): share of 419 unexpected interruptions, 16,384 H100, 54 days.
@@ -31,6 +33,8 @@ LLAMA3_TABLE5: dict[str, float] = {
 }
 # Meta research clusters ("Revisiting reliability in large-scale ML research clusters", 2024).
 META_MTTF_HOURS: dict[int, float] = {8: 47.7 * 24, 1024: 7.9, 16384: 1.8}
+# A slope needs two job sizes with interruptions; with fewer there is no slope to report.
+MIN_SIZE_BUCKETS = 2
 
 
 class SizeSlope(NamedTuple):
@@ -42,9 +46,16 @@ class SizeSlope(NamedTuple):
 
 
 def root_cause_table(interrupted: pl.LazyFrame) -> pl.LazyFrame:
-    """cause, count, % of interruptions (largest first), with Llama 3's share beside it."""
-    ref = pl.LazyFrame({"cause": list(LLAMA3_TABLE5), "llama3_pct": list(LLAMA3_TABLE5.values())})
-    counts = interrupted.group_by("cause").agg(pl.len().cast(pl.Int64).alias("count"))
+    """cause, count, % of all interruptions (largest first), with Llama 3's share beside it.
+
+    ``unclassified`` (no cause, or one the source could not name) is a row of its own, so the
+    shares are over every interruption, never renormalised over the classified ones.
+    """
+    ref = pl.LazyFrame({"cause": [*LLAMA3_TABLE5, UNCLASSIFIED],
+                        "llama3_pct": [*LLAMA3_TABLE5.values(), None]}, schema_overrides={"llama3_pct": pl.Float64})  # fmt: skip
+    counts = interrupted.group_by(normalised_cause(pl.col("cause")).alias("cause")).agg(
+        pl.len().cast(pl.Int64).alias("count")
+    )
     return (
         counts.with_columns((pl.col("count") / pl.col("count").sum() * 100).alias("pct"))
         .join(ref, on="cause", how="full", coalesce=True)
@@ -137,10 +148,18 @@ def projected_mttf(
 def size_slope(by_size: pl.DataFrame) -> SizeSlope:
     """Weighted least squares of log MTTF on log N over buckets with interruptions (≈ −1 expected)."""
     ok = by_size.filter((pl.col("interruptions") > 0) & (pl.col("mttf_hours") > 0))
-    if ok.height < 2:
+    if ok.height < MIN_SIZE_BUCKETS:
         return SizeSlope(float("nan"), float("nan"), ok.height)
     x = np.log(ok["size_gpus"].to_numpy().astype(float))
     y = np.log(ok["mttf_hours"].to_numpy())
     w = np.sqrt(ok["interruptions"].to_numpy().astype(float))
     slope, intercept = np.polyfit(x, y, 1, w=w)
     return SizeSlope(float(slope), float(intercept), ok.height)
+
+
+def slope_text(slope: SizeSlope) -> str:
+    """The MTTF-vs-size finding in words; "not enough job sizes" (with the count) instead of a NaN."""
+    if slope.buckets < MIN_SIZE_BUCKETS or not np.isfinite(slope.slope):
+        return (f"not enough job sizes: {slope.buckets} size bucket(s) with interruptions, "
+                f"{MIN_SIZE_BUCKETS} needed for a slope")  # fmt: skip
+    return f"MTTF ∝ N^{slope.slope:.2f} over {slope.buckets} size buckets"

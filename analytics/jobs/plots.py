@@ -6,6 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 
@@ -15,10 +17,7 @@ from analytics.jobs.survival import power_law_intensity
 
 
 def _pyplot() -> Any:
-    import matplotlib
-
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     return plt
 
@@ -187,9 +186,7 @@ def plot_interruptions(result: JobResult, folder: Path) -> list[Path]:
     ax.scatter(meta["size_gpus"], meta["meta_mttf_hours"], marker="x", color="k", label="Meta (published)")
     if "mttf_by_size" in t:
         m = t["mttf_by_size"].filter(pl.col("interruptions") > 0)
-        ax.scatter(
-            m["size_gpus"], m["mttf_hours"], label=f"observed (slope {result.summary['mttf_size_slope']:.2f})"
-        )
+        ax.scatter(m["size_gpus"], m["mttf_hours"], label=f"observed ({result.summary['mttf_vs_size']})")
     ax.set(
         xscale="log",
         yscale="log",
@@ -202,12 +199,38 @@ def plot_interruptions(result: JobResult, folder: Path) -> list[Path]:
     return out
 
 
+def plot_incidents(result: JobResult, folder: Path) -> list[Path]:
+    """Causes of the recorded incidents (``unclassified`` in red) and time to repair per cause."""
+    plt, t, out = _pyplot(), result.tables, []
+    if "causes" in t and t["causes"].height:
+        rc = t["causes"]
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        colors = ["#c00" if c == "unclassified" else "#1f77b4" for c in rc["cause"].to_list()]
+        ax.bar(np.arange(rc.height), rc["pct"], color=colors)
+        ax.set_xticks(np.arange(rc.height), rc["cause"].to_list(), rotation=45, ha="right")
+        ax.set(ylabel="% of all incidents", title="Causes of recorded incidents")
+        out.append(_save(fig, folder / "incident_causes.png"))
+    ttr = t["time_to_repair"].filter(pl.col("closed") > 0)
+    if ttr.height:
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        labels = [f"{c} ({s})" for c, s in ttr.select("cause", "source").iter_rows()]
+        y = np.arange(ttr.height)
+        ax.barh(y, ttr["ttr_p90_h"], color="#bbb", label="p90")
+        ax.barh(y, ttr["ttr_median_h"], label="median")
+        ax.set_yticks(y, labels)
+        ax.set(xlabel="hours", title="Time to repair per cause (closed outages)")
+        ax.legend()
+        out.append(_save(fig, folder / "time_to_repair.png"))
+    return out
+
+
 PLOTTERS: dict[str, Callable[[JobResult, Path], list[Path]]] = {
     "early-life": plot_early_life,
     "fabric": plot_fabric,
     "offenders": plot_offenders,
     "maintenance-domain": plot_maintenance_domain,
     "interruptions": plot_interruptions,
+    "incidents": plot_incidents,
 }
 
 

@@ -7,17 +7,21 @@ output folder, next to each job's tables (Parquet + CSV) and ``summary.json``.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import polars as pl
+from rich.progress import Progress
 
+from analytics.jobs.coverage import coverage_text
 from analytics.jobs.errors import JobError
 from analytics.jobs.plots import plot_job
 from analytics.jobs.render import HTML_HEAD, fmt, html_image, html_table, markdown_table
 from analytics.jobs.result import JobResult, write_result
 from analytics.jobs.runner import JOBS, run_job
 from analytics.jobs.truth import truth_checks
+from analytics.lake import quarantine_entries
 
 # Which tables each job shows in the report (the rest are in its folder).
 SHOWN: dict[str, tuple[str, ...]] = {
@@ -33,6 +37,7 @@ SHOWN: dict[str, tuple[str, ...]] = {
     "offenders": ("share", "offenders"),
     "maintenance-domain": ("sensitivity",),
     "interruptions": ("root_causes", "mttf_by_size", "projected_mttf"),
+    "incidents": ("causes", "unclassified_classes", "time_to_repair"),
 }
 
 
@@ -47,7 +52,6 @@ class Report(NamedTuple):
 
 def quarantine_table(lake: str | Path) -> pl.DataFrame:
     """The quality gate's quarantined batches (``analytics.lake.quarantine_entries``), one row each."""
-    from analytics.lake import quarantine_entries
 
     rows = [e._asdict() for e in quarantine_entries(str(lake))]
     for row in rows:
@@ -65,10 +69,17 @@ def _summary_lines(result: JobResult) -> list[str]:
         return [f"optimal domain: {o['size']} hosts, capacity lost {o['cost_hosts']:.1f} hosts "
                 f"({o['cost_fraction']:.1%} of {m['hosts']})",
                 f"inputs: λ={m['failure_rate']:.3g}/host-h, R={m['repair_hours']:.3g} h, J={m['job_hosts']} hosts, "
-                f"ρ={m['restart_hours']} h, T={m['cycle_hours']} h"]  # fmt: skip
+                f"ρ={m['restart_hours']} h, T={m['cycle_hours']} h",
+                *(f"{k}: {v}" for k, v in s.get("inputs", {}).items())]  # fmt: skip
     if result.name == "interruptions":
         return [f"{s['interruptions']} interruptions, {s['rate_per_gpu_day']:.3g} per GPU-day; "
-                f"MTTF ∝ N^{fmt(s['mttf_size_slope'])} over {s['size_buckets']} size buckets"]  # fmt: skip
+                f"MTTF vs job size: {s['mttf_vs_size']}"]  # fmt: skip
+    if result.name == "incidents":
+        lines = [f"{s['outages']} outages, {s['closed_outages']} closed ({s['closed_by_source'] or 'none'})"]
+        if s["incidents"]:
+            lines.insert(0, f"{s['classified']} of {s['incidents']} incidents classified; "
+                            f"{s['unclassified_source_classes']} source classes had no mapping")  # fmt: skip
+        return lines
     if result.name == "offenders":
         return [f"{s['repeat_offenders']} repeat offenders (≥ {s['min_events']} faults of one class); "
                 f"host-level share of hardware faults: {fmt(s['host_share_of_faults'])}"]  # fmt: skip
@@ -77,12 +88,17 @@ def _summary_lines(result: JobResult) -> list[str]:
             for c in s.get("comparisons", {}).values()]  # fmt: skip
 
 
+def _coverage_line(result: JobResult, table: str, template: str, escape: Callable[[str], str] = str) -> str:
+    """The table's coverage sentence; a table whose job gave none says so rather than looking complete."""
+    text = coverage_text(result.summary, table)
+    return template.format(escape(f"coverage: {text}" if text else "coverage: not measured for this table"))
+
+
 def build_report(
     lake: str | Path, out: str | Path, truth: str | Path | None = None, jobs: tuple[str, ...] = tuple(JOBS),
     show_progress: bool = True,
 ) -> Report:  # fmt: skip
     """Run ``jobs`` over ``lake`` and write the report into ``out``."""
-    from rich.progress import Progress
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -126,7 +142,7 @@ def _markdown(lake: Any, out: Path, results: dict, skipped: dict, figures: dict,
             parts.append(f"![{fig.stem}]({fig.relative_to(out).as_posix()})\n")
         for t in SHOWN[name]:
             if t in result.tables:
-                parts += [f"**{t}**\n", markdown_table(result.tables[t])]
+                parts += [f"**{t}**\n", _coverage_line(result, t, "_{}_\n"), markdown_table(result.tables[t])]
     for name, why in skipped.items():
         parts.append(f"## {name}\n\n_skipped: {why}_\n")
     parts += ["## Quality gate: quarantined batches\n",
@@ -147,7 +163,8 @@ def _html(lake: Any, results: dict, skipped: dict, figures: dict, quarantine: pl
         parts += [html_image(f) for f in figures[name]]
         for t in SHOWN[name]:
             if t in result.tables:
-                parts += [f"<h3>{t}</h3>", html_table(result.tables[t])]
+                line = _coverage_line(result, t, '<p class="coverage">{}</p>', html.escape)
+                parts += [f"<h3>{t}</h3>", line, html_table(result.tables[t])]
     for name, why in skipped.items():
         parts.append(f"<h2>{html.escape(name)}</h2><p class='note'>skipped: {html.escape(why)}</p>")
     parts += ["<h2>Quality gate: quarantined batches</h2>",

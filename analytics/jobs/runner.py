@@ -9,12 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
-from analytics.jobs import domain_sizing, early_life, fabric, interruptions, offenders
+from analytics.jobs import early_life, fabric, offenders
+from analytics.jobs.coverage import Coverage, coverage_of
 from analytics.jobs.errors import InsufficientDataError, UnknownJobError
-from analytics.jobs.faults import EARLY_LIFE_KINDS, REPAIR_KINDS, load_faults
+from analytics.jobs.faults import EARLY_LIFE_KINDS, load_faults
+from analytics.jobs.operations import run_incidents, run_interruptions, run_maintenance_domain
 from analytics.jobs.result import JobResult
 from analytics.jobs.source import (
     MS_PER_HOUR,
@@ -38,10 +39,23 @@ def run_early_life(
     lake: Lake, truth: Lake | None = None, bin_days: float = 7.0, min_repeat: int = 3
 ) -> JobResult:
     notes: list[str] = []
-    inv = _inventory(lake, "early-life")
+    every_host = _inventory(lake, "early-life").collect()
+    inv = every_host.filter(early_life.has_install_date()).lazy()
+    undated = every_host.height - inv.select(pl.len()).collect().item()
+    if undated == every_host.height:
+        raise InsufficientDataError(
+            "early-life curves",
+            f"none of the {undated} hosts has a real install date (install_ts missing or 0, or a host "
+            "created by an import, rack 'imported'): host age is unknown, so the hazard by age and the fit are skipped",
+        )
+    if undated:
+        notes.append(f"{undated} of {every_host.height} hosts have no real install date (install_ts missing or 0, or "
+                     "rack 'imported'): "
+                     "left out of every age-based table and of the fit")  # fmt: skip
     start, end = observation_window(lake, read_manifest(truth))
     windows = early_life.host_windows(inv, start, end).collect().lazy()
-    aged = early_life.fault_ages(load_faults(lake), windows).collect().lazy()
+    in_window = load_faults(lake).filter(pl.col("ts").is_between(start, end)).collect()
+    aged = early_life.fault_ages(in_window.lazy(), windows).collect().lazy()
     tables = {
         "hazard_by_mode": early_life.hazard_by_age(aged, windows, bin_days, ("kind",)).collect(),
         "hazard_by_cohort": early_life.hazard_by_age(
@@ -82,11 +96,25 @@ def run_early_life(
         excluded = windows.select(pl.len()).collect().item() - wins_df.height
         fits.append({"mode": label, **fit._asdict(), "lemon_hosts_excluded": excluded})
     tables["power_law_fit"] = pl.DataFrame(fits)
+    aged_n = aged.select(pl.len()).collect().item()
+    dated = Coverage(aged_n, in_window.height, "faults in the window", "on hosts of known age")
+    early_total = in_window.filter(pl.col("kind").is_in(EARLY_LIFE_KINDS)).height
+    fitted = next((f["events"] for f in fits if f["mode"] == "early_life_modes"), 0)
+    cov = {name: dated for name in tables if name != "samples_by_age"} | {
+        "power_law_fit": Coverage(fitted, early_total, "early-life faults in the window",
+                                  "fitted (hosts of known age, repeat offenders left out)"),
+    }  # fmt: skip
+    if samples is not None:
+        seen = int(tables["samples_by_age"]["samples"].sum())
+        cov["samples_by_age"] = Coverage(seen, samples.select(pl.len()).collect().item(), "samples",
+                                         "from hosts of known age")  # fmt: skip
     summary: dict[str, Any] = {
+        "coverage": coverage_of(cov),
+        "hosts_without_install_date": undated,
         "window_start_ts": start,
         "window_end_ts": end,
         "hosts": windows.select(pl.len()).collect().item(),
-        "faults_in_window": aged.select(pl.len()).collect().item(),
+        "faults_in_window": aged_n,
         "fits": {
             f["mode"]: {k: f[k] for k in ("shape", "shape_lo", "shape_hi", "scale", "events")} for f in fits
         },
@@ -122,6 +150,11 @@ def run_fabric(
     samples = scan(lake, "host_sampled", "fabric")
     # The sample scans are the heavy part (bench/bench_analytics.py): run them on the streaming engine.
     tables = {"percentiles": fabric.sample_percentiles(samples, inv).collect(engine="streaming")}
+    of_known = Coverage(int(tables["percentiles"]["samples"].sum()), samples.select(pl.len()).collect().item(),
+                        "samples", "from inventoried hosts (fabric known)")  # fmt: skip
+    cov = dict.fromkeys(
+        ("percentiles", "host_medians", "slow_hosts", "slow_incidence", "comparisons"), of_known
+    )
     medians = fabric.host_medians(samples, inv).collect(engine="streaming")
     tables["host_medians"] = medians
     observed = fabric.host_days(inv, start, end)
@@ -131,6 +164,9 @@ def run_fabric(
         notes.append("no link_event_observed table: link error rates are zero")
     per_host_link = fabric.link_error_rates(link, observed).collect()
     tables["link_rates"] = fabric.link_rates_by_fabric(per_host_link.lazy()).collect()
+    downs = link.filter(pl.col("kind") == "down").select(pl.len()).collect().item()
+    cov["link_rates"] = Coverage(int(per_host_link["downs"].sum()), downs, "link downs",
+                                 "on hosts in service in the window")  # fmt: skip
     win = fabric.slow_windows(samples, slow_window_ms, slow_threshold)
     flags = fabric.slow_hosts(win, slow_min_windows).collect(engine="streaming")
     tables["slow_hosts"] = flags.join(inv.select("host_id", "fabric").collect(), on="host_id", how="left")
@@ -139,8 +175,12 @@ def run_fabric(
     if findings is not None:
         flagged = fabric.slow_hosts_from_findings(findings)
         tables["slow_incidence_findings"] = fabric.slow_incidence(flagged, inv).collect()
+        cov["slow_incidence_findings"] = of_known
     actions = scan_optional(lake, "maintenance_action_recorded")
-    episodes = fabric.repair_episodes(actions).collect() if actions is not None else None
+    every_episode = fabric.repair_episodes(actions, keep_open=True).collect() if actions is not None else None
+    episodes = every_episode.filter(pl.col("end_ts").is_not_null()) if every_episode is not None else None
+    if every_episode is not None:
+        cov["repair"] = Coverage(episodes.height, every_episode.height, "maintenance episodes", "closed")  # type: ignore[union-attr]
     if episodes is not None and episodes.height:
         tables["repair"] = fabric.repair_summary(episodes.lazy(), inv).collect()
     else:
@@ -169,7 +209,11 @@ def run_fabric(
     else:
         notes.append(f"fabric comparison needs exactly two fabrics, found {fabrics}")
     tables["comparisons"] = pl.DataFrame(comps)
-    summary = {"fabrics": fabrics, "comparisons": {c["metric"]: c for c in comps}}
+    summary = {
+        "fabrics": fabrics,
+        "comparisons": {c["metric"]: c for c in comps},
+        "coverage": coverage_of(cov),
+    }
     return JobResult("fabric", tables, summary, notes)
 
 
@@ -178,90 +222,16 @@ def run_offenders(lake: Lake, truth: Lake | None = None, min_events: int = 3) ->
     share = offenders.offender_share(faults, min_events).collect()
     top = offenders.offenders(faults, min_events).collect()
     overall = share.filter((pl.col("scope") == "host") & (pl.col("kind") == "all"))
+    total = faults.select(pl.len()).collect().item()
+    with_unit = offenders.hardware_faults(faults).select(pl.len()).collect().item()
+    signal = Coverage(with_unit, total, "faults", "with a hardware signal naming a GPU, port or host")
     summary = {
         "min_events": min_events,
         "repeat_offenders": top.height,
         "host_share_of_faults": overall["share_of_faults"].item() if overall.height else None,
+        "coverage": coverage_of({"share": signal, "offenders": signal}),
     }
     return JobResult("offenders", {"share": share, "offenders": top}, summary, [])
-
-
-def run_maintenance_domain(
-    lake: Lake,
-    truth: Lake | None = None,
-    restart_hours: float = 0.5,
-    default_repair_hours: float = 24.0,
-    batch_hours: float = 0.0,
-    cycle_hours: float | None = 720.0,
-) -> JobResult:
-    notes: list[str] = []
-    inv = _inventory(lake, "maintenance-domain").collect()
-    start, end = observation_window(lake, read_manifest(truth))
-    observed = fabric.host_days(inv.lazy(), start, end).collect()
-    host_hours = float(observed["days"].sum()) * 24.0
-    faults = load_faults(lake).filter(pl.col("kind").is_in(REPAIR_KINDS)).collect()
-    lam = domain_sizing.failure_rate(faults.height, host_hours)
-    hosts = int(inv.group_by("cluster").len()["len"].max())  # type: ignore[arg-type]
-    actions = scan_optional(lake, "maintenance_action_recorded")
-    episodes = fabric.repair_episodes(actions).collect() if actions is not None else pl.DataFrame()
-    if episodes.height:
-        repair = float(episodes["hours"].median())  # type: ignore[arg-type]
-    else:
-        repair = default_repair_hours
-        notes.append(f"no maintenance episodes in the lake: repair time assumed {repair:g} h")
-    gpus_per_host = int(inv["gpu_count"].max() or 8)  # type: ignore[arg-type]
-    inter = scan_optional(lake, "job_interrupted")
-    job_gpus = inter.select(pl.col("job_gpus").max()).collect().item() if inter is not None else None
-    job_hosts = min(hosts, max(1, int(job_gpus) // gpus_per_host)) if job_gpus else hosts
-    if not np.isfinite(lam) or lam <= 0:
-        raise InsufficientDataError("maintenance-domain sizing", "no repair-needing faults observed")
-    model = domain_sizing.DomainModel(
-        hosts=hosts, failure_rate=lam, repair_hours=repair, job_hosts=job_hosts,
-        restart_hours=restart_hours, batch_hours=batch_hours, cycle_hours=cycle_hours,
-    )  # fmt: skip
-    best = domain_sizing.optimum(model)
-    tables = {"cost_curve": domain_sizing.cost_curve(model), "sensitivity": domain_sizing.sensitivity(model)}
-    summary = {"model": model._asdict(), "optimum": best._asdict(), "repair_faults": faults.height}
-    return JobResult("maintenance-domain", tables, summary, notes)
-
-
-def run_interruptions(lake: Lake, truth: Lake | None = None) -> JobResult:
-    notes: list[str] = []
-    inter = scan(lake, "job_interrupted", "interruptions").collect()
-    tables = {
-        "root_causes": interruptions.root_cause_table(inter.lazy()).collect(),
-        "root_causes_repeats_once": interruptions.root_cause_table(
-            interruptions.without_repeats(inter.lazy())
-        ).collect(),
-    }
-    inv = _inventory(lake, "interruptions").collect()
-    start, end = observation_window(lake, read_manifest(truth))
-    observed = (
-        fabric.host_days(inv.lazy(), start, end)
-        .collect()
-        .join(inv.select("host_id", "gpu_count"), on="host_id")
-    )
-    gpu_hours = float((observed["days"] * observed["gpu_count"]).sum()) * 24.0
-    rate = interruptions.fleet_rate_per_gpu_hour(inter.height, gpu_hours)
-    tables["projected_mttf"] = interruptions.projected_mttf(rate)
-    samples = scan_optional(lake, "host_sampled")
-    slope = interruptions.SizeSlope(float("nan"), float("nan"), 0)
-    if samples is not None and "job_id" in samples.collect_schema().names():
-        runs = interruptions.job_runs(samples, inter.lazy(), int(inv["gpu_count"].max() or 8))  # type: ignore[arg-type]
-        by_size = interruptions.mttf_by_size(runs).collect()
-        tables["mttf_by_size"] = by_size
-        slope = interruptions.size_slope(by_size)
-    else:
-        notes.append("host samples carry no job_id: MTTF by size is the per-GPU-rate projection only")
-    summary = {
-        "interruptions": inter.height,
-        "interruptions_repeats_once": int(tables["root_causes_repeats_once"]["count"].sum()),
-        "gpu_hours": gpu_hours,
-        "rate_per_gpu_day": rate * 24.0,
-        "mttf_size_slope": slope.slope,
-        "size_buckets": slope.buckets,
-    }
-    return JobResult("interruptions", tables, summary, notes)
 
 
 JOBS: dict[str, Callable[..., JobResult]] = {
@@ -270,6 +240,7 @@ JOBS: dict[str, Callable[..., JobResult]] = {
     "offenders": run_offenders,
     "maintenance-domain": run_maintenance_domain,
     "interruptions": run_interruptions,
+    "incidents": run_incidents,
 }
 
 

@@ -13,6 +13,8 @@ from typing import Any
 import polars as pl
 
 from analytics.jobs.errors import JobError, MissingTableError
+from analytics.lake import Lake
+from analytics.lake import scan as lake_scan
 
 MS_PER_DAY = 86_400_000
 MS_PER_HOUR = 3_600_000
@@ -40,7 +42,6 @@ def local_lake(lake: str | Path) -> Path:
 
 def has_table(lake: str | Path, table: str) -> bool:
     """True when the lake has at least one published Parquet file for ``table``."""
-    from analytics.lake import Lake
 
     folder = local_lake(lake)
     return folder.is_dir() and bool(Lake(folder).files(table))
@@ -49,7 +50,6 @@ def has_table(lake: str | Path, table: str) -> bool:
 def scan(lake: str | Path, table: str, job: str | None = None) -> pl.LazyFrame:
     """A lazy scan of one lake table's published files (``analytics.lake.scan``: quarantined and
     superseded files are not read); MissingTableError when the table has none."""
-    from analytics.lake import scan as lake_scan
 
     if not has_table(lake, table):
         raise MissingTableError(str(lake), table, job)
@@ -94,7 +94,8 @@ def observation_window(
     """The observed period in epoch ms: the manifest's when known, else the data's time range."""
     if manifest and "start_ts" in manifest and "end_ts" in manifest:
         return int(manifest["start_ts"]), int(manifest["end_ts"])
-    names = tables or ("host_sampled", "xid_raised", "link_event_observed", "job_interrupted")
+    names = tables or ("host_sampled", "xid_raised", "link_event_observed", "job_interrupted", "incidents",
+                       "operator_events")  # fmt: skip
     frames = [scan(lake, t) for t in names if has_table(lake, t)]
     if not frames:
         raise MissingTableError(str(lake), names[0])

@@ -40,7 +40,9 @@ def test_report_is_self_contained_and_lists_skipped_jobs(synthetic_lake: Lake, t
     assert rep.quarantine["rows"].to_list() == [7] and "xid_in_catalog" in md and "xid_in_catalog" in page
     doc = json.loads((tmp_path / "out" / "interruptions" / "summary.json").read_text())
     assert doc["summary"]["interruptions"] > 0
-    assert pl.read_parquet(tmp_path / "out" / "interruptions" / "root_causes.parquet").height == 13
+    causes = pl.read_parquet(tmp_path / "out" / "interruptions" / "root_causes.parquet")
+    assert causes.height == 14 and "unclassified" in causes["cause"].to_list()  # Table 5's 13, unclassified
+    assert "coverage: " in md and "interruptions classified (100.0%)" in md
 
 
 def test_truth_checks_pass_and_fail(synthetic_lake: Lake, tmp_path: Path) -> None:
