@@ -1,0 +1,84 @@
+"""Wiring: the collectors, spool and sender a settings object asks for, with production defaults."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from ground.settings.agent import AgentSettings
+from producers.agent.aer import AerCollector
+from producers.agent.agent import Agent, Commit
+from producers.agent.collector import Collector, Problems
+from producers.agent.infiniband import InfinibandCollector
+from producers.agent.kernel_log import KernelLogCollector
+from producers.agent.nvml import NvmlCollector
+from producers.agent.steptime import StepTimeServer
+from producers.agent.sysfs import SysfsReader
+from producers.agent.topology import gpu_bus_ids
+from producers.agent.units import Units
+
+
+@dataclass
+class Parts:
+    units: Units
+    problems: Problems
+    collectors: list[Collector]
+    step_time: StepTimeServer | None
+
+
+def build_parts(
+    settings: AgentSettings, *, nvml: ModuleType | None = None, problems: Problems | None = None
+) -> Parts:
+    problems = problems or Problems()
+    units = Units()
+    reader = SysfsReader(settings.sysfs_root, problems, "sysfs")
+    units.set_gpus(gpu_bus_ids(reader))
+    collectors: list[Collector] = []
+    if settings.infiniband.enabled:
+        ib = InfinibandCollector(
+            settings.infiniband, SysfsReader(settings.sysfs_root, problems, "infiniband"), problems
+        )
+        units.port_by_pci = {p.pci: p.index for p in ib.ports if p.pci and p.port == 1}
+        collectors.append(ib)
+    if settings.nvml.enabled:
+        collectors.append(NvmlCollector(settings.nvml, units, problems, nvml))
+    if settings.dcgm.enabled:
+        from producers.agent.dcgm import (
+            DcgmCollector,  # httpx and prometheus_client only where scraping is on
+        )
+
+        collectors.append(DcgmCollector(settings.dcgm, units, problems))
+    if settings.aer.enabled:
+        collectors.append(
+            AerCollector(settings.aer, SysfsReader(settings.sysfs_root, problems, "aer"), units, problems)
+        )
+    if settings.kernel_log.enabled:
+        collectors.append(
+            KernelLogCollector(settings.kernel_log, units, problems, emit_aer=not settings.aer.enabled)
+        )
+    step = None
+    if settings.step_time.enabled:
+        try:
+            step = StepTimeServer(settings.step_time.host, settings.step_time.port, problems)
+        except OSError as exc:
+            problems.add(
+                "step_time", "bind_failed", f"{settings.step_time.host}:{settings.step_time.port}", str(exc)
+            )
+    return Parts(units, problems, collectors, step)
+
+
+def build_agent(
+    settings: AgentSettings,
+    commit: Commit,
+    saved: dict[str, Any] | None = None,
+    *,
+    nvml: ModuleType | None = None,
+    problems: Problems | None = None,
+) -> Agent:
+    parts = build_parts(settings, nvml=nvml, problems=problems)
+    return Agent(
+        settings, settings.host_id or socket.gethostname(), parts.collectors, parts.units, parts.problems, commit,
+        step_time=parts.step_time, saved=saved,
+    )  # fmt: skip
