@@ -18,6 +18,7 @@ import analytics.cli
 import analytics.jobs.cli
 import fleetpulse.broker.cli
 import fleetpulse.demo
+import fleetpulse.evaluation.cli
 import fleetpulse.faults.cli
 import fleetpulse.topics_cli
 import producers.cli
@@ -44,6 +45,7 @@ for part in (
     analytics.cli.app,
     analytics.jobs.cli.app,
     fleetpulse.demo.app,
+    fleetpulse.evaluation.cli.app,
 ):
     app.add_typer(part)
 

@@ -2,7 +2,7 @@
 
 Pure: ``score(findings, hosts, faults, manifest)`` takes frames shaped as in the truth
 contract (``hosts.parquet``, ``faults.parquet``, ``manifest.json``) and the flat
-FindingRaised table; reading them from Kafka or the lake is ``streams.scoring_cli``'s job.
+FindingRaised table; reading them from Kafka or the lake is ``fleetpulse.evaluation.sources``'s job.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from streams.errors import StreamsError
+from ground.errors import FleetpulseError
 
 DAY_MS = 86_400_000
 DETECTORS = ("repeat_offender", "slow_host", "critical_fault")
@@ -23,7 +23,7 @@ DEFAULT_SLOW_K = 3
 DEFAULT_WINDOW_S = 60.0
 
 
-class ScoringError(StreamsError):
+class ScoringError(FleetpulseError):
     """Truth or findings are missing or malformed (the message names the file or column)."""
 
 

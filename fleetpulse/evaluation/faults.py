@@ -1,12 +1,12 @@
-"""Detection quality of one run: ``streams.scoring`` over a findings topic, configured as ``fleetpulse score`` is."""
+"""Detection quality of one run: ``fleetpulse.evaluation.detection`` over a findings topic, configured as ``fleetpulse score`` is."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fleetpulse.evaluation.sources import findings_from_kafka, load_truth, score_with_policy
 from streams.policy import load_policy
-from streams.scoring_cli import findings_from_kafka, load_truth, score_with_policy
 
 if TYPE_CHECKING:
     from ground.settings import Settings

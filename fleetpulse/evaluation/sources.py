@@ -11,11 +11,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 from rich.table import Table
 
-from ground.errors import TopicReadError
-from ground.kafka.reading import read_to_end
-from schemas import Codec, DecodeError
-from schemas.arrow import flatten
-from streams.scoring import (
+from fleetpulse.evaluation.detection import (
     DAY_MS,
     DEFAULT_RULES,
     DetectorScore,
@@ -25,6 +21,10 @@ from streams.scoring import (
     WindowPeriod,
     score,
 )
+from ground.errors import TopicReadError
+from ground.kafka.reading import read_to_end
+from schemas import Codec, DecodeError
+from schemas.arrow import flatten
 
 if TYPE_CHECKING:
     from rich.console import Console

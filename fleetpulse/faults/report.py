@@ -60,7 +60,7 @@ the goals. The fleet is the `small` preset (2 clusters × 24 hosts × 8 GPUs), 1
 - **Poison in DLQ** is the share of non-duplicate poison records found in the dead-letter topic,
   matched by their original bytes, with a non-empty reason. Duplicated valid records are not
   poison: they must add no finding or action (judged against the reference).
-- **Precision/recall** per detector (repeat offender, slow host), from `streams.scoring` against
+- **Precision/recall** per detector (repeat offender, slow host), from `fleetpulse.evaluation.detection` against
   the simulator's ground truth as `fleetpulse score` computes it; the goal is "as in the reference".
 
 ## The scenarios

@@ -11,8 +11,8 @@ from producers.errors import SimulatorError
 from producers.fleet import DAY_MS
 from producers.runner import SimulationRequest, run_simulation
 from producers.sinks.base import MemorySink
-from streams.scoring import ScoringError
-from streams.scoring_cli import load_truth
+from fleetpulse.evaluation.detection import ScoringError
+from fleetpulse.evaluation.sources import load_truth
 
 
 def _last_seq(records: list[dict]) -> dict[str, int]:

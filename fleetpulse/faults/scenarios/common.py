@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fleetpulse.evaluation.faults import detection_score, split
 from fleetpulse.faults.context import FaultContext, simulate
 from fleetpulse.faults.counting import compare_findings, judge_actions, rmas_from_new_findings
 from fleetpulse.faults.kafka_io import records
 from fleetpulse.faults.lifecycle_check import check_log
 from fleetpulse.faults.results import ScenarioResult
-from fleetpulse.faults.scoring import detection_score, split
 from producers.runner import parse_start
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""``streams.scoring`` on hand-made truth with known TP/FP/FN, and ``fleetpulse score`` end to end on a lake."""
+"""``fleetpulse.evaluation.detection`` on hand-made truth with known TP/FP/FN, and ``fleetpulse score`` end to end on a lake."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from schemas.arrow import table_name, to_table
-from streams.findings import Finding
-from streams.scoring import (
+from fleetpulse.evaluation.detection import (
     DAY_MS,
     DEFAULT_RULES,
     RepeatRule,
@@ -23,7 +21,9 @@ from streams.scoring import (
     threshold_reached_at,
     windows_between,
 )
-from streams.scoring_cli import findings_from_lake, parse_rule
+from fleetpulse.evaluation.sources import findings_from_lake, parse_rule
+from schemas.arrow import table_name, to_table
+from streams.findings import Finding
 
 S = 1_700_000_000_000  # period start
 END = S + 30 * DAY_MS

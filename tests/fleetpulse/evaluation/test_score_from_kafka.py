@@ -9,10 +9,10 @@ import pytest
 from kafka import KafkaProducer
 from typer.testing import CliRunner
 
+from fleetpulse.evaluation.sources import findings_from_kafka
 from schemas import Codec
-from streams.scoring_cli import findings_from_kafka
 from tests.conftest import KafkaCluster, unique_topic_name
-from tests.streams.test_scoring import FINDINGS, write_truth_and_lake
+from tests.fleetpulse.evaluation.test_detection import FINDINGS, write_truth_and_lake
 
 pytestmark = pytest.mark.integration
 
@@ -61,7 +61,7 @@ def test_score_from_a_findings_topic(
 
 
 def test_missing_topic_is_a_clear_error(kafka: KafkaCluster) -> None:
-    from streams.scoring import ScoringError
+    from fleetpulse.evaluation.detection import ScoringError
 
     with pytest.raises(ScoringError, match="does not exist"):
         findings_from_kafka(kafka.settings, unique_topic_name("no-such-findings"), timeout_s=5)

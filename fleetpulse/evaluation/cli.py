@@ -1,0 +1,85 @@
+"""``fleetpulse score``: detector findings scored against the simulator's ground truth.
+
+The command imports what it runs when it runs (Polars, the policy), so ``fleetpulse --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.console import Console
+
+from ground.cli_context import settings_of
+
+app = typer.Typer()
+
+
+@app.command()
+def score(
+    ctx: typer.Context,
+    truth: Annotated[
+        list[Path],
+        typer.Option(
+            help="Simulator ground-truth directory (--truth-out). Repeat it for a continued run, oldest first "
+            "(e.g. the fast-forward history, then its live continuation)."
+        ),
+    ],
+    findings_from: Annotated[
+        Literal["kafka", "lake"], typer.Option(help="Where to read FindingRaised.")
+    ] = "kafka",
+    lake: Annotated[Path | None, typer.Option(help="Lake root (default lake.path).")] = None,
+    topic: Annotated[str | None, typer.Option(help="Findings topic (default topics.findings.name).")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON here.")
+    ] = None,
+    policy: Annotated[
+        Path | None,
+        typer.Option(
+            help="Detection policy whose thresholds define 'detectable' "
+            "(default: settings detect.policy_file, else the packaged streams/policy.toml)."
+        ),
+    ] = None,
+    window_s: Annotated[
+        float | None, typer.Option(help="Slow-host window length (default: the policy's).")
+    ] = None,
+    slow_k: Annotated[
+        int | None,
+        typer.Option(help="Slow host detectable if onset leaves >= k windows (default: the policy's k)."),
+    ] = None,
+    rule: Annotated[
+        list[str] | None, typer.Option(help="Override a lemon rule: KIND=COUNT/DURATION, e.g. dram_uce=2/7d.")
+    ] = None,
+    timeout_s: Annotated[float, typer.Option(help="Max time to read the findings topic.")] = 60.0,
+) -> None:
+    """Score detector findings against the simulator's ground truth: TP/FP/FN, precision, recall, time to detect."""
+    from fleetpulse.evaluation.sources import (
+        findings_from_kafka,
+        findings_from_lake,
+        load_truth,
+        parse_rule,
+        render,
+        rules_from_policy,
+        score_with_policy,
+    )
+    from streams.policy import load_policy
+
+
+    settings = settings_of(ctx)
+    detection = load_policy(policy or settings.detect.policy_file)  # the policy the detectors ran
+    rules = rules_from_policy(detection)
+    rules.update(parse_rule(r) for r in rule or [])
+    truth_frames = load_truth(truth)
+    console = Console()
+    with console.status(f"reading findings from {findings_from}"):
+        if findings_from == "lake":
+            found = findings_from_lake(lake or Path(settings.lake.path))
+        else:
+            found = findings_from_kafka(settings, topic, timeout_s)
+    report = score_with_policy(found, truth_frames, detection, rules=rules, window_s=window_s, slow_k=slow_k)
+    render(report, console)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(report.to_json())
+        console.print(f"report written to {json_out}")
