@@ -24,6 +24,7 @@ import fleetpulse.topics_cli
 import producers.cli
 import producers.importer.cli
 import streams.cli
+import streams.ops_cli
 import streams.webhooks.cli
 from ground.errors import FleetpulseError
 from ground.settings import Settings
@@ -37,6 +38,7 @@ app = typer.Typer(
 app.add_typer(fleetpulse.broker.cli.app, name="broker", help="Run the local Apache Kafka broker.")
 app.add_typer(fleetpulse.topics_cli.app, name="topics", help="Create and list fleetpulse topics.")
 app.add_typer(fleetpulse.faults.cli.app, name="faults", help="Fault-injection scenarios (reliability).")
+app.add_typer(streams.ops_cli.app, name="ops", help="Record operators' steps on hosts (out of service, repair, RMA).")
 for part in (
     producers.cli.app,
     producers.importer.cli.app,

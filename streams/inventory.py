@@ -31,6 +31,7 @@ class Inventory:
     def __init__(self) -> None:
         self.hosts: dict[str, HostInfo] = {}
         self._sizes: Counter[str] = Counter()
+        self._members: dict[str, set[str]] = {}
 
     def apply(self, record: Mapping[str, Any]) -> None:
         if record.get("event_type") != "HostInventoried":
@@ -48,12 +49,18 @@ class Inventory:
         old = self.hosts.get(info.host_id)
         if old is not None:
             self._sizes[old.domain] -= 1
+            self._members[old.domain].discard(old.host_id)
         self.hosts[info.host_id] = info
         self._sizes[info.domain] += 1
+        self._members.setdefault(info.domain, set()).add(info.host_id)
 
     def domain_of(self, host_id: str) -> str:
         info = self.hosts.get(host_id)
         return info.domain if info else UNASSIGNED
+
+    def hosts_in(self, domain: str) -> frozenset[str]:
+        """Hosts the inventory puts in ``domain`` (the planner counts those out for any reason)."""
+        return frozenset(self._members.get(domain, ()))
 
     def domain_size(self, domain: str) -> int:
         return self._sizes.get(domain, 0)

@@ -1,5 +1,8 @@
 """Event-sourced host lifecycle: the fleet's maintenance state is a fold over ``fleet.actions``.
 
+The log holds the planner's actions and what the fleet recorded beyond them (incidents,
+operators' steps: ``streams.outages``); ``apply_logged`` folds any of them.
+
 ``fold(state, action) -> state`` is pure (``apply`` is its in-place twin for hot paths);
 ``replay(actions)`` rebuilds the whole state from the log, and applying an action twice is
 a no-op (dedup by ``action_id``), so a replay or a retried worker changes nothing.
@@ -14,6 +17,7 @@ from typing import Any, Literal
 
 from schemas import MaintenanceActionRecorded
 from streams.ids import operation_id
+from streams.outages import OUTAGE_EVENT_TYPES, Outages
 
 ActionKind = Literal[
     "suspected",
@@ -168,6 +172,8 @@ class FleetState:
     findings: set[str] = field(default_factory=set)
     op_hosts: dict[str, str] = field(default_factory=dict)  # op_id -> host_id
     count: int = 0
+    outages: Outages = field(default_factory=Outages)
+    clock: int = 0  # newest event time folded (actions and outages)
 
     def domain(self, name: str) -> DomainState:
         dom = self.domains.get(name)
@@ -219,6 +225,7 @@ def apply(state: FleetState, action: Action) -> FleetState:
         return state
     state.applied.add(action.action_id)
     state.count += 1
+    state.clock = max(state.clock, action.ts)
     if action.kind in DOMAIN_KINDS:
         dom = state.domain(action.domain)
         dom.halted = action.kind == "train_halted"
@@ -268,6 +275,21 @@ def apply(state: FleetState, action: Action) -> FleetState:
         host.current = None
         host.completed += 1
     return state
+
+
+LOG_EVENT_TYPES = frozenset({MaintenanceActionRecorded.EVENT_TYPE, *OUTAGE_EVENT_TYPES})
+
+
+def apply_logged(state: FleetState, record: Mapping[str, Any]) -> FleetState:
+    """Apply one decoded record of ``fleet.actions``, whichever of ``LOG_EVENT_TYPES`` it is."""
+    if record.get("event_type") in OUTAGE_EVENT_TYPES:
+        before = len(state.outages.applied)
+        state.outages.apply(record)
+        if len(state.outages.applied) != before:
+            state.count += 1
+            state.clock = max(state.clock, record["ts"])
+        return state
+    return apply(state, Action.from_record(record))
 
 
 def fold(state: FleetState, action: Action) -> FleetState:

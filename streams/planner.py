@@ -9,12 +9,16 @@ as capacity returns; when the hosts with open failures exceed ``failure_buffer_p
 halts (``train_halted``, triggered by a new finding) instead of draining more; it resumes by
 itself once they fall back within the buffer, or when a person resumes it (``resume``), after
 which the backlog drains within capacity and the next new failure over the buffer halts it again.
-Repairs complete in event time: ``repaired``/``verified``/``returned`` at start + repair_time.
+Repairs complete in event time: ``repaired``/``verified``/``returned`` at start + repair time (the
+median measured for the repair's cause when known, else the policy's). Both buffers count every
+host of the domain that is out, whatever took it out: the planner's own work, incidents the
+fleet recorded and operators' steps (``streams.outages``), at the decision's event time.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +44,7 @@ class DomainBudget:
     failure_budget: int
     halted: bool
     queued: int
+    out_elsewhere: int = 0  # of ``out``: hosts out for incidents or operators' steps, not the planner's work
 
 
 def unplannable(record: dict[str, Any]) -> str | None:
@@ -61,20 +66,44 @@ def unplannable(record: dict[str, Any]) -> str | None:
 class Planner:
     """Turns findings and event-time ticks into actions for one maintenance domain at a time."""
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, members: Callable[[str], Iterable[str]] | None = None) -> None:
+        """``members``: the domain's hosts per the inventory (those out without a planner action count too)."""
         self.policy = policy
+        self.members = members
 
-    def budgets(self, state: FleetState, domain: str, size: int) -> DomainBudget:
-        size = max(size, len(state.peek_domain(domain).hosts))
+    def _domain_hosts(self, state: FleetState, domain: str) -> set[str]:
+        hosts = set(state.peek_domain(domain).hosts)
+        if self.members is not None:
+            hosts.update(self.members(domain))
+        return hosts
+
+    def _counts(self, state: FleetState, domain: str, now: int) -> tuple[int, int, int]:
+        """(out, failing, out for incidents or operators' steps only) among the domain's hosts at ``now``."""
+        out = failing = elsewhere = 0
+        for host_id in self._domain_hosts(state, domain):
+            host = state.hosts.get(host_id)
+            away = state.outages.out_at(host_id, now)
+            own_out = host is not None and host.is_out
+            out += own_out or away
+            failing += (host is not None and host.has_failure) or away
+            elsewhere += away and not own_out
+        return out, failing, elsewhere
+
+    def budgets(self, state: FleetState, domain: str, size: int, now: int | None = None) -> DomainBudget:
+        """The domain's buffers at event time ``now`` (default: the newest event folded)."""
+        hosts = self._domain_hosts(state, domain)
+        size = max(size, len(hosts))
+        out, failing, elsewhere = self._counts(state, domain, state.clock if now is None else now)
         return DomainBudget(
             domain=domain,
             size=size,
-            out=len(state.out_hosts(domain)),
+            out=out,
             capacity=budget(size, self.policy.planner.capacity_buffer_pct),
-            failing=len(state.failing_hosts(domain)),
+            failing=failing,
             failure_budget=budget(size, self.policy.planner.failure_buffer_pct),
             halted=state.peek_domain(domain).halted,
             queued=len(state.peek_domain(domain).queue),
+            out_elsewhere=elsewhere,
         )
 
     # -- entry points -------------------------------------------------------------------------
@@ -108,7 +137,7 @@ class Planner:
     def next_due(self, state: FleetState, domain: str) -> int | None:
         """Event time of the next repair completion in the domain (for tick scheduling)."""
         dues = [
-            self._due(h.current)
+            self._due(state, h.current)
             for h in self._hosts(state, domain)
             if h.current and h.current.started_ts is not None
         ]
@@ -140,8 +169,18 @@ class Planner:
         ops = ([host.current] if host.current else []) + host.waiting
         return next((op for op in ops if op.operation == finding.recommended_action), None)
 
-    def _due(self, op: Operation) -> int:
-        return (op.started_ts or 0) + self.policy.repair_time_ms(op.operation)
+    def _due(self, state: FleetState, op: Operation) -> int:
+        return (op.started_ts or 0) + self.repair_time_ms(state, op)
+
+    def repair_time_ms(self, state: FleetState, op: Operation) -> int:
+        """The median time measured for the operation's cause, else the policy's time for the operation."""
+        p = self.policy.planner
+        if p.measured_repair_times:
+            cause = self.policy.cause_of_rule(op.rule)
+            measured = state.outages.repair_time_ms(cause, p.min_repair_samples)
+            if measured is not None:
+                return measured
+        return self.policy.repair_time_ms(op.operation)
 
     def _hosts(self, state: FleetState, domain: str) -> list[HostState]:
         return [state.hosts[h] for h in sorted(state.peek_domain(domain).hosts)]
@@ -155,7 +194,7 @@ class Planner:
         while True:
             earliest = min(
                 (
-                    (self._due(h.current), h.host_id)
+                    (self._due(state, h.current), h.host_id)
                     for h in self._hosts(state, domain)
                     if h.current and self._in_repair(h)
                 ),
@@ -198,7 +237,7 @@ class Planner:
 
     def _maybe_halt(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
         """Halt when a new failure pushes the domain past its failure buffer (edge-triggered by findings)."""
-        b = self.budgets(state, domain, size)
+        b = self.budgets(state, domain, size, now)
         if b.halted or b.failing <= b.failure_budget:
             return
         self._emit(
@@ -214,7 +253,8 @@ class Planner:
                 domain=domain,
                 operation="drain",
                 ts=now,
-                reason=f"{b.failing} hosts failing > failure buffer {b.failure_budget} of {b.size}",
+                reason=f"{b.failing} hosts failing > failure buffer {b.failure_budget} of {b.size}"
+                + (f" ({b.out_elsewhere} out for incidents or operators' steps)" if b.out_elsewhere else ""),
             ),
         )
 
@@ -242,7 +282,7 @@ class Planner:
         return out
 
     def _maybe_resume(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
-        b = self.budgets(state, domain, size)
+        b = self.budgets(state, domain, size, now)
         if b.halted and self.policy.planner.auto_resume and b.failing <= b.failure_budget:
             out.extend(
                 self.resume(
@@ -253,14 +293,16 @@ class Planner:
     def _start_waiting(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
         self._finish_drains(state, domain, out)
         dom = state.peek_domain(domain)
-        capacity = budget(max(size, len(dom.hosts)), self.policy.planner.capacity_buffer_pct)
+        capacity = budget(
+            max(size, len(self._domain_hosts(state, domain))), self.policy.planner.capacity_buffer_pct
+        )
         for op_id in list(dom.queue):
             host = state.hosts[state.op_hosts[op_id]]
             op = state.operation(host.host_id, op_id)
             assert op is not None
             if host.current is not None or host.waiting[0] is not op:
                 continue  # serialised: the host is busy or has earlier work; handed over later
-            if dom.halted or len(state.out_hosts(domain)) >= capacity:
+            if dom.halted or self._counts(state, domain, now)[0] >= capacity:
                 if op.phase != "deferred":
                     why = "train halted" if dom.halted else f"domain at capacity ({capacity} hosts out)"
                     self._op_action(

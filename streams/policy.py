@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from schemas.taxonomy import IncidentCause
 from streams.errors import PolicyError
 
 DEFAULT_POLICY_FILE = Path(__file__).with_name("policy.toml")
@@ -146,13 +147,36 @@ DEFAULT_REPAIR_TIME: dict[Operation, int] = {
 }
 
 
+# The incident cause of each error class, so a repair takes the time measured for its cause.
+DEFAULT_CLASS_CAUSES: dict[str, IncidentCause] = {
+    "row_remap_failure": "hbm3",
+    "dram_uce": "hbm3",
+    "unrecovered_ecc": "hbm3",
+    "sram_uce": "gpu_sram",
+    "fell_off_bus": "faulty_gpu",
+    "nvlink": "faulty_gpu",
+    "pmu_halt": "faulty_gpu",
+    "gsp_error": "gpu_system_processor",
+    "link_down": "network",
+    "link_flap": "network",
+}
+
+
 class PlannerPolicy(_Model):
-    """Domain buffers (per cent of a maintenance domain's hosts) and simulated repair times."""
+    """Domain buffers (per cent of a maintenance domain's hosts) and repair times.
+
+    A repair takes the median time hosts were out for its cause, measured from the incidents and
+    operators' steps on ``fleet.actions``, once ``min_repair_samples`` are known; ``repair_time``
+    per operation until then (or always, with ``measured_repair_times = false``).
+    """
 
     capacity_buffer_pct: float = Field(10.0, gt=0, le=100)
     failure_buffer_pct: float = Field(25.0, gt=0, le=100)
     auto_resume: bool = True
     repair_time: dict[Operation, DurationMs] = dict(DEFAULT_REPAIR_TIME)
+    measured_repair_times: bool = True
+    min_repair_samples: int = Field(3, ge=1)
+    causes: dict[str, IncidentCause] = dict(DEFAULT_CLASS_CAUSES)
 
     @field_validator("repair_time", mode="after")
     @classmethod
@@ -183,6 +207,13 @@ class Policy(_Model):
 
     def repair_time_ms(self, operation: str) -> int:
         return self.planner.repair_time.get(operation, parse_duration_ms("1d"))  # type: ignore[call-overload]
+
+    def cause_of_rule(self, rule: str | None) -> str | None:
+        """The incident cause of a rule's first error class that has one (None: no measured time applies)."""
+        for r in self.rules:
+            if r.name == rule:
+                return next((self.planner.causes[c] for c in r.classes if c in self.planner.causes), None)
+        return None
 
 
 def _check_references(policy: Policy) -> None:

@@ -34,13 +34,14 @@ class LogTailer:
         client_config: dict[str, Any],
         on_record: OnRecord,
         codec: Codec,
-        event_type: str | None = None,
+        event_type: str | frozenset[str] | None = None,
     ) -> None:
         self.topic = topic
         self.client_config = client_config
         self.on_record = on_record
         self.codec = codec
         self.event_type = event_type
+        self._accepted = frozenset({event_type}) if isinstance(event_type, str) else event_type
         self.undecodable = 0
         self.foreign = 0
         self.rejected = 0
@@ -96,13 +97,13 @@ class LogTailer:
             self.undecodable += 1
             log.warning("%s: skipping undecodable record: %s", self.topic, exc.reason)
             return
-        if self.event_type is not None and record.get("event_type") != self.event_type:
+        if self._accepted is not None and record.get("event_type") not in self._accepted:
             self.foreign += 1
             log.warning(
                 "%s: skipping a %s record (this log holds %s)",
                 self.topic,
                 record.get("event_type"),
-                self.event_type,
+                ", ".join(sorted(self._accepted)),
             )
             return
         try:

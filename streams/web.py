@@ -1,17 +1,23 @@
 """HTTP API of a detect worker (Faust web views): host state, open work, domain budgets, health, /metrics.
 
 Every worker folds the whole ``fleet.actions`` log, so any worker answers for the whole fleet.
+``POST /ops/events`` takes operators' steps (ticket systems, node controllers) with the bearer
+token of ``detect.ops_token`` and puts them on that log; without the token it refuses.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import ValidationError
 
 from streams.lifecycle import describe_host
+from streams.operator_events import OperatorStep, bearer_ok, operator_record
 
 if TYPE_CHECKING:
     from streams.app import DetectApp
@@ -46,6 +52,40 @@ def budgets(detect: DetectApp) -> list[dict[str, Any]]:
     return [asdict(detect.planner.budgets(detect.fleet, d, detect.inventory.domain_size(d))) for d in domains]
 
 
+def repair_times(detect: DetectApp) -> list[dict[str, Any]]:
+    """Measured time out per cause (from incidents and operators' steps), what the planner uses."""
+    return [asdict(s) for s in detect.fleet.outages.repair_stats()]
+
+
+async def record_operator_step(detect: DetectApp, headers: Any, body: bytes) -> tuple[int, dict[str, Any]]:
+    """(status, JSON body) for a POSTed operator step: 401 without the token, 400 for a bad step."""
+    token = detect.settings.detect.ops_token
+    if not bearer_ok(headers.get("Authorization"), token.get_secret_value() if token else None):
+        why = "missing or wrong bearer token" if token else "no detect.ops_token is set: the endpoint is off"
+        return 401, {"error": why}
+    try:
+        step = OperatorStep.model_validate(json.loads(body or b"null"))
+    except (ValueError, ValidationError) as exc:
+        return 400, {"error": f"not an operator step: {exc}"}
+    info = detect.inventory.hosts.get(step.host_id)
+    record = operator_record(step, cluster=info.cluster if info else "-", now_ms=int(time.time() * 1000))
+    sent = await detect.actions_topic.send(
+        key=step.host_id.encode(), value=detect.codec.encode(record), force=True
+    )
+    await sent  # acknowledged by the broker before the caller is told so
+    return 202, {"event_id": record["event_id"], "known_host": info is not None}
+
+
+class OpsEvents(View):
+    detect: DetectApp
+
+    async def post(self, request: Request, **kwargs: Any) -> Response:
+        status, body = await record_operator_step(
+            self.detect, request.headers, await self.read_request_content(request)
+        )
+        return self.json(body, status=status)
+
+
 def register_views(detect: DetectApp) -> None:
     app = detect.app
 
@@ -75,6 +115,12 @@ def register_views(detect: DetectApp) -> None:
     @app.page("/domains")
     async def domains_view(self: View, request: Request) -> Response:
         return self.json(budgets(detect))
+
+    @app.page("/repair-times")
+    async def repair_times_view(self: View, request: Request) -> Response:
+        return self.json(repair_times(detect))
+
+    app.page("/ops/events")(type("OpsEventsView", (OpsEvents,), {"detect": detect}))
 
     @app.page("/metrics")
     async def metrics_view(self: View, request: Request) -> Response:

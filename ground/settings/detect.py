@@ -41,6 +41,11 @@ class DetectSettings(BaseModel):
         10.0, gt=0, description="after SIGTERM/SIGINT, exit anyway if the graceful shutdown takes longer"
     )
     log_level: str = "warning"
+    ops_token: SecretStr | None = Field(
+        None,
+        description="bearer token POST /ops/events requires (ticket systems, node controllers); "
+        "unset: the endpoint refuses every request. FLEETPULSE_DETECT__OPS_TOKEN",
+    )
 
 
 class WebhookSettings(BaseModel):
@@ -61,4 +66,11 @@ class WebhookSettings(BaseModel):
     max_attempts: int = Field(12, ge=1)
     max_in_flight_per_url: int = Field(4, ge=1)
     outbox_retention_days: float = Field(14.0, gt=0)
-    signature_tolerance_s: float = Field(300.0, gt=0)
+    signature_scheme: Literal["standard", "fleetpulse-v1"] = Field(
+        "standard",
+        description="standard: Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature over "
+        "id.timestamp.body); fleetpulse-v1: X-Fleetpulse-Signature over timestamp.body (the id is not signed)",
+    )
+    signature_tolerance_s: float = Field(
+        300.0, gt=0, le=900, description="max age of a signed request; a finite cap bounds the replay window"
+    )

@@ -1,0 +1,141 @@
+"""Hosts out for reasons the planner did not decide: incidents a fleet recorded and operators' steps.
+
+Folded from ``fleet.actions`` next to the planner's own actions (``IncidentReported``,
+``OperatorEventRecorded``): an incident keeps its host out from ``start_ts`` to ``end_ts``; an
+operator's opening step (out of service, repair started, RMA shipped) until its closing step of
+the same ticket, and ``returned_to_service`` closes everything open on the host. Every closed
+outage with a cause is a measured repair time for that cause. Applying a record twice is a no-op.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from schemas import IncidentReported, OperatorEventRecorded
+from schemas.taxonomy import CLOSING_KINDS, OPENING_KINDS
+
+OUTAGE_EVENT_TYPES = frozenset({IncidentReported.EVENT_TYPE, OperatorEventRecorded.EVENT_TYPE})
+_GROUP = {
+    "out_of_service": "service",
+    "returned_to_service": "service",
+    "repair_started": "repair",
+    "repair_finished": "repair",
+    "rma_shipped": "rma",
+    "rma_replaced": "rma",
+}
+
+
+@dataclass(slots=True)
+class Outage:
+    key: str  # the incident's event id, or ``<group>:<ticket>`` for an operator's step
+    source: Literal["incident", "operator"]
+    cause: str | None
+    start_ts: int
+    end_ts: int | None = None
+
+    def out_at(self, now: int) -> bool:
+        return self.start_ts <= now and (self.end_ts is None or now < self.end_ts)
+
+
+@dataclass(frozen=True, slots=True)
+class RepairStat:
+    cause: str
+    samples: int
+    median_ms: float
+    p90_ms: float
+
+
+@dataclass(slots=True)
+class Outages:
+    by_host: dict[str, dict[str, Outage]] = field(default_factory=dict)
+    durations: dict[str, list[int]] = field(default_factory=dict)  # cause -> sorted ms
+    applied: set[str] = field(default_factory=set)
+    clock: int = 0  # newest event time folded
+
+    def apply(self, record: Mapping[str, Any]) -> None:
+        """Fold one IncidentReported or OperatorEventRecorded (ValueError for anything else)."""
+        if record["event_id"] in self.applied:
+            return
+        if record["event_type"] == IncidentReported.EVENT_TYPE:
+            self._incident(record)
+        elif record["event_type"] == OperatorEventRecorded.EVENT_TYPE:
+            self._operator(record)
+        else:
+            raise ValueError(f"not an outage record: {record['event_type']!r}")
+        self.applied.add(record["event_id"])
+        self.clock = max(self.clock, record["ts"])
+
+    def _incident(self, record: Mapping[str, Any]) -> None:
+        p = record["payload"]
+        end = p.get("end_ts")
+        outage = Outage(record["event_id"], "incident", p["cause"], p["start_ts"], end)
+        self.by_host.setdefault(record["host_id"], {})[outage.key] = outage
+        if end is not None:
+            self._measured(outage)
+
+    def _operator(self, record: Mapping[str, Any]) -> None:
+        p, ts = record["payload"], record["ts"]
+        kind = p["kind"]
+        group = _GROUP.get(kind)
+        if group is None:
+            raise ValueError(f"unknown operator step {kind!r}")
+        host = self.by_host.setdefault(record["host_id"], {})
+        key = f"{group}:{p.get('ticket_id') or '-'}"
+        if kind in OPENING_KINDS:
+            current = host.get(key)
+            if current is None or current.end_ts is not None:  # a step repeated while open changes nothing
+                host[key] = Outage(key, "operator", p.get("cause"), ts)
+            return
+        assert kind in CLOSING_KINDS
+        targets = [o for o in host.values() if o.out_at(ts)]
+        if kind != "returned_to_service":
+            same = [o for o in targets if o.key == key] or [
+                o for o in targets if o.key.startswith(f"{group}:")
+            ]
+            targets = same[:1]
+        for outage in targets:
+            if outage.cause is None:
+                outage.cause = p.get("cause")
+            if outage.end_ts is None:
+                outage.end_ts = ts
+                self._measured(outage)
+            else:  # an incident whose recorded end is later: the host was back earlier
+                outage.end_ts = ts
+
+    def _measured(self, outage: Outage) -> None:
+        if outage.cause and outage.end_ts is not None:
+            bisect.insort(self.durations.setdefault(outage.cause, []), outage.end_ts - outage.start_ts)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def out_at(self, host_id: str, now: int) -> bool:
+        return any(o.out_at(now) for o in self.by_host.get(host_id, {}).values())
+
+    def open_at(self, host_id: str, now: int) -> list[Outage]:
+        return [o for o in self.by_host.get(host_id, {}).values() if o.out_at(now)]
+
+    def repair_time_ms(self, cause: str | None, min_samples: int) -> int | None:
+        """Median measured time out for ``cause``; None with fewer than ``min_samples`` measurements."""
+        found = self.durations.get(cause or "")
+        if not found or len(found) < min_samples:
+            return None
+        return round(_quantile(found, 0.5))
+
+    def repair_stats(self) -> list[RepairStat]:
+        """Per cause: measured outages, median and p90 time out (ms), most measured first."""
+        stats = [
+            RepairStat(cause, len(d), _quantile(d, 0.5), _quantile(d, 0.9))
+            for cause, d in self.durations.items()
+        ]
+        return sorted(stats, key=lambda s: (-s.samples, s.cause))
+
+
+def _quantile(ordered: list[int], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default), on a sorted list."""
+    pos = (len(ordered) - 1) * q
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)

@@ -1,0 +1,180 @@
+"""A made-up fault trace in the shape of public ones, imported end to end on the real broker.
+
+Shape: node id, time in days from the trace's start, start/end events, a three-level fault type.
+Checks: counts, coverage, unknown hosts inventoried, idempotent re-import, the planner halting a
+train because imported outages exhaust a domain's failure buffer, the measured repair times
+against hand-computed medians, and operators' steps over the detector's HTTP endpoint.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import urllib.error
+import urllib.request
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ground.kafka import admin
+from producers.importer import HistoryMapping, run_import
+from producers.importer.incidents import parse_start
+from producers.importer.mapping import Columns, InventoryDefaults
+from schemas import Codec
+from streams.findings import Finding
+from streams.worker import spawn_worker
+from tests.conftest import free_ports
+from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for
+
+pytestmark = pytest.mark.integration
+
+HOUR = 3_600_000
+TOKEN = "not-a-real-secret"
+MAPPING = HistoryMapping(
+    columns=Columns(host="node_id", time="time", event="event", source_class="fault_type"),
+    inventory=InventoryDefaults(host_prefix="node-", domain_size=8, cluster="trace"),
+    causes={"GPU/DBE": "hbm3", "GPU/lost": "faulty_gpu", "Network/link down": "network", "Power/PSU": "psu"},
+)
+# (node, start day, end day or None, fault type). The 13 nodes are new to the fleet: the import lays
+# them out 8 per domain in natural order, so imported-md000 holds nodes 2-6 and 17-19.
+INCIDENTS = [
+    (17, 1.0, 1.5, "GPU/DBE/over threshold"),  # hbm3 12 h
+    (18, 2.0, 3.0, "GPU/DBE/over threshold"),  # hbm3 24 h
+    (19, 4.0, 4.25, "GPU/DBE/over threshold"),  # hbm3 6 h
+    (20, 5.0, 5.125, "Network/link down/port 1"),  # network 3 h
+    (21, 6.0, 6.5, "Network/link down/port 2"),  # network 12 h
+    (22, 7.0, 8.0, "Misc/unknown error/-"),  # unclassified 24 h
+    (23, 8.0, 8.5, "Power/PSU/failed"),  # psu 12 h
+    *[(n, 29.0, None, "GPU/lost/-") for n in range(2, 7)],  # 5 of md000's 8 hosts still out
+    (32, 10.0, 10.5, "Network/link down/port 1"),  # network 12 h
+]
+# hand-computed: medians of the closed durations per cause; p90 by linear interpolation
+EXPECTED_REPAIR_H = {
+    "hbm3": (12.0, 21.6),
+    "network": (12.0, 12.0),
+    "psu": (12.0, 12.0),
+    "unclassified": (24.0, 24.0),
+}
+
+
+def trace_csv(path: Path) -> Path:
+    lines = ["node_id,time,event,fault_type"]
+    for node, start, end, kind in INCIDENTS:
+        lines.append(f"{node},{start},start,{kind}")
+        if end is not None:
+            lines.append(f"{node},{end},end,{kind}")
+    lines.append("2,29.0,start,GPU/lost/-")  # a duplicate row
+    lines.append("7,soon,start,GPU/lost/-")  # an unparseable time
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def post(url: str, body: dict[str, Any], token: str | None) -> tuple[int, dict[str, Any]]:
+    headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {token}"} if token else {})
+    req = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 (loopback only)
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.fixture
+def settings(kafka):  # type: ignore[no-untyped-def]
+    s = isolated_settings(kafka.settings)
+    admin.create_topics(s)
+    return s
+
+
+def test_import_a_fault_trace_end_to_end(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    start = (now - dt.timedelta(days=30)).isoformat()
+    path = trace_csv(tmp_path / "trace.csv")
+
+    first = run_import(settings, path, MAPPING, start_ms=parse_start(start))
+    assert (first.incidents, first.classified, first.sent, first.already_imported) == (13, 12, 13, 0)
+    assert first.by_cause == {"faulty_gpu": 5, "hbm3": 3, "network": 3, "unclassified": 1, "psu": 1}
+    assert first.unmapped_classes == [("Misc/unknown error/-", 1)]
+    assert [(b.number, b.reason.split(" ")[0]) for b in first.bad_rows] == [(24, "unparseable")]
+    assert first.duplicate_rows == [(23, 16)]
+    assert len(first.new_hosts) == 13 and "node-2" in first.new_hosts  # each got an inventory record
+
+    again = run_import(settings, path, MAPPING, start_ms=parse_start(start))
+    assert (again.sent, again.already_imported, again.new_hosts) == (0, 13, [])
+    on_kafka = decoded(settings, "actions")
+    assert Counter(r["event_type"] for r in on_kafka) == {"IncidentReported": 13}
+    inventory = [r["payload"]["maintenance_domain"] for r in decoded(settings, "inventory")]
+    assert Counter(inventory) == {"imported-md000": 8, "imported-md001": 5}
+
+    (port,) = free_ports(1)
+    worker = spawn_worker(
+        settings,
+        web_port=port,
+        data_dir=tmp_path / "w",
+        log_path=tmp_path / "w.log",
+        extra_env={"FLEETPULSE_DETECT__OPS_TOKEN": TOKEN},
+    )
+    try:
+        worker.wait_ready(60)
+        domains = wait_for(
+            lambda: {d["domain"]: d for d in worker.get_json("/domains")}.get("imported-md000"),
+            30,
+            "domain md000",
+        )
+        assert (domains["out"], domains["out_elsewhere"], domains["failing"], domains["size"]) == (5, 5, 5, 8)
+
+        repairs = {r["cause"]: r for r in worker.get_json("/repair-times")}
+        got = {c: (r["median_ms"] / HOUR, round(r["p90_ms"] / HOUR, 6)) for c, r in repairs.items()}
+        assert got == EXPECTED_REPAIR_H
+
+        # a new failure in md000 (5 of 8 out, failure buffer 2) must halt the train, not drain
+        ts = int(now.timestamp() * 1000)
+        finding = Finding(
+            finding_id="fnd-import-test",
+            detector="repeat_offender",
+            rule="dram_uce_repeat_gpu",
+            scope="gpu",
+            scope_key="node-17/0",
+            host_id="node-17",
+            cluster="trace",
+            ts=ts,
+            error_class="dram_uce",
+            count=2,
+            window_start=ts - 24 * HOUR,
+            window_end=ts,
+            recommended_action="rma",
+        )
+        produce(settings, [("findings", b"node-17", Codec().encode(finding.to_record()))])
+        kinds = wait_for(
+            lambda: (
+                [
+                    r["payload"]["kind"]
+                    for r in decoded(settings, "actions")
+                    if r["event_type"] == "MaintenanceActionRecorded"
+                ]
+                if len(decoded(settings, "actions")) >= 13 + 3
+                else None
+            ),
+            40,
+            "the planner's actions",
+        )
+        assert kinds == ["suspected", "train_halted", "deferred"], kinds
+
+        url = f"http://127.0.0.1:{port}/ops/events"
+        step = {"host_id": "node-2", "kind": "returned_to_service", "actor": "dc-tech", "ticket_id": "T-1"}
+        assert post(url, step, None)[0] == 401
+        assert post(url, step, "wrong")[0] == 401
+        assert post(url, {"host_id": "node-2", "kind": "vanished", "actor": "x"}, TOKEN)[0] == 400
+        status, body = post(url, step, TOKEN)
+        assert status == 202 and body["known_host"] is True
+        wait_for(
+            lambda: (
+                {d["domain"]: d for d in worker.get_json("/domains")}["imported-md000"]["out_elsewhere"] == 4
+            ),
+            20,
+            "node-2 back in service",
+        )
+    finally:
+        assert worker.stop() == 0, (tmp_path / "w.log").read_text()[-3000:]

@@ -1,0 +1,77 @@
+"""Hosts out for incidents and operators' steps: the fold, measured repair times, idempotence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemas import IncidentReported, OperatorEventRecorded
+from streams.lifecycle import FleetState, apply_logged
+from streams.outages import Outages
+
+T0 = 1_700_000_000_000
+HOUR = 3_600_000
+
+
+def incident(eid: str, host: str, start: int, end: int | None, cause: str = "hbm3") -> dict[str, Any]:
+    payload = {
+        "cause": cause,
+        "source_class": "GPU/DBE",
+        "source_text": "",
+        "component": None,
+        "component_kind": None,
+        "start_ts": start,
+        "end_ts": end,
+    }
+    return IncidentReported(event_id=eid, host_id=host, cluster="c", ts=start, payload=payload).to_record()
+
+
+def step(
+    host: str, kind: str, ts: int, ticket: str | None = "T1", cause: str | None = None
+) -> dict[str, Any]:
+    payload = {"kind": kind, "actor": "ops", "reason": "", "ticket_id": ticket, "cause": cause}
+    eid = f"ops-{host}-{kind}-{ticket}-{ts}"
+    return OperatorEventRecorded(event_id=eid, host_id=host, cluster="c", ts=ts, payload=payload).to_record()
+
+
+def test_an_incident_keeps_its_host_out_from_start_to_end() -> None:
+    o = Outages()
+    o.apply(incident("i1", "h1", T0, T0 + HOUR))
+    assert not o.out_at("h1", T0 - 1)
+    assert o.out_at("h1", T0) and o.out_at("h1", T0 + HOUR - 1)
+    assert not o.out_at("h1", T0 + HOUR)
+    o.apply(incident("i2", "h2", T0, None))
+    assert o.out_at("h2", T0 + 1000 * HOUR)  # open: out until someone returns it
+
+
+def test_operator_steps_open_and_close_by_ticket_and_returned_closes_everything() -> None:
+    o = Outages()
+    o.apply(incident("i1", "h1", T0, None, cause="psu"))
+    o.apply(step("h1", "repair_started", T0 + HOUR, cause="psu"))
+    o.apply(step("h1", "repair_finished", T0 + 3 * HOUR))
+    assert o.out_at("h1", T0 + 4 * HOUR)  # the incident is still open
+    o.apply(step("h1", "returned_to_service", T0 + 5 * HOUR, ticket=None))
+    assert not o.out_at("h1", T0 + 5 * HOUR)
+    assert o.durations["psu"] == [2 * HOUR, 5 * HOUR]
+
+
+def test_measured_repair_time_is_the_median_once_there_are_enough() -> None:
+    o = Outages()
+    for i, hours in enumerate([1, 9, 4]):
+        o.apply(incident(f"i{i}", f"h{i}", T0, T0 + hours * HOUR))
+    assert o.repair_time_ms("hbm3", min_samples=4) is None
+    assert o.repair_time_ms("hbm3", min_samples=3) == 4 * HOUR
+    assert o.repair_time_ms("psu", min_samples=1) is None
+    (stat,) = o.repair_stats()
+    assert (stat.cause, stat.samples, stat.median_ms) == ("hbm3", 3, 4 * HOUR)
+    assert stat.p90_ms == 8 * HOUR  # numpy's linear interpolation: 4 + 0.8 * (9 - 4)
+
+
+def test_the_fleet_state_folds_them_once_next_to_actions() -> None:
+    state = FleetState()
+    rec = incident("i1", "h1", T0, T0 + HOUR)
+    apply_logged(state, rec)
+    apply_logged(state, rec)
+    apply_logged(state, step("h2", "out_of_service", T0 + 2 * HOUR))
+    assert state.count == 2 and state.clock == T0 + 2 * HOUR
+    assert state.outages.durations == {"hbm3": [HOUR]}
+    assert state.outages.out_at("h2", T0 + 3 * HOUR)
