@@ -88,15 +88,40 @@ def test_compat_accepts_a_new_field_with_default() -> None:
 
 def test_compat_rejects_new_field_without_default_and_type_change() -> None:
     assert check_compatible(BASE, {**BASE, "fields": [*BASE["fields"], {"name": "b", "type": "int"}]})
-    assert check_compatible(BASE, {**BASE, "fields": [{"name": "a", "type": "long"}]})
-    assert check_compatible(BASE, {**BASE, "fields": []})
+    assert check_compatible(BASE, {**BASE, "fields": [{"name": "a", "type": "string"}]})
+    # int -> long is a promotion new readers apply; old readers cannot read a long
+    assert check_compatible(BASE, {**BASE, "fields": [{"name": "a", "type": "long"}]}) == []
+    assert check_compatible(BASE, {**BASE, "fields": [{"name": "a", "type": "long"}]}, mode="full")
+    # a dropped field: new readers ignore it; old readers miss it (no default)
+    assert check_compatible(BASE, {**BASE, "fields": []}) == []
+    assert check_compatible(BASE, {**BASE, "fields": []}, mode="full")
 
 
 def test_compat_recurses_into_nested_records() -> None:
     old = {"type": "record", "name": "O", "fields": [{"name": "p", "type": BASE}]}
     new_inner = {**BASE, "fields": [*BASE["fields"], {"name": "c", "type": "int"}]}
     problems = check_compatible(old, {**old, "fields": [{"name": "p", "type": new_inner}]})
-    assert problems == ["new field p.c has no default"]
+    assert len(problems) == 1 and problems[0].startswith("new readers cannot read old data")
+    assert "/fields/0/type/fields/1" in problems[0]
+
+
+def test_compat_accepts_a_new_defaulted_field_inside_an_array_of_records() -> None:
+    gpu = {"type": "record", "name": "Gpu", "fields": [{"name": "index", "type": "int"}]}
+    old = {"type": "record", "name": "P", "fields": [{"name": "gpus", "type": {"type": "array", "items": gpu}}]}
+    gpu2 = {**gpu, "fields": [*gpu["fields"], {"name": "uuid", "type": ["null", "string"], "default": None}]}
+    new = {**old, "fields": [{"name": "gpus", "type": {"type": "array", "items": gpu2}}]}
+    assert check_compatible(old, new) == []
+    gpu3 = {**gpu, "fields": [*gpu["fields"], {"name": "uuid", "type": "string"}]}
+    assert check_compatible(old, {**old, "fields": [{"name": "gpus", "type": {"type": "array", "items": gpu3}}]})
+
+
+def test_making_a_field_optional_is_backward_but_not_full_compatible() -> None:
+    old = {"type": "record", "name": "S", "fields": [{"name": "step_ms", "type": "double"}]}
+    optional = {**old, "fields": [{"name": "step_ms", "type": ["null", "double"], "default": None}]}
+    assert check_compatible(old, optional) == []
+    problems = check_compatible(old, optional, mode="full")
+    # old readers expect a double and cannot read a null
+    assert problems and all(p.startswith("old readers cannot read new data") for p in problems)
 
 
 @pytest.fixture
