@@ -86,14 +86,17 @@ class DcgmCollector:
         xid_counts: list[tuple[int, int, float]] = []
         try:
             for family in text_string_to_metric_families(page):
+                name = (
+                    family.name
+                )  # the parser appends _total to counter samples; the family keeps DCGM's name
                 for s in family.samples:
-                    gpu = self._gpu(s.labels) if s.name.startswith("DCGM_") else None
+                    gpu = self._gpu(s.labels) if name.startswith("DCGM_") else None
                     if gpu is None:
                         continue
-                    if s.name == XID_COUNT and "xid" in s.labels and s.labels["xid"].isdigit():
+                    if name == XID_COUNT and "xid" in s.labels and s.labels["xid"].isdigit():
                         xid_counts.append((gpu, int(s.labels["xid"]), s.value))
                     else:
-                        values[gpu][s.name] = values[gpu].get(s.name, 0.0) + s.value
+                        values[gpu][name] = values[gpu].get(name, 0.0) + s.value
         except ValueError as exc:
             self.problems.add(SOURCE, "garbled_page", self.settings.url, str(exc)[:120])
             return obs

@@ -30,7 +30,11 @@ class XidDeduper:
         seen = [e for e in self.recent.get(key, []) if e.ts > fact.ts - self.window_ms]
         self.recent[key] = seen
         for entry in seen:
-            if entry.source != fact.source and not entry.matched and abs(fact.ts - entry.ts) <= self.window_ms:
+            if (
+                entry.source != fact.source
+                and not entry.matched
+                and abs(fact.ts - entry.ts) <= self.window_ms
+            ):
                 entry.matched = True
                 return False
         seen.append(_Seen(fact.ts, fact.source))

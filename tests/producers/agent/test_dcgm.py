@@ -1,0 +1,76 @@
+"""dcgm-exporter scraper against a recorded page.
+
+The page follows the format dcgm-exporter's README shows for `curl localhost:9400/metrics` (NVIDIA/dcgm-exporter,
+labels gpu, UUID, pci_bus_id, device, modelName, Hostname; err_code/err_msg on the XID gauge); the
+placeholders (SBE0, DBE1, ...) are filled in by each test to play a GPU's counters over time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+
+from ground.settings.agent import DcgmSettings
+from producers.agent.collector import Problems
+from producers.agent.dcgm import DcgmCollector
+from producers.agent.testing import GPU_BUSES
+from producers.agent.units import Units
+from tests.producers.agent.conftest import FIXTURES
+
+PAGE = (FIXTURES / "dcgm_exporter.prom").read_text()
+
+
+def page(
+    sbe0: int = 0, dbe1: int = 0, rows1: int = 0, fail1: int = 0, xid1: int = 0, replay1: int = 0
+) -> str:
+    values = {"SBE0": sbe0, "DBE1": dbe1, "ROWS1": rows1, "FAIL1": fail1, "XID1": xid1, "REPLAY1": replay1}
+    text = PAGE
+    for key, value in values.items():
+        text = text.replace(key, str(value))
+    return text
+
+
+def scraper(pages: Callable[[], str], problems: Problems) -> DcgmCollector:
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, text=pages()))
+    units = Units()
+    units.set_gpus(list(GPU_BUSES))
+    return DcgmCollector(DcgmSettings(enabled=True), units, problems, httpx.Client(transport=transport))
+
+
+def test_fields_become_readings_and_events(problems: Problems) -> None:
+    current = {"text": page()}
+    c = scraper(lambda: current["text"], problems)
+    first = c.collect(0)
+    assert first.facts == []
+    assert first.gpus[1]["temp_c"] == 83 and first.gpus[1]["sm_clock_mhz"] == 1410
+    assert first.gpus[0]["power_w"] == 652.318
+    current["text"] = page(sbe0=4, dbe1=2, rows1=1, xid1=79, replay1=9)
+    obs = c.collect(10_000)
+    events = sorted(
+        (f.event_type, f.payload["gpu"], f.payload.get("xid"), f.payload.get("row_remap")) for f in obs.facts
+    )
+    assert events == [
+        ("EccErrorObserved", 0, None, "none"),
+        ("EccErrorObserved", 1, None, "remap_event"),
+        ("XidRaised", 1, 79, None),
+    ]
+    assert (
+        obs.gpus[1]["pcie_replay"] == 9 and obs.gpus[1]["ecc_dbe"] == 2 and obs.gpus[1]["retired_pages"] == 1
+    )
+    current["text"] = page(sbe0=4, dbe1=2, rows1=1, fail1=1, xid1=79, replay1=9)
+    facts = c.collect(20_000).facts
+    assert [(f.payload["row_remap"], f.payload["count"]) for f in facts] == [
+        ("remap_failure", 1)
+    ]  # the XID gauge did not change
+
+
+def test_scrape_failures_and_garbage_are_counted(problems: Problems) -> None:
+    c = scraper(lambda: 'DCGM_FI_DEV_GPU_TEMP{gpu="0" 61\n', problems)
+    assert c.collect(0).gpus == {}
+    down = DcgmCollector(
+        DcgmSettings(enabled=True, url="http://127.0.0.1:9/metrics", timeout_s=0.2), Units(), problems
+    )
+    assert down.collect(0).facts == []
+    assert problems.counts[("dcgm", "garbled_page")] == 1
+    assert problems.counts[("dcgm", "scrape_failed")] == 1
