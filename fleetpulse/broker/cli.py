@@ -31,21 +31,32 @@ def _settings(ctx: typer.Context) -> Settings:
     return settings_of(ctx)
 
 
-def _external(settings: Settings) -> bool:
-    if settings.uses_local_broker:
+def _external(settings: Settings, *, local: bool = False) -> bool:
+    """True (and says so) when every part uses an external cluster and ``--local`` does not override it."""
+    if settings.uses_local_broker or local:
         return False
     console.print(
-        f"Kafka is external here ([bold]{escape(settings.bootstrap_servers)}[/], from KAFKA_BOOTSTRAP_SERVERS "
-        "or kafka.bootstrap_servers): there is no local broker to manage. Unset it to use the local broker."
+        f"Using the external Kafka cluster at [bold]{escape(settings.bootstrap_servers)}[/] (from "
+        "KAFKA_BOOTSTRAP_SERVERS or kafka.bootstrap_servers): no local broker is managed. Pass --local to "
+        "manage the local one anyway, or unset it."
     )
     return True
 
 
+LocalOption = Annotated[
+    bool,
+    typer.Option(
+        "--local",
+        help="Manage the local broker even when KAFKA_BOOTSTRAP_SERVERS points the parts at an external cluster.",
+    ),
+]
+
+
 @app.command()
-def start(ctx: typer.Context) -> None:
+def start(ctx: typer.Context, local: LocalOption = False) -> None:
     """Start the broker in the background (fetches Kafka on first use); does nothing if it already runs."""
     settings = _settings(ctx)
-    if _external(settings):
+    if _external(settings, local=local):
         return
     began = time.monotonic()
     with console.status(f"starting Kafka {settings.broker.kafka_version}…") as spinner:
@@ -65,10 +76,10 @@ def start(ctx: typer.Context) -> None:
 
 
 @app.command()
-def stop(ctx: typer.Context) -> None:
+def stop(ctx: typer.Context, local: LocalOption = False) -> None:
     """Stop the broker cleanly (SIGTERM, then SIGKILL after broker.stop_timeout_s); data is kept."""
     settings = _settings(ctx)
-    if _external(settings):
+    if _external(settings, local=local):
         return
     broker = LocalBroker(settings.broker, kafka=settings.kafka)
     with console.status("stopping Kafka…"):
