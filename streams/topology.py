@@ -1,12 +1,14 @@
-"""The detection topology's names: its consumer groups, internal topics and checkpoint topic.
+"""The detection topology in one place: its stages, topics, keys and guarantees, and their names.
 
-The worker creates these before Faust starts; the demo, the fault suite and the scoring read
-the same names from here to check lag and progress.
+The worker creates the internal topics before Faust starts; the demo and the fault suite read
+the group names from here to check lag. ``TOPOLOGY`` is what docs/DESIGN.md draws; a test
+checks it against the Faust app the worker builds.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from ground.kafka.topics import TopicSpec
 
@@ -70,3 +72,83 @@ def consumer_groups(settings: Settings) -> dict[str, list[str]]:
 def checkpoint_topic(settings: Settings) -> str:
     """The host-window stage's checkpoints: one partition per samples partition, compacted."""
     return f"{settings.detect.app_id}-host-windows-checkpoints"
+
+
+# ---------------------------------------------------------------------------------------------
+# The detection topology, declared: what each stage reads, writes, keys by and guarantees.
+# Topic names are roles: the settings' topic names (``errors`` → fleet.errors) or, with an
+# ``app:`` prefix, the worker's internal topics (``app:planner`` → <app_id>-planner). A stage that
+# dead-letters may also raise the dead-letter surge alert.
+# ---------------------------------------------------------------------------------------------
+
+RunsAs = Literal["faust agent", "aiokafka consumer", "log tailer"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One stage of a detect worker."""
+
+    name: str
+    runs_as: RunsAs
+    consumes: tuple[str, ...]
+    keyed_by: str
+    produces: tuple[str, ...]
+    guarantee: str
+
+
+TOPOLOGY: tuple[Stage, ...] = (
+    Stage("samples", "aiokafka consumer", ("samples",), "host_id", ("app:cluster-summaries", "dlq", "alerts"),
+          "host windows checkpointed with their offsets (app:host-windows-checkpoints); a replay re-sends "
+          "the same bundle ids"),
+    Stage("errors", "faust agent", ("errors",), "host_id", ("findings", "alerts", "dlq"),
+          "validate, then repeat-offender rules on per-host state (table repeat-hosts); finding ids are "
+          "deterministic, so a replay re-sends the same findings"),
+    Stage("cluster", "faust agent", ("app:cluster-summaries",), "cluster", ("findings",),
+          "peer comparison per cluster window (table cluster-windows), closed by the watermark of every "
+          "samples partition; a window is judged once"),
+    Stage("route-findings", "faust agent", ("findings",), "host_id", ("app:planner", "dlq", "alerts"),
+          "a finding goes to its maintenance domain's planner; one the planner cannot act on is dead-lettered"),
+    Stage("planner", "faust agent", ("app:planner",), "maintenance domain", ("actions", "alerts"),
+          "domain buffers and serialised work over the folded actions log; action and alert ids are "
+          "deterministic, alerts are sent before their action"),
+    Stage("lifecycle", "log tailer", ("actions", "inventory"), "maintenance domain", (),
+          "every worker folds the whole actions log and the inventory from the beginning (host state, "
+          "hosts out, the planner's memory)"),
+)  # fmt: skip
+
+
+def topic_of(role: str, settings: Settings) -> str:
+    """The concrete topic name of a role in ``TOPOLOGY``."""
+    if role.startswith("app:"):
+        suffix = role.removeprefix("app:")
+        if suffix == "host-windows-checkpoints":
+            return checkpoint_topic(settings)
+        return f"{settings.detect.app_id}-{suffix}"
+    return str(getattr(settings.topics, role).name)
+
+
+def _node(role: str) -> str:
+    return role.replace(":", "_").replace("-", "_")
+
+
+def render_mermaid(topology: tuple[Stage, ...] = TOPOLOGY) -> str:
+    """A Mermaid flowchart of the stages and topics (docs/DESIGN.md embeds it; a test keeps it in step)."""
+    lines = ["```mermaid", "flowchart LR"]
+    roles = sorted({r for s in topology for r in (*s.consumes, *s.produces)})
+    lines += [f"    {_node(r)}[({r.removeprefix('app:')})]" for r in roles]
+    for s in topology:
+        lines.append(f"    {_node('stage:' + s.name)}[\"{s.name}<br/><i>{s.runs_as}, by {s.keyed_by}</i>\"]")
+        lines += [f"    {_node(r)} --> {_node('stage:' + s.name)}" for r in s.consumes]
+        lines += [f"    {_node('stage:' + s.name)} --> {_node(r)}" for r in s.produces]
+    lines.append("```")
+    table = ["| stage | runs as | reads | keyed by | writes | guarantee |", "|---|---|---|---|---|---|"]
+    table += [
+        f"| {s.name} | {s.runs_as} | {', '.join(s.consumes)} | {s.keyed_by} | {', '.join(s.produces) or '—'} "
+        f"| {s.guarantee} |"
+        for s in topology
+    ]
+    return "\n".join([*lines, "", *table]) + "\n"
+
+
+if __name__ == "__main__":
+    print(render_mermaid(), end="")
