@@ -44,6 +44,9 @@ def dispatch(
     ] = None,
     topic: Annotated[str | None, typer.Option(help="Alerts topic (default topics.alerts.name).")] = None,
     metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.")] = None,
+    metrics_host: Annotated[
+        str, typer.Option(help="Address the metrics port binds (as the other listeners: loopback by default).")
+    ] = "127.0.0.1",
 ) -> None:
     """Deliver alerts from fleet.alerts to the webhook URLs (signed, retried, via a durable outbox).
 
@@ -66,7 +69,7 @@ def dispatch(
     if metrics_port is not None:
         from prometheus_client import start_http_server
 
-        start_http_server(metrics_port, registry=dispatcher.metrics.registry)
+        start_http_server(metrics_port, addr=metrics_host, registry=dispatcher.metrics.registry)
     console = Console(stderr=True)
     m = dispatcher.metrics
 
@@ -127,7 +130,10 @@ def receiver(
     if not secret:
         raise WebhookConfigError(f"no receiver secret: set the environment variable {secret_env}")
     app_ = WebhookReceiver(
-        secret.encode(), out, tolerance_s=tolerance_s or settings.webhooks.signature_tolerance_s
+        secret.encode(),
+        out,
+        scheme=settings.webhooks.signature_scheme,
+        tolerance_s=tolerance_s or settings.webhooks.signature_tolerance_s,
     )
     console = Console(stderr=True)
     console.print(f"receiver on http://{host}:{port}/  (stats: /stats)  → {out}")

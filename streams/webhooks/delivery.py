@@ -21,7 +21,7 @@ from streams.webhooks.backoff import BackoffPolicy, is_retryable, retry_after_s
 from streams.webhooks.errors import OutboxError
 from streams.webhooks.metrics import WebhookMetrics, redact_url
 from streams.webhooks.outbox import Delivery, Outbox
-from streams.webhooks.signing import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, sign
+from streams.webhooks.schemes import Scheme, signed_headers
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +69,10 @@ class Deliverer:
         rng: random.Random | None = None,
         poll_s: float = 1.0,
         urls: Sequence[str] | None = None,
+        scheme: Scheme = "standard",
     ) -> None:
         self.outbox = outbox
+        self.scheme: Scheme = scheme
         self.client = client
         self._secret = SecretBytes(secret)  # repr shows stars, should this object ever be logged
         self.policy = policy
@@ -129,8 +131,7 @@ class Deliverer:
         headers = {
             "Content-Type": "application/json",
             "User-Agent": USER_AGENT,
-            SIGNATURE_HEADER: sign(self._secret.get_secret_value(), d.body, now),
-            IDEMPOTENCY_HEADER: d.alert_id,
+            **signed_headers(self.scheme, self._secret.get_secret_value(), d.alert_id, d.body, now),
         }
         target = redact_url(d.url)
         retry_hint: float | None = None

@@ -26,6 +26,7 @@ from streams.webhooks.errors import UnexpectedEventError, UnusableAlertError, We
 from streams.webhooks.metrics import WebhookMetrics
 from streams.webhooks.outbox import Outbox
 from streams.webhooks.payload import Notification, notification
+from streams.webhooks.schemes import check_secret
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -53,6 +54,7 @@ def check_config(ws: WebhookSettings) -> None:
         raise WebhookConfigError(
             "no webhook signing secret: set FLEETPULSE_WEBHOOKS__SECRET (or secret in the webhooks section of the config file)"
         )
+    check_secret(ws.secret.get_secret_value().encode())
     if not ws.urls:
         raise WebhookConfigError(
             "no webhook URLs: set FLEETPULSE_WEBHOOKS__URLS to a JSON list of URLs, or pass --url"
@@ -188,6 +190,7 @@ class Dispatcher:
             clock=self.clock,
             rng=self._rng,
             urls=self.ws.urls,
+            scheme=self.ws.signature_scheme,
         )
 
     async def run(self, stop: asyncio.Event, *, ready: asyncio.Event | None = None) -> None:

@@ -1,9 +1,10 @@
 """A small webhook receiver for the demo and the fault tests: verify, dedup, append to JSONL.
 
-``POST /`` (any path) checks the signature and its timestamp, answers 200 for a repeat of
-an ``Idempotency-Key`` without storing it again, and appends accepted alerts to a JSONL
-file; ``GET /stats`` reports counters. Keys already in the file are loaded at start, so a
-restarted receiver still recognises repeats.
+``POST /`` (any path) checks the signature and its timestamp, never stores a delivery id
+(``webhook-id``; ``Idempotency-Key`` under ``fleetpulse-v1``) twice (a repeat is answered 200
+so the sender stops), and appends accepted alerts to a JSONL file; ``GET /stats`` reports
+counters. Ids already in the file are loaded at start, so a restarted receiver still
+recognises repeats. Every malformed input is a 4xx, never a traceback.
 """
 
 from __future__ import annotations
@@ -22,10 +23,31 @@ from pathlib import Path
 from aiohttp import web
 from pydantic import SecretBytes
 
-from streams.webhooks.errors import SignatureError, WebhookError
-from streams.webhooks.signing import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, verify_signature
+from streams.webhooks.errors import MalformedSignatureError, SignatureError, WebhookConfigError, WebhookError
+from streams.webhooks.schemes import Scheme, check_secret, verify_request
 
 log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1 << 20  # an alert notification is a few KiB; larger requests get 413
+MAX_TOLERANCE_S = 900.0
+
+
+class BadBodyError(ValueError):
+    """A signed body that is not strict JSON (NaN, Infinity, nesting deeper than the parser allows)."""
+
+
+def _reject_constant(name: str) -> float:
+    raise BadBodyError(f"{name} is not JSON")
+
+
+def parse_body(body: bytes) -> object:
+    """Strict JSON: NaN and Infinity are refused, and so is nesting too deep to parse."""
+    try:
+        return json.loads(body, parse_constant=_reject_constant)
+    except RecursionError:
+        raise BadBodyError("body nests too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, BadBodyError
+        raise BadBodyError(str(exc) if isinstance(exc, BadBodyError) else "body is not JSON") from None
 
 
 @dataclass
@@ -57,18 +79,23 @@ class WebhookReceiver:
         secret: bytes,
         out: Path,
         *,
+        scheme: Scheme = "standard",
         tolerance_s: float = 300.0,
         clock: Callable[[], float] = time.time,
         ack_delay_s: float = 0.0,
     ) -> None:
+        check_secret(secret)
+        if not 0 < tolerance_s <= MAX_TOLERANCE_S:
+            raise WebhookConfigError(f"signature tolerance must be in (0, {MAX_TOLERANCE_S:g}] s, not {tolerance_s}")
         self._secret = SecretBytes(secret)
+        self.scheme: Scheme = scheme
         self.out = Path(out)
         self.tolerance_s = tolerance_s
         self.clock = clock
         self.ack_delay_s = ack_delay_s  # a slow receiver: stored, but the 200 comes late (fault tests)
         self.seen = load_keys(self.out)
         self.stats = ReceiverStats(stored=len(self.seen))
-        self.app = web.Application()
+        self.app = web.Application(client_max_size=MAX_BODY_BYTES)
         self.app.router.add_get("/stats", self._stats)
         self.app.router.add_post("/{tail:.*}", self._receive)
 
@@ -81,27 +108,25 @@ class WebhookReceiver:
         return web.json_response({"status": "rejected", "error": reason}, status=status)
 
     async def _receive(self, request: web.Request) -> web.Response:
-        body = await request.read()
         try:
-            verify_signature(
-                self._secret.get_secret_value(),
-                body,
-                request.headers.get(SIGNATURE_HEADER, ""),
-                self.clock(),
-                self.tolerance_s,
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return self._reject(413, f"body larger than {MAX_BODY_BYTES} bytes")
+        try:
+            key = verify_request(
+                self.scheme, self._secret.get_secret_value(), body, request.headers, self.clock(), self.tolerance_s
             )
+        except MalformedSignatureError as exc:
+            return self._reject(400, str(exc))
         except SignatureError as exc:
             return self._reject(401, str(exc))
-        key = request.headers.get(IDEMPOTENCY_HEADER)
-        if not key:
-            return self._reject(400, f"missing {IDEMPOTENCY_HEADER} header")
-        if key in self.seen:
+        if key in self.seen:  # a replay or a retry after a lost answer: never stored twice
             self.stats.duplicates += 1
             return web.json_response({"status": "duplicate", "idempotency_key": key})
         try:
-            alert = json.loads(body)
-        except ValueError:
-            return self._reject(400, "body is not JSON")
+            alert = parse_body(body)
+        except BadBodyError as exc:
+            return self._reject(400, str(exc))
         line = json.dumps({"idempotency_key": key, "received_at": self.clock(), "body": alert}) + "\n"
         self.out.parent.mkdir(parents=True, exist_ok=True)
         with self.out.open("a", encoding="utf-8") as fh:
@@ -191,13 +216,14 @@ def start_receiver(
     out: Path | str,
     *,
     host: str = "127.0.0.1",
+    scheme: Scheme = "standard",
     tolerance_s: float = 300.0,
     clock: Callable[[], float] = time.time,
     ack_delay_s: float = 0.0,
 ) -> ReceiverHandle:
     """Start a receiver in a background thread (``port=0``: any free port; see ``handle.port``)."""
     receiver = WebhookReceiver(
-        secret, Path(out), tolerance_s=tolerance_s, clock=clock, ack_delay_s=ack_delay_s
+        secret, Path(out), scheme=scheme, tolerance_s=tolerance_s, clock=clock, ack_delay_s=ack_delay_s
     )
     return ReceiverHandle(receiver, host, port).start()
 

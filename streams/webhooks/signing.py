@@ -1,13 +1,15 @@
-"""Stripe-style request signatures: ``X-Fleetpulse-Signature: t=<unix ts>,v1=<hex HMAC-SHA256>``.
+"""The ``fleetpulse-v1`` scheme: ``X-Fleetpulse-Signature: t=<unix ts>,v1=<hex HMAC-SHA256>``.
 
-The MAC covers ``f"{t}.".encode() + body``, so a receiver that checks the timestamp
-rejects replays of an old, validly signed request.
+The MAC covers ``f"{t}.".encode() + body`` but not the ``Idempotency-Key``: a captured request
+can be replayed within the tolerance under a new key. Kept for receivers built against it;
+the default is Standard Webhooks (``streams.webhooks.standard``), which signs the id too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 
 from streams.webhooks.errors import (
     MalformedSignatureError,
@@ -18,6 +20,11 @@ from streams.webhooks.errors import (
 SIGNATURE_HEADER = "X-Fleetpulse-Signature"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 SCHEME = "v1"
+# Checked before any arithmetic or comparison: a non-ASCII value makes hmac.compare_digest
+# raise, and a timestamp of thousands of digits overflows float.
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
+_HEX_MAC = re.compile(r"[0-9a-f]{64}")
+MAX_HEADER_CHARS = 2048
 
 
 def compute_mac(secret: bytes, body: bytes, timestamp: int) -> str:
@@ -35,19 +42,23 @@ def parse_signature_header(header: str | None) -> tuple[int, list[str]]:
     """``(timestamp, [v1 signatures])``; several ``v1`` entries are allowed (secret rotation)."""
     if not header:
         raise MalformedSignatureError(f"missing {SIGNATURE_HEADER} header")
+    if len(header) > MAX_HEADER_CHARS:
+        raise MalformedSignatureError()
     timestamp: int | None = None
     macs: list[str] = []
     for part in header.split(","):
         key, sep, value = part.strip().partition("=")
         if not sep:
             raise MalformedSignatureError()
+        value = value.strip()
         if key == "t":
-            try:
-                timestamp = int(value)
-            except ValueError:
-                raise MalformedSignatureError("signature timestamp is not an integer") from None
+            if not _TIMESTAMP.fullmatch(value):
+                raise MalformedSignatureError("signature timestamp is not an integer of at most 12 digits")
+            timestamp = int(value)
         elif key == SCHEME:
-            macs.append(value.strip().lower())
+            if not _HEX_MAC.fullmatch(value.lower()):
+                raise MalformedSignatureError(f"{SCHEME} signature is not 64 hex digits")
+            macs.append(value.lower())
     if timestamp is None:
         raise MalformedSignatureError("signature header has no t=<timestamp>")
     if not macs:

@@ -150,7 +150,7 @@ def sasl(
         pytest.skip(f"no Kafka broker for the SASL tests: {exc}")
     cluster = SaslCluster(
         broker, broker.bootstrap_servers, f"127.0.0.1:{tls_port}" if pki else None,
-        pki.ca_file if pki else None, password, admin_password, f"hmac-{secrets.token_hex(12)}", root,
+        pki.ca_file if pki else None, password, admin_password, f"hmac-{secrets.token_hex(16)}", root,
     )  # fmt: skip
     try:
         admin.create_topics(cluster.settings())

@@ -30,7 +30,7 @@ from streams.webhooks import Dispatcher, Outbox, ReceiverHandle, start_receiver
 from tests.conftest import KafkaCluster
 
 pytestmark = pytest.mark.integration
-SECRET = "integration-secret"
+SECRET = "integration-secret-of-at-least-32-bytes"
 CODEC = Codec()
 
 

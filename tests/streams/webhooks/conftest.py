@@ -13,7 +13,7 @@ import pytest
 from ground.settings import Settings
 from schemas import AlertRaised
 
-SECRET = "s3cr3t-hmac-key-never-logged"
+SECRET = "s3cr3t-hmac-key-never-logged-0123456789"
 _ids = itertools.count(1)
 
 

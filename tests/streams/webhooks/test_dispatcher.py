@@ -126,6 +126,8 @@ def test_dispatch_loop_delivers_through_an_injected_transport(
     [
         ({"secret": None}, "FLEETPULSE_WEBHOOKS__SECRET"),
         ({"secret": ""}, "FLEETPULSE_WEBHOOKS__SECRET"),
+        ({"secret": "change-me"}, "placeholder"),  # the old docker-compose fallback
+        ({"secret": "31-bytes-is-one-byte-too-short!"}, "at least 32"),
         ({"urls": []}, "FLEETPULSE_WEBHOOKS__URLS"),
         ({"urls": ["ftp://x"]}, "http(s)"),
     ],

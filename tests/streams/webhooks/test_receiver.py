@@ -1,4 +1,7 @@
-"""The webhook receiver over real HTTP on a free port (no Kafka): verify, dedup, JSONL, stats, restart."""
+"""The webhook receiver over real HTTP on a free port (no Kafka): verify, dedup, JSONL, stats, restart.
+
+Requests are signed the Standard Webhooks way (the default); ``fleetpulse-v1`` has its own tests.
+"""
 
 from __future__ import annotations
 
@@ -9,19 +12,21 @@ from pathlib import Path
 import httpx
 import pytest
 
-from streams.webhooks import ReceiverHandle, WebhookError, sign, start_receiver
+from streams.webhooks import ReceiverHandle, WebhookError, start_receiver
+from streams.webhooks.standard import standard_headers
 
-SECRET = b"receiver-secret"
+SECRET = b"receiver-secret-of-at-least-32-bytes"
 BODY = b'{"version":"4","alerts":[{"labels":{"alertname":"NewRMA"}}]}'
 
 
-def post(handle: ReceiverHandle, body: bytes, key: str | None, signature: str | None) -> httpx.Response:
-    headers = {"Content-Type": "application/json"}
-    if key is not None:
-        headers["Idempotency-Key"] = key
-    if signature is not None:
-        headers["X-Fleetpulse-Signature"] = signature
-    return httpx.post(handle.url, content=body, headers=headers, timeout=5)
+def signed(key: str, body: bytes = BODY, secret: bytes = SECRET, at: float | None = None) -> dict[str, str]:
+    return standard_headers(secret, key, body, time.time() if at is None else at)
+
+
+def post(handle: ReceiverHandle, body: bytes, headers: dict[str, str] | None) -> httpx.Response:
+    return httpx.post(
+        handle.url, content=body, headers={"Content-Type": "application/json", **(headers or {})}, timeout=5
+    )
 
 
 @pytest.fixture
@@ -32,7 +37,7 @@ def receiver(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_accepts_signed_alerts_and_appends_them(receiver: ReceiverHandle, tmp_path: Path) -> None:
-    r = post(receiver, BODY, "k1", sign(SECRET, BODY, time.time()))
+    r = post(receiver, BODY, signed("k1"))
     assert r.status_code == 200 and r.json()["status"] == "accepted"
     [line] = (tmp_path / "alerts.jsonl").read_text().splitlines()
     stored = json.loads(line)
@@ -41,7 +46,7 @@ def test_accepts_signed_alerts_and_appends_them(receiver: ReceiverHandle, tmp_pa
 
 def test_duplicate_key_is_acknowledged_but_not_stored_again(receiver: ReceiverHandle, tmp_path: Path) -> None:
     for _ in range(3):
-        r = post(receiver, BODY, "k1", sign(SECRET, BODY, time.time()))
+        r = post(receiver, BODY, signed("k1"))
         assert r.status_code == 200
     assert r.json()["status"] == "duplicate"
     assert len((tmp_path / "alerts.jsonl").read_text().splitlines()) == 1
@@ -49,19 +54,24 @@ def test_duplicate_key_is_acknowledged_but_not_stored_again(receiver: ReceiverHa
     assert stats == {"received": 1, "duplicates": 2, "rejected": 0, "stored": 1}
 
 
+def _without(headers: dict[str, str], name: str) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k != name}
+
+
 @pytest.mark.parametrize(
-    ("signature", "key", "status"),
+    ("headers", "status"),
     [
-        (lambda: sign(b"wrong", BODY, time.time()), "k", 401),
-        (lambda: sign(SECRET, BODY, time.time() - 3600), "k", 401),  # replay of an old request
-        (lambda: sign(SECRET, b"{}", time.time()), "k", 401),  # signature of another body
-        (lambda: None, "k", 401),
-        (lambda: sign(SECRET, BODY, time.time()), None, 400),
+        (lambda: signed("k", secret=b"w" + SECRET), 401),
+        (lambda: signed("k", at=time.time() - 3600), 401),  # replay of an old request
+        (lambda: signed("k", body=b"{}"), 401),  # signature of another body
+        (lambda: {**signed("k"), "webhook-id": "k2"}, 401),  # a captured request under a new id
+        (lambda: None, 400),
+        (lambda: _without(signed("k"), "webhook-id"), 400),
     ],
-    ids=["wrong-secret", "old-timestamp", "other-body", "unsigned", "no-idempotency-key"],
+    ids=["wrong-secret", "old-timestamp", "other-body", "replayed-under-new-id", "unsigned", "no-id"],
 )
-def test_rejections(receiver: ReceiverHandle, tmp_path: Path, signature, key, status) -> None:  # type: ignore[no-untyped-def]
-    r = post(receiver, BODY, key, signature())
+def test_rejections(receiver: ReceiverHandle, tmp_path: Path, headers, status) -> None:  # type: ignore[no-untyped-def]
+    r = post(receiver, BODY, headers())
     assert r.status_code == status
     assert receiver.stats.rejected == 1 and receiver.stats.received == 0
     assert not (tmp_path / "alerts.jsonl").exists()
@@ -71,13 +81,13 @@ def test_restart_on_the_same_port_remembers_keys(tmp_path: Path) -> None:
     out = tmp_path / "alerts.jsonl"
     first = start_receiver(0, SECRET, out)
     port = first.port
-    assert post(first, BODY, "k1", sign(SECRET, BODY, time.time())).status_code == 200
+    assert post(first, BODY, signed("k1")).status_code == 200
     first.stop()
     with pytest.raises(httpx.ConnectError):
-        post(first, BODY, "k2", sign(SECRET, BODY, time.time()))
+        post(first, BODY, signed("k2"))
     with start_receiver(port, SECRET, out) as second:
-        assert post(second, BODY, "k1", sign(SECRET, BODY, time.time())).json()["status"] == "duplicate"
-        assert post(second, BODY, "k2", sign(SECRET, BODY, time.time())).json()["status"] == "accepted"
+        assert post(second, BODY, signed("k1")).json()["status"] == "duplicate"
+        assert post(second, BODY, signed("k2")).json()["status"] == "accepted"
         assert second.stats.stored == 2
     assert [json.loads(x)["idempotency_key"] for x in out.read_text().splitlines()] == ["k1", "k2"]
 
