@@ -31,7 +31,7 @@ from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, apply_logged
 from streams.metrics import DetectMetrics
 from streams.planner import Planner, unplannable
 from streams.policy import Policy
-from streams.repeat import fold_host
+from streams.repeat import HostState, fold_host
 from streams.samples import SampleFolder, SamplesStage, SourceRecord
 from streams.slow import ClusterStage
 from streams.tailer import LogTailer
@@ -263,13 +263,12 @@ class DetectApp:
                 if signal is None:
                     continue
                 msg = event.message
-                step = fold_host(
-                    self.repeat_table.get(signal.host_id), signal, (msg.partition, msg.offset), policy
-                )
+                stored = HostState.from_stored(self.repeat_table.get(signal.host_id))
+                step = fold_host(stored, signal, (msg.partition, msg.offset), policy)
                 if step.late:
                     self.metrics.late.labels("errors").inc()
                 if step.state is not None:
-                    self.repeat_table[signal.host_id] = step.state
+                    self.repeat_table[signal.host_id] = step.state.stored()
                 if step.finding is not None:
                     await self._send_finding(step.finding)
 

@@ -1,8 +1,8 @@
 """Repeat-offender rule: count error classes per GPU / host / port in sliding event-time windows.
 
-``observe(signal, states, policy)`` is pure: it takes the host's rule window states (plain
-JSON-able dicts; at least those of every rule the signal's class feeds) and returns the changed
-states plus at most one finding. The events a finding uses are consumed by every window given
+``observe(signal, states, policy)`` is pure: it takes the host's rule window states (typed
+``WindowState`` structs; at least those of every rule the signal's class feeds) and returns the
+changed states plus at most one finding. The events a finding uses are consumed by every window given
 that counted them, so no other rule fires on the same evidence later. Replayed events (same
 event_id) are not recounted.
 
@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from streams.classify import Signal
 from streams.findings import Finding
 from streams.ids import finding_id
@@ -31,10 +33,41 @@ DONE_MEMORY = 256
 # Findings a host raised, kept (with the source offset that raised them) to re-send on a replay.
 EMITTED_MEMORY = 16
 
-WindowState = dict[str, Any]  # {"ev": [[ts, event_id, weight], ...], "done": [event_id, ...]}
-# {"wm": ts | None, "pos": [partition, offset] | None, "rules": {state_key: WindowState},
-#  "emitted": [[partition, offset, finding record], ...]}
-HostState = dict[str, Any]
+STATE_VERSION = 1
+
+Counted = tuple[int, str, int]  # (event time, event id, weight) of one counted event
+
+
+class WindowState(msgspec.Struct, frozen=True):
+    """One rule window of one scope: the events it counts, and the ids already used by a finding."""
+
+    ev: tuple[Counted, ...] = ()
+    done: tuple[str, ...] = ()
+
+
+class HostState(msgspec.Struct, frozen=True):
+    """Everything one host contributes, stored under its table key (one write per record).
+
+    ``pos`` is the (partition, offset) the state is valid up to; ``emitted`` keeps the findings
+    raised with the offset that raised them, to re-send on a replay. Stored as plain JSON
+    (``stored``/``from_stored``), the shape older workers wrote, plus its version ``v``.
+    """
+
+    v: int = STATE_VERSION
+    wm: int | None = None
+    pos: tuple[int, int] | None = None
+    rules: dict[str, WindowState] = {}
+    emitted: tuple[tuple[int, int, dict[str, Any]], ...] = ()
+
+    @classmethod
+    def from_stored(cls, raw: Mapping[str, Any] | None) -> HostState | None:
+        """The state a table holds (None: the host has none yet); a record without ``v`` is version 1."""
+        return None if raw is None else msgspec.convert(raw, cls)
+
+    def stored(self) -> dict[str, Any]:
+        """The JSON-able form the worker's table stores."""
+        out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
 
 
 def state_key(rule: RepeatRule, scope_key: str) -> str:
@@ -57,14 +90,21 @@ def is_late(ts: int, watermark: int | None, grace_ms: int) -> bool:
 
 
 def _add(state: WindowState | None, signal: Signal, window_ms: int) -> WindowState:
-    ev = [list(e) for e in (state or {}).get("ev", [])]
-    done = list((state or {}).get("done", []))
-    if signal.event_id not in done and all(e[1] != signal.event_id for e in ev):
-        ev.append([signal.ts, signal.event_id, signal.weight])
+    state = state or WindowState()
+    ev = list(state.ev)
+    if signal.event_id not in state.done and all(e[1] != signal.event_id for e in ev):
+        ev.append((signal.ts, signal.event_id, signal.weight))
         ev.sort(key=lambda e: (e[0], e[1]))
     newest = ev[-1][0] if ev else signal.ts
-    ev = [e for e in ev if e[0] > newest - window_ms]
-    return {"ev": ev, "done": done}
+    return WindowState(ev=tuple(e for e in ev if e[0] > newest - window_ms), done=state.done)
+
+
+def _consume(state: WindowState, used: list[str]) -> WindowState:
+    """The window without the events a finding used, which it remembers so a duplicate cannot count them."""
+    used_set = set(used)
+    return WindowState(
+        ev=tuple(e for e in state.ev if e[1] not in used_set), done=(*state.done, *used)[-DONE_MEMORY:]
+    )
 
 
 def observe(
@@ -78,28 +118,24 @@ def observe(
     """
     touched = state_keys(signal, policy)
     new_states: dict[str, WindowState] = {}
-    fired: list[tuple[int, int, int, RepeatRule, str, list[list[Any]]]] = []
+    fired: list[tuple[int, int, int, RepeatRule, str, tuple[Counted, ...]]] = []
     for order, (key, (rule, scope_key)) in enumerate(touched.items()):
         state = _add(states.get(key), signal, rule.window)
         new_states[key] = state
-        if any(e[1] == signal.event_id for e in state["ev"]) and sum(e[2] for e in state["ev"]) >= rule.count:
+        if any(e[1] == signal.event_id for e in state.ev) and sum(e[2] for e in state.ev) >= rule.count:
             rank = (ACTION_STRENGTH[rule.action], SCOPE_SPECIFICITY[rule.scope], order)
-            fired.append((*rank, rule, scope_key, state["ev"]))
+            fired.append((*rank, rule, scope_key, state.ev))
     if not fired:
         return new_states, None
     *_, rule, scope_key, events = min(fired, key=lambda f: (f[0], f[1], f[2]))
     used = [e[1] for e in events]
     used_set = set(used)
-    for state in new_states.values():
-        state["ev"] = [e for e in state["ev"] if e[1] not in used_set]
-        state["done"] = (state["done"] + used)[-DONE_MEMORY:]
+    for key, state in new_states.items():
+        new_states[key] = _consume(state, used)
     # The events are consumed by every rule: also windows of other classes that counted them.
     for key, other in states.items():
-        if key not in new_states and other is not None and any(e[1] in used_set for e in other["ev"]):
-            new_states[key] = {
-                "ev": [list(e) for e in other["ev"] if e[1] not in used_set],
-                "done": (list(other.get("done", [])) + used)[-DONE_MEMORY:],
-            }
+        if key not in new_states and other is not None and any(e[1] in used_set for e in other.ev):
+            new_states[key] = _consume(other, used)
     finding = Finding(
         finding_id=finding_id(rule.detector, rule.name, scope_key, *sorted(used)),
         detector=rule.detector,
@@ -136,21 +172,25 @@ class HostStep:
 
 def fold_host(state: HostState | None, signal: Signal, position: tuple[int, int], policy: Policy) -> HostStep:
     """Fold one signal, read at (partition, offset), into its host's state."""
-    current = state or {"wm": None, "pos": None, "rules": {}, "emitted": []}
-    seen = current["pos"]
+    current = state or HostState()
+    seen = current.pos
     partition, offset = position
     if seen is not None and seen[0] == partition and offset <= seen[1]:
-        raised = next((e[2] for e in current["emitted"] if (e[0], e[1]) == (partition, offset)), None)
+        raised = next((e[2] for e in current.emitted if (e[0], e[1]) == (partition, offset)), None)
         return HostStep(None, Finding.from_record(raised) if raised is not None else None)
-    new: HostState = {**current, "pos": [partition, offset]}
-    wm = current["wm"]
+    moved = msgspec.structs.replace(current, pos=(partition, offset))
+    wm = current.wm
     if is_late(signal.ts, wm, policy.error_grace):
-        return HostStep(new, late=True)
-    new["wm"] = signal.ts if wm is None else max(wm, signal.ts)
-    rules = dict(current["rules"])
-    new_states, finding = observe(signal, rules, policy)
-    rules.update(new_states)
-    new["rules"] = rules
+        return HostStep(moved, late=True)
+    new_states, finding = observe(signal, current.rules, policy)
+    emitted = current.emitted
     if finding is not None:
-        new["emitted"] = [*current["emitted"], [partition, offset, finding.to_record()]][-EMITTED_MEMORY:]
+        emitted = (*emitted, (partition, offset, finding.to_record()))[-EMITTED_MEMORY:]
+    new = msgspec.structs.replace(
+        moved,
+        wm=signal.ts if wm is None else max(wm, signal.ts),
+        rules={**current.rules, **new_states},
+        emitted=emitted,
+        v=STATE_VERSION,
+    )
     return HostStep(new, finding)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import msgspec
+import pytest
 
 from streams.classify import classify
 from streams.findings import Finding
 from streams.policy import Policy
-from streams.repeat import fold_host, observe
+from streams.repeat import HostState, fold_host, observe
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -121,8 +125,8 @@ def host_history() -> list[dict[str, Any]]:
 
 
 def fold_from(
-    state: dict[str, Any] | None, records: list[dict[str, Any]], start: int, policy: Policy
-) -> tuple[dict[str, Any] | None, list[tuple[int, str]]]:
+    state: HostState | None, records: list[dict[str, Any]], start: int, policy: Policy
+) -> tuple[HostState | None, list[tuple[int, str]]]:
     """Fold records[start:] at offsets start.. of partition 0; (state, [(offset, finding id) sent])."""
     sent = []
     for offset in range(start, len(records)):
@@ -169,8 +173,8 @@ def test_a_duplicate_record_at_a_later_offset_counts_once(policy: Policy) -> Non
 def test_a_late_record_moves_the_offset_but_counts_nothing(policy: Policy) -> None:
     records = [f.link(port=0, ts=START_TS + 10 * DAY), *dram_fault(START_TS), *dram_fault(START_TS + DAY)]
     state, sent = fold_from(None, records, 0, policy)
-    assert sent == [] and state is not None and state["pos"][1] >= 2  # the late DRAM records were read
-    assert list(state["rules"]) == ["link_flap_repeat_port|h1/0"]  # and not counted
+    assert sent == [] and state is not None and state.pos is not None and state.pos[1] >= 2  # late DRAM records read
+    assert list(state.rules) == ["link_flap_repeat_port|h1/0"]  # and not counted
 
 
 def test_events_a_finding_used_are_consumed_by_the_windows_of_every_other_rule(policy: Policy) -> None:
@@ -205,3 +209,15 @@ def test_five_fatal_xids_in_a_day_are_an_rma_even_when_a_gpu_reboot_rule_fires_o
     # of two rules with the same remedy, the more specific scope still wins
     gpu_lemon = run(dram_fault(START_TS, gpu=1) + dram_fault(START_TS + DAY, gpu=1), policy)
     assert [x.rule for x in gpu_lemon] == ["dram_uce_repeat_gpu"]
+
+
+def test_host_state_round_trips_through_the_tables_json_and_reads_unversioned_records(policy: Policy) -> None:
+    records = dram_fault(START_TS) + dram_fault(START_TS + DAY)
+    state, sent = fold_from(None, records, 0, policy)
+    assert state is not None and len(sent) == 1
+    stored = json.loads(json.dumps(state.stored()))  # what the Faust table's JSON serializer keeps
+    assert HostState.from_stored(stored) == state
+    legacy = {k: v for k, v in stored.items() if k != "v"}  # written before the state had a version
+    assert HostState.from_stored(legacy) == state
+    with pytest.raises(msgspec.ValidationError):
+        HostState.from_stored({**stored, "pos": "not a position"})
