@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import faust
+import msgspec
 from aiokafka.errors import KafkaError
 
 from schemas import Codec, DecodeError, HostInventoried
@@ -28,6 +29,7 @@ from streams.errors import InvalidRecordError
 from streams.findings import Finding
 from streams.inventory import Inventory
 from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, apply_logged
+from streams.messages import PlanFinding, PlanTick, planner_message, to_wire
 from streams.metrics import DetectMetrics
 from streams.planner import Planner, unplannable
 from streams.policy import Policy
@@ -317,20 +319,24 @@ class DetectApp:
                 log.debug("route finding %s for %s", record["event_id"], record["host_id"])
                 await _caught_up(self.inventory_tailer)
                 domain = self.inventory.domain_of(record["host_id"])
-                msg = {"type": "finding", "domain": domain, "finding": record}
-                await self.planner_topic.send(key=domain.encode(), value=msg)
+                await self.planner_topic.send(key=domain.encode(), value=to_wire(PlanFinding(domain, record)))
 
         @app.agent(self.planner_topic, name="planner")
         async def planner(stream: faust.StreamT) -> None:
-            async for msg in stream:
+            async for event in stream.events():
+                try:
+                    msg = planner_message(event.value)
+                except msgspec.ValidationError as exc:
+                    refused = InvalidRecordError(f"not a planner message: {exc}")
+                    await self._dead_letter(refused, _source(event.message, event.value))
+                    continue
                 await _caught_up(self.actions_tailer)
-                domain = msg["domain"]
-                size = self.inventory.domain_size(domain)
-                if msg["type"] == "finding":
-                    finding = Finding.from_record(msg["finding"])
-                    actions = self.planner.on_finding(self.fleet, finding, domain, size)
+                size = self.inventory.domain_size(msg.domain)
+                if isinstance(msg, PlanFinding):
+                    finding = Finding.from_record(msg.finding)
+                    actions = self.planner.on_finding(self.fleet, finding, msg.domain, size)
                 else:
-                    actions = self.planner.reconcile(self.fleet, domain, size, int(msg["ts"]))
+                    actions = self.planner.reconcile(self.fleet, msg.domain, size, msg.ts)
                 await self._publish(actions)
 
         self.agents = {
@@ -377,7 +383,7 @@ class DetectApp:
             if work and self._ticked.get(domain) != signature:
                 self._ticked[domain] = signature
                 await self.planner_topic.send(
-                    key=domain.encode(), value={"type": "tick", "domain": domain, "ts": wm}, force=True
+                    key=domain.encode(), value=to_wire(PlanTick(domain, wm)), force=True
                 )
 
 
