@@ -371,16 +371,8 @@ class DetectApp:
         """Ask the planner (through its topic: one writer per domain) to move domains with work due."""
         wm = self.watermark
         for domain in sorted(self.fleet.domains):
-            size = self.inventory.domain_size(domain)
-            b = self.planner.budgets(self.fleet, domain, size)
-            due = self.planner.next_due(self.fleet, domain)
-            work = (
-                (due is not None and due <= wm)
-                or (b.queued and not b.halted and b.out < b.capacity)
-                or (b.halted and b.failing <= b.failure_budget)
-            )
-            signature = (due, b.out, b.queued, b.halted, self.fleet.count)
-            if work and self._ticked.get(domain) != signature:
+            signature = self.planner.work_signature(self.fleet, domain, self.inventory.domain_size(domain), wm)
+            if signature is not None and self._ticked.get(domain) != signature:
                 self._ticked[domain] = signature
                 await self.planner_topic.send(
                     key=domain.encode(), value=to_wire(PlanTick(domain, wm)), force=True

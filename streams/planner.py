@@ -143,6 +143,22 @@ class Planner:
         ]
         return min(dues) if dues else None
 
+    def work_signature(self, state: FleetState, domain: str, size: int, now: int) -> tuple[Any, ...] | None:
+        """Whether ``reconcile`` at event time ``now`` may change the domain: a signature of what it
+        would act on (a worker asks again only when it changes), or None when it has nothing to do.
+
+        Work is a repair due by ``now``, queued work with room in the buffer while the train runs,
+        or a halted train whose failures are back within the failure buffer.
+        """
+        b = self.budgets(state, domain, size)
+        due = self.next_due(state, domain)
+        work = (
+            (due is not None and due <= now)
+            or (b.queued and not b.halted and b.out < b.capacity)
+            or (b.halted and b.failing <= b.failure_budget)
+        )
+        return (due, b.out, b.queued, b.halted, state.count) if work else None
+
     # -- steps --------------------------------------------------------------------------------
 
     @staticmethod

@@ -217,3 +217,15 @@ def test_work_handed_over_and_due_by_a_finding_completes_before_the_halt_decisio
     untimed, ticked = run([]), run([START_TS + HOUR, START_TS + 6 * HOUR])
     assert "train_halted" not in untimed[0]
     assert untimed[1] == ticked[1]  # the same hosts out, back and waiting
+
+
+def test_work_signature_asks_for_a_tick_only_when_reconcile_has_work(policy: Policy) -> None:
+    planner, state = Planner(policy), FleetState()
+    assert planner.work_signature(state, "d0", 10, START_TS) is None  # nothing in the domain
+    planner.on_finding(state, f.finding("h1", action="reboot"), "d0", 10)  # capacity 1 of 10
+    planner.on_finding(state, f.finding("h2", ts=START_TS + 1), "d0", 10)  # deferred
+    assert planner.work_signature(state, "d0", 10, START_TS + HOUR - 1) is None  # the reboot is not due
+    due = planner.work_signature(state, "d0", 10, START_TS + HOUR)
+    assert due is not None
+    assert planner.reconcile(state, "d0", 10, START_TS + HOUR)  # and reconcile does act on it
+    assert planner.work_signature(state, "d0", 10, START_TS + HOUR) != due
