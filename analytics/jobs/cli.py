@@ -139,6 +139,7 @@ def report(
     for name, why in rep.skipped.items():
         console.print(f"[yellow]skipped {name}:[/] {why}")
     if rep.truth is not None:
-        failed = rep.truth.filter(rep.truth["ok"].not_())
-        console.print(f"truth checks: {rep.truth.height - failed.height}/{rep.truth.height} passed")
+        ok = rep.truth["ok"]
+        undecided = f", {ok.null_count()} with insufficient data" if ok.null_count() else ""
+        console.print(f"truth checks: {int(ok.sum())}/{rep.truth.height} passed{undecided}")
     console.print(f"wrote {rep.html} and {rep.markdown}")

@@ -25,7 +25,7 @@ from analytics.lake import quarantine_entries
 
 # Which tables each job shows in the report (the rest are in its folder).
 SHOWN: dict[str, tuple[str, ...]] = {
-    "early-life": ("power_law_fit",),
+    "early-life": ("early_life_fit", "power_law_fit"),
     "fabric": (
         "percentiles",
         "comparisons",
@@ -62,8 +62,13 @@ def quarantine_table(lake: str | Path) -> pl.DataFrame:
 def _summary_lines(result: JobResult) -> list[str]:
     s = result.summary
     if result.name == "early-life":
-        return [f"power-law shape β for {m}: {f['shape']:.3f} [{f['shape_lo']:.3f}, {f['shape_hi']:.3f}] "
-                f"from {f['events']} failures" for m, f in s["fits"].items()]  # fmt: skip
+        mixed = [f"early-life shape β for {m} (with a constant background): "
+                 + (f"{f['shape']:.3f} [{f['shape_lo']:.3f}, {f['shape_hi']:.3f}], {f['early_share']:.0%} of "
+                    f"{f['events']} failures early-life" if f["decided"] else f"insufficient data: {f['reason']}")
+                 for m, f in s.get("early_life_fits", {}).items()]  # fmt: skip
+        return mixed + [f"power-law shape β for {m} (no background term): {f['shape']:.3f} "
+                        f"[{f['shape_lo']:.3f}, {f['shape_hi']:.3f}] from {f['events']} failures"
+                        for m, f in s["fits"].items()]  # fmt: skip
     if result.name == "maintenance-domain":
         m, o = s["model"], s["optimum"]
         return [f"optimal domain: {o['size']} hosts, capacity lost {o['cost_hosts']:.1f} hosts "

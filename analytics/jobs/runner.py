@@ -13,6 +13,7 @@ import polars as pl
 
 from analytics.jobs import early_life, fabric, offenders
 from analytics.jobs.coverage import Coverage, coverage_of
+from analytics.jobs.early_life_fit import fit_early_life
 from analytics.jobs.errors import InsufficientDataError, UnknownJobError
 from analytics.jobs.faults import EARLY_LIFE_KINDS, load_faults
 from analytics.jobs.operations import run_incidents, run_interruptions, run_maintenance_domain
@@ -83,7 +84,7 @@ def run_early_life(
         km = kaplan_meier(ff["entry_age_d"], ff["stop_age_d"], ff["event"])
         km_rows.append(pl.DataFrame({"group": group, **km._asdict()}))
     tables["kaplan_meier"] = pl.concat(km_rows) if km_rows else pl.DataFrame()
-    fits = []
+    fits, mixed_fits = [], []
     groups: list[tuple[str, tuple[str, ...]]] = [(k, (k,)) for k in EARLY_LIFE_KINDS]
     for label, kinds in [*groups, ("early_life_modes", EARLY_LIFE_KINDS)]:
         ages, wins = early_life.fit_inputs(aged, windows, kinds, min_repeat)
@@ -95,12 +96,20 @@ def run_early_life(
             continue
         excluded = windows.select(pl.len()).collect().item() - wins_df.height
         fits.append({"mode": label, **fit._asdict(), "lemon_hosts_excluded": excluded})
+        mixed = fit_early_life(ages_df["age_d"], wins_df["entry_age_d"], wins_df["exit_age_d"])
+        mixed_fits.append({"mode": label, **mixed._asdict()})
+        if not mixed.decided:
+            notes.append(f"early-life fit with background for {label}: insufficient data, {mixed.reason}")
     tables["power_law_fit"] = pl.DataFrame(fits)
+    tables["early_life_fit"] = pl.DataFrame(mixed_fits)
     aged_n = aged.select(pl.len()).collect().item()
     dated = Coverage(aged_n, in_window.height, "faults in the window", "on hosts of known age")
     early_total = in_window.filter(pl.col("kind").is_in(EARLY_LIFE_KINDS)).height
     fitted = next((f["events"] for f in fits if f["mode"] == "early_life_modes"), 0)
     cov = {name: dated for name in tables if name != "samples_by_age"} | {
+        "early_life_fit": Coverage(
+            fitted, early_total, "early-life faults in the window", "fitted (hosts of known age, repeat offenders left out)"
+        ),
         "power_law_fit": Coverage(fitted, early_total, "early-life faults in the window",
                                   "fitted (hosts of known age, repeat offenders left out)"),
     }  # fmt: skip
@@ -118,6 +127,23 @@ def run_early_life(
         "fits": {
             f["mode"]: {k: f[k] for k in ("shape", "shape_lo", "shape_hi", "scale", "events")} for f in fits
         },
+        "early_life_fits": {
+            f["mode"]: {
+                k: f[k]
+                for k in (
+                    "shape",
+                    "shape_lo",
+                    "shape_hi",
+                    "scale",
+                    "background_per_day",
+                    "early_share",
+                    "events",
+                    "decided",
+                    "reason",
+                )
+            }
+            for f in mixed_fits
+        },  # fmt: skip
     }
     return JobResult("early-life", tables, summary, notes)
 

@@ -39,14 +39,38 @@ def _row(check: str, expected: Any, observed: Any, interval: str, ok: bool | Non
 
 
 def weibull_check(result: JobResult, manifest: dict, tolerance: float = 0.10) -> list[dict]:
+    """The early-life shape against the configured one: yes, no, or insufficient data (with why).
+
+    The fit with a background term is the one scored (a power law alone is biased towards 1 by
+    the constant-rate faults of the same kinds). "no" only when its CI excludes the whole ±band;
+    an estimate outside the band whose CI still reaches into it, or a fit the data cannot decide,
+    is "insufficient data".
+    """
     shape = find_key(manifest, "weibull_shape")
-    fit = result.summary.get("fits", {}).get("early_life_modes")
-    if shape is None or fit is None:
-        return [_row("weibull shape", shape, None, "", None, "no configured shape or no fit")]
-    ok = abs(fit["shape"] - shape) <= tolerance * shape
-    return [_row("weibull shape (early-life modes)", f"{shape:.3f}", f"{fit['shape']:.3f}",
-                 f"95% CI [{fit['shape_lo']:.3f}, {fit['shape_hi']:.3f}]", ok,
-                 f"±{tolerance:.0%} band; {fit['events']} events")]  # fmt: skip
+    fits = result.summary.get("early_life_fits") or result.summary.get("fits", {})
+    fit = fits.get("early_life_modes")
+    name = "weibull shape (early-life modes)"
+    if shape is None:
+        return [_row(name, None, None, "", None, "no configured shape")]
+    if fit is None:
+        why = next((n for n in result.notes if "early_life_modes" in n), "no fit of the early-life modes")
+        return [_row(name, f"{shape:.3f}", "insufficient data", "", None, why)]
+    interval = f"95% CI [{fit['shape_lo']:.3f}, {fit['shape_hi']:.3f}]"
+    detail = f"±{tolerance:.0%} band; {fit['events']} events"
+    if not fit.get("decided", True):
+        return [_row(name, f"{shape:.3f}", "insufficient data", interval, None, f"{fit['reason']}; {detail}")]
+    band_lo, band_hi = shape * (1 - tolerance), shape * (1 + tolerance)
+    if band_lo <= fit["shape"] <= band_hi:
+        ok: bool | None = True
+    elif fit["shape_hi"] < band_lo or fit["shape_lo"] > band_hi:
+        ok = False
+    else:
+        ok = None
+        detail = (
+            f"the estimate {fit['shape']:.3f} is outside the band but its interval reaches into it; {detail}"
+        )
+    observed = f"{fit['shape']:.3f}" if ok is not None else f"insufficient data ({fit['shape']:.3f})"
+    return [_row(name, f"{shape:.3f}", observed, interval, ok, detail)]
 
 
 def cause_mix_check(
