@@ -45,7 +45,8 @@ def dispatch(
     topic: Annotated[str | None, typer.Option(help="Alerts topic (default topics.alerts.name).")] = None,
     metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.")] = None,
     metrics_host: Annotated[
-        str, typer.Option(help="Address the metrics port binds (as the other listeners: loopback by default).")
+        str,
+        typer.Option(help="Address the metrics port binds (as the other listeners: loopback by default)."),
     ] = "127.0.0.1",
 ) -> None:
     """Deliver alerts from fleet.alerts to the webhook URLs (signed, retried, via a durable outbox).

@@ -162,7 +162,6 @@ class Dispatcher:
 
     async def _dead_letter(self, records: list[dict[str, Any]]) -> None:
         if self._dlq_producer is None:
-
             self._dlq_producer = AIOKafkaProducer(
                 **self.settings.kafka.aiokafka(self.settings.bootstrap_servers),
                 acks="all",

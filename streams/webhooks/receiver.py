@@ -86,7 +86,9 @@ class WebhookReceiver:
     ) -> None:
         check_secret(secret)
         if not 0 < tolerance_s <= MAX_TOLERANCE_S:
-            raise WebhookConfigError(f"signature tolerance must be in (0, {MAX_TOLERANCE_S:g}] s, not {tolerance_s}")
+            raise WebhookConfigError(
+                f"signature tolerance must be in (0, {MAX_TOLERANCE_S:g}] s, not {tolerance_s}"
+            )
         self._secret = SecretBytes(secret)
         self.scheme: Scheme = scheme
         self.out = Path(out)
@@ -114,7 +116,12 @@ class WebhookReceiver:
             return self._reject(413, f"body larger than {MAX_BODY_BYTES} bytes")
         try:
             key = verify_request(
-                self.scheme, self._secret.get_secret_value(), body, request.headers, self.clock(), self.tolerance_s
+                self.scheme,
+                self._secret.get_secret_value(),
+                body,
+                request.headers,
+                self.clock(),
+                self.tolerance_s,
             )
         except MalformedSignatureError as exc:
             return self._reject(400, str(exc))

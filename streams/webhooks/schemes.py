@@ -19,7 +19,17 @@ Scheme = Literal["standard", "fleetpulse-v1"]
 MIN_SECRET_BYTES = 32
 # Values found in examples and templates: anyone can sign with them.
 PLACEHOLDER_SECRETS = frozenset(
-    {"change-me", "changeme", "change_me", "secret", "password", "replace-me", "your-secret", "test", "example"}
+    {
+        "change-me",
+        "changeme",
+        "change_me",
+        "secret",
+        "password",
+        "replace-me",
+        "your-secret",
+        "test",
+        "example",
+    }
 )
 
 

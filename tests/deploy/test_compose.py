@@ -19,7 +19,14 @@ from producers.cli import parse_duration
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
-FLEETPULSE_SERVICES = {name: svc for name, svc in SERVICES.items() if name != "kafka"}
+FLEETPULSE_SERVICES = {name: svc for name, svc in SERVICES.items() if svc.get("image") == "fleetpulse:dev"}
+
+
+def broker_properties() -> dict[str, str]:
+    """The server.properties deploy/kafka/start-broker.sh writes (its heredoc, before interpolation)."""
+    script = (ROOT / "deploy" / "kafka" / "start-broker.sh").read_text()
+    body = script.split('server.properties" <<PROPS\n', 1)[1].split("\nPROPS\n", 1)[0]
+    return dict(line.split("=", 1) for line in body.splitlines() if line.strip() and not line.startswith("#"))
 
 
 def resolve(argv: list[str]) -> Any:
@@ -41,9 +48,9 @@ def test_broker_is_the_official_kafka_image_in_kraft_mode() -> None:
     kafka = SERVICES["kafka"]
     image, _, tag = kafka["image"].partition(":")
     assert image == "apache/kafka" and int(tag.split(".")[0]) >= 4
-    env = kafka["environment"]
-    assert env["KAFKA_PROCESS_ROLES"] == "broker,controller"
-    assert env["KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR"] == 1
+    props = broker_properties()
+    assert props["process.roles"] == "broker,controller"
+    assert props["offsets.topic.replication.factor"] == "1"
     assert "healthcheck" in kafka
 
 
@@ -66,9 +73,40 @@ def test_every_service_runs_an_existing_fleetpulse_command_with_known_options(na
             assert word.split("=")[0] in known, f"{name}: `{' '.join(argv)}` uses unknown option {word}"
 
 
+# What a user's .env (deploy/compose-env.sh) provides: every required secret, none of them weak.
+DOT_ENV = {
+    name: f"{name.lower()}-0123456789abcdef0123456789abcdef"
+    for name in (
+        "FLEETPULSE_WEBHOOKS__SECRET",
+        "KAFKA_ADMIN_PASSWORD",
+        "KAFKA_DETECTOR_PASSWORD",
+        "KAFKA_DISPATCHER_PASSWORD",
+        "KAFKA_SIMULATOR_PASSWORD",
+        "KAFKA_ARCHIVER_PASSWORD",
+    )
+}
+
+
+class MissingVariableError(Exception):
+    """What ``docker compose`` stops with when a ``${VAR:?message}`` is unset."""
+
+
+def interpolate(raw: object, env: dict[str, str]) -> str:
+    """Compose's interpolation: ``${VAR}``, ``${VAR:-default}`` and ``${VAR:?message}``."""
+
+    def one(m: re.Match[str]) -> str:
+        name, op, arg = m.group(1), m.group(2), m.group(3) or ""
+        value = env.get(name, "")
+        if op == ":?" and not value:
+            raise MissingVariableError(f"required variable {name} is missing a value: {arg}")
+        return value or (arg if op == ":-" else "")
+
+    return re.sub(r"\$\{(\w+)(?:(:-|:\?)([^}]*))?\}", one, str(raw))
+
+
 def compose_value(raw: object) -> str:
-    """A value as the container sees it: ``${VAR:-default}`` becomes its default (VAR unset here)."""
-    return re.sub(r"\$\{\w+(?::?-([^}]*))?\}", lambda m: m.group(1) or "", str(raw))
+    """A value as the container sees it when the user's .env holds every required secret."""
+    return interpolate(raw, DOT_ENV)
 
 
 def setting_at(settings: Settings, key: str) -> Any:
@@ -113,14 +151,15 @@ def test_services_use_the_cli_settings_names(name: str, service_settings: Callab
     for key in env:
         if key.startswith("FLEETPULSE_"):
             setting_at(settings, key)
-    assert settings.bootstrap_servers == "kafka:9092"
+    if name != "receiver":  # the one part without Kafka
+        assert settings.bootstrap_servers == "kafka:9092"
 
 
 def test_the_published_detector_api_listens_beyond_the_container(
     service_settings: Callable[[str], Settings],
 ) -> None:
     detector = SERVICES["detector"]
-    assert option(detector["command"], "--web-port") == "6066" and "6066:6066" in detector["ports"]
+    assert option(detector["command"], "--web-port") == "6066" and "127.0.0.1:6066:6066" in detector["ports"]
     assert service_settings("detector").detect.web_host == "0.0.0.0"
 
 
