@@ -67,13 +67,17 @@ def summarize(
     )
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def render(summary: ImportSummary, *, source: str, dry_run: bool, max_listed: int = 20) -> list[str]:
     """The lines ``fleetpulse import`` prints."""
     s = summary
     lines = [
         f"{source}: {s.incidents} incidents on {s.hosts} hosts"
-        + (f", {len(s.bad_rows)} bad rows" if s.bad_rows else "")
-        + (f", {len(s.duplicate_rows)} duplicate rows" if s.duplicate_rows else ""),
+        + (f", {_count(len(s.bad_rows), 'bad row')}" if s.bad_rows else "")
+        + (f", {_count(len(s.duplicate_rows), 'duplicate row')}" if s.duplicate_rows else ""),
         f"coverage: {s.classified} of {s.incidents} incidents classified ({s.coverage:.1%})",
         "by cause:",
     ]

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from producers.importer.mapping import UNIT_MS, HistoryMapping
-from producers.importer.sources import BadRow, Row
+from producers.importer.mapping import UNIT_MS, Columns, HistoryMapping
+from producers.importer.sources import BadRow, Row, cell
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,17 +32,13 @@ class RowError(ValueError):
     """Why one row cannot become (part of) an incident."""
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value).strip()
+# positions of the cells in a Row (HistoryMapping.columns.wanted())
+HOST, START, END, CLASS, TEXT, COMPONENT, KIND, TIME, EVENT = range(9)
 
 
 def parse_time(value: Any, mapping: HistoryMapping, start_ms: int | None) -> int | None:
     """Epoch ms of a time cell; None for an empty one. RowError says what is wrong."""
-    text = _text(value)
+    text = cell(value)
     if not text:
         return None
     try:
@@ -75,7 +71,7 @@ def parse_start(text: str) -> int:
 def to_incidents(
     rows: Iterable[Row], mapping: HistoryMapping, start_ms: int | None
 ) -> tuple[list[Incident], list[BadRow]]:
-    """The incidents the rows describe, and the rows that describe none (with why)."""
+    """The incidents the rows (cells in ``columns.wanted()`` order) describe, and the rows that describe none."""
     if mapping.columns.event_shaped:
         return _paired(rows, mapping, start_ms)
     out: list[Incident] = []
@@ -83,37 +79,38 @@ def to_incidents(
     c = mapping.columns
     for row in rows:
         try:
-            start = parse_time(row.fields.get(c.start), mapping, start_ms)
+            v = row.values
+            start = parse_time(v[START], mapping, start_ms)
             if start is None:
                 raise RowError(f"no start time in column {c.start!r}")
-            end = parse_time(row.fields.get(c.end), mapping, start_ms)
+            end = parse_time(v[END], mapping, start_ms)
             if end is not None and end < start:
                 raise RowError(f"ends before it starts ({c.end} < {c.start})")
+            _check(v, c)
             out.append(_incident(row, mapping, start, end))
         except RowError as exc:
             bad.append(BadRow(row.number, str(exc)))
     return out, bad
 
 
-def _incident(row: Row, mapping: HistoryMapping, start: int, end: int | None) -> Incident:
-    c = mapping.columns
-    host = _text(row.fields.get(c.host))
-    if not host:
+def _check(v: tuple[str, ...], c: Columns) -> None:
+    if not v[HOST]:
         raise RowError(f"no host in column {c.host!r}")
-    source_class = _text(row.fields.get(c.source_class))
-    if not source_class:
+    if not v[CLASS]:
         raise RowError(f"no class in column {c.source_class!r}")
-    component = _text(row.fields.get(c.component)) or None
-    kind = _text(row.fields.get(c.component_kind)) or None
+
+
+def _incident(row: Row, mapping: HistoryMapping, start: int, end: int | None) -> Incident:
+    v = row.values
     return Incident(
         row=row.number,
-        host_id=mapping.inventory.host_prefix + host,
+        host_id=mapping.inventory.host_prefix + v[HOST],
         start_ts=start,
         end_ts=end,
-        source_class=source_class,
-        source_text=_text(row.fields.get(c.source_text)),
-        component=component,
-        component_kind=kind,
+        source_class=v[CLASS],
+        source_text=v[TEXT],
+        component=v[COMPONENT] or None,
+        component_kind=v[KIND] or None,
     )
 
 
@@ -121,32 +118,30 @@ def _paired(
     rows: Iterable[Row], mapping: HistoryMapping, start_ms: int | None
 ) -> tuple[list[Incident], list[BadRow]]:
     c = mapping.columns
-    time_col, event_col = c.time or "", c.event or ""
     starts = {v.casefold() for v in c.start_values}
     ends = {v.casefold() for v in c.end_values}
-    events: list[tuple[int, int, bool, Row]] = []
+    events: list[tuple[int, bool, int, Row]] = []
     bad: list[BadRow] = []
     for row in rows:
         try:
-            when = parse_time(row.fields.get(time_col), mapping, start_ms)
+            v = row.values
+            when = parse_time(v[TIME], mapping, start_ms)
             if when is None:
-                raise RowError(f"no time in column {time_col!r}")
-            kind = _text(row.fields.get(event_col)).casefold()
-            if kind not in starts | ends:
+                raise RowError(f"no time in column {c.time!r}")
+            kind = v[EVENT].casefold()
+            if kind not in starts and kind not in ends:
                 raise RowError(f"event {kind!r} is neither a start ({', '.join(c.start_values)}) nor an end")
-            _incident(row, mapping, when, None)  # checks host and class now, with this row's number
-            events.append((when, row.number, kind in starts, row))
+            _check(v, c)
+            events.append((when, kind in starts, row.number, row))
         except RowError as exc:
             bad.append(BadRow(row.number, str(exc)))
     open_starts: dict[tuple[str, str, str], list[tuple[int, Row]]] = {}
     out: list[Incident] = []
     # at one instant an end closes before a start opens, so back-to-back incidents pair correctly
-    for when, _number, is_start, row in sorted(events, key=lambda e: (e[0], e[2], e[1])):
-        key = (
-            _text(row.fields.get(c.host)),
-            _text(row.fields.get(c.source_class)).casefold(),
-            _text(row.fields.get(c.component)),
-        )
+    events.sort(key=lambda e: (e[0], e[1], e[2]))
+    for when, is_start, _number, row in events:
+        v = row.values
+        key = (v[HOST], v[CLASS].casefold(), v[COMPONENT])
         if is_start:
             open_starts.setdefault(key, []).append((when, row))
             continue

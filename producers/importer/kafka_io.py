@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ground.kafka.reading import read_to_end
 from producers.batches import RecordBatch
+from producers.importer.encoding import IncidentEncoder
 from producers.sinks.kafka import KafkaSink
 from schemas import Codec, DecodeError, HostInventoried, IncidentReported
 
@@ -52,6 +53,18 @@ def _take_incident(view: FleetView, record: dict[str, Any]) -> None:
     view.incident_ids.add(record["event_id"])
 
 
+class IncidentBatch(RecordBatch):
+    """Records the sink encodes with the import's ``IncidentEncoder`` (same bytes as the codec)."""
+
+    def __init__(self, records: list[dict[str, Any]], encoder: IncidentEncoder) -> None:
+        super().__init__(records)
+        self.encoder = encoder
+
+    def encode(self, codec: Codec) -> list[bytes]:
+        encode = self.encoder.encode
+        return [encode(r) for r in self.records()]
+
+
 def send(
     settings: Settings,
     inventory: list[dict[str, Any]],
@@ -62,12 +75,13 @@ def send(
 ) -> int:
     """Send inventory, then incidents; raises DeliveryError unless the broker acknowledged every one."""
     sink = (sink_factory or _sink)(settings)
+    encoder = IncidentEncoder(sink.codec)
     try:
         if inventory:
             sink.write(RecordBatch(inventory))
             sink.flush()
         for i in range(0, len(incidents), chunk):
-            sink.write(RecordBatch(incidents[i : i + chunk]))
+            sink.write(IncidentBatch(incidents[i : i + chunk], encoder))
     finally:
         sink.close()
     return len(incidents)

@@ -45,6 +45,20 @@ class Columns(_Frozen):
     def event_shaped(self) -> bool:
         return self.time is not None and self.event is not None
 
+    def wanted(self) -> tuple[str, ...]:
+        """Every column the import reads, in the order of ``producers.importer.incidents.Cells``."""
+        return (
+            self.host,
+            self.start,
+            self.end,
+            self.source_class,
+            self.source_text,
+            self.component,
+            self.component_kind,
+            self.time or "",
+            self.event or "",
+        )
+
     def required(self) -> tuple[str, ...]:
         if self.event_shaped:
             return (self.host, self.time or "", self.event or "", self.source_class)

@@ -40,7 +40,9 @@ def plan_import(
 ) -> ImportPlan:
     """What an import of ``path`` would send, given what the fleet already holds (nothing when None)."""
     fleet = fleet or FleetView()
-    rows, unreadable = read_rows(path, fmt or detect_format(path), mapping.columns.required())
+    rows, unreadable = read_rows(
+        path, fmt or detect_format(path), mapping.columns.required(), mapping.columns.wanted()
+    )
     incidents, bad = to_incidents(rows, mapping, start_ms)
     prepared = incident_records(incidents, mapping, fleet.clusters)
     bad_rows = sorted(unreadable + bad, key=lambda b: b.number)

@@ -33,7 +33,7 @@ def test_dry_run_prints_coverage_unmapped_classes_and_bad_rows(tmp_path: Path) -
     args = ["import", str(tmp_path / "t.csv"), "--mapping", str(tmp_path / "m.toml"), "--start", "2024-01-01"]
     result = CliRunner().invoke(cli, [*args, "--dry-run"])
     assert result.exit_code == 0, result.output
-    assert "3 incidents on 3 hosts, 1 bad rows" in result.output
+    assert "3 incidents on 3 hosts, 1 bad row" in result.output
     assert "coverage: 2 of 3 incidents classified (66.7%)" in result.output
     assert "'Network/link down/port 1': 1" in result.output
     assert "bad row 7: unparseable time 'x'" in result.output

@@ -42,10 +42,13 @@ def test_interval_rows_become_incidents_and_bad_rows_keep_their_numbers(tmp_path
         "h3,soon,2,GPU/lost,,\n"
         "h4,3,2,GPU/lost,,\n"
         ",1,2,GPU/lost,,\n"
+        "h5,1\n"
     )
-    rows, unreadable = read_rows(path, "csv", HistoryMapping().columns.required())
+    rows, unreadable = read_rows(
+        path, "csv", HistoryMapping().columns.required(), HistoryMapping().columns.wanted()
+    )
     incidents, bad = to_incidents(rows, HistoryMapping(), START)
-    assert unreadable == []
+    assert [(b.number, b.reason) for b in unreadable] == [(7, "2 cells, the header has 6")]
     assert [(i.row, i.host_id, i.start_ts, i.end_ts, i.component) for i in incidents] == [
         (2, "h1", START, START + DAY, "3"),
         (3, "h2", START + DAY, None, None),
@@ -66,7 +69,7 @@ def test_event_rows_pair_per_host_class_and_component(tmp_path: Path) -> None:
         {"node": 7, "t": 5, "ev": "paused", "type": "Fan"},
     ]
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n{broken\n")
-    rows, unreadable = read_rows(path, "jsonl", EVENTS.columns.required())
+    rows, unreadable = read_rows(path, "jsonl", EVENTS.columns.required(), EVENTS.columns.wanted())
     incidents, bad = to_incidents(rows, EVENTS, START)
     got = sorted((i.host_id, i.source_class, i.source_text, i.start_ts, i.end_ts) for i in incidents)
     assert got == [
