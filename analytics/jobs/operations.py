@@ -13,7 +13,7 @@ import polars as pl
 
 from analytics.jobs import domain_sizing, fabric, incidents, interruptions, repairs
 from analytics.jobs.coverage import Coverage, classified_coverage, coverage_of
-from analytics.jobs.errors import InsufficientDataError, MissingTableError
+from analytics.jobs.errors import InsufficientDataError
 from analytics.jobs.faults import NO_REPAIR_KINDS, load_faults
 from analytics.jobs.result import JobResult
 from analytics.jobs.source import latest_inventory, observation_window, read_manifest, scan, scan_optional
@@ -41,7 +41,11 @@ def run_incidents(lake: Lake, truth: Lake | None = None) -> JobResult:
     recorded = incidents.load_incidents(lake)
     spells = outages(lake)
     if recorded is None and spells.is_empty():
-        raise MissingTableError(str(lake), incidents.INCIDENTS_TABLE, "incidents")
+        raise InsufficientDataError(
+            "incidents and repair times",
+            f"the lake has no {incidents.INCIDENTS_TABLE}, {incidents.OPERATOR_EVENTS_TABLE} or {ACTIONS_TABLE} "
+            "(import a history with `fleetpulse import`, or archive a fleet with its detectors running)",
+        )
     tables: dict[str, pl.DataFrame] = {}
     cov: dict[str, Coverage] = {}
     summary: dict = {"incidents": 0, "classified": 0}

@@ -58,7 +58,7 @@ def weibull_check(result: JobResult, manifest: dict, tolerance: float = 0.10) ->
     interval = f"95% CI [{fit['shape_lo']:.3f}, {fit['shape_hi']:.3f}]"
     detail = f"±{tolerance:.0%} band; {fit['events']} events"
     if not fit.get("decided", True):
-        return [_row(name, f"{shape:.3f}", "insufficient data", interval, None, f"{fit['reason']}; {detail}")]
+        return [_row(name, f"{shape:.3f}", "insufficient data", interval, None, fit["reason"])]
     band_lo, band_hi = shape * (1 - tolerance), shape * (1 + tolerance)
     if band_lo <= fit["shape"] <= band_hi:
         ok: bool | None = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -169,3 +170,13 @@ def test_cli_analyze_incidents_prints_coverage(trace_lake: Path, tmp_path: Path)
     )
     assert (tmp_path / "incidents" / "incident_causes.png").is_file()
     assert (tmp_path / "incidents" / "time_to_repair.csv").is_file()
+
+
+def test_incidents_job_without_any_outage_source_says_what_is_missing(tmp_path: Path) -> None:
+    build_trace_lake(tmp_path)
+    for table in ("incidents", "operator_events"):
+        shutil.rmtree(tmp_path / table)
+    with pytest.raises(
+        InsufficientDataError, match="no incidents, operator_events or maintenance_action_recorded"
+    ):
+        run_job("incidents", tmp_path)
