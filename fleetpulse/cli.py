@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 import analytics.cli
 import analytics.jobs.cli
@@ -38,7 +39,9 @@ app = typer.Typer(
 app.add_typer(fleetpulse.broker.cli.app, name="broker", help="Run the local Apache Kafka broker.")
 app.add_typer(fleetpulse.topics_cli.app, name="topics", help="Create and list fleetpulse topics.")
 app.add_typer(fleetpulse.faults.cli.app, name="faults", help="Fault-injection scenarios (reliability).")
-app.add_typer(streams.ops_cli.app, name="ops", help="Record operators' steps on hosts (out of service, repair, RMA).")
+app.add_typer(
+    streams.ops_cli.app, name="ops", help="Record operators' steps on hosts (out of service, repair, RMA)."
+)
 for part in (
     producers.cli.app,
     producers.importer.cli.app,
@@ -75,11 +78,10 @@ def _root(
     ctx.obj = Settings.load(config)
 
 
-
 def main() -> None:
     """Console entry point: fleetpulse errors become one clear line and exit code 2."""
     try:
         app()
     except FleetpulseError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}")
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}")  # paths and host ids may hold [/]
         raise SystemExit(2) from None

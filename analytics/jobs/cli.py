@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
+import polars as pl
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ground.cli_context import settings_of
@@ -24,6 +26,19 @@ TruthOpt = Annotated[
     Path | None,
     typer.Option("--truth", help="Simulator truth dir (--truth-out): its manifest sets the window."),
 ]
+
+
+def result_table(name: str, frame: pl.DataFrame, columns: int = 8, rows: int = 15) -> Table:
+    """A job's table for the terminal; every cell escaped (a host id may contain ``[/]``, rich markup)."""
+    from analytics.jobs.render import fmt
+
+    frame = frame.select(frame.columns[:columns])
+    view = Table(title=escape(name), show_lines=False)
+    for col in frame.columns:
+        view.add_column(escape(col))
+    for row in frame.head(rows).iter_rows():
+        view.add_row(*(escape(fmt(v)) for v in row))
+    return view
 
 
 def _params(pairs: list[str]) -> dict[str, Any]:
@@ -75,7 +90,6 @@ def analyze(
     from analytics.jobs.coverage import coverage_text
     from analytics.jobs.errors import JobError
     from analytics.jobs.plots import plot_job
-    from analytics.jobs.render import fmt
     from analytics.jobs.report import SHOWN, _summary_lines
     from analytics.jobs.result import write_result
     from analytics.jobs.runner import JOBS, run_job
@@ -90,22 +104,15 @@ def analyze(
     with console.status(f"running {job} ..."):
         result = run_job(job, _lake(ctx, lake), truth, **params)
     for line in _summary_lines(result):
-        console.print(f"• {line}")
+        console.print(f"• {escape(line)}")
     for note in result.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {escape(note)}")
     for name in SHOWN[job]:
         table = result.tables.get(name)
         if name == "comparisons":  # already printed as the summary lines above
             continue
         if table is not None and table.height:
-            table = table.select(table.columns[:8])
-
-            view = Table(title=name, show_lines=False)
-            for col in table.columns:
-                view.add_column(col)
-            for row in table.head(15).iter_rows():
-                view.add_row(*(fmt(v) for v in row))
-            console.print(view)
+            console.print(result_table(name, table))
             console.print(
                 f"coverage: {coverage_text(result.summary, name) or 'not measured'}", soft_wrap=True
             )
@@ -137,7 +144,7 @@ def report(
     console = Console()
     rep = build_report(_lake(ctx, lake), out, truth, chosen)
     for name, why in rep.skipped.items():
-        console.print(f"[yellow]skipped {name}:[/] {why}")
+        console.print(f"[yellow]skipped {escape(name)}:[/] {escape(why)}")
     if rep.truth is not None:
         ok = rep.truth["ok"]
         undecided = f", {ok.null_count()} with insufficient data" if ok.null_count() else ""

@@ -10,7 +10,10 @@ the process environment.
 
 from __future__ import annotations
 
+import json
 import os
+import tomllib
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -98,6 +102,12 @@ class Settings(BaseSettings):
             return cls(**overrides)
         except ValidationError as exc:
             raise ConfigError(_explain(exc, path)) from None  # the chained error quotes inputs: secrets too
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+        except OSError as exc:
+            raise ConfigError(f"config file {path} cannot be read: {exc.strerror or exc}") from None
+        except SettingsError:  # the only one pydantic-settings raises: a value that must be JSON is not
+            raise ConfigError(_explain_undecodable(cls, env)) from None
         finally:
             _CONFIG_FILE_FOR_LOAD["path"] = None
 
@@ -129,3 +139,42 @@ def _explain(exc: ValidationError, path: Path | None) -> str:
         loc = ".".join(str(p) for p in err["loc"])
         lines.append(f"  {loc}: {err['msg']}")
     return "\n".join(lines)
+
+
+_JSON_SHAPED = (list, dict, set, frozenset, tuple)
+
+
+def _takes_json(annotation: Any) -> bool:
+    """Whether an environment value for this annotation is parsed as JSON (a list, dict or model)."""
+    if isinstance(annotation, type) and issubclass(annotation, (BaseModel, *_JSON_SHAPED)):
+        return True
+    origin = typing.get_origin(annotation)
+    if origin in _JSON_SHAPED:
+        return True
+    return any(_takes_json(arg) for arg in typing.get_args(annotation)) if origin is not None else False
+
+
+def _explain_undecodable(cls: type[BaseModel], env: typing.Mapping[str, str]) -> str:
+    """One line naming the ``FLEETPULSE_*`` variables whose value should be JSON and is not."""
+    bad: list[str] = []
+    for name, value in env.items():
+        if not name.upper().startswith("FLEETPULSE_"):
+            continue
+        parts = name.upper().removeprefix("FLEETPULSE_").lower().split("__")
+        model: Any = cls
+        annotation: Any = None
+        for part in parts:
+            field = getattr(model, "model_fields", {}).get(part)
+            if field is None:
+                annotation = None
+                break
+            annotation = model = field.annotation
+        if annotation is not None and _takes_json(annotation):
+            try:
+                json.loads(value)
+            except ValueError:
+                bad.append(name)
+    if not bad:
+        return "invalid configuration: a FLEETPULSE_* value that must be JSON is not"
+    names = ", ".join(sorted(bad))
+    return f'invalid configuration: {names} must be JSON (a list such as \'["a", "b"]\' or an object)'
