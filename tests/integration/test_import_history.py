@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
 import urllib.error
 import urllib.request
 from collections import Counter
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from ground.kafka import admin
+from ground.launch import child_env, fleetpulse_argv
 from producers.importer import HistoryMapping, run_import
 from producers.importer.incidents import parse_start
 from producers.importer.mapping import Columns, InventoryDefaults
@@ -81,6 +83,10 @@ def post(url: str, body: dict[str, Any], token: str | None) -> tuple[int, dict[s
         return exc.code, json.loads(exc.read())
 
 
+def out_elsewhere(worker: Any) -> int:
+    return int({d["domain"]: d for d in worker.get_json("/domains")}["imported-md000"]["out_elsewhere"])
+
+
 @pytest.fixture
 def settings(kafka):  # type: ignore[no-untyped-def]
     s = isolated_settings(kafka.settings)
@@ -118,11 +124,9 @@ def test_import_a_fault_trace_end_to_end(settings, tmp_path: Path) -> None:  # t
     )
     try:
         worker.wait_ready(60)
-        domains = wait_for(
-            lambda: {d["domain"]: d for d in worker.get_json("/domains")}.get("imported-md000"),
-            30,
-            "domain md000",
-        )
+        # every worker folds the whole log: wait until this one has the 13 incidents
+        wait_for(lambda: worker.get_json("/health")["actions_applied"] >= 13, 30, "the incidents folded")
+        domains = {d["domain"]: d for d in worker.get_json("/domains")}["imported-md000"]
         assert (domains["out"], domains["out_elsewhere"], domains["failing"], domains["size"]) == (5, 5, 5, 8)
 
         repairs = {r["cause"]: r for r in worker.get_json("/repair-times")}
@@ -169,12 +173,15 @@ def test_import_a_fault_trace_end_to_end(settings, tmp_path: Path) -> None:  # t
         assert post(url, {"host_id": "node-2", "kind": "vanished", "actor": "x"}, TOKEN)[0] == 400
         status, body = post(url, step, TOKEN)
         assert status == 202 and body["known_host"] is True
-        wait_for(
-            lambda: (
-                {d["domain"]: d for d in worker.get_json("/domains")}["imported-md000"]["out_elsewhere"] == 4
-            ),
-            20,
-            "node-2 back in service",
+        wait_for(lambda: out_elsewhere(worker) == 4, 20, "node-2 back in service")
+
+        # the same step from the shell: fleetpulse ops record
+        argv = fleetpulse_argv(
+            "ops", "record", "node-3", "returned_to_service", "--actor", "dc-tech", "--ticket", "T-2"
         )
+        done = subprocess.run(argv, env=child_env(settings), capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert "recorded returned_to_service on node-3" in done.stdout
+        wait_for(lambda: out_elsewhere(worker) == 3, 20, "node-3 back in service")
     finally:
         assert worker.stop() == 0, (tmp_path / "w.log").read_text()[-3000:]
