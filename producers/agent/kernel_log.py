@@ -87,13 +87,14 @@ class KernelLogCollector:
             self.source = self._open()
             if self.source is None:
                 return obs
+        kmsg = isinstance(self.source, KmsgSource)
         try:
             for line in self.source.read(self.seq, MAX_LINES_PER_POLL):
                 self.lines += 1
                 event = classify_line(line.message)
                 if event is not None:
                     self._handle(event, line, obs)
-                if isinstance(self.source, KmsgSource):
+                if kmsg:
                     self.seq = line.seq
         except OSError as exc:  # the device went away: counted, reopened on the next poll
             self.problems.add(SOURCE, "read_failed", str(self.settings.kmsg_path), str(exc))

@@ -60,27 +60,30 @@ class KmsgSource:
                 raise
             if not chunk:
                 break
-            lines = (self._partial + chunk).split(b"\n")
-            self._partial = lines.pop()
-            for raw in lines:
+            data = self._partial + chunk
+            end = data.rfind(b"\n") + 1
+            self._partial = data[end:]
+            # one decode per read: a storm of XIDs arrives as many lines per read from a file
+            for raw in data[:end].decode("utf-8", "replace").split("\n"):
                 line = self._line(raw, after_seq)
                 if line is not None:
                     n += 1
                     yield line
 
-    def _line(self, raw: bytes, after_seq: int | None) -> LogLine | None:
-        if not raw or raw[:1] == b" ":  # empty, or a continuation (KEY=value) line
+    def _line(self, raw: str, after_seq: int | None) -> LogLine | None:
+        if not raw or raw[0] == " ":  # empty, or a continuation (KEY=value) line
             return None
-        record = parse_kmsg(raw.decode("utf-8", "replace"))
+        record = parse_kmsg(raw)
         if record is None:
-            self.problems.add(SOURCE, "garbled_record", str(self.path), raw[:80].decode("utf-8", "replace"))
+            self.problems.add(SOURCE, "garbled_record", str(self.path), raw[:80])
             return None
-        if self.last_seq is not None and record.seq > self.last_seq + 1:
+        seq = record.seq
+        if self.last_seq is not None and seq > self.last_seq + 1:
             self.problems.add(SOURCE, "sequence_gap", str(self.path))
-        self.last_seq = record.seq
-        if after_seq is not None and record.seq <= after_seq:
+        self.last_seq = seq
+        if after_seq is not None and seq <= after_seq:
             return None
-        return LogLine(self.boot_id, record.seq, self.boot_time_ms + record.ts_us // 1000, record.message)
+        return LogLine(self.boot_id, seq, self.boot_time_ms + record.ts_us // 1000, record.message)
 
     def close(self) -> None:
         os.close(self.fd)

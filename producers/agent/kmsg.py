@@ -7,6 +7,7 @@ rejects every other line before any regex runs, so an XID storm costs one regex 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Literal, NamedTuple
 
@@ -14,9 +15,8 @@ KernelKind = Literal["xid", "sxid", "gpu_at", "aer", "link", "garbled"]
 
 _XID = re.compile(
     r"NVRM: Xid \((?:PCI:)?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?\): "
-    r"(?P<code>\d+)(?:,\s*(?P<rest>.*))?$"
+    r"(?P<code>\d+)(?:,\s*(?:pid=[^,]*,\s*name=[^,]*,?\s*)?(?P<rest>.*))?$"
 )
-_PID_NAME = re.compile(r"^pid=[^,]*,\s*name=[^,]*,?\s*")
 _SXID = re.compile(
     r"nvidia-nvswitch(?P<switch>\d+): SXid \(PCI:(?P<bus>[0-9a-fA-F:.]+)\): (?P<code>\d+)(?:,\s*(?P<rest>.*))?$"
 )
@@ -30,6 +30,7 @@ _AER = re.compile(
 _LINK = re.compile(
     r"mlx5_core (?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) (?P<ifname>\S+): Link (?P<state>up|down)"
 )
+_HEADER = re.compile(r"\d+,(\d+),(\d+),[^;]*;")  # priority,sequence,timestamp_us,flags[,...];
 _SEVERITY = {"corrected": "correctable", "uncorrected (non-fatal)": "nonfatal", "uncorrected (fatal)": "fatal",
              "uncorrectable (non-fatal)": "nonfatal", "uncorrectable (fatal)": "fatal"}  # fmt: skip
 MAX_MESSAGE = 200
@@ -54,18 +55,14 @@ class KernelEvent(NamedTuple):
 
 def parse_kmsg(line: str) -> KmsgRecord | None:
     """The record of one kmsg line; None for continuation lines (`` KEY=value``) and garbage."""
-    head, sep, message = line.partition(";")
-    if not sep or line[:1] == " ":
+    m = _HEADER.match(line)
+    if m is None:
         return None
-    fields = head.split(",", 4)
-    if len(fields) < 4:
-        return None
-    try:
-        return KmsgRecord(int(fields[1]), int(fields[2]), message.rstrip("\n"))
-    except ValueError:
-        return None
+    message = line[m.end() :]
+    return KmsgRecord(int(m.group(1)), int(m.group(2)), message[:-1] if message.endswith("\n") else message)
 
 
+@functools.lru_cache(maxsize=4096)  # a host has a few dozen PCI functions; an XID storm repeats them
 def pci_bus(text: str) -> str:
     """``00000000:91:00.0``, ``0000:91:00`` or ``91:00.0`` → ``0000:91:00.0`` (NVML, kernel and sysfs agree)."""
     parts = text.lower().split(":")
@@ -83,7 +80,7 @@ def classify_line(message: str) -> KernelEvent | None:
             m = _XID.search(message)
             if m is None:
                 return KernelEvent("garbled", text=message[:MAX_MESSAGE])
-            rest = _PID_NAME.sub("", m.group("rest") or "", count=1)
+            rest = m.group("rest") or ""
             return KernelEvent(
                 "xid", pci_bus(m.group("bus")), int(m.group("code")), rest.strip()[:MAX_MESSAGE]
             )

@@ -7,6 +7,7 @@ changes it the way faults do: a GPU falling off the bus, an InfiniBand port flap
 
 from __future__ import annotations
 
+import time
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,10 +89,11 @@ class FixtureHost:
         (self.pci(bus) / filename).write_text("\n".join(lines) + "\n")
 
     def log(self, message: str, ts_us: int | None = None, priority: int = 4) -> int:
-        """Append one kmsg record; its sequence number."""
+        """Append one kmsg record stamped now (microseconds since boot, as the kernel does); its sequence number."""
         self.seq += 1
+        stamp = ts_us if ts_us is not None else int(time.clock_gettime(time.CLOCK_BOOTTIME) * 1e6)
         with self.kmsg.open("a") as f:
-            f.write(f"{priority},{self.seq},{ts_us if ts_us is not None else self.seq * 1000},-;{message}\n")
+            f.write(f"{priority},{self.seq},{stamp},-;{message}\n")
         return self.seq
 
     def fall_off_bus(self, gpu: int) -> int:
