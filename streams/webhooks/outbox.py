@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -105,7 +106,8 @@ class Outbox:
     def open(cls, path: Path | str) -> Outbox:
         path = Path(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _owner_only(path)
             # One user at a time, but not always the opening thread (a dispatcher built on one
             # thread may run on another); the module is in serialized mode (threadsafety 3).
             conn = sqlite3.connect(
@@ -277,3 +279,14 @@ class Outbox:
             sql += " WHERE alert_id = ?"
             args = (alert_id,)
         return [DeliveryRow(*r) for r in self._conn.execute(sql + " ORDER BY alert_id, url", args)]
+
+
+def _owner_only(path: Path) -> None:
+    """Create (or tighten) the outbox file as 0600: its rows hold webhook URLs, which may carry tokens.
+
+    SQLite creates its -wal and -shm files with the database file's mode, so they follow.
+    """
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for existing in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if existing.exists():
+            existing.chmod(0o600)

@@ -89,3 +89,19 @@ def test_unwritable_location_raises_outbox_error(tmp_path: Path) -> None:
     with pytest.raises(OutboxError) as info:
         Outbox.open(blocker / "outbox.sqlite3")
     assert str(blocker) in str(info.value)
+
+
+def test_the_outbox_files_are_private_to_their_owner(tmp_path: Path) -> None:
+    """Rows hold webhook URLs, and URLs may carry tokens."""
+    old = tmp_path / "old" / "outbox.sqlite3"
+    old.parent.mkdir()
+    old.touch(mode=0o644)
+    old.chmod(0o644)  # a file written by an earlier version, whatever the umask
+    for folder in (tmp_path / "new", old.parent):
+        with Outbox.in_dir(folder) as box:
+            box.add([], ["http://a.example/hook?token=t"], 0.0)
+            files = list(folder.glob("outbox.sqlite3*"))
+            assert len(files) >= 2  # the database and its WAL
+            for f in files:
+                assert f.stat().st_mode & 0o777 == 0o600, f
+    assert (tmp_path / "new").stat().st_mode & 0o077 == 0
