@@ -29,28 +29,52 @@ class FleetView:
 
 
 def read_fleet(settings: Settings, codec: Codec | None = None) -> FleetView:
+    """The inventory's hosts and the incident ids on the actions topic, read to their current ends."""
     codec = codec or Codec()
     view = FleetView()
-    for event_type, topic, take in (
-        (HostInventoried.EVENT_TYPE, settings.topics.inventory.name, _take_host),
-        (IncidentReported.EVENT_TYPE, settings.topics.actions.name, _take_incident),
-    ):
-        for raw in read_to_end(settings.bootstrap_servers, settings.kafka, topic):
-            try:
-                record = codec.decode(raw.value).record  # type: ignore[arg-type]
-            except DecodeError:
-                continue  # not ours to judge: the consumers of that topic dead-letter it
-            if record["event_type"] == event_type:
-                take(view, record)
+    for raw in read_to_end(settings.bootstrap_servers, settings.kafka, settings.topics.inventory.name):
+        try:
+            record = codec.decode(raw.value).record  # type: ignore[arg-type]
+        except DecodeError:
+            continue  # not ours to judge: the consumers of that topic dead-letter it
+        if record["event_type"] == HostInventoried.EVENT_TYPE:
+            view.clusters[record["host_id"]] = record["cluster"]
+    incident_schemas = {v.schema_id for v in codec.registry.versions(IncidentReported.EVENT_TYPE)}
+    for raw in read_to_end(settings.bootstrap_servers, settings.kafka, settings.topics.actions.name):
+        event_id = leading_event_id(raw.value, incident_schemas)
+        if event_id is not None:
+            view.incident_ids.add(event_id)
     return view
 
 
-def _take_host(view: FleetView, record: dict[str, Any]) -> None:
-    view.clusters[record["host_id"]] = record["cluster"]
+def leading_event_id(value: bytes | None, schema_ids: set[int]) -> str | None:
+    """The event id of a framed record written with one of ``schema_ids``, without decoding the rest.
 
-
-def _take_incident(view: FleetView, record: dict[str, Any]) -> None:
-    view.incident_ids.add(record["event_id"])
+    Every schema opens with the envelope's ``event_id`` string (the registry's tests pin the order),
+    so it is the zig-zag varint length right after the 5-byte header and its UTF-8 bytes. The
+    actions log is mostly the planner's own records: skipping them by schema id keeps a re-import
+    of a long history from decoding the whole log.
+    """
+    if (
+        value is None
+        or len(value) < 6
+        or value[0] != 0
+        or int.from_bytes(value[1:5], "big") not in schema_ids
+    ):
+        return None
+    z = shift = 0
+    pos = 5
+    while pos < len(value):
+        byte = value[pos]
+        z |= (byte & 0x7F) << shift
+        pos += 1
+        if not byte & 0x80:
+            break
+        shift += 7
+    length = (z >> 1) ^ -(z & 1)
+    if length < 0 or pos + length > len(value):
+        return None
+    return value[pos : pos + length].decode("utf-8", errors="replace")
 
 
 class IncidentBatch(RecordBatch):

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from producers.importer.encoding import IncidentEncoder
+from producers.importer.kafka_io import leading_event_id
 from schemas import Codec, HostInventoried, IncidentReported
 
 CODEC = Codec()
@@ -63,3 +64,25 @@ def test_other_records_go_through_the_codec() -> None:
     }
     record = HostInventoried(event_id="e", host_id="h", cluster="c", ts=1, payload=payload).to_record()
     assert ENCODER.encode(record) == CODEC.encode(record)
+
+
+@settings(max_examples=100, deadline=None)
+@given(event_id=st.text(max_size=300))
+def test_the_leading_event_id_is_read_without_decoding(event_id: str) -> None:
+    payload = {
+        "cause": "psu",
+        "source_class": "x",
+        "source_text": "",
+        "component": None,
+        "component_kind": None,
+        "start_ts": 1,
+        "end_ts": None,
+    }
+    value = CODEC.encode(
+        IncidentReported(event_id=event_id, host_id="h", cluster="c", ts=1, payload=payload).to_record()
+    )
+    ids = {CODEC.schema_id("IncidentReported")}
+    assert leading_event_id(value, ids) == event_id
+    assert leading_event_id(value, {CODEC.schema_id("HostInventoried")}) is None
+    assert leading_event_id(value[:6], ids) is None or event_id == ""
+    assert leading_event_id(None, ids) is None and leading_event_id(b"\x01" + value[1:], ids) is None
