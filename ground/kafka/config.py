@@ -21,11 +21,11 @@ from aiokafka.helpers import create_ssl_context
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from ground.errors import ConfigError
+from ground.log_redaction import MASK, SecretFilter, redact_in_logs
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 
-MASK = "**********"
 # Loggers of the client libraries that print request bodies or their configuration at DEBUG
 # (kafka-python's SaslAuthenticateRequest and admin config, aiokafka's request log); every
 # other logger of these libraries present when a config is built is covered too.
@@ -271,33 +271,6 @@ class _MaskedStr(str):
         return repr(MASK)
 
 
-class SecretFilter(logging.Filter):
-    """Replaces known secrets (plain, or as Python shows them inside str/bytes reprs) in a record."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._forms: tuple[str, ...] = ()
-
-    def add(self, secret: str) -> None:
-        if secret:
-            forms = {*self._forms, secret, repr(secret)[1:-1], repr(secret.encode())[2:-1]}
-            self._forms = tuple(sorted(forms, key=len, reverse=True))  # longest first: no partial masks
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not self._forms:
-            return True
-        try:
-            message = record.getMessage()
-        except Exception:  # a broken record is logging's business, not ours
-            return True
-        clean = message
-        for form in self._forms:
-            clean = clean.replace(form, MASK)
-        if clean != message:
-            record.msg, record.args = clean, None
-        return True
-
-
 def protect_client_logs(*secrets: str) -> None:
     """Redact ``secrets`` from everything the Kafka client libraries log (idempotent).
 
@@ -316,6 +289,7 @@ def protect_client_logs(*secrets: str) -> None:
             logger.addFilter(found)
         for secret in secrets:
             found.add(secret)
+    redact_in_logs(*secrets)  # loggers created later, traceback text
 
 
 def _scrub(text: str, secret: SecretStr | None) -> str:

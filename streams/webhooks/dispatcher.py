@@ -19,6 +19,7 @@ import httpx
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError, KafkaError
 
+from ground.log_redaction import redact_in_logs
 from schemas import FLEET, Codec, DecodeError, RecordDeadLettered
 from streams.webhooks.backoff import BackoffPolicy
 from streams.webhooks.delivery import Deliverer
@@ -108,6 +109,8 @@ class Dispatcher:
         outbox: Outbox | None = None,
     ) -> None:
         check_config(settings.webhooks)
+        assert settings.webhooks.secret is not None  # check_config
+        redact_in_logs(settings.webhooks.secret.get_secret_value())
         self.settings = settings
         self.ws = settings.webhooks
         self.topic = topic or settings.topics.alerts.name

@@ -23,6 +23,7 @@ from pathlib import Path
 from aiohttp import web
 from pydantic import SecretBytes
 
+from ground.log_redaction import redact_in_logs
 from streams.webhooks.errors import MalformedSignatureError, SignatureError, WebhookConfigError, WebhookError
 from streams.webhooks.schemes import Scheme, check_secret, verify_request
 
@@ -85,6 +86,7 @@ class WebhookReceiver:
         ack_delay_s: float = 0.0,
     ) -> None:
         check_secret(secret)
+        redact_in_logs(secret.decode(errors="replace"))
         if not 0 < tolerance_s <= MAX_TOLERANCE_S:
             raise WebhookConfigError(
                 f"signature tolerance must be in (0, {MAX_TOLERANCE_S:g}] s, not {tolerance_s}"

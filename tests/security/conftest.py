@@ -27,4 +27,4 @@ def password() -> str:
 
 @pytest.fixture
 def hmac_secret() -> str:
-    return f"hmac-{secrets.token_hex(10)}"
+    return f"hmac-{secrets.token_hex(16)}"
