@@ -6,7 +6,7 @@ use), so every worker folds it in and the planner drains the backlog within capa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kafka import KafkaProducer
 
@@ -14,7 +14,7 @@ from ground.errors import TopicReadError
 from ground.kafka.reading import read_to_end
 from schemas import Codec, MaintenanceActionRecorded
 from streams.errors import StreamsError
-from streams.lifecycle import Action, FleetState, replay
+from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, replay
 from streams.planner import Planner
 from streams.policy import Policy
 from streams.tailer import LogTailer
@@ -26,13 +26,18 @@ if TYPE_CHECKING:
 def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
     """Every action on fleet.actions, in partition order (enough for a per-domain fold)."""
     out: list[Action] = []
+
+    def keep(record: dict[str, Any]) -> None:
+        if record["event_type"] == MaintenanceActionRecorded.EVENT_TYPE:
+            out.append(Action.from_record(record))
+
     # the same skipping rules as the workers' own reading of this log
     reader = LogTailer(
         settings.topics.actions.name,
         {},
-        lambda r: out.append(Action.from_record(r)),
+        keep,
         Codec(),
-        event_type=MaintenanceActionRecorded.EVENT_TYPE,
+        event_type=LOG_EVENT_TYPES,  # incidents and operators' steps share the log: not foreign records
     )
     try:
         for rec in read_to_end(

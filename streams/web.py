@@ -104,6 +104,7 @@ def register_views(detect: DetectApp) -> None:
         if host is None and info is None:
             return self.json({"error": f"unknown host {host_id}"}, status=404)
         body: dict[str, Any] = describe_host(host) if host else {"host_id": host_id, "status": "in_service"}
+        body["out_for"] = [asdict(o) for o in detect.fleet.outages.open_at(host_id, detect.fleet.clock)]
         if info is not None:
             body["inventory"] = asdict(info)
         return self.json(body)

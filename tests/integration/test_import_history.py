@@ -129,6 +129,9 @@ def test_import_a_fault_trace_end_to_end(settings, tmp_path: Path) -> None:  # t
         domains = {d["domain"]: d for d in worker.get_json("/domains")}["imported-md000"]
         assert (domains["out"], domains["out_elsewhere"], domains["failing"], domains["size"]) == (5, 5, 5, 8)
 
+        (outage,) = worker.get_json("/hosts/node-4")["out_for"]
+        assert (outage["source"], outage["cause"], outage["end_ts"]) == ("incident", "faulty_gpu", None)
+
         repairs = {r["cause"]: r for r in worker.get_json("/repair-times")}
         got = {c: (r["median_ms"] / HOUR, round(r["p90_ms"] / HOUR, 6)) for c, r in repairs.items()}
         assert got == EXPECTED_REPAIR_H

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from schemas import IncidentReported, OperatorEventRecorded
-from streams.lifecycle import FleetState, apply_logged
+from schemas import Codec, IncidentReported, OperatorEventRecorded
+from streams.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
 from streams.outages import Outages
+from streams.tailer import LogTailer
 
 T0 = 1_700_000_000_000
 HOUR = 3_600_000
@@ -75,3 +76,16 @@ def test_the_fleet_state_folds_them_once_next_to_actions() -> None:
     assert state.count == 2 and state.clock == T0 + 2 * HOUR
     assert state.outages.durations == {"hbm3": [HOUR]}
     assert state.outages.out_at("h2", T0 + 3 * HOUR)
+
+
+def test_the_log_tailer_folds_incidents_and_steps_instead_of_skipping_them() -> None:
+    state = FleetState()
+    codec = Codec()
+    tailer = LogTailer("actions", {}, lambda r: apply_logged(state, r), codec, event_type=LOG_EVENT_TYPES)
+    tailer.feed(codec.encode(incident("i1", "h1", T0, None)))
+    tailer.feed(codec.encode(step("h2", "rma_shipped", T0)))
+    assert (tailer.records, tailer.foreign, tailer.rejected) == (2, 0, 0)
+    assert state.outages.out_at("h1", T0) and state.outages.out_at("h2", T0)
+    only_actions = LogTailer("actions", {}, lambda r: None, codec, event_type="MaintenanceActionRecorded")
+    only_actions.feed(codec.encode(incident("i1", "h1", T0, None)))
+    assert only_actions.foreign == 1
