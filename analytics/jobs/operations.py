@@ -69,26 +69,19 @@ def run_incidents(lake: Lake, truth: Lake | None = None) -> JobResult:
 def _job_hosts(lake: Lake, hosts: int, gpus_per_host: int) -> tuple[int, str]:
     """J for the domain model: the largest job the lake saw, or the whole cluster (assumed) without one."""
     inter = scan_optional(lake, "job_interrupted")
-    job_gpus = (
-        inter.select(pl.col("job_gpus").filter(pl.col("job_gpus") > 0).max()).collect().item()
-        if inter is not None
-        else None
-    )
-    if job_gpus:
-        return min(
-            hosts, max(1, int(job_gpus) // gpus_per_host)
-        ), f"measured: the largest interrupted job, {job_gpus} GPUs"
+    if inter is not None:
+        job_gpus = inter.select(pl.col("job_gpus").filter(pl.col("job_gpus") > 0).max()).collect().item()
+        if job_gpus:
+            job_hosts = min(hosts, max(1, int(job_gpus) // gpus_per_host))
+            return job_hosts, f"measured: the largest interrupted job, {job_gpus} GPUs"
     samples = scan_optional(lake, "host_sampled")
     if samples is not None and "job_id" in samples.collect_schema().names():
-        per_job = (
-            samples.filter(pl.col("job_id").is_not_null())
-            .group_by("job_id")
-            .agg(pl.col("host_id").n_unique())
-        )
-        largest = per_job.select(pl.col("host_id").max()).collect().item()
-        if largest:
-            return min(hosts, int(largest)), f"measured: the largest job in the samples, {largest} hosts"
-    return hosts, f"assumed: one job on the whole cluster ({hosts} hosts); the lake has no job sizes"  # fmt: skip
+        running = samples.filter(pl.col("job_id").is_not_null())
+        largest = running.group_by("job_id").agg(pl.col("host_id").n_unique()).select(pl.col("host_id").max())
+        widest = largest.collect().item()
+        if widest:
+            return min(hosts, int(widest)), f"measured: the largest job in the samples, {widest} hosts"
+    return hosts, f"assumed: one job on the whole cluster ({hosts} hosts); the lake has no job sizes"
 
 
 def run_maintenance_domain(

@@ -83,3 +83,15 @@ def test_domain_sizing_on_a_simulated_lake_measures_its_inputs(synthetic_lake: L
     )
     assert result.summary["model"]["job_hosts"] == max(fleet.job_sizes_hosts)
     assert math.isfinite(result.summary["model"]["repair_hours"]) and not result.notes
+
+
+def test_domain_sizing_takes_the_job_size_from_the_samples_without_interruptions(
+    synthetic_lake: Lake, tmp_path: Path
+) -> None:
+    lake, _, fleet = synthetic_lake
+    partial = tmp_path / "lake"
+    shutil.copytree(lake, partial, ignore=shutil.ignore_patterns("job_interrupted"))
+    result = run_job("maintenance-domain", partial)
+    widest = max(fleet.job_sizes_hosts)
+    assert result.summary["inputs"]["job_hosts"] == f"measured: the largest job in the samples, {widest} hosts"
+    assert result.summary["model"]["job_hosts"] == widest
