@@ -17,6 +17,7 @@ from rich.markup import escape
 
 import analytics.cli
 import analytics.jobs.cli
+import fleetpulse.backtest.cli
 import fleetpulse.broker.cli
 import fleetpulse.demo
 import fleetpulse.evaluation.cli
@@ -51,6 +52,7 @@ for part in (
     analytics.jobs.cli.app,
     fleetpulse.demo.app,
     fleetpulse.evaluation.cli.app,
+    fleetpulse.backtest.cli.app,
 ):
     app.add_typer(part)
 
