@@ -147,6 +147,10 @@ def report(
         console.print(f"[yellow]skipped {escape(name)}:[/] {escape(why)}")
     if rep.truth is not None:
         ok = rep.truth["ok"]
-        undecided = f", {ok.null_count()} with insufficient data" if ok.null_count() else ""
+        undecided = (
+            f", {ok.null_count()} without a verdict (insufficient data, or a figure with no pass mark)"
+            if ok.null_count()
+            else ""
+        )
         console.print(f"truth checks: {int(ok.sum())}/{rep.truth.height} passed{undecided}")
     console.print(f"wrote {rep.html} and {rep.markdown}")

@@ -3,13 +3,19 @@ the data cannot decide, and the truth check answers "insufficient data" instead 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from analytics.jobs.early_life_fit import MIN_EVENTS, fit_early_life
 from analytics.jobs.result import JobResult
 from analytics.jobs.survival import fit_power_law
 from analytics.jobs.truth import weibull_check
+from fleetpulse.cli import app
+from tests.analytics.jobs.factories import SyntheticFleet, build_lake
 
 BETA, ETA = 0.7, 400.0
 
@@ -77,3 +83,13 @@ def test_truth_check_is_yes_no_or_insufficient_data() -> None:
     missing = JobResult("early-life", {}, {"fits": {}}, ["power-law fit for early_life_modes: 1 event"])
     row = weibull_check(missing, manifest)[0]
     assert row["ok"] is None and row["detail"] == "power-law fit for early_life_modes: 1 event"
+
+
+def test_cli_report_counts_checks_without_a_verdict_apart(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    build_lake(lake, SyntheticFleet(hosts_per_cluster=20, early_events_per_host=0.05, sample_days=1.0))
+    (tmp_path / "manifest.json").write_text(json.dumps({"failures": {"weibull_shape": 0.6}}))
+    res = CliRunner().invoke(app, ["report", "--lake", str(lake), "--truth", str(tmp_path), "--out",
+                                   str(tmp_path / "out"), "--jobs", "early-life"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "truth checks: 0/1 passed, 1 without a verdict" in " ".join(res.output.split())
