@@ -150,7 +150,7 @@ class Planner:
         Work is a repair due by ``now``, queued work with room in the buffer while the train runs,
         or a halted train whose failures are back within the failure buffer.
         """
-        b = self.budgets(state, domain, size)
+        b = self.budgets(state, domain, size, now)  # outages end in event time, like repairs
         due = self.next_due(state, domain)
         work = (
             (due is not None and due <= now)

@@ -45,6 +45,9 @@ def test_outages_that_ended_count_no_more_and_the_train_resumes(policy: Policy) 
     planner = Planner(policy, members=members)
     halted = planner.on_finding(state, f.finding("h9"), "d0", 16)
     assert "train_halted" in [a.kind for a in halted]
+    # the worker's tick asks again once the outages have ended in event time, not before
+    assert planner.work_signature(state, "d0", 16, START_TS + 2 * HOUR - 1) is None
+    assert planner.work_signature(state, "d0", 16, START_TS + 2 * HOUR) is not None
     later = planner.reconcile(state, "d0", 16, START_TS + 2 * HOUR)
     assert [a.kind for a in later][:1] == ["train_resumed"]
     assert "rma_opened" in [a.kind for a in later]
