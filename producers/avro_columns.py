@@ -130,14 +130,15 @@ class SampleEncoder:
 
     def __init__(self, *, host_ids: list[str], clusters: list[str], job_ids: list[str], run_id: str,
                  schema_id: int, gpu_fields: dict[str, bool], nic_fields: dict[str, bool]) -> None:  # fmt: skip
-        """``gpu_fields`` / ``nic_fields``: item field name → is float, in schema order."""
+        """``job_ids``: every job a sample may name; ``gpu_fields`` / ``nic_fields``: item field name → is
+        float, in schema order."""
         self.header = HEADER.pack(0, schema_id)
         self.prefix = strings([f"{run_id}-{h}-".encode() for h in host_ids])
         ident = avro_string("HostSampled") + _varint_bytes(1)
         self.ident = strings(
             [ident + avro_string(h) + avro_string(c) for h, c in zip(host_ids, clusters, strict=True)]
         )
-        self.job = strings([b"\x02" + avro_string(j) for j in job_ids])
+        self.job = strings([b"\x00"] + [b"\x02" + avro_string(j) for j in job_ids])  # 0: null (idle)
         self.gpu_fields = gpu_fields
         self.nic_fields = nic_fields
 
@@ -163,7 +164,7 @@ class SampleEncoder:
             varint(ts),
             varint(seq),
             varint(np.full(n, interval_s)),
-            (self.job[0][hosts], self.job[1][hosts]),
+            (self.job[0][columns["job"] + 1], self.job[1][columns["job"] + 1]),
             float32(columns["step_time_ms"]),
             float32(columns["bus_bw_gbps"]),
         ]

@@ -113,7 +113,10 @@ class FailureSpec(_Frozen):
     wearout_shape: float = Field(4.0, gt=1)
     wearout_scale_days: float | None = Field(2500.0, gt=0, description="None disables the wear-out term")
     guard_days: float = Field(
-        30.0, ge=0, description="non-lemon repeats of one class on one GPU/port are dropped"
+        0.0,
+        ge=0,
+        description="opt-in: non-lemon repeats on one GPU/port within this many days are dropped "
+        "(0: faults on healthy parts are independent, chance repeats happen at the hazard's rate)",
     )
 
     @model_validator(mode="after")
@@ -139,13 +142,19 @@ class LemonSpec(_Frozen):
 
 
 class SlowSpec(_Frozen):
+    """Persistent slow hosts lose ``factor``; intermittent ones lose ``intermittent_factor`` in episodes."""
+
     fraction: float = Field(0.03, ge=0, le=1)
     factor: tuple[float, float] = (0.03, 0.30)
     causes: dict[SlowCause, float] = Field(default_factory=lambda: dict(DEFAULT_SLOW_CAUSES))
     slow_at_start: float = Field(0.5, ge=0, le=1, description="share already slow when the run starts")
     onset_window: float = Field(0.5, gt=0, le=1)
-    intermittent_fraction: float = Field(0.3, ge=0, le=1)
-    duty: tuple[float, float] = (0.4, 0.8)
+    intermittent_fraction: float = Field(0.4, ge=0, le=1)
+    intermittent_factor: tuple[float, float] = (0.02, 0.06)
+    duty: tuple[float, float] = (0.3, 0.7)
+    episode_minutes: float = Field(
+        30.0, gt=0, description="an intermittent host is slow or not for whole episodes of this length"
+    )
 
 
 class NoiseSpec(_Frozen):
@@ -159,7 +168,26 @@ class NoiseSpec(_Frozen):
 
 
 class JobSpec(_Frozen):
+    """Job slots of ``sizes_hosts`` hosts; each runs jobs one after another, each at its own pace.
+
+    A job's step time is the fabric's times a pace drawn from ``pace`` (another model, another
+    batch size), its bus bandwidth the fabric's times one from ``bw_pace``; between jobs the
+    slot's hosts idle (no job, no step time) for an exponential gap of mean ``idle_hours``.
+    """
+
     sizes_hosts: list[int] = Field(default_factory=lambda: [512, 256, 128, 64, 32, 16, 8, 4, 2, 1])
+    pace: tuple[float, float] = (0.6, 1.8)
+    bw_pace: tuple[float, float] = (0.8, 1.05)
+    run_days: float = Field(4.0, gt=0, description="mean length of a job (exponential, at least an hour)")
+    idle_hours: float = Field(2.0, ge=0, description="mean idle gap between jobs on a slot (0: none)")
+
+    @model_validator(mode="after")
+    def _check(self) -> JobSpec:
+        for name in ("pace", "bw_pace"):
+            lo, hi = getattr(self, name)
+            if not 0 < lo <= hi:
+                raise ValueError(f"jobs.{name} must be 0 < low <= high")
+        return self
 
 
 class FleetConfig(_Frozen):

@@ -46,6 +46,7 @@ class Fleet:
     slow_duty: np.ndarray  # 1.0 unless intermittent
     slow_unit: np.ndarray  # GPU (pcie) or NIC port (nic) that shows the symptom
     segment: int = 0  # 0 for a fresh run; n for the n-th continuation of it (own random streams)
+    origin_ts: int = 0  # start of segment 0: job timelines are laid out from here in every segment
 
     @property
     def n_hosts(self) -> int:
@@ -176,6 +177,7 @@ def build_fleet(config: FleetConfig, seed: int, start_ts: int, end_ts: int) -> F
     intermittent = rng.uniform(0, 1, size=n_slow) < config.slow.intermittent_fraction
     duty = rng.uniform(*config.slow.duty, size=n_slow)
     units = rng.integers(0, config.gpus_per_host, size=n_slow)
+    factors = np.where(intermittent, rng.uniform(*config.slow.intermittent_factor, size=n_slow), factors)
     for j, h in enumerate(slow_hosts):
         slow_cause[h] = causes[j]
         slow_factor[h] = round(float(factors[j]), 4)
@@ -192,5 +194,5 @@ def build_fleet(config: FleetConfig, seed: int, start_ts: int, end_ts: int) -> F
         job=job, job_ids=job_ids, job_gpus=job_gpus,
         lemon_kind=lemon_kind, lemon_gpu=lemon_gpu, lemon_port=lemon_port, lemon_onset_ts=lemon_onset,
         slow_cause=slow_cause, slow_factor=slow_factor, slow_onset_ts=slow_onset,
-        slow_intermittent=slow_intermittent, slow_duty=slow_duty, slow_unit=slow_unit,
+        slow_intermittent=slow_intermittent, slow_duty=slow_duty, slow_unit=slow_unit, origin_ts=start_ts,
     )  # fmt: skip

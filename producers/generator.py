@@ -17,6 +17,7 @@ import numpy as np
 from producers import signals
 from producers.batches import EventBatch, RecordBatch
 from producers.fleet import Fleet
+from producers.jobs import job_timeline
 from producers.randomness import Purpose, stream
 from producers.sample_batch import SampleBatch, sample_encoder
 from producers.samples import DEGRADED_SYMBOLS_PER_S, SampleModel, TickEffects
@@ -32,8 +33,12 @@ class Tick:
 
 @dataclass(frozen=True)
 class LateDelivery:
+    """Transport noise: late events (bounded delay), lost samples, events delivered twice."""
+
     fraction: float = 0.0
     max_delay_s: float = 0.0
+    dropout_fraction: float = 0.0  # HostSampled lost on the way (its agent_seq leaves a gap)
+    duplicate_fraction: float = 0.0  # any event sent again (same event_id) in the same tick
 
 
 class FleetAgents:
@@ -66,8 +71,11 @@ class FleetAgents:
             else initial_remapped.astype(np.int64).copy()
         )
         self.announce_existing = initial_seq is None  # a continuation's hosts already sent HostInventoried
-        self.model = SampleModel(fleet)
-        self.encoder = sample_encoder(fleet, run_id)
+        self.jobs = job_timeline(fleet)
+        self.model = SampleModel(fleet, self.jobs)
+        self.encoder = sample_encoder(fleet, run_id, self.jobs.ids)
+        self.dropped = 0  # samples lost in transport
+        self.duplicated = 0  # events delivered twice
         names = fleet.cluster_names
         self._cluster = [names[c] for c in fleet.cluster.tolist()]
         self._fabric = fleet.fabric
@@ -78,8 +86,8 @@ class FleetAgents:
         for k in range(self.n_ticks + 1):
             batches = [b for b in self._tick(k) if len(b)]
             out: list[EventBatch] = []
-            for b in batches:
-                on_time, held = self._split_late(k, b)
+            for i, b in enumerate(batches):
+                on_time, held = self._split_late(k, self._transport(k, i, b))
                 out.append(on_time)
                 for release, part in held:
                     pending.setdefault(release, []).append(part)
@@ -87,6 +95,22 @@ class FleetAgents:
             yield Tick(k, self.fleet.start_ts + k * self.interval_s * 1000, [b for b in out if len(b)])
         for k in sorted(pending):
             yield Tick(k, self.fleet.start_ts + k * self.interval_s * 1000, pending[k])
+
+    def _transport(self, k: int, part: int, batch: EventBatch) -> EventBatch:
+        """Drop some samples, repeat some events (each right after itself, as a retrying agent would)."""
+        d = self.late
+        if d.dropout_fraction <= 0 and d.duplicate_fraction <= 0:
+            return batch
+        rng = stream(self.fleet.seed, Purpose.DELIVERY, *self.fleet.streams(k, part))
+        n = len(batch)
+        keep = np.ones(n, dtype=bool)
+        if isinstance(batch, SampleBatch):
+            keep = rng.uniform(size=n) >= d.dropout_fraction
+        twice = keep & (rng.uniform(size=n) < d.duplicate_fraction)
+        self.dropped += int(n - keep.sum())
+        self.duplicated += int(twice.sum())
+        index = np.flatnonzero(keep)
+        return batch.take(np.repeat(index, 1 + twice[index].astype(np.int64)))
 
     def _split_late(self, k: int, batch: EventBatch) -> tuple[EventBatch, list[tuple[int, EventBatch]]]:
         if self.late.fraction <= 0 or self.late.max_delay_s <= 0:
@@ -139,6 +163,7 @@ class FleetAgents:
                     ts=np.full(len(alive), t, dtype=np.int64),
                     interval_s=self.interval_s,
                     columns=cols,
+                    job_names=self.jobs.ids,
                     encoder=self.encoder,
                 )  # fmt: skip
             )
@@ -203,10 +228,12 @@ class FleetAgents:
                 fx.symbols[h, port] += int(DEGRADED_SYMBOLS_PER_S * min(self.interval_s, 3600))
         elif kind == "link_flap":
             fx.carrier[h, port] += max(aux1, 1)
-        job = int(self.fleet.job[h])
+        slot = int(self.fleet.job[h])
+        run = int(self.jobs.latest(int(o.ts[j]))[slot])
         return signals.fault_events(
             kind, str(o.cause[j]), gpu, port, aux1, aux2,
-            job_id=self.fleet.job_ids[job], job_gpus=int(self.fleet.job_gpus[job]), peer=peer,
+            job_id=self.jobs.ids[run] if run >= 0 else self.fleet.job_ids[slot],
+            job_gpus=int(self.fleet.job_gpus[slot]), peer=peer,
             remapped_total=int(self.remapped[h, gpu]) if gpu >= 0 else 0, interrupts=bool(self._interrupts[j]),
         )  # fmt: skip
 

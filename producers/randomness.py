@@ -19,6 +19,8 @@ class Purpose(IntEnum):
     TICK = 4  # per tick: sample noise over all hosts
     LATE = 5  # per tick: late-delivery choices
     HOST_TRAITS = 6  # per host: persistent offsets
+    JOBS = 7  # per job slot: its runs, their paces and idle gaps
+    DELIVERY = 8  # per tick: sample drop-outs and duplicated deliveries
 
 
 def stream(seed: int, purpose: Purpose, *index: int) -> np.random.Generator:

@@ -35,7 +35,7 @@ from producers.schedule import Schedule
 from producers.sinks.base import NullSink, Sink
 from producers.sinks.kafka import KafkaSink
 from producers.sinks.parquet import ParquetSink
-from producers.truth import faults_table, hosts_table, write_truth
+from producers.truth import faults_table, hosts_table, jobs_table, write_truth
 from schemas import topic_family
 
 if TYPE_CHECKING:
@@ -190,7 +190,9 @@ def run_simulation(
     noise = noise_schedule(fleet)
     agents = FleetAgents(
         fleet, faults, noise, run_id=run_id, interval_s=interval_s,
-        late=LateDelivery(sim.late_fraction, sim.late_max_delay_s),
+        late=LateDelivery(
+            sim.late_fraction, sim.late_max_delay_s, sim.dropout_fraction, sim.duplicate_fraction
+        ),
         initial_seq=previous.last_seq if previous else None,
         initial_remapped=previous.remapped if previous else None,
     )  # fmt: skip
@@ -237,13 +239,19 @@ def run_simulation(
         dropped, dict(sorted(counts.items())), dict(sorted(by_topic.items())), interrupted=interrupted, late=sim,
     )  # fmt: skip
     manifest["planned_end_ts"] = end_ts
+    manifest["delivery"] = {
+        "dropout_fraction": sim.dropout_fraction,
+        "duplicate_fraction": sim.duplicate_fraction,
+        "samples_dropped": agents.dropped,
+        "events_duplicated": agents.duplicated,
+    }
     manifest["segment"] = fleet.segment
     manifest["continues_run_id"] = previous.run_id if previous else None
     manifest["fleet_window"] = list(previous.fleet_window) if previous else [start_ts, end_ts]
     if request.truth_out is not None:
         write_truth(
             request.truth_out, manifest, faults_table(fleet, faults, run_id), hosts_table(fleet),
-            agents_table(fleet, agents.seq, agents.remapped),
+            agents_table(fleet, agents.seq, agents.remapped), jobs_table(fleet, agents.jobs),
         )  # fmt: skip
     return SimulationResult(
         run_id=run_id, counts=dict(sorted(counts.items())), counts_by_topic=dict(sorted(by_topic.items())),

@@ -29,11 +29,14 @@ class SampleBatch:
         ts: np.ndarray,
         interval_s: int,
         columns: dict[str, np.ndarray],
+        job_names: list[str],
         encoder: SampleEncoder | None = None,
     ) -> None:
+        """``columns["job"]`` indexes ``job_names`` (-1: the host idles, no job)."""
         self.fleet, self.run_id, self.hosts, self.seq, self.ts = fleet, run_id, hosts, seq, ts
         self.interval_s = interval_s
         self.columns = columns
+        self.job_names = job_names
         self.encoder = encoder
 
     def __len__(self) -> int:
@@ -64,9 +67,9 @@ class SampleBatch:
             "agent_seq": self.seq.tolist(),
         }
 
-    def job_ids(self) -> list[str]:
-        jobs = self.fleet.job_ids
-        return [jobs[j] for j in self.fleet.job[self.hosts].tolist()]
+    def job_ids(self) -> list[str | None]:
+        names = self.job_names
+        return [names[j] if j >= 0 else None for j in self.columns["job"].tolist()]
 
     def records(self) -> list[dict[str, Any]]:
         env = self.envelope()
@@ -116,11 +119,14 @@ class SampleBatch:
     def take(self, index: np.ndarray) -> SampleBatch:
         return SampleBatch(
             fleet=self.fleet, run_id=self.run_id, hosts=self.hosts[index], seq=self.seq[index], ts=self.ts[index],
-            interval_s=self.interval_s, columns={k: v[index] for k, v in self.columns.items()}, encoder=self.encoder,
+            interval_s=self.interval_s, columns={k: v[index] for k, v in self.columns.items()},
+            job_names=self.job_names, encoder=self.encoder,
         )  # fmt: skip
 
 
-def sample_encoder(fleet: Fleet, run_id: str, codec: Codec | None = None) -> SampleEncoder | None:
+def sample_encoder(
+    fleet: Fleet, run_id: str, job_names: list[str], codec: Codec | None = None
+) -> SampleEncoder | None:
     """The column-wise encoder for this fleet, or None if the schema is not the shape it knows."""
     schema = cached_schema(SampleBatch.EVENT_TYPE)
     payload = tuple(schema.names[7:])
@@ -136,7 +142,7 @@ def sample_encoder(fleet: Fleet, run_id: str, codec: Codec | None = None) -> Sam
     return SampleEncoder(
         host_ids=fleet.host_id,
         clusters=[names[c] for c in fleet.cluster.tolist()],
-        job_ids=[fleet.job_ids[j] for j in fleet.job.tolist()],
+        job_ids=job_names,
         run_id=run_id,
         schema_id=(codec or Codec()).schema_id(SampleBatch.EVENT_TYPE),
         gpu_fields=items["gpus"],

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from producers.fleet import Fleet
+from producers.fleet import MINUTE_MS, Fleet
+from producers.jobs import JobTimeline, job_timeline
 from producers.randomness import Purpose, stream
 
 GPU_FIELDS = ("gpu", "temp_c", "power_w", "sm_clock_mhz", "util_pct", "ecc_sbe", "ecc_dbe", "retired_pages",
@@ -20,6 +21,25 @@ FLOAT_FIELDS = frozenset({"temp_c", "power_w", "util_pct", "rx_gbps", "tx_gbps"}
 SM_CLOCK_MHZ = 1980
 DEGRADED_SYMBOLS_PER_S = 40.0  # a degraded port: well above the 10/s "degraded" line
 DOWNTRAINED_REPLAYS_PER_S = 0.4  # near the ~31/min Gen5 x16 warning level
+IDLE_POWER_W = 90.0
+_MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15))
+
+
+def episode_draws(seed: int, hosts: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+    """Uniform [0, 1) per (host, episode block), the same whichever tick or segment asks (SplitMix64).
+
+    A hash rather than a Generator: a window asks for any block of any host in any order.
+    """
+    with np.errstate(over="ignore"):
+        x = (
+            np.uint64(seed & 0xFFFFFFFF) * _MIX[2]
+            + hosts.astype(np.uint64)[:, None] * _MIX[0]
+            + blocks.astype(np.uint64) * _MIX[1]
+        )
+        x = (x ^ (x >> np.uint64(30))) * _MIX[0]
+        x = (x ^ (x >> np.uint64(27))) * _MIX[1]
+        x = x ^ (x >> np.uint64(31))
+    return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
 
 
 @dataclass
@@ -42,8 +62,9 @@ class TickEffects:
 class SampleModel:
     """Per-host constants (fabric baselines, persistent offsets) and the per-tick sample draw."""
 
-    def __init__(self, fleet: Fleet) -> None:
+    def __init__(self, fleet: Fleet, jobs: JobTimeline | None = None) -> None:
         self.fleet = fleet
+        self.jobs = jobs if jobs is not None else job_timeline(fleet)
         cfg = fleet.config
         specs = [cfg.fabrics[c.fabric] for c in cfg.clusters]
         self.base_step = np.array([specs[c].step_time_ms for c in fleet.cluster])
@@ -58,11 +79,22 @@ class SampleModel:
         self.pcie_slow = cause == "pcie_downtraining"
         self.thermal_slow = cause == "thermal_throttling"
 
-    def slow_active(self, t: int, hosts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Which of ``hosts`` are slow in the window ending at ``t`` (intermittent ones by duty)."""
+    def slow_share(self, t: int, interval_s: int, hosts: np.ndarray) -> np.ndarray:
+        """Share of the interval ending at ``t`` each of ``hosts`` is slow (0 or 1 unless intermittent).
+
+        An intermittent host is slow in whole episodes, each with probability ``slow_duty``; an
+        interval longer than an episode averages the episodes it covers.
+        """
         f = self.fleet
-        u = rng.uniform(size=len(hosts))
-        return self.is_slow[hosts] & (f.slow_onset_ts[hosts] <= t) & (u < f.slow_duty[hosts])
+        share = (self.is_slow[hosts] & (f.slow_onset_ts[hosts] <= t)).astype(float)
+        part = np.flatnonzero((share > 0) & f.slow_intermittent[hosts])
+        if len(part):
+            episode = int(f.config.slow.episode_minutes * MINUTE_MS)
+            first, last = (t - interval_s * 1000) // episode, (t - 1) // episode
+            blocks = np.arange(first, last + 1, dtype=np.int64)
+            u = episode_draws(f.seed, hosts[part], blocks)
+            share[part] = (u < f.slow_duty[hosts[part]][:, None]).mean(axis=1)
+        return share
 
     def columns(
         self,
@@ -75,12 +107,18 @@ class SampleModel:
     ) -> dict[str, np.ndarray]:
         rng = stream(self.fleet.seed, Purpose.TICK, *self.fleet.streams(tick))
         n, g = len(hosts), self.fleet.config.gpus_per_host
-        active = self.slow_active(t, hosts, rng)
-        factor = np.where(active, self.fleet.slow_factor[hosts], 0.0)
+        share = self.slow_share(t, interval_s, hosts)
+        active = share > 0
+        factor = self.fleet.slow_factor[hosts] * share
+        job = self.jobs.running(t)[self.fleet.job[hosts]]
+        busy = job >= 0
+        pace = np.where(busy, self.jobs.pace[job], 0.0)
+        bw_pace = np.where(busy, self.jobs.bw_pace[job], 0.0)
         # a longer window averages sample noise away; the persistent host offset stays
         sd = self.fleet.config.noise.step_noise_sd * np.sqrt(10.0 / interval_s)
         step = (
             self.base_step[hosts]
+            * pace
             * (1 + self.offset[hosts])
             * (1 + sd * rng.standard_normal(n))
             * (1 + factor)
@@ -89,6 +127,7 @@ class SampleModel:
         bw_hit = np.where(thermal, 0.3, 1.0) * factor
         bw = (
             self.base_bw[hosts]
+            * bw_pace
             * (1 - 0.5 * self.offset[hosts])
             * (1 + sd * rng.standard_normal(n))
             / (1 + bw_hit)
@@ -99,8 +138,9 @@ class SampleModel:
             self.gpu_temp[hosts] + rng.normal(0, 1.0, size=(n, g)) + therm * (12.0 + 40.0 * factor[:, None])
         )
         power = rng.normal(650.0, 15.0, size=(n, g)) * np.where(therm, 1 - factor[:, None], 1.0)
+        power = np.where(busy[:, None], power, IDLE_POWER_W)
         clock = np.where(therm, SM_CLOCK_MHZ * (1 - factor[:, None]), SM_CLOCK_MHZ).astype(np.int64)
-        util = np.clip(rng.normal(96.0, 1.5, size=(n, g)), 0, 100)
+        util = np.clip(rng.normal(96.0, 1.5, size=(n, g)), 0, 100) * busy[:, None]
         unit = self.fleet.slow_unit[hosts]
         pcie = active & self.pcie_slow[hosts]
         downtrained = np.zeros((n, g), dtype=bool)
@@ -114,6 +154,7 @@ class SampleModel:
         )
         port_bw = bw[:, None] * np.where(degraded, 1 - np.minimum(0.9, 3 * factor[:, None]), 1.0)
         cols: dict[str, np.ndarray] = {
+            "job": job,  # index into self.jobs, -1 while the host idles (no job_id, no step time)
             "step_time_ms": step,
             "bus_bw_gbps": bw,
             "gpu": np.broadcast_to(np.arange(g), (n, g)),

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from producers.errors import SinkError
 from producers.fleet import DAY_MS, LEMON_SCOPE, Fleet
+from producers.jobs import JobTimeline
 from producers.schedule import Schedule
 
 FAULTS_SCHEMA = pa.schema(
@@ -93,16 +94,47 @@ def hosts_table(fleet: Fleet) -> pa.Table:
     )
 
 
+JOBS_SCHEMA = pa.schema(
+    [
+        ("job_id", pa.string()), ("slot", pa.string()), ("cluster", pa.string()), ("hosts", pa.int32()),
+        ("start_ts", pa.int64()), ("end_ts", pa.int64()), ("pace", pa.float64()), ("bw_pace", pa.float64()),
+    ]
+)  # fmt: skip
+
+
+def jobs_table(fleet: Fleet, jobs: JobTimeline) -> pa.Table:
+    """Every job run touching the run: its slot (``hosts.parquet`` job_id), period and pace."""
+    mine = np.flatnonzero((jobs.end_ts > fleet.start_ts) & (jobs.start_ts <= fleet.end_ts))
+    slots = jobs.slot[mine]
+    sizes = np.bincount(fleet.job, minlength=len(fleet.job_ids))
+    first_host = np.searchsorted(fleet.job, np.arange(len(fleet.job_ids)))
+    return pa.Table.from_pydict(
+        {
+            "job_id": [jobs.ids[r] for r in mine.tolist()],
+            "slot": [fleet.job_ids[s] for s in slots.tolist()],
+            "cluster": [fleet.host_cluster(int(first_host[s])) for s in slots.tolist()],
+            "hosts": sizes[slots],
+            "start_ts": jobs.start_ts[mine],
+            "end_ts": jobs.end_ts[mine],
+            "pace": jobs.pace[mine],
+            "bw_pace": jobs.bw_pace[mine],
+        },
+        schema=JOBS_SCHEMA,
+    )
+
+
 def write_truth(
     directory: Path,
     manifest: dict[str, Any],
     faults: pa.Table,
     hosts: pa.Table,
     agents: pa.Table | None = None,
+    jobs: pa.Table | None = None,
 ) -> None:
     """Write the truth files (deterministic bytes: no wall-clock values, fixed key order).
 
-    ``agents`` (each agent's last agent_seq) lets a later run continue this one.
+    ``agents`` (each agent's last agent_seq) lets a later run continue this one; ``jobs`` lists
+    the job runs (what a host's samples name as job_id, and each job's pace).
     """
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -110,6 +142,8 @@ def write_truth(
         pq.write_table(hosts, directory / "hosts.parquet", compression="zstd")
         if agents is not None:
             pq.write_table(agents, directory / "agents.parquet", compression="zstd")
+        if jobs is not None:
+            pq.write_table(jobs, directory / "jobs.parquet", compression="zstd")
         (directory / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     except OSError as exc:
         raise SinkError(str(exc), sink="truth", target=str(directory)) from exc

@@ -41,7 +41,10 @@ class SimulatorSettings(BaseModel):
     fast_forward_interval_s: int = Field(
         21_600, ge=10, description="HostSampled interval in fast-forward mode (samples aggregate this window)"
     )
-    late_fraction: float = Field(0.0, ge=0.0, le=1.0, description="share of events delivered late")
-    late_max_delay_s: float = Field(0.0, ge=0.0, description="bound of the delivery delay, sim seconds")
+    # transport noise, on by default so the detectors are scored on what real agents deliver
+    late_fraction: float = Field(0.005, ge=0.0, le=1.0, description="share of events delivered late")
+    late_max_delay_s: float = Field(60.0, ge=0.0, description="bound of the delivery delay, sim seconds")
+    dropout_fraction: float = Field(0.002, ge=0.0, le=1.0, description="share of HostSampled lost")
+    duplicate_fraction: float = Field(0.001, ge=0.0, le=1.0, description="share of events sent twice")
     parquet_batch_rows: int = Field(200_000, ge=1, description="rows buffered per lake table before a file")
     producer: ProducerTuning = ProducerTuning()

@@ -61,8 +61,19 @@ def build() -> Callable[..., Built]:
     return make
 
 
+EXACT_DELIVERY = {"late_fraction": 0.0, "dropout_fraction": 0.0, "duplicate_fraction": 0.0}
+
+
 @pytest.fixture
 def settings() -> Settings:
+    """The settings with transport noise off: these tests check the exact event contract (every
+    sequence number once, counts equal to the truth); ``noisy_settings`` has the realistic defaults."""
+    base = Settings.load()
+    return base.model_copy(update={"simulator": base.simulator.model_copy(update=EXACT_DELIVERY)})
+
+
+@pytest.fixture
+def noisy_settings() -> Settings:
     return Settings.load()
 
 

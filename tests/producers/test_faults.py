@@ -39,8 +39,8 @@ def test_faults_have_host_gpu_port_and_phase_consistent_with_their_kind(build) -
     assert set(f.kind[f.phase == "early_life"]) <= {"fell_off_bus", "link_down"}
 
 
-def test_no_healthy_gpu_or_port_repeats_within_the_guard(build) -> None:
-    built = build("meta-48k", days=60, noise=False)
+def test_the_opt_in_guard_keeps_healthy_gpus_and_ports_from_repeating(build) -> None:
+    built = build(config_with("meta-48k", failures={"guard_days": 30}), days=60, noise=False)
     f = built.faults
     last: dict[tuple, int] = {}
     for j in np.flatnonzero(f.phase != "lemon"):
@@ -53,7 +53,27 @@ def test_no_healthy_gpu_or_port_repeats_within_the_guard(build) -> None:
         if key in last:
             assert f.ts[j] - last[key] >= 30 * DAY_MS
         last[key] = f.ts[j]
-    assert built.dropped < 0.02 * len(f)
+    assert 0 < built.dropped < 0.02 * len(f)
+
+
+def test_by_default_healthy_gpus_repeat_by_chance_at_the_hazard_rate(build) -> None:
+    # flat hazard, all hosts installed before the run: faults per GPU are Poisson with one mean, so
+    # the number of GPUs with two or more follows from the total; a guard would remove them all
+    cfg = config_with(
+        "meta-48k", lemons={"fraction": 0}, install={"arriving_fraction": 0},
+        failures={"early_life_kinds": [], "wearout_scale_days": None,
+                  "interruptions_per_gpu_day": 20 * 419 / (16_384 * 54)},
+    )  # fmt: skip
+    built = build(cfg, days=60, noise=False)
+    f = built.faults
+    assert built.dropped == 0 and cfg.failures.guard_days == 0
+    on_gpu = f.gpu >= 0
+    per_gpu = np.bincount(f.host[on_gpu] * 8 + f.gpu[on_gpu], minlength=built.fleet.n_hosts * 8)
+    lam = per_gpu.mean()
+    expected = len(per_gpu) * (1 - np.exp(-lam) - lam * np.exp(-lam))
+    repeated = int((per_gpu >= 2).sum())
+    assert expected > 50
+    assert abs(repeated - expected) < 4 * np.sqrt(expected)
 
 
 def test_lemons_repeat_every_one_to_three_days(build) -> None:

@@ -179,3 +179,29 @@ def test_late_delivery_is_bounded_and_loses_nothing(simulate, settings) -> None:
             newest_sample = max(newest_sample, r["ts"])
         worst = max(worst, newest_sample - r["ts"])
     assert 1_800_000 <= worst <= (3 + 1) * 1_800_000
+
+
+def test_by_default_samples_drop_out_and_events_arrive_twice(simulate, noisy_settings) -> None:
+    from collections import Counter
+
+    from producers.runner import SimulationRequest, run_simulation
+    from producers.sinks.base import MemorySink
+
+    exact, a = simulate(days=2, interval_s=600)
+    b = MemorySink()
+    request = SimulationRequest(preset="small", days=2, interval_s=600, start_ts=exact.start_ts, sink="null")
+    noisy = run_simulation(noisy_settings, request, sink=b)
+    delivery = noisy.manifest["delivery"]
+    assert delivery["samples_dropped"] > 0 and delivery["events_duplicated"] > 0
+    sent = Counter(r["event_id"] for r in b.records)
+    twice = {e for e, n in sent.items() if n == 2}
+    assert len(twice) == delivery["events_duplicated"] and max(sent.values()) == 2
+    lost = {r["event_id"] for r in a.records} - set(sent)
+    assert len(lost) == delivery["samples_dropped"]
+    assert all(r["event_type"] == "HostSampled" for r in a.records if r["event_id"] in lost)
+    # the same event: a duplicate is a second delivery of the record, not a new one
+    kept = {r["event_id"]: r for r in a.records}
+    assert all(r == kept[r["event_id"]] for r in b.records)
+    assert noisy.counts["HostSampled"] == exact.counts["HostSampled"] - len(lost) + sum(
+        1 for e in twice if kept[e]["event_type"] == "HostSampled"
+    )

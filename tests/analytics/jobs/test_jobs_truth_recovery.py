@@ -50,6 +50,13 @@ arriving_fraction = 0.25
 [failures]
 interruptions_per_gpu_day = 0.03
 guard_days = 0  # at 60x Llama 3's rate the repeat guard would drop hardware faults and skew the mix
+
+# One pace for every job and no idle gaps: the fabric job compares fabrics across all hosts, which
+# only measures the fabric when no job runs at a pace of its own.
+[jobs]
+pace = [1.0, 1.0]
+bw_pace = [1.0, 1.0]
+idle_hours = 0
 """
 
 
