@@ -65,7 +65,6 @@ def score(
     )
     from streams.policy import load_policy
 
-
     settings = settings_of(ctx)
     detection = load_policy(policy or settings.detect.policy_file)  # the policy the detectors ran
     rules = rules_from_policy(detection)

@@ -7,14 +7,16 @@ FindingRaised table; reading them from Kafka or the lake is ``fleetpulse.evaluat
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from fleetpulse.evaluation.rule_met import ScopedRule, rule_met, threshold_reached_at
 from ground.errors import FleetpulseError
 
 DAY_MS = 86_400_000
@@ -98,7 +100,10 @@ class DetectorScore:
     window_source: str | None = None
     lag_median_s: float | None = None  # first finding ts - moment the truth reached the threshold
     lag_p90_s: float | None = None
-    fp_rule_met: int | None = None  # FP hosts whose own faults do reach a rule (non-lemon bad luck)
+    rule_met: int | None = None  # healthy hosts flagged whose own faults do meet a rule: neither TP nor FP
+    rule_met_hosts: list[str] = field(default_factory=list)
+    fp_findings: int | None = None  # findings on FP hosts
+    fp_per_day_per_1k_hosts: float | None = None  # fp_findings per day of the period per 1,000 hosts
     breakdown: dict[str, dict[str, int]] = field(default_factory=dict)
     fp_hosts: list[str] = field(default_factory=list)
     fn_hosts: list[str] = field(default_factory=list)
@@ -109,6 +114,7 @@ class ScoreReport:
     detectors: dict[str, DetectorScore]
     period: dict[str, int]
     params: dict[str, Any]
+    live: ScoreReport | None = None  # a history continued live: the live segment on its own
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; times to detect also in hours (``ttd_median_h``, ``ttd_p90_h``) for reports."""
@@ -119,19 +125,13 @@ class ScoreReport:
                 seconds = row[f"ttd_{q}_s"]
                 row[f"ttd_{q}_h"] = None if seconds is None else seconds / 3600
             detectors[name] = row
-        return {"detectors": detectors, "period": self.period, "params": self.params}
+        out = {"detectors": detectors, "period": self.period, "params": self.params}
+        if self.live is not None:
+            out["live"] = self.live.to_dict()
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
-
-
-def threshold_reached_at(ts: Iterable[int], count: int, window_ms: int) -> int | None:
-    """Earliest time at which ``count`` of the events ``ts`` lie within ``window_ms`` (inclusive), else None."""
-    times = sorted(ts)
-    for i in range(count - 1, len(times)):
-        if times[i] - times[i - count + 1] <= window_ms:
-            return times[i]
-    return None
 
 
 def _pct(values: list[float], q: float) -> float | None:
@@ -160,16 +160,12 @@ def _scoped_faults(
     return mine["ts"].to_list()
 
 
-def _any_rule_met(faults: pl.DataFrame, rules: Mapping[str, RepeatRule], start: int, end: int) -> bool:
-    """Whether a host's faults reach any rule, counted per port for link rules and per host otherwise."""
-    for rule in rules.values():
-        mine = faults.filter(pl.col("kind").is_in(rule.kinds) & pl.col("ts").is_between(start, end))
-        groups = mine.partition_by("port") if "link_flap" in rule.kinds and mine.height else [mine]
-        if any(
-            threshold_reached_at(g["ts"].to_list(), rule.count, rule.window_ms) is not None for g in groups
-        ):
-            return True
-    return False
+def default_met_rules(rules: Mapping[str, RepeatRule]) -> list[ScopedRule]:
+    """Without the policy's own rules: flap rules count per port, the others per host."""
+    return [
+        ScopedRule(r.kinds, "port" if "link_flap" in r.kinds else "host", r.count, r.window_ms)
+        for r in rules.values()
+    ]
 
 
 def _by_host(faults: pl.DataFrame) -> dict[str, pl.DataFrame]:
@@ -192,7 +188,10 @@ def score_repeat_offender(
     start: int,
     end: int,
     rules: Mapping[str, RepeatRule] = DEFAULT_RULES,
+    met_rules: Sequence[ScopedRule] | None = None,
 ) -> DetectorScore:
+    """Lemons found, missed and detectable; a healthy host flagged whose faults meet one of
+    ``met_rules`` (the policy's rules, scope by scope) is "rule met", neither a TP nor an FP."""
     first = _first_findings(findings, "repeat_offender")
     lemons = hosts.filter(pl.col("lemon_kind").is_not_null()).to_dicts()
     truth = {h["host_id"] for h in lemons}
@@ -221,10 +220,10 @@ def score_repeat_offender(
             ttd.append((first[h["host_id"]] - onset) / 1000)
             if reached is not None:
                 lag.append((first[h["host_id"]] - reached) / 1000)
-    fp_hosts = sorted(set(first) - truth)
-    fp_rule_met = sum(
-        1 for host in fp_hosts if host in by_host and _any_rule_met(by_host[host], rules, start, end)
-    )
+    met = default_met_rules(rules) if met_rules is None else list(met_rules)
+    flagged = sorted(set(first) - truth)
+    met_hosts = [h for h in flagged if h in by_host and rule_met(by_host[h], met, start, end)]
+    fp_hosts = sorted(set(flagged) - set(met_hosts))
     return _assemble(
         "repeat_offender",
         first,
@@ -234,7 +233,8 @@ def score_repeat_offender(
         ttd,
         breakdown,
         lag=lag,
-        fp_rule_met=fp_rule_met,
+        rule_met=len(met_hosts),
+        rule_met_hosts=met_hosts,
     )
 
 
@@ -369,7 +369,7 @@ def _assemble(
         fp=len(fp_hosts),
         fn=len(fn_hosts),
         tp_undetectable=len(tp - detectable),
-        precision=_ratio(len(tp), len(found)),
+        precision=_ratio(len(tp), len(tp) + len(fp_hosts)),
         recall=_ratio(len(tp & detectable), len(detectable)),
         ttd_median_s=_pct(ttd, 50),
         ttd_p90_s=_pct(ttd, 90),
@@ -380,6 +380,16 @@ def _assemble(
         fn_hosts=fn_hosts,
         **extra,
     )
+
+
+def _with_fp_rate(
+    d: DetectorScore, findings: pl.DataFrame, n_hosts: int, start: int, end: int
+) -> DetectorScore:
+    """Findings on FP hosts per day of the period per 1,000 hosts: what an operator wades through."""
+    n = findings.filter((pl.col("detector") == d.detector) & pl.col("host_id").is_in(d.fp_hosts)).height
+    days = (end - start) / DAY_MS
+    rate = n / days / (n_hosts / 1000) if days > 0 and n_hosts else None
+    return dataclasses.replace(d, fp_findings=n, fp_per_day_per_1k_hosts=rate)
 
 
 def score(
@@ -393,18 +403,21 @@ def score(
     window_s: float | None = None,
     critical_kinds: Sequence[str] = DEFAULT_CRITICAL_KINDS,
     window_periods: Sequence[WindowPeriod] = (),
+    met_rules: Sequence[ScopedRule] | None = None,
 ) -> ScoreReport:
-    """Per detector: TP/FP/FN per host (a host counts once), precision, recall over the detectable truth, TTD."""
+    """Per detector: TP/FP/FN per host (a host counts once), precision over TP + FP (rule-met hosts
+    apart), recall over the detectable truth, TTD, and false-positive findings per day per 1,000 hosts."""
     try:
         start, end = int(manifest["start_ts"]), int(manifest["end_ts"])
     except (KeyError, TypeError, ValueError) as exc:
         raise ScoringError(f"manifest lacks a usable start_ts/end_ts ({exc})") from exc
     findings = _dedup(findings)
     scores = {
-        "repeat_offender": score_repeat_offender(findings, hosts, faults, start, end, rules),
+        "repeat_offender": score_repeat_offender(findings, hosts, faults, start, end, rules, met_rules),
         "slow_host": score_slow_host(findings, hosts, start, end, slow_k, window_s, window_periods),
         "critical_fault": score_critical_fault(findings, faults, start, end, critical_kinds),
     }
+    scores = {name: _with_fp_rate(d, findings, hosts.height, start, end) for name, d in scores.items()}
     params = {
         "rules": {
             k: {"kinds": list(r.kinds), "count": r.count, "window_s": r.window_ms / 1000}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -21,6 +22,7 @@ from fleetpulse.evaluation.detection import (
     WindowPeriod,
     score,
 )
+from fleetpulse.evaluation.rule_met import ScopedRule, kinds_of
 from ground.errors import TopicReadError
 from ground.kafka.reading import read_to_end
 from schemas import Codec, DecodeError
@@ -136,7 +138,9 @@ def findings_from_kafka(
     codec = Codec()
     rows: list[dict[str, Any]] = []
     try:
-        for rec in read_to_end(settings.bootstrap_servers, settings.kafka, topic, timeout_s=timeout_s, missing_ok=False):
+        for rec in read_to_end(
+            settings.bootstrap_servers, settings.kafka, topic, timeout_s=timeout_s, missing_ok=False
+        ):
             try:
                 decoded = codec.decode(rec.value)
             except DecodeError:
@@ -175,6 +179,15 @@ def rules_from_policy(policy: Policy) -> dict[str, RepeatRule]:
     return rules
 
 
+def met_rules_from_policy(policy: Policy) -> list[ScopedRule]:
+    """Every repeat-offender rule of the policy on its own scope, in the simulator's fault kinds."""
+    return [
+        ScopedRule(kinds_of(r.classes), r.scope, r.count, r.window)
+        for r in policy.rules
+        if r.detector == "repeat_offender" and r.scope in ("gpu", "port", "host")
+    ]
+
+
 def critical_kinds_from_policy(policy: Policy) -> list[str]:
     """The fault classes the detector acts on at their first occurrence (its ``critical_fault`` rules)."""
     return sorted({c for r in policy.rules if r.detector == "critical_fault" for c in r.classes})
@@ -196,23 +209,31 @@ def score_with_policy(
     hosts, faults, manifest = truth
     policy_window = window_s if window_s is not None else policy.slow_host.window / 1000
     window = _widened(policy_window, manifest.get("sample_interval_s"))
+    segments = manifest.get("segments") or []
     periods = [
         WindowPeriod(
             int(s["start_ts"]), int(s["end_ts"]), _widened(policy_window, s.get("sample_interval_s"))
         )
-        for s in manifest.get("segments") or []
+        for s in segments
     ]
-    return score(
-        found,
-        hosts,
-        faults,
-        manifest,
-        rules=rules if rules is not None else rules_from_policy(policy),
-        slow_k=slow_k if slow_k is not None else policy.slow_host.k,
-        window_s=window,
-        critical_kinds=critical_kinds_from_policy(policy),
-        window_periods=periods,
+    common: dict[str, Any] = {
+        "rules": rules if rules is not None else rules_from_policy(policy),
+        "slow_k": slow_k if slow_k is not None else policy.slow_host.k,
+        "critical_kinds": critical_kinds_from_policy(policy),
+        "met_rules": met_rules_from_policy(policy),
+    }
+    report = score(found, hosts, faults, manifest, window_s=window, window_periods=periods, **common)
+    live = [s for s in segments[1:] if s.get("mode") == "live"]
+    if not live or segments[0].get("mode") == "live":
+        return report
+    # a history continued live: the live segments alone, with the live window
+    lo, hi = int(live[0]["start_ts"]), int(live[-1]["end_ts"])
+    in_live = found.filter(pl.col("ts").is_between(lo, hi))
+    live_window = _widened(policy_window, live[-1].get("sample_interval_s"))
+    live_report = score(
+        in_live, hosts, faults, {"start_ts": lo, "end_ts": hi}, window_s=live_window, **common
     )
+    return dataclasses.replace(report, live=live_report)
 
 
 def _widened(window_s: float, interval_s: object) -> float:
@@ -238,14 +259,17 @@ def _duration(seconds: float | None) -> str:
     return f"{sign}{s / 86400:.1f} d"
 
 
-def render(report: ScoreReport, console: Console) -> None:
-    """One table row per detector, then the per-kind breakdown."""
+def render(
+    report: ScoreReport, console: Console, title: str = "Detection quality vs ground truth (hosts)"
+) -> None:
+    """One table row per detector, then the per-kind breakdown; the live segment of a run apart."""
 
-    table = Table(title="Detection quality vs ground truth (hosts)")
+    table = Table(title=title)
     for col in (
         "detector",
         "TP",
         "FP",
+        "rule met",
         "FN",
         "precision",
         "recall",
@@ -263,6 +287,7 @@ def render(report: ScoreReport, console: Console) -> None:
             s.detector,
             str(s.tp),
             str(s.fp),
+            "–" if s.rule_met is None else str(s.rule_met),
             str(s.fn),
             _fmt(s.precision),
             _fmt(s.recall),
@@ -274,6 +299,8 @@ def render(report: ScoreReport, console: Console) -> None:
     console.print(table)
     for s in report.detectors.values():
         console.print(f"[bold]{s.detector}[/]: {_notes(s)}")
+    if report.live is not None:
+        render(report.live, console, "The live segment alone (live window)")
 
 
 def _notes(s: DetectorScore) -> str:
@@ -283,8 +310,14 @@ def _notes(s: DetectorScore) -> str:
     ]
     if s.lag_median_s is not None:
         parts.append(f"lag after threshold p50 {_duration(s.lag_median_s)}, p90 {_duration(s.lag_p90_s)}")
-    if s.fp_rule_met:
-        parts.append(f"{s.fp_rule_met} of {s.fp} FP hosts did reach a rule (non-lemon bad luck)")
+    if s.rule_met:
+        parts.append(
+            f"{s.rule_met} healthy host(s) flagged whose own faults meet a rule (rule met, not a lemon)"
+        )
+    if s.fp_per_day_per_1k_hosts is not None:
+        parts.append(
+            f"{s.fp_findings} FP finding(s): {s.fp_per_day_per_1k_hosts:.3f} per day per 1,000 hosts"
+        )
     if s.tp_undetectable:
         parts.append(f"{s.tp_undetectable} found although below the detectability rule")
     if s.window_s is not None:

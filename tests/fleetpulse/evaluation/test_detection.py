@@ -177,12 +177,16 @@ def test_repeat_offender_counts_against_detectable_lemons() -> None:
     report = score(*frames(), MANIFEST, window_s=300, slow_k=3)
     ro = report.detectors["repeat_offender"]
     assert (ro.truth, ro.detectable, ro.predicted) == (5, 3, 5)
-    assert (ro.tp, ro.fp, ro.fn) == (3, 2, 1)
-    assert ro.fp_hosts == ["h5", "h6"] and ro.fn_hosts == ["h3"]
-    assert ro.precision == pytest.approx(3 / 5)
+    # h5 is healthy but its own faults meet the DRAM rule: "rule met", neither TP nor FP; h6 is an FP
+    assert (ro.tp, ro.fp, ro.rule_met, ro.fn) == (3, 1, 1, 1)
+    assert ro.fp_hosts == ["h6"] and ro.rule_met_hosts == ["h5"] and ro.fn_hosts == ["h3"]
+    assert ro.precision == pytest.approx(3 / 4)
     assert ro.recall == pytest.approx(2 / 3)  # h1, h7 of the detectable h1, h3, h7; h4 found but undetectable
     assert ro.tp_undetectable == 1
-    assert ro.fp_rule_met == 1  # h5's own faults reach the DRAM rule; h6's do not
+    # one FP finding (h6) in 30 days on 20 hosts ... per day per 1,000 hosts
+    n_hosts = frames()[1].height
+    assert ro.fp_findings == 1
+    assert ro.fp_per_day_per_1k_hosts == pytest.approx(1 / 30 / (n_hosts / 1000))
     # TTD from onset: h4 1 d + 10 s, h1 2 d + 60 s, h7 2 d + 300 s
     assert ro.ttd_median_s == pytest.approx(2 * 86400 + 60)
     assert ro.ttd_p90_s == pytest.approx(2 * 86400 + 60 + 0.8 * 240)
@@ -197,6 +201,7 @@ def test_slow_host_scores_and_time_to_detect_in_windows() -> None:
     assert (sh.truth, sh.detectable, sh.predicted, sh.tp, sh.fp, sh.fn) == (5, 3, 4, 3, 1, 1)
     assert sh.fn_hosts == ["s3"] and sh.fp_hosts == ["h6"]
     assert sh.precision == pytest.approx(0.75) and sh.recall == pytest.approx(2 / 3)
+    assert sh.rule_met is None and sh.fp_findings == 1
     assert sh.tp_undetectable == 1  # s5: onset 600 s before the end, found anyway
     assert sh.ttd_median_s == pytest.approx(900)  # s1 1200 s, s4 900 s (onset clipped to start), s5 500 s
     assert sh.ttd_median_windows == pytest.approx(3.0)
@@ -386,3 +391,54 @@ def test_score_command_names_missing_truth_files(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["score", "--truth", str(tmp_path), "--findings-from", "lake"])
     assert result.exit_code != 0
     assert isinstance(result.exception, ScoringError) and "hosts.parquet" in str(result.exception)
+
+
+def test_rule_met_follows_the_rule_scope() -> None:
+    from fleetpulse.evaluation.rule_met import ScopedRule, kinds_of, rule_met
+
+    two_gpus = pl.DataFrame(
+        [fault("h", "fell_off_bus", S, gpu=1), fault("h", "fell_off_bus", S + DAY_MS, gpu=2)],
+        schema=FAULT_SCHEMA,
+    )
+    per_gpu = ScopedRule(("fell_off_bus",), "gpu", 2, 30 * DAY_MS)
+    per_host = ScopedRule(("fell_off_bus",), "host", 2, 30 * DAY_MS)
+    assert not rule_met(two_gpus, [per_gpu], S, END)  # two GPUs once each: the per-GPU rule is not met
+    assert rule_met(two_gpus, [per_host], S, END)
+    assert not rule_met(two_gpus, [per_host], S + 1, END)  # the first fault is outside the period
+    assert kinds_of(["link_down"]) == ("link_down", "nic")  # a NIC fault goes down like a cable
+
+
+def test_a_history_continued_live_is_also_scored_on_the_live_segment_alone() -> None:
+    from fleetpulse.evaluation.sources import score_with_policy
+    from streams.policy import load_policy
+
+    policy = load_policy(None)
+    live_start, end = S + 6 * H, S + 6 * H + 4 * H
+    hosts = pl.DataFrame(
+        [
+            host("early", slow_cause="degraded_nic", slow_factor=0.1, slow_onset_ts=S + H),
+            host("late", slow_cause="degraded_nic", slow_factor=0.1, slow_onset_ts=end - 20 * 60_000),
+        ],
+        schema=HOST_SCHEMA,
+    )
+    found = [finding("early", "slow_host", live_start + 30 * 60_000), finding("late", "slow_host", S + 2 * H)]
+    findings = pl.from_arrow(to_table("FindingRaised", [f.to_record() for f in found]))
+    assert isinstance(findings, pl.DataFrame)
+    manifest = {
+        "start_ts": S, "end_ts": end, "sample_interval_s": 21_600,
+        "segments": [
+            {"mode": "fast-forward", "start_ts": S, "end_ts": live_start, "sample_interval_s": 21_600},
+            {"mode": "live", "start_ts": live_start, "end_ts": end, "sample_interval_s": 10},
+        ],
+    }  # fmt: skip
+    report = score_with_policy(findings, (hosts, pl.DataFrame([], schema=FAULT_SCHEMA), manifest), policy)
+    assert report.live is not None and report.live.period == {"start_ts": live_start, "end_ts": end}
+    live = report.live.detectors["slow_host"]
+    assert live.window_s == policy.slow_host.window / 1000
+    # "late" was flagged in the history only: in the live segment it is detectable and missed
+    assert (live.detectable, live.tp, live.fn, live.fn_hosts) == (2, 1, 1, ["late"])
+    assert live.recall == pytest.approx(0.5)
+    assert live.ttd_median_windows == pytest.approx(
+        30 * 60 / live.window_s
+    )  # onset clipped to the live start
+    assert "live" in report.to_dict() and report.to_dict()["live"]["period"]["start_ts"] == live_start

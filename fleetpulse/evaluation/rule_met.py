@@ -1,0 +1,63 @@
+"""Whether a host's recorded faults meet a repeat-offender rule of the policy, scope by scope.
+
+A healthy host whose faults do meet a rule was rightly flagged by the rule and wrongly by the
+truth: the scorer reports it as "rule met, not a lemon", apart from true and false positives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+Scope = Literal["gpu", "port", "host"]
+
+# The detector's error classes as the simulator's fault kinds: a NIC fault goes down like a cable.
+CLASS_KINDS: dict[str, tuple[str, ...]] = {
+    "link_down": ("link_down", "nic"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ScopedRule:
+    """``count`` faults of ``kinds`` on one ``scope`` (a GPU, a port, the host) within ``window_ms``."""
+
+    kinds: tuple[str, ...]
+    scope: Scope
+    count: int
+    window_ms: int
+
+
+def kinds_of(classes: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted({k for c in classes for k in CLASS_KINDS.get(c, (c,))}))
+
+
+def threshold_reached_at(ts: Iterable[int], count: int, window_ms: int) -> int | None:
+    """Earliest time at which ``count`` of the events ``ts`` lie within ``window_ms`` (inclusive), else None."""
+    times = sorted(ts)
+    for i in range(count - 1, len(times)):
+        if times[i] - times[i - count + 1] <= window_ms:
+            return times[i]
+    return None
+
+
+def rule_met(faults: pl.DataFrame, rules: Sequence[ScopedRule], start: int, end: int) -> bool:
+    """Whether one host's faults in [start, end] reach any of ``rules`` on one of its scopes."""
+    for rule in rules:
+        mine = faults.filter(pl.col("kind").is_in(list(rule.kinds)) & pl.col("ts").is_between(start, end))
+        if mine.height < rule.count:
+            continue
+        key = {"gpu": "gpu", "port": "port"}.get(rule.scope)
+        groups = mine.partition_by(key) if key else [mine]
+        if any(
+            threshold_reached_at(g["ts"].to_list(), rule.count, rule.window_ms) is not None for g in groups
+        ):
+            return True
+    return False
+
+
+def scoped(rules: Mapping[str, tuple[Sequence[str], int, int]], scope: Scope) -> list[ScopedRule]:
+    """Rules given as ``{name: (classes, count, window_ms)}``, all on one scope."""
+    return [ScopedRule(kinds_of(c), scope, n, w) for c, n, w in rules.values()]
