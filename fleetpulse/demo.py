@@ -8,7 +8,6 @@ output folder, so demos never see each other's data. Ctrl-C stops every part cle
 from __future__ import annotations
 
 import json
-import secrets
 import signal
 import time
 from collections.abc import Iterator
@@ -79,7 +78,6 @@ def demo(
         workers=workers,
         receiver_port=ports[0],
         web_ports=ports[1:],
-        webhook_secret=secrets.token_hex(16),
     )
     with _interrupt_on_signals(), stop_if_started_within(settings, keep=keep_broker, reporter=typer.echo):
         try:

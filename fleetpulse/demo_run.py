@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,8 +46,9 @@ class DemoPlan:
     workers: int
     receiver_port: int
     web_ports: list[int]
-    webhook_secret: str
     drain_timeout_s: float = 120.0
+    # fresh per run, and a SecretStr: masked in the plan's repr, which logs and tracebacks may show
+    webhook_secret: SecretStr = field(default_factory=lambda: SecretStr(secrets.token_urlsafe(32)))
 
     @property
     def topic_prefix(self) -> str:
@@ -90,7 +92,7 @@ def run_settings(settings: Settings, plan: DemoPlan, bootstrap: str) -> Settings
         "topics": section("topics", prefix=plan.topic_prefix),
         "detect": section("detect", app_id=f"{plan.run_id}-detect"),
         "webhooks": section(
-            "webhooks", urls=[f"{plan.receiver_url}/alerts"], secret=SecretStr(plan.webhook_secret),
+            "webhooks", urls=[f"{plan.receiver_url}/alerts"], secret=plan.webhook_secret,
             group_id=f"{plan.run_id}-webhooks", data_dir=plan.run_dir / "outbox",
             backoff_base_s=0.5, backoff_max_s=5.0,
         ),

@@ -1,0 +1,23 @@
+"""The demo's plan makes its own webhook secret and never shows it (its repr reaches logs and tracebacks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fleetpulse.demo_run import DemoPlan
+from streams.webhooks.schemes import check_secret
+
+
+def plan(tmp_path: Path) -> DemoPlan:
+    return DemoPlan(
+        run_id="demo-1", run_dir=tmp_path, preset="demo", history_days=1.0, live_seconds=0.0, speed=10.0,
+        seed=7, workers=1, receiver_port=1, web_ports=[2],
+    )  # fmt: skip
+
+
+def test_the_plan_repr_masks_its_webhook_secret(tmp_path: Path) -> None:
+    made = plan(tmp_path)
+    secret = made.webhook_secret.get_secret_value()
+    check_secret(secret.encode())  # strong enough for the dispatcher and the receiver
+    assert secret not in repr(made) and secret not in str(made)
+    assert plan(tmp_path).webhook_secret.get_secret_value() != secret  # fresh per run
