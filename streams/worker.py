@@ -25,6 +25,7 @@ from ground.launch import child_env, fleetpulse_argv, launch
 from streams.app import DetectApp
 from streams.errors import WorkerError
 from streams.policy import Policy, load_policy
+from streams.quiet_logs import install as quiet_harmless_logs
 from streams.topology import internal_topics
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ def run_worker(
     data_dir: Path | None = None,
 ) -> None:
     """Run until SIGINT/SIGTERM (blocking)."""
+    quiet_harmless_logs()
     detect = build_detect_app(settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir)
     worker = bounded_shutdown_worker(
         detect.app,

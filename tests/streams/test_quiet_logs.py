@@ -1,0 +1,52 @@
+"""Known-harmless library warnings are demoted where they are logged; everything else passes as it was."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from streams.quiet_logs import install
+
+
+@pytest.fixture
+def captured(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    caplog.set_level(logging.INFO)
+    return caplog
+
+
+def test_harmless_warnings_are_demoted_and_real_ones_kept(captured: pytest.LogCaptureFixture) -> None:
+    demote = install()
+    logging.getLogger("faust.transport.producer").warning("producer buffer full size %s", 1200)
+    logging.getLogger("mode.timers").warning(
+        "Timer %s is overlapping (interval=%r runtime=%r)", "commit", 2.8, 3.1
+    )
+    logging.getLogger("aiokafka.consumer.group_coordinator").error(
+        "Group Coordinator Request failed: %s", "[Error 15] GroupCoordinatorNotAvailableError"
+    )
+    logging.getLogger("aiokafka.consumer.group_coordinator").error("Heartbeat failed: %r", "boom")
+    logging.getLogger("mode.timers").warning(
+        "Timer %s is overlapping (interval=%r runtime=%r)", "livelock", 1.0, 9.0
+    )
+    logging.getLogger("faust.transport.producer").error("producer buffer full and the broker is gone")
+    levels = [(r.name, r.levelname, r.getMessage()[:30]) for r in captured.records]
+    assert [lv for _, lv, _ in levels] == ["INFO", "ERROR", "WARNING", "ERROR"]
+    assert "GroupCoordinatorNotAvailable" in captured.records[0].getMessage()
+    assert demote.counts == {
+        "producer_backpressure": 1,
+        "commit_timer_overlap": 1,
+        "coordinator_not_ready": 1,
+    }
+
+
+def test_installing_twice_keeps_one_filter() -> None:
+    install()
+    install()
+    assert len(logging.getLogger("mode.timers").filters) == 1
+
+
+def test_demoted_records_show_when_their_level_is_on(captured: pytest.LogCaptureFixture) -> None:
+    install()
+    captured.set_level(logging.DEBUG, logger="faust.transport.producer")
+    logging.getLogger("faust.transport.producer").warning("producer buffer full size %s", 7)
+    assert [r.levelname for r in captured.records] == ["DEBUG"]
