@@ -291,7 +291,7 @@ class DetectApp:
                 if late:
                     self.metrics.late.labels("cluster").inc(late)
                 if verdicts:
-                    self.metrics.windows.labels(msg["cluster"]).inc(len({v.window_start for v in verdicts}))
+                    self.metrics.windows_closed(msg["cluster"], len({v.window_start for v in verdicts}))
                 if _windows(self.cluster_cache.get(meta_key)) != before:
                     self.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
                 for finding in findings:

@@ -11,6 +11,10 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 LagSource = Callable[[], Iterable[tuple[str, int, int]]]  # (topic, partition, lag)
+# Distinct clusters kept as label values; later ones share "other". A label is a time series
+# each, and cluster names come from events: forged ones must not grow the registry without end.
+MAX_CLUSTER_LABELS = 512
+OTHER_CLUSTERS = "other"
 
 
 class _LagCollector(Collector):
@@ -68,9 +72,19 @@ class DetectMetrics:
         self.watermark = Gauge(
             "fleetpulse_detect_watermark_ms", "Newest event time seen by this worker", registry=r
         )
+        self._clusters: set[str] = set()
         self._clock = clock
         self._ticks: deque[tuple[float, int]] = deque()
         self._consumed = 0
+
+    def windows_closed(self, cluster: str, n: int) -> None:
+        """Count scored windows per cluster, at most ``MAX_CLUSTER_LABELS`` clusters by name."""
+        if cluster not in self._clusters:
+            if len(self._clusters) >= MAX_CLUSTER_LABELS:
+                cluster = OTHER_CLUSTERS
+            else:
+                self._clusters.add(cluster)
+        self.windows.labels(cluster).inc(n)
 
     def consumed(self, topic: str, event_type: str, n: int = 1) -> None:
         self.events.labels(topic, event_type).inc(n)

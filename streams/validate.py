@@ -7,11 +7,13 @@ for raw Kafka values: decode, then check.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from schemas import Codec
+from schemas import FLEET, Codec
 from streams.errors import InvalidRecordError
 from streams.policy import ValidationLimits
 
@@ -20,10 +22,16 @@ AER_SEVERITY = frozenset({"correctable", "nonfatal", "fatal"})
 LINK_KINDS = frozenset({"flap", "down", "up", "symbol_errors", "carrier_change"})
 GPU_COUNTERS = ("ecc_sbe", "ecc_dbe", "retired_pages", "pcie_replay", "nvlink_errors")
 NIC_COUNTERS = ("symbol_errors", "link_downed", "carrier_changes")
+# host_id and cluster: hostnames, FQDNs, inventory ids. They become table keys, file names,
+# log text and a metrics label, so length and characters are bounded.
+MAX_ID_CHARS = 128
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]*")
 
 
 def _bad(reason: str, record: Mapping[str, Any]) -> InvalidRecordError:
-    return InvalidRecordError(reason, host_id=record.get("host_id"), event_type=record.get("event_type"))
+    host = record.get("host_id")
+    host = host[:MAX_ID_CHARS] if isinstance(host, str) else None  # a forged id may be megabytes
+    return InvalidRecordError(reason, host_id=host, event_type=record.get("event_type"))
 
 
 def _finite(value: Any, low: float, high: float) -> bool:
@@ -44,6 +52,20 @@ def _count(record: Mapping[str, Any], name: str, value: Any, limits: ValidationL
         raise _bad(f"absurd_count: {name}={value!r} > {limits.max_count}", record)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a fleet repeats its ids: checked once each, not per record
+def _valid_id(value: str) -> bool:
+    return value == FLEET or (len(value) <= MAX_ID_CHARS and _ID.fullmatch(value) is not None)
+
+
+def _check_id(record: Mapping[str, Any], field: str) -> None:
+    value = record.get(field)
+    if not value:
+        raise _bad(f"missing_{field}", record)
+    if not isinstance(value, str) or not _valid_id(value):
+        shown = value[:40] if isinstance(value, str) else value
+        raise _bad(f"malformed_{field}: {shown!r} (1..{MAX_ID_CHARS} of A-Z a-z 0-9 . _ : @ / -)", record)
+
+
 def check_envelope(record: Mapping[str, Any], limits: ValidationLimits, now_ms: int) -> None:
     ts = record.get("ts")
     if not isinstance(ts, int) or ts < limits.min_ts_ms:
@@ -51,8 +73,9 @@ def check_envelope(record: Mapping[str, Any], limits: ValidationLimits, now_ms: 
     if ts > now_ms + limits.max_future:
         ahead_s = (ts - now_ms) / 1000
         raise _bad(f"ts_in_future: ts is {ahead_s:.0f} s ahead of the worker clock", record)
-    if not record.get("host_id"):
-        raise _bad("missing_host_id", record)
+    _check_id(record, "host_id")
+    if "cluster" in record:
+        _check_id(record, "cluster")
     if record.get("agent_seq", 0) < 0:
         raise _bad(f"negative_agent_seq: {record.get('agent_seq')!r}", record)
 
@@ -179,7 +202,9 @@ def check(record: Mapping[str, Any], limits: ValidationLimits, now_ms: int) -> N
         raise _bad(f"malformed_payload: {type(exc).__name__}: {exc}", record) from exc
 
 
-def decode_checked(codec: Codec, value: bytes | None, limits: ValidationLimits, now_ms: int) -> dict[str, Any]:
+def decode_checked(
+    codec: Codec, value: bytes | None, limits: ValidationLimits, now_ms: int
+) -> dict[str, Any]:
     """Decode a raw value and check it; raises ``DecodeError`` or ``InvalidRecordError`` (both dead-lettered)."""
     record = codec.decode(value).record  # type: ignore[arg-type]  # None fails to decode, with a reason
     check(record, limits, now_ms)

@@ -83,3 +83,31 @@ def test_sample_hot_path_agrees_with_the_detailed_checks(bad: float) -> None:
         except InvalidRecordError:
             detailed = False
         assert _sample_believable(record["payload"], LIMITS) == detailed, path
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("host_id", "h" * 129),
+        ("host_id", "c0-h[/]01"),
+        ("host_id", "c0 h01"),
+        ("host_id", "c0-h01\n"),
+        ("host_id", "ĥost-01"),
+        ("host_id", "-leading-dash"),
+        ("cluster", "c" * 5000),
+        ("cluster", '{job="x"}'),
+        ("cluster", ""),
+    ],
+)
+def test_host_and_cluster_ids_have_length_and_character_rules(field: str, value: str) -> None:
+    record = {**f.xid(79), field: value}
+    why = reason(record)
+    assert why.startswith((f"malformed_{field}", f"missing_{field}")), why
+    assert len(why) < 200  # the forged value is not echoed in full
+
+
+@pytest.mark.parametrize(
+    "host", ["c0-h0001", "gpu-node-001.rack7.dc2.example.com", "GB200_nvl72:tray3", "k8s/node-a@pool", "-"]
+)
+def test_real_world_host_ids_pass(host: str) -> None:
+    check({**f.xid(79), "host_id": host, "cluster": "c0"}, LIMITS, NOW)
