@@ -9,16 +9,18 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 log = logging.getLogger(__name__)
 
 FactType = Literal["XidRaised", "EccErrorObserved", "PcieAerReported", "LinkEventObserved"]
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """One fault event a source saw: its type, event time (ms) and payload shaped like the simulator's."""
+class Fact(NamedTuple):
+    """One fault event a source saw: its type, event time (ms) and payload shaped like the simulator's.
+
+    A NamedTuple, not a frozen dataclass: an XID storm makes one per line, and it is 3x cheaper to build.
+    """
 
     event_type: FactType
     ts: int

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from producers.agent.collector import Problems
-from producers.agent.kmsg import parse_kmsg
+from producers.agent.kmsg import KMSG_HEADER
 
 SOURCE = "kernel_log"
 READ_SIZE = 64 * 1024  # /dev/kmsg returns one record per read; a plain file returns many lines
@@ -73,17 +73,17 @@ class KmsgSource:
     def _line(self, raw: str, after_seq: int | None) -> LogLine | None:
         if not raw or raw[0] == " ":  # empty, or a continuation (KEY=value) line
             return None
-        record = parse_kmsg(raw)
-        if record is None:
+        m = KMSG_HEADER.match(raw)
+        if m is None:
             self.problems.add(SOURCE, "garbled_record", str(self.path), raw[:80])
             return None
-        seq = record.seq
+        seq = int(m.group(1))
         if self.last_seq is not None and seq > self.last_seq + 1:
             self.problems.add(SOURCE, "sequence_gap", str(self.path))
         self.last_seq = seq
         if after_seq is not None and seq <= after_seq:
             return None
-        return LogLine(self.boot_id, seq, self.boot_time_ms + record.ts_us // 1000, record.message)
+        return LogLine(self.boot_id, seq, self.boot_time_ms + int(m.group(2)) // 1000, raw[m.end() :])
 
     def close(self) -> None:
         os.close(self.fd)

@@ -30,7 +30,7 @@ _AER = re.compile(
 _LINK = re.compile(
     r"mlx5_core (?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) (?P<ifname>\S+): Link (?P<state>up|down)"
 )
-_HEADER = re.compile(r"\d+,(\d+),(\d+),[^;]*;")  # priority,sequence,timestamp_us,flags[,...];
+KMSG_HEADER = re.compile(r"\d+,(\d+),(\d+),[^;]*;")  # priority,sequence,timestamp_us,flags[,...];
 _SEVERITY = {"corrected": "correctable", "uncorrected (non-fatal)": "nonfatal", "uncorrected (fatal)": "fatal",
              "uncorrectable (non-fatal)": "nonfatal", "uncorrectable (fatal)": "fatal"}  # fmt: skip
 MAX_MESSAGE = 200
@@ -55,7 +55,7 @@ class KernelEvent(NamedTuple):
 
 def parse_kmsg(line: str) -> KmsgRecord | None:
     """The record of one kmsg line; None for continuation lines (`` KEY=value``) and garbage."""
-    m = _HEADER.match(line)
+    m = KMSG_HEADER.match(line)
     if m is None:
         return None
     message = line[m.end() :]

@@ -40,7 +40,10 @@ def read_fleet(settings: Settings, codec: Codec | None = None) -> FleetView:
         if record["event_type"] == HostInventoried.EVENT_TYPE:
             view.clusters[record["host_id"]] = record["cluster"]
     incident_schemas = {v.schema_id for v in codec.registry.versions(IncidentReported.EVENT_TYPE)}
-    for raw in read_to_end(settings.bootstrap_servers, settings.kafka, settings.topics.actions.name):
+    # the whole log, however long the fleet has run: a partial read would send incidents twice
+    for raw in read_to_end(
+        settings.bootstrap_servers, settings.kafka, settings.topics.actions.name, timeout_s=900
+    ):
         event_id = leading_event_id(raw.value, incident_schemas)
         if event_id is not None:
             view.incident_ids.add(event_id)
