@@ -42,7 +42,9 @@ NOISE = [
 ]
 GPUD_XID = re.compile(r"NVRM: Xid.*?: (\d+),")  # the regex gpud runs over each kernel-log line
 # one regex taking the same fields the agent takes from an XID record (sequence, stamp, bus, code, text)
-SAME_FIELDS = re.compile(r"\d+,(\d+),(\d+),[^;]*;.*?NVRM: Xid \((?:PCI:)?([0-9a-fA-F:]+)(?:\.\d)?\): (\d+),?\s*(.*)")
+SAME_FIELDS = re.compile(
+    r"\d+,(\d+),(\d+),[^;]*;.*?NVRM: Xid \((?:PCI:)?([0-9a-fA-F:]+)(?:\.\d)?\): (\d+),?\s*(.*)"
+)
 
 
 def lines_of(kind: str, n: int) -> list[str]:
