@@ -53,7 +53,8 @@ def backtest(
     from analytics.lake import Lake
     from fleetpulse.backtest.events import Period, read_history
     from fleetpulse.backtest.report import write_report
-    from fleetpulse.backtest.run import run_backtest, sweep_table
+    from fleetpulse.backtest.run import run_backtest
+    from fleetpulse.backtest.summary import summary_table
     from fleetpulse.backtest.sweep import parse_setting, read_policy_data, variants
     from fleetpulse.backtest.when import parse_time
     from fleetpulse.evaluation.sources import load_truth
@@ -79,5 +80,5 @@ def backtest(
         "records": len(history.events),
     }
     html_path, md_path = write_report(results, out, params)
-    console.print(sweep_table(results))
+    console.print(summary_table(results))
     console.print(f"report written to {html_path} and {md_path}")

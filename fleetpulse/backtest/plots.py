@@ -60,7 +60,7 @@ def plot_sweep(results: Sequence[VariantResult], folder: Path) -> Path:
                 y = [getattr(r.score.detectors[name], metric) if r.score else None for r in results]
                 points = [(a, b) for a, b in zip(x, y, strict=True) if b is not None]
                 if points:
-                    ax.plot(*zip(*points, strict=True), marker=marker, fillstyle=fill, ls=":",
+                    ax.plot(*zip(*points, strict=True), marker=marker, fillstyle=fill, ls="none",
                             label=f"{name} {metric}")  # fmt: skip
         ax.set(ylabel="precision / recall (filled / open)", ylim=(-0.05, 1.05))
     else:

@@ -19,6 +19,7 @@ from fleetpulse.backtest.plots import plot_capacity, plot_sweep
 from fleetpulse.backtest.run import VariantResult, sweep_table
 
 TITLE = "fleetpulse backtest"
+STATUSES = ("both", "backtest only", "live only")  # column order of the per-rule table
 
 
 def variant_summary(r: VariantResult) -> dict[str, Any]:
@@ -48,13 +49,14 @@ def by_rule(r: VariantResult) -> pl.DataFrame:
     """Findings per detector and rule: in both runs, only in the backtest (appear), only live (disappear)."""
     if r.findings.height == 0:
         return pl.DataFrame()
-    return (
+    table = (
         r.findings.group_by("detector", "rule", "status")
         .len()
         .pivot(on="status", index=["detector", "rule"], values="len")
         .fill_null(0)
         .sort("detector", "rule")
     )
+    return table.select("detector", "rule", *(s for s in STATUSES if s in table.columns))
 
 
 def _sections(r: VariantResult, folder: Path) -> list[tuple[str, pl.DataFrame | str | Path]]:
