@@ -62,3 +62,9 @@ def test_documented_start_up_error_is_the_real_one(monkeypatch: pytest.MonkeyPat
     with pytest.raises(ConfigError) as info:
         Settings.load()
     assert " ".join(documented.group(1).split()) in " ".join(str(info.value).split())
+
+
+def test_standard_webhooks_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    exec(compile(block("python"), str(DOC), "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("accepted ") and out[1] == "rejected: No matching signature found"
