@@ -53,28 +53,25 @@ Member = tuple[float, float, str | None]  # a host's window: mean step time, mea
 
 
 def _references(members: dict[str, Member], min_job_peers: int) -> dict[str, tuple[float, float]]:
-    """Each host's reference (step, bus bandwidth): its job's medians, or the cluster's for a small job.
+    """Each judged host's reference (step, bus bandwidth): its job's medians.
 
     Hosts of one synchronous job share a model and a step time; another job on the same cluster may
-    run at another pace, so comparing them raw would flag a whole job. A job with fewer hosts than
-    ``min_job_peers`` in the window (or none recorded) has no median of its own to trust and is
-    compared with the whole cluster.
+    run at another pace (another model, another batch), so neither the cluster's median nor another
+    job's says anything about a host. A job with fewer hosts than ``min_job_peers`` in the window
+    has no median of its own to trust: its hosts get no reference and are not judged. Summaries
+    that name no job (written before jobs were recorded) are compared with each other.
     """
     by_job: dict[str | None, list[str]] = {}
     for host, (_, _, job) in members.items():
         by_job.setdefault(job, []).append(host)
-    cluster = (
-        statistics.median(m[0] for m in members.values()),
-        statistics.median(m[1] for m in members.values()),
-    )
     refs: dict[str, tuple[float, float]] = {}
     for job, hosts in by_job.items():
-        ref = cluster
-        if job is not None and len(hosts) >= min_job_peers:
-            ref = (
-                statistics.median(members[h][0] for h in hosts),
-                statistics.median(members[h][1] for h in hosts),
-            )
+        if job is not None and len(hosts) < min_job_peers:
+            continue
+        ref = (
+            statistics.median(members[h][0] for h in hosts),
+            statistics.median(members[h][1] for h in hosts),
+        )
         refs.update((h, ref) for h in hosts)
     return refs
 
@@ -84,7 +81,8 @@ def evaluate_window(
 ) -> list[Verdict]:
     """Score each host's (step_ms, bus_bw) against its peers; too few peers -> no verdicts.
 
-    Each host's values are taken relative to its job's medians (``_references``), and the robust z
+    Each host's values are taken relative to its job's medians (``_references``; a host of a job too
+    small for a median gets no verdict), and the robust z
     of those ratios is computed over the whole cluster. A window is slow when a ratio is both an
     outlier (robust z) and worse than 1 by at least ``min_slowdown``: significant and large enough
     to matter to a synchronous job.
@@ -92,12 +90,14 @@ def evaluate_window(
     if len(members) < policy.min_peers:
         return []
     refs = _references(members, policy.min_job_peers)
-    steps = {h: m[0] / refs[h][0] if refs[h][0] > 0 else 1.0 for h, m in members.items()}
-    bws = {h: m[1] / refs[h][1] if refs[h][1] > 0 else 1.0 for h, m in members.items()}
+    if len(refs) < policy.min_peers:
+        return []
+    steps = {h: members[h][0] / r[0] if r[0] > 0 else 1.0 for h, r in refs.items()}
+    bws = {h: members[h][1] / r[1] if r[1] > 0 else 1.0 for h, r in refs.items()}
     med_s, scale_s = robust_z(list(steps.values()), policy.min_mad_rel)
     med_b, scale_b = robust_z(list(bws.values()), policy.min_mad_rel)
     out = []
-    for host in sorted(members):
+    for host in sorted(refs):
         step, bw = steps[host], bws[host]
         z_s = (step - med_s) / scale_s
         z_b = (bw - med_b) / scale_b

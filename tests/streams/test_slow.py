@@ -456,11 +456,14 @@ def test_a_job_running_at_its_own_pace_is_not_slow_but_a_slow_host_within_it_is(
     assert verdicts["b4"].median_step_ms == pytest.approx(1100.0, rel=0.01)  # its reference: job-b's median
 
 
-def test_hosts_of_a_job_too_small_for_a_median_are_compared_with_the_cluster() -> None:
+def test_hosts_of_a_job_too_small_for_a_median_are_not_judged() -> None:
+    """Jobs run at their own paces: a host alone in its job (here 5 % off the cluster) has no peers."""
     peers = {f"a{i:02d}": (1000.0 + (i % 5 - 2) * 0.5, 380.0, "job-a") for i in range(20)}
-    peers["solo"] = (1050.0, 380.0, "job-solo")  # alone in its job: against the cluster, 5 % slow
+    peers["solo"] = (1050.0, 380.0, "job-solo")
+    peers |= {f"p{i}": (700.0, 300.0, "job-pair") for i in range(2)}
     verdicts = {v.host_id: v for v in evaluate_window(peers, 0, 1, SlowHostPolicy())}
-    assert [h for h, v in verdicts.items() if v.slow] == ["solo"]
+    assert set(verdicts) == {f"a{i:02d}" for i in range(20)} and not any(v.slow for v in verdicts.values())
+    assert evaluate_window({**peers, "a00": (1100.0, 380.0, "job-a")}, 0, 1, SlowHostPolicy())[0].slow
 
 
 def test_summaries_carry_the_job_to_the_cluster_stage() -> None:
