@@ -13,6 +13,7 @@ import typer
 
 from ground.cli_context import settings_of
 from producers.agent.service import once, serve
+from producers.agent.testing import FixtureHost
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,12 @@ def agent(
     host_id: Annotated[
         str | None, typer.Option(help="Host id of the events (default: the host name).")
     ] = None,
+    fixture_host: Annotated[
+        Path | None,
+        typer.Option(
+            help="Build a synthetic 8-GPU, 8-port host under this folder and read it (demos, compose)."
+        ),
+    ] = None,
 ) -> None:
     """Collect this host's GPU, NIC, PCIe and kernel-log telemetry and send the simulator's events to Kafka.
 
@@ -55,8 +62,15 @@ def agent(
         update["state_dir"] = state_dir
     if host_id is not None:
         update["host_id"] = host_id
+    if fixture_host is not None:
+        host = FixtureHost(fixture_host)
+        kernel = {"kmsg_path": host.kmsg, "boot_id_path": host.boot_id, "journalctl": False}
+        update |= {"sysfs_root": host.sys, "kernel_log": a.kernel_log.model_copy(update=kernel)}
+        update["nvml"] = a.nvml.model_copy(update={"enabled": False})
     if kmsg_path is not None:
-        update["kernel_log"] = a.kernel_log.model_copy(update={"kmsg_path": kmsg_path})
+        update["kernel_log"] = update.get("kernel_log", a.kernel_log).model_copy(
+            update={"kmsg_path": kmsg_path}
+        )
     if nvml is not None:
         update["nvml"] = a.nvml.model_copy(update={"enabled": nvml})
     if dcgm_url is not None:

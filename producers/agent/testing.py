@@ -24,7 +24,7 @@ AER_NAMES = {"aer_dev_correctable": ("RxErr", "BadTLP", "BadDLLP", "Rollover", "
 
 
 class FixtureHost:
-    """A host's /sys, /dev/kmsg and boot id under ``root``."""
+    """A host's /sys, /dev/kmsg and boot id under ``root`` (built anew, also over an earlier one)."""
 
     def __init__(self, root: Path, gpus: int = 8, nics: int = 8, link_layer: str = "InfiniBand") -> None:
         self.root = root
@@ -47,8 +47,9 @@ class FixtureHost:
             (dev / "class").write_text("0x020700\n")
             ib = self.sys / "class" / "infiniband" / f"mlx5_{i}"
             port = ib / "ports" / "1"
-            (port / "counters").mkdir(parents=True)
-            (ib / "device").symlink_to(dev)
+            (port / "counters").mkdir(parents=True, exist_ok=True)
+            if not (ib / "device").is_symlink():
+                (ib / "device").symlink_to(dev)
             (port / "link_layer").write_text(f"{link_layer}\n")
             (port / "phys_state").write_text("5: LinkUp\n")
             (port / "state").write_text("4: ACTIVE\n")

@@ -24,3 +24,14 @@ def test_once_print_prints_one_round_as_json(host: FixtureHost, tmp_path: Path) 
     assert records[1]["payload"]["gpu"] == 5
     assert {r["host_id"] for r in records} == {"fx-h1"}
     assert not (tmp_path / "state").exists()  # --once writes no state and sends nothing
+
+
+def test_fixture_host_option_builds_and_reads_a_synthetic_host(tmp_path: Path) -> None:
+    args = ["agent", "--once", "--print", "--fixture-host", str(tmp_path / "fx"), "--host-id", "fx-h2"]
+    env = {"FLEETPULSE_AGENT__STEP_TIME__ENABLED": "false"}
+    for _ in range(2):  # a second start rebuilds the same host over the first
+        result = CliRunner().invoke(app, args, env=env)
+        assert result.exit_code == 0, result.output
+        records = [json.loads(line) for line in result.stdout.splitlines()]
+        inventory = records[0]["payload"]
+        assert (inventory["gpu_count"], inventory["nic_ports"]) == (8, 8)
