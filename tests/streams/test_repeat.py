@@ -221,3 +221,28 @@ def test_host_state_round_trips_through_the_tables_json_and_reads_unversioned_re
     assert HostState.from_stored(legacy) == state
     with pytest.raises(msgspec.ValidationError):
         HostState.from_stored({**stored, "pos": "not a position"})
+
+
+def test_link_downs_spread_over_weeks_meet_the_long_window_rule(policy: Policy) -> None:
+    """3 link downs on one port in 28 days (10 days apart: never 2 within the 7-day rule) is a bad cable."""
+    downs = [f.link("down", port=3, ts=START_TS + k * 10 * DAY) for k in range(3)]
+    found = run(downs, policy)
+    assert [(x.rule, x.scope_key, x.recommended_action) for x in found] == [
+        ("link_down_repeat_port_long", "h1/3", "cable_replacement")
+    ]
+    assert run(downs[:2], policy) == []
+    assert run([f.link("down", port=3, ts=START_TS + k * 15 * DAY) for k in range(3)], policy) == []  # 30 d
+
+
+def test_one_gpu_with_several_symptoms_is_an_rma(policy: Policy) -> None:
+    """An SRAM error, NVLink errors, then it falls off the bus: one class each, no per-class rule fires."""
+    symptoms = [
+        f.ecc(memory="sram", gpu=5, ts=START_TS),
+        f.xid(74, gpu=5, ts=START_TS + DAY),
+        f.xid(79, gpu=5, ts=START_TS + 3 * DAY),
+    ]
+    found = run(symptoms, policy)
+    assert [(x.rule, x.scope_key, x.recommended_action) for x in found] == [("gpu_any_symptom", "h1/5", "rma")]
+    spread = [{**e, "payload": {**e["payload"], "gpu": g}} for e, g in zip(symptoms, (1, 2, 5), strict=True)]
+    assert run(spread, policy) == []  # three GPUs of one host: not one sick GPU
+    assert run([{**symptoms[2], "ts": START_TS + 6 * DAY}, *symptoms[:2]], policy) == []
