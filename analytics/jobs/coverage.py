@@ -10,7 +10,10 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-UNCLASSIFIED = "unclassified"
+from schemas.taxonomy import INCIDENT_CAUSES, UNCLASSIFIED
+
+# Every cause of the contract's taxonomy but ``unclassified`` (Llama 3's Table 5 and beyond).
+CLASSIFIED_CAUSES = tuple(c for c in INCIDENT_CAUSES if c != UNCLASSIFIED)
 
 
 class Coverage(NamedTuple):
@@ -34,8 +37,8 @@ class Coverage(NamedTuple):
 
 
 def is_classified(cause: pl.Expr) -> pl.Expr:
-    """A cause in the taxonomy: present and not ``unclassified``."""
-    return cause.is_not_null() & (cause != UNCLASSIFIED) & (cause != "")
+    """A cause of the taxonomy other than ``unclassified`` (a missing or unknown one is not)."""
+    return cause.is_in(CLASSIFIED_CAUSES).fill_null(False)
 
 
 def classified_coverage(frame: pl.DataFrame, unit: str, column: str = "cause") -> Coverage:

@@ -12,7 +12,7 @@ from typing import Literal
 
 import polars as pl
 
-from analytics.jobs.incidents import load_incidents
+from analytics.jobs.incidents import load_incidents, normalised_cause
 from analytics.jobs.source import scan_optional
 
 FaultKind = Literal[
@@ -124,11 +124,7 @@ def signal_free_faults(interrupted: pl.LazyFrame) -> pl.LazyFrame:
 def incident_faults(incidents: pl.LazyFrame) -> pl.LazyFrame:
     """Fault rows for recorded incidents: kind and cause are the incident's cause (``unclassified``
     when its source class had no mapping), at its start; a GPU or port component becomes gpu / port."""
-    cause = (
-        pl.when(pl.col("cause").is_not_null() & (pl.col("cause") != ""))
-        .then(pl.col("cause"))
-        .otherwise(pl.lit("unclassified"))
-    )
+    cause = normalised_cause(pl.col("cause"))
 
     def unit(kind: str) -> pl.Expr:
         return pl.when(pl.col("component_kind") == kind).then(

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import polars as pl
 
-from analytics.jobs.coverage import UNCLASSIFIED, is_classified
+from analytics.jobs.coverage import is_classified
 from analytics.jobs.source import scan_optional
+from schemas.taxonomy import UNCLASSIFIED
 
 INCIDENTS_TABLE = "incidents"
 OPERATOR_EVENTS_TABLE = "operator_events"

@@ -11,9 +11,9 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-from analytics.jobs.coverage import UNCLASSIFIED
 from analytics.jobs.incidents import normalised_cause
 from analytics.jobs.source import MS_PER_HOUR
+from schemas.taxonomy import UNCLASSIFIED
 
 # Llama 3 (Dubey et al. 2024, Table 5): share of 419 unexpected interruptions, 16,384 H100, 54 days.
 LLAMA3_TABLE5: dict[str, float] = {

@@ -11,15 +11,21 @@ from typing import Literal
 
 import polars as pl
 
-from analytics.jobs.coverage import UNCLASSIFIED, Coverage
+from analytics.jobs.coverage import Coverage
 from analytics.jobs.faults import KIND_CAUSE
 from analytics.jobs.incidents import normalised_cause
 from analytics.jobs.source import MS_PER_HOUR
+from schemas.taxonomy import CLOSING_KINDS, OPENING_KINDS, UNCLASSIFIED
 
 Source = Literal["incident", "operator", "planner"]
 SOURCES: tuple[Source, ...] = ("incident", "operator", "planner")
 # Causes whose outage is no hardware repair (a restart clears them): not a domain's repair time.
 NO_REPAIR_CAUSES = ("software", "nccl_watchdog")
+# Operators' steps pair within their kind: a repair is finished, an RMA replaced, a host returned.
+STEP_GROUP = {
+    "out_of_service": "service", "returned_to_service": "service", "repair_started": "repair",
+    "repair_finished": "repair", "rma_shipped": "rma", "rma_replaced": "rma",
+}  # fmt: skip
 # The planner's actions that take a host out (a suspicion alone takes nothing out).
 PLANNER_STARTS = ("drain_requested", "drained")
 
@@ -41,13 +47,30 @@ def _finish(frame: pl.LazyFrame, source: Source) -> pl.LazyFrame:
     )
 
 
-def incident_intervals(incidents: pl.LazyFrame) -> pl.LazyFrame:
-    """One outage per incident; ``end_ts`` null while it is open (or when the source gave no end)."""
+def incident_intervals(incidents: pl.LazyFrame, operator: pl.LazyFrame | None = None) -> pl.LazyFrame:
+    """One outage per incident; ``end_ts`` null while it is open (or when the source gave no end).
+
+    An operator's ``returned_to_service`` while the incident is open ends it there: the host was
+    back, whatever end the source recorded later (or never).
+    """
     end = pl.when(pl.col("end_ts") >= pl.col("start_ts")).then(pl.col("end_ts"))
-    return _finish(
-        incidents.select("host_id", normalised_cause(pl.col("cause")).alias("cause"), "start_ts", end.alias("end_ts")),
-        "incident",
+    frame = incidents.select(
+        "event_id", "host_id", normalised_cause(pl.col("cause")).alias("cause"), "start_ts", end.alias("end_ts")
     )  # fmt: skip
+    if operator is not None:
+        back = operator.filter(pl.col("kind") == "returned_to_service").select(
+            "host_id", pl.col("ts").alias("_back")
+        )
+        open_then = (pl.col("_back") >= pl.col("start_ts")) & (
+            pl.col("end_ts").is_null() | (pl.col("_back") < pl.col("end_ts"))
+        )
+        first_back = (
+            frame.join(back, on="host_id").filter(open_then).group_by("event_id").agg(pl.col("_back").min())
+        )
+        frame = frame.join(first_back, on="event_id", how="left").with_columns(
+            pl.coalesce("_back", "end_ts").alias("end_ts")
+        )  # fmt: skip
+    return _finish(frame, "incident")
 
 
 def _episodes(events: pl.LazyFrame, ends: pl.Expr, starts: pl.Expr, cause: pl.Expr) -> pl.LazyFrame:
@@ -69,14 +92,39 @@ def _episodes(events: pl.LazyFrame, ends: pl.Expr, starts: pl.Expr, cause: pl.Ex
 
 
 def operator_intervals(events: pl.LazyFrame) -> pl.LazyFrame:
-    """``out_of_service`` → ``returned_to_service`` per host; the cause is the first one the episode names."""
-    kinds = events.filter(pl.col("kind").is_in(["out_of_service", "returned_to_service"]))
-    named = normalised_cause(pl.col("cause"))
-    cause = pl.when(named != UNCLASSIFIED).then(named)
-    return _finish(
-        _episodes(kinds, pl.col("kind") == "returned_to_service", pl.col("kind") == "out_of_service", cause),
-        "operator",
+    """Operators' spells: an opening step (out of service, repair started, RMA shipped) until the closing
+    step of its kind and ticket (or of its kind without a ticket), or ``returned_to_service``, which
+    closes every spell open on the host. A step repeated while its spell is open changes nothing; the
+    cause is the one the opening step names, else the closing one's, else ``unclassified``."""
+    group = pl.col("kind").replace_strict(STEP_GROUP, default=None)
+    steps = events.select("host_id", "ts", "kind", "cause", "ticket_id").with_columns(
+        group.alias("group"), (group + ":" + pl.col("ticket_id").fill_null("-")).alias("key")
     )
+    opens = steps.filter(pl.col("kind").is_in(list(OPENING_KINDS))).with_row_index("_open")
+    closes = steps.filter(pl.col("kind").is_in(list(CLOSING_KINDS))).select(
+        "host_id", pl.col("ts").alias("_end"), pl.col("kind").alias("_kind"), pl.col("key").alias("_key"),
+        pl.col("group").alias("_group"), pl.col("ticket_id").alias("_ticket"), pl.col("cause").alias("_cause"),
+    )  # fmt: skip
+    closes_it = (pl.col("_end") >= pl.col("ts")) & (
+        (pl.col("_kind") == "returned_to_service")
+        | (pl.col("_key") == pl.col("key"))
+        | ((pl.col("_group") == pl.col("group")) & pl.col("_ticket").is_null())
+    )
+    ends = (
+        opens.join(closes, on="host_id")
+        .filter(closes_it)
+        .sort("_end")
+        .group_by("_open")
+        .agg(pl.col("_end").first().alias("end_ts"), pl.col("_cause").first())
+    )
+    cause = pl.coalesce(pl.col("cause").drop_nulls().first(), pl.col("_cause").drop_nulls().first())
+    spells = (
+        opens.join(ends, on="_open", how="left")
+        .group_by("host_id", "key", "end_ts")
+        .agg(pl.col("ts").min().alias("start_ts"), cause.alias("cause"))
+        .with_columns(normalised_cause(pl.col("cause")).alias("cause"))
+    )
+    return _finish(spells, "operator")
 
 
 def rule_cause(rule: pl.Expr) -> pl.Expr:
@@ -101,7 +149,7 @@ def all_intervals(
     """Every outage of the three sources (any may be None), open ones included."""
     parts = []
     if incidents is not None:
-        parts.append(incident_intervals(incidents))
+        parts.append(incident_intervals(incidents, operator))
     if operator is not None:
         parts.append(operator_intervals(operator))
     if actions is not None:

@@ -13,7 +13,7 @@ from analytics.jobs import build_report, run_job
 from analytics.jobs.errors import InsufficientDataError
 from analytics.jobs.faults import incident_faults
 from analytics.jobs.incidents import cause_table, unclassified_classes
-from analytics.jobs.repairs import operator_intervals, planner_intervals
+from analytics.jobs.repairs import incident_intervals, operator_intervals, planner_intervals
 from fleetpulse.cli import app
 from tests.analytics.jobs.factories import HOUR, START
 from tests.analytics.jobs.trace_lake import (
@@ -67,10 +67,43 @@ def test_operator_spells_pair_out_of_service_with_returned() -> None:
         "kind": ["out_of_service", "repair_started", "returned_to_service", "out_of_service",
                  "returned_to_service", "out_of_service"],
         "cause": ["fan", None, None, None, None, "power"],
+        "ticket_id": ["T1", "T1", "T1", None, None, "T3"],
     })  # fmt: skip
-    got = operator_intervals(events).collect().sort("host_id")
-    assert got.select("host_id", "cause").rows() == [("a", "fan"), ("b", "unclassified"), ("c", "power")]
-    assert got["hours"].to_list() == [pytest.approx(5.0), pytest.approx(2.0), None]  # c is still out
+    got = operator_intervals(events).collect().sort("host_id", "start_ts")
+    # a's repair (1 h → 5 h) is a spell of its own, closed by the return; c is still out
+    assert got.select("host_id", "cause").rows() == [
+        ("a", "fan"), ("a", "unclassified"), ("b", "unclassified"), ("c", "power")
+    ]  # fmt: skip
+    assert got["hours"].to_list() == [pytest.approx(5.0), pytest.approx(4.0), pytest.approx(2.0), None]
+
+
+def test_operator_steps_pair_by_kind_and_ticket_and_repeats_change_nothing() -> None:
+    events = pl.LazyFrame({
+        "host_id": ["a"] * 6,
+        "ts": [0, HOUR, 2 * HOUR, 3 * HOUR, 7 * HOUR, 9 * HOUR],
+        "kind": ["rma_shipped", "repair_started", "rma_shipped", "repair_finished", "rma_replaced",
+                 "repair_finished"],
+        "cause": ["faulty_gpu", "psu", None, None, None, None],
+        "ticket_id": ["R1", "P1", "R1", "P1", "R1", None],
+    })  # fmt: skip
+    got = operator_intervals(events).collect().sort("start_ts")
+    # R1 shipped twice while open: one spell 0 → 7 h; P1 1 → 3 h; the ticketless finish closes nothing open
+    assert got.select("cause", "start_ts", "end_ts").rows() == [
+        ("faulty_gpu", 0, 7 * HOUR),
+        ("psu", HOUR, 3 * HOUR),
+    ]
+
+
+def test_a_return_to_service_ends_an_open_incident() -> None:
+    incidents = pl.LazyFrame({
+        "event_id": ["i1", "i2", "i3"], "host_id": ["a", "a", "b"], "cause": ["power", "fan", "fan"],
+        "start_ts": [0, 10 * HOUR, 0], "end_ts": [None, 11 * HOUR, 20 * HOUR],
+    })  # fmt: skip
+    back = pl.LazyFrame({"host_id": ["a", "b"], "ts": [4 * HOUR, 6 * HOUR], "kind": ["returned_to_service"] * 2,
+                         "cause": [None, None], "ticket_id": [None, None]})  # fmt: skip
+    got = incident_intervals(incidents, back).collect().sort("host_id", "start_ts")
+    # a's open incident ends at the return; the later one is untouched; b was back before its recorded end
+    assert got["end_ts"].to_list() == [4 * HOUR, 11 * HOUR, 6 * HOUR]
 
 
 def test_planner_episodes_start_at_a_drain_and_take_the_rule_cause() -> None:
@@ -113,7 +146,7 @@ def test_incidents_job_counts_each_incident_once_and_gives_coverage(trace_lake: 
     assert cov["text"] == f"{total - unclassified} of {total} incidents classified (75.0%)"
     assert result.tables["unclassified_classes"]["source_class"].to_list() == ["other/unknown", "stress/fail"]
     ttr_cov = result.summary["coverage"]["time_to_repair"]
-    open_incidents, spells, open_spells = 2, 3, 1
+    open_incidents, spells, open_spells = 2, 4, 1  # node004's repair is a spell of its own
     closed = total - open_incidents + spells - open_spells
     assert (ttr_cov["counted"], ttr_cov["total"]) == (closed, total + spells)
 
@@ -126,8 +159,9 @@ def test_early_life_without_install_dates_is_skipped_and_says_why(trace_lake: Pa
 def test_domain_sizing_measures_repair_time_and_says_what_it_assumed(trace_lake: Path) -> None:
     result = run_job("maintenance-domain", trace_lake)
     inputs, model = result.summary["inputs"], result.summary["model"]
-    # closed outages, none of a no-repair cause: ten incidents, then the operator's two spells (fan, unnamed)
-    closed = [4.0, 8, 12, 1, 2, 3, 10, 6, 2, 0.5, 5, 2]
+    # closed outages, none of a no-repair cause: ten incidents, then the operator's three closed spells
+    # (node004 out 5 h with its repair 4 h inside, node005 out 2 h)
+    closed = [4.0, 8, 12, 1, 2, 3, 10, 6, 2, 0.5, 5, 4, 2]
     assert model["repair_hours"] == pytest.approx(float(pl.Series(closed).median()))
     assert inputs["repair_hours"].startswith(f"measured: median of {len(closed)} closed outages")
     assert inputs["job_hosts"].startswith("assumed") and model["job_hosts"] == 8
