@@ -68,7 +68,8 @@ def in_order(records: Iterable[Record]) -> list[Record]:
 def read_table(lake: Lake, table: str, period: Period) -> list[Record]:
     """One table's records within ``period`` (the reader gives an empty frame for a missing table)."""
     frame = lake.scan(table).filter(period.expr()).drop("date").collect()
-    return [unflatten(row) for row in frame.iter_rows(named=True)]
+    # Arrow's row conversion is about twice as fast as Polars' on nested columns (samples' gpus, nics).
+    return [unflatten(row) for row in frame.to_arrow().to_pylist()]
 
 
 def read_tables(lake: Lake, tables: Sequence[str], period: Period) -> list[Record]:

@@ -30,6 +30,7 @@ from streams.validate import check
 
 # Event time between two planner ticks (the live worker ticks every second of wall time).
 DEFAULT_TICK_MS = 60_000
+BUNDLE = 2_000  # cluster-stage messages sent as one bundle per cluster (the worker bundles per fetched batch)
 PARTITION = 0  # the replay is one ordered source, as one samples partition and one errors partition
 
 
@@ -74,6 +75,9 @@ class Replay:
         self.watermark: int | None = None
         self.next_tick: int | None = None
         self._ticked: dict[str, tuple[Any, ...]] = {}
+        self._tick_count = -1  # FleetState.count at the last tick
+        self._due: int | None = None  # the earliest repair due, as of the last tick
+        self.pending: list[dict[str, Any]] = []  # cluster-stage messages not sent yet
 
     # -- the stream -------------------------------------------------------------------------------
 
@@ -95,6 +99,7 @@ class Replay:
         """One error or sample, read at the next offset of the one source partition."""
         ts = record["ts"]
         if self.next_tick is not None and ts >= self.next_tick:
+            self._flush()
             self.tick()
         self.watermark = ts if self.watermark is None else max(self.watermark, ts)
         if self.next_tick is None or ts >= self.next_tick:
@@ -112,6 +117,7 @@ class Replay:
             self._error(record)
 
     def _error(self, record: Record) -> None:
+        self._flush()  # samples before this error reach the planner before it does
         signal = classify(record, self.policy)
         if signal is None:
             return
@@ -127,10 +133,13 @@ class Replay:
         messages, late = self.folder.fold(self.partition, record)
         if late:
             self.late["samples"] += 1
-        self._cluster(messages)
+        self.pending += messages
+        if len(self.pending) >= BUNDLE:
+            self._flush()
 
-    def _cluster(self, messages: list[dict[str, Any]]) -> None:
-        """Messages for the cluster stage, one bundle per cluster in source order (as the worker sends them)."""
+    def _flush(self) -> None:
+        """The pending messages to the cluster stage, one bundle per cluster in source order (as the worker's batches)."""
+        messages, self.pending = self.pending, []
         bundles: dict[str, list[dict[str, Any]]] = {}
         for message in messages:
             bundles.setdefault(message["cluster"], []).append(message)
@@ -156,8 +165,14 @@ class Replay:
         self.actions += self.planner.on_finding(self.fleet, finding, domain, size)
 
     def tick(self) -> None:
-        """Move every domain with work due at the watermark (``DetectApp._send_ticks`` and the planner agent)."""
-        if self.watermark is None:
+        """Move every domain with work due at the watermark (``DetectApp._send_ticks`` and the planner agent).
+
+        A domain's work signature depends on the event time only through its next due repair; the
+        rest changes only with the fleet state (``FleetState.count``). Unless one of those moved, no
+        signature can have changed since the last tick, and it is skipped without asking each domain.
+        """
+        wm = self.watermark
+        if wm is None or (self.fleet.count == self._tick_count and (self._due is None or wm < self._due)):
             return
         for domain in sorted(self.fleet.domains):
             size = self.inventory.domain_size(domain)
@@ -165,10 +180,16 @@ class Replay:
             if signature is not None and self._ticked.get(domain) != signature:
                 self._ticked[domain] = signature
                 self.actions += self.planner.reconcile(self.fleet, domain, size, self.watermark)
+        self._tick_count = self.fleet.count
+        dues = [
+            d for d in (self.planner.next_due(self.fleet, dom) for dom in self.fleet.domains) if d is not None
+        ]
+        self._due = min(dues, default=None)
 
     def finish(self, start_ts: int | None) -> ReplayResult:
         """The source goes idle (every window its data passed closes), then a last tick."""
-        self._cluster(self.folder.progress(self.partition, "idle"))
+        self.pending += self.folder.progress(self.partition, "idle")
+        self._flush()
         self.tick()
         return ReplayResult(
             findings=list(self.findings),
