@@ -176,10 +176,10 @@ class Replay:
             return
         for domain in sorted(self.fleet.domains):
             size = self.inventory.domain_size(domain)
-            signature = self.planner.work_signature(self.fleet, domain, size, self.watermark)
+            signature = self.planner.work_signature(self.fleet, domain, size, wm)
             if signature is not None and self._ticked.get(domain) != signature:
                 self._ticked[domain] = signature
-                self.actions += self.planner.reconcile(self.fleet, domain, size, self.watermark)
+                self.actions += self.planner.reconcile(self.fleet, domain, size, wm)
         self._tick_count = self.fleet.count
         dues = [
             d for d in (self.planner.next_due(self.fleet, dom) for dom in self.fleet.domains) if d is not None
