@@ -140,8 +140,12 @@ class DcgmCollector:
 
         if counts:
             for gpu, code, value in counts:
-                d = self.counters.delta(f"{gpu}:xid{code}", int(value))
-                obs.facts += [xid(gpu, code)] * (d.value if d.outcome != "first" else 0)
+                # a count over a sliding window: a decrease is XIDs ageing out, never a reset
+                key = f"{gpu}:xid{code}"
+                previous = self.counters.last.get(key)
+                self.counters.last[key] = int(value)
+                new = 0 if previous is None else max(0, int(value) - previous)
+                obs.facts += [xid(gpu, code)] * new
             return
         for gpu, v in values.items():
             code = int(v.get(XID_LAST, 0))

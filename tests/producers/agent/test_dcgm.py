@@ -74,3 +74,23 @@ def test_scrape_failures_and_garbage_are_counted(problems: Problems) -> None:
     assert down.collect(0).facts == []
     assert problems.counts[("dcgm", "garbled_page")] == 1
     assert problems.counts[("dcgm", "scrape_failed")] == 1
+
+
+def test_the_xid_count_catches_repeats_the_last_xid_gauge_misses(problems: Problems) -> None:
+    """dcgm-exporter issues 190/500/502: a repeated XID leaves DCGM_FI_DEV_XID_ERRORS unchanged."""
+    count = {"n": 0}
+
+    def text() -> str:
+        return (
+            page(xid1=79)
+            + "# TYPE DCGM_EXP_XID_ERRORS_COUNT gauge\n"
+            + f'DCGM_EXP_XID_ERRORS_COUNT{{gpu="1",pci_bus_id="00000000:2A:00.0",window_size_in_ms="300000",xid="79"}} {count["n"]}\n'
+        )
+
+    c = scraper(text, problems)
+    c.collect(0)
+    count["n"] = 2  # two more XID 79s; the last-XID gauge still says 79
+    facts = [f for f in c.collect(10_000).facts if f.event_type == "XidRaised"]
+    assert [(f.payload["gpu"], f.payload["xid"]) for f in facts] == [(1, 79), (1, 79)]
+    count["n"] = 1  # one aged out of the exporter's window: nothing new
+    assert [f for f in c.collect(20_000).facts if f.event_type == "XidRaised"] == []

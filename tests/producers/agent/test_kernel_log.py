@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from ground.settings.agent import KernelLogSettings
 from producers.agent.collector import Problems
 from producers.agent.kernel_log import KernelLogCollector
+from producers.agent.kernel_sources import KmsgSource
 from producers.agent.testing import GPU_BUSES, FixtureHost
 from producers.agent.units import Units
 
@@ -140,3 +144,16 @@ def test_journal_fallback_reads_json_and_keeps_the_cursor(tmp_path: Path, proble
     assert seen == ["s=old"]
     assert [(f.ts, f.payload["xid"]) for f in facts] == [(1_700_000_000_123, 79)]
     assert c.state()["cursor"] == "s=abc"
+
+
+@pytest.mark.skipif(not os.access("/dev/kmsg", os.R_OK), reason="/dev/kmsg is not readable here")
+def test_the_real_kmsg_device_reads_one_record_per_read(problems: Problems) -> None:
+    source = KmsgSource(Path("/dev/kmsg"), "boot", 0, problems)
+    try:
+        lines = list(source.read(None, 50))
+    finally:
+        source.close()
+    assert lines, "the ring buffer holds records since boot"
+    seqs = [line.seq for line in lines]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert problems.counts[("kernel_log", "garbled_record")] == 0
