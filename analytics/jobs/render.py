@@ -62,5 +62,5 @@ body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:
 table{{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}}
 th,td{{border:1px solid #ccc;padding:3px 8px;text-align:right}} th{{background:#f3f3f3}}
 td:first-child,th:first-child{{text-align:left}} img{{max-width:100%}} .note{{color:#a60}}
-.ok{{color:#080}} .bad{{color:#c00}}
+.ok{{color:#080}} .bad{{color:#c00}} .coverage{{color:#555;font-style:italic;margin:.2em 0}}
 </style></head><body>"""
