@@ -87,7 +87,7 @@ def _summary_lines(result: JobResult) -> list[str]:
         return lines
     if result.name == "offenders":
         return [f"{s['repeat_offenders']} repeat offenders (≥ {s['min_events']} faults of one class); "
-                f"host-level share of hardware faults: {fmt(s['host_share_of_faults'])}"]  # fmt: skip
+                f"host-level share of hardware faults: {fmt(s['host_share_of_faults']) or 'none (no fault with a hardware signal)'}"]  # fmt: skip
     return [f"{c['metric']}: {c['group_b']} − {c['group_a']} = {c['diff']:+.4g} "
             f"[{c['diff_lo']:+.4g}, {c['diff_hi']:+.4g}], Mann–Whitney p={c['p_value']:.2g}"
             for c in s.get("comparisons", {}).values()]  # fmt: skip
