@@ -93,5 +93,7 @@ def test_domain_sizing_takes_the_job_size_from_the_samples_without_interruptions
     shutil.copytree(lake, partial, ignore=shutil.ignore_patterns("job_interrupted"))
     result = run_job("maintenance-domain", partial)
     widest = max(fleet.job_sizes_hosts)
-    assert result.summary["inputs"]["job_hosts"] == f"measured: the largest job in the samples, {widest} hosts"
+    assert (
+        result.summary["inputs"]["job_hosts"] == f"measured: the largest job in the samples, {widest} hosts"
+    )
     assert result.summary["model"]["job_hosts"] == widest
