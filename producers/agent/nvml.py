@@ -167,6 +167,16 @@ class NvmlCollector:
                 self.problems.add(SOURCE, "read_failed", f"gpu{gpu}/{field}", str(exc))
             return None
 
+    def _ecc_total(self, gpu: int, h: Any, field: str, kind: int) -> Any:
+        """Volatile ECC count (since the driver loaded), else the aggregate (lifetime) one where volatile is unsupported."""
+        nv = self.nv
+        value = self._get(gpu, field, "nvmlDeviceGetTotalEccErrors", h, kind, nv.NVML_VOLATILE_ECC)
+        if value is None:
+            value = self._get(
+                gpu, f"{field}_aggregate", "nvmlDeviceGetTotalEccErrors", h, kind, nv.NVML_AGGREGATE_ECC
+            )
+        return value
+
     def _delta(self, gpu: int, field: str, value: Any) -> int:
         if value is None:
             return 0
@@ -180,22 +190,8 @@ class NvmlCollector:
         temp = g(gpu, "temp_c", "nvmlDeviceGetTemperature", h, nv.NVML_TEMPERATURE_GPU)
         power = g(gpu, "power_w", "nvmlDeviceGetPowerUsage", h)
         util = g(gpu, "util_pct", "nvmlDeviceGetUtilizationRates", h)
-        sbe = g(
-            gpu,
-            "ecc_sbe",
-            "nvmlDeviceGetTotalEccErrors",
-            h,
-            nv.NVML_MEMORY_ERROR_TYPE_CORRECTED,
-            nv.NVML_VOLATILE_ECC,
-        )
-        dbe = g(
-            gpu,
-            "ecc_dbe",
-            "nvmlDeviceGetTotalEccErrors",
-            h,
-            nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
-            nv.NVML_VOLATILE_ECC,
-        )
+        sbe = self._ecc_total(gpu, h, "ecc_sbe", nv.NVML_MEMORY_ERROR_TYPE_CORRECTED)
+        dbe = self._ecc_total(gpu, h, "ecc_dbe", nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED)
         sram = g(gpu, "ecc_sram_dbe", "nvmlDeviceGetMemoryErrorCounter", h, nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
                  nv.NVML_VOLATILE_ECC, nv.NVML_MEMORY_LOCATION_SRAM)  # fmt: skip
         rows = g(gpu, "remapped_rows", "nvmlDeviceGetRemappedRows", h)

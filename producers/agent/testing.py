@@ -167,6 +167,12 @@ def fake_pynvml(gpus: int = 8, not_supported: frozenset[str] = frozenset()) -> t
         )
 
     v = lambda k: lambda h, *a: h.values[k]  # noqa: E731
+
+    def total_ecc(h: FakeGpu, kind: int, counter: int) -> int:
+        if counter == 0 and not h.values.get("volatile", True):  # some GPUs keep aggregate counts only
+            raise NVMLError(3)
+        return int(h.values["sbe" if kind == 0 else "dbe"])
+
     table = {
         "nvmlInit": lambda: None, "nvmlShutdown": lambda: None, "nvmlDeviceGetCount": lambda: len(state),
         "nvmlDeviceGetHandleByIndex": lambda i: state[i], "nvmlSystemGetDriverVersion": lambda: "550.54.15",
@@ -178,7 +184,7 @@ def fake_pynvml(gpus: int = 8, not_supported: frozenset[str] = frozenset()) -> t
         "nvmlDeviceGetTemperature": v("temp"), "nvmlDeviceGetPowerUsage": v("power_mw"),
         "nvmlDeviceGetClockInfo": v("sm"), "nvmlDeviceGetPcieReplayCounter": v("replay"),
         "nvmlDeviceGetUtilizationRates": lambda h: types.SimpleNamespace(gpu=h.values["util"], memory=40),
-        "nvmlDeviceGetTotalEccErrors": lambda h, kind, counter: h.values["sbe" if kind == 0 else "dbe"],
+        "nvmlDeviceGetTotalEccErrors": total_ecc,
         "nvmlDeviceGetMemoryErrorCounter": lambda h, kind, counter, where: h.values["sram"],
         "nvmlDeviceGetRemappedRows": v("rows"), "nvmlDeviceGetCurrPcieLinkGeneration": v("gen"),
         "nvmlDeviceGetCurrPcieLinkWidth": v("width"), "nvmlDeviceGetMaxPcieLinkGeneration": lambda h: 5,

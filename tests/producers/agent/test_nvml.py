@@ -87,3 +87,13 @@ def test_no_driver_is_counted_not_raised(problems: Problems) -> None:
     c = NvmlCollector(NvmlSettings(), Units(), problems, Broken())  # type: ignore[arg-type]
     assert c.collect(0).gpus == {}
     assert problems.counts[("nvml", "unavailable")] == 1
+
+
+def test_aggregate_ecc_where_volatile_is_unsupported(nvml: Any, problems: Problems) -> None:
+    nvml.gpus[1].values.update(volatile=False, dbe=5)
+    c = make(nvml, problems)
+    c.collect(0)
+    nvml.gpus[1].values.update(dbe=7)
+    facts = c.collect(1000).facts
+    assert [(f.payload["gpu"], f.payload["count"]) for f in facts] == [(1, 2)]
+    assert problems.counts[("nvml", "unsupported")] == 2  # volatile sbe and dbe of GPU 1, once each
