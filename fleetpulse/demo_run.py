@@ -85,7 +85,8 @@ def run_settings(settings: Settings, plan: DemoPlan, bootstrap: str) -> Settings
     """The settings every part of this run gets: its own topics, groups, outbox, lake and receiver."""
 
     def section(name: str, **update: Any) -> Any:
-        return getattr(settings, name).model_copy(update=update)
+        current = getattr(settings, name)
+        return type(current).model_validate({**current.model_dump(), **update})  # validators run again
 
     return settings.model_copy(update={
         "kafka": section("kafka", bootstrap_servers=bootstrap),
