@@ -79,19 +79,19 @@ def test_operator_spells_pair_out_of_service_with_returned() -> None:
 
 def test_operator_steps_pair_by_kind_and_ticket_and_repeats_change_nothing() -> None:
     events = pl.LazyFrame({
-        "host_id": ["a"] * 6,
-        "ts": [0, HOUR, 2 * HOUR, 3 * HOUR, 7 * HOUR, 9 * HOUR],
-        "kind": ["rma_shipped", "repair_started", "rma_shipped", "repair_finished", "rma_replaced",
-                 "repair_finished"],
-        "cause": ["faulty_gpu", "psu", None, None, None, None],
-        "ticket_id": ["R1", "P1", "R1", "P1", "R1", None],
+        "host_id": ["a"] * 8,
+        "ts": [0, HOUR, 2 * HOUR, 3 * HOUR, 4 * HOUR, 5 * HOUR, 7 * HOUR, 9 * HOUR],
+        "kind": ["rma_shipped", "repair_started", "rma_shipped", "repair_finished", "rma_shipped", "rma_replaced",
+                 "rma_replaced", "repair_finished"],
+        "cause": ["faulty_gpu", "psu", None, None, None, None, None, None],
+        "ticket_id": ["R1", "P1", "R1", "P1", "R2", "R9", "R1", None],
     })  # fmt: skip
     got = operator_intervals(events).collect().sort("start_ts")
-    # R1 shipped twice while open: one spell 0 → 7 h; P1 1 → 3 h; the ticketless finish closes nothing open
+    # R1 shipped twice while open: one spell 0 → 7 h; P1 1 → 3 h; R9's replacement does not close R2;
+    # the ticketless finish at 9 h finds no repair open
     assert got.select("cause", "start_ts", "end_ts").rows() == [
-        ("faulty_gpu", 0, 7 * HOUR),
-        ("psu", HOUR, 3 * HOUR),
-    ]
+        ("faulty_gpu", 0, 7 * HOUR), ("psu", HOUR, 3 * HOUR), ("unclassified", 4 * HOUR, None)
+    ]  # fmt: skip
 
 
 def test_a_return_to_service_ends_an_open_incident() -> None:
