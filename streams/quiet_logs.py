@@ -1,6 +1,7 @@
 """Known-harmless library warnings demoted where they are logged, so that every WARNING or ERROR
 of a clean run is a real problem: Faust's producer backpressure while catching up, its commit timer
-outrunning its interval under load, and aiokafka retrying while a fresh broker elects a group coordinator.
+outrunning its interval under load, aiokafka retrying while a fresh broker elects a group coordinator,
+and Faust's leader topic missing from the first metadata fetch on a fresh broker.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ SOURCES = (
     "aiokafka.consumer.consumer",
     "aiokafka.consumer.fetcher",
     "aiokafka.client",
+    "aiokafka.cluster",
+    "faust.assignor.partition_assignor",
 )
 
 
@@ -50,6 +53,21 @@ HARMLESS: tuple[Demotion, ...] = (
     ),
     # a fresh broker has no coordinator for the group yet; the client retries until it has one
     Demotion("coordinator_not_ready", "*", "CoordinatorNotAvailable", logging.ERROR, logging.INFO),
+    # Faust's leader-election topic is created a moment after the first metadata fetch asks for it
+    Demotion(
+        "leader_topic_not_yet",
+        "aiokafka.cluster",
+        "__assignor-__leader not found",
+        logging.ERROR,
+        logging.INFO,
+    ),
+    Demotion(
+        "leader_topic_not_yet",
+        "faust.assignor.partition_assignor",
+        "__assignor-__leader",
+        logging.WARNING,
+        logging.INFO,
+    ),
 )
 
 

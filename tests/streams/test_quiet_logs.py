@@ -29,13 +29,21 @@ def test_harmless_warnings_are_demoted_and_real_ones_kept(captured: pytest.LogCa
         "Timer %s is overlapping (interval=%r runtime=%r)", "livelock", 1.0, 9.0
     )
     logging.getLogger("faust.transport.producer").error("producer buffer full and the broker is gone")
+    logging.getLogger("aiokafka.cluster").error(
+        "Topic %s not found in cluster metadata", "d-detect-__assignor-__leader"
+    )
+    logging.getLogger("faust.assignor.partition_assignor").warning(
+        "Ignoring missing topic: %r", "d-detect-__assignor-__leader"
+    )
+    logging.getLogger("aiokafka.cluster").error("Topic %s not found in cluster metadata", "fleet.samples")
     levels = [(r.name, r.levelname, r.getMessage()[:30]) for r in captured.records]
-    assert [lv for _, lv, _ in levels] == ["INFO", "ERROR", "WARNING", "ERROR"]
+    assert [lv for _, lv, _ in levels] == ["INFO", "ERROR", "WARNING", "ERROR", "INFO", "INFO", "ERROR"]
     assert "GroupCoordinatorNotAvailable" in captured.records[0].getMessage()
     assert demote.counts == {
         "producer_backpressure": 1,
         "commit_timer_overlap": 1,
         "coordinator_not_ready": 1,
+        "leader_topic_not_yet": 2,
     }
 
 
