@@ -1,7 +1,7 @@
 """Repeat offenders: GPUs, hosts and ports that fail again and again, and their share of all faults.
 
-Only faults with a hardware signal count (signal-free causes such as software say nothing
-about a unit). A unit is a repeat offender for a failure class when it has ≥ ``min_events``.
+Only faults with a hardware signal, or recorded incidents naming failed hardware, count
+(signal-free causes such as software say nothing about a unit). A unit is a repeat offender for a failure class when it has ≥ ``min_events``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,18 @@ Scope = Literal["gpu", "host", "port"]
 SCOPES: tuple[Scope, ...] = ("gpu", "host", "port")
 
 
+# Recorded incidents of these causes name failed hardware (their kind is the cause). Causes that a
+# JobInterrupted also carries as a signal-free kind (psu, ssd, thermal, …) stay out: the two could
+# not be told apart, and a signal-free interruption says nothing about a unit.
+INCIDENT_HARDWARE_KINDS = (
+    "faulty_gpu", "hbm3", "gpu_sram", "gpu_system_processor", "network", "server_chassis",
+    "io_expansion_board", "cpu", "system_memory", "power", "fan", "pcie", "storage",
+)  # fmt: skip
+
+
 def hardware_faults(faults: pl.LazyFrame) -> pl.LazyFrame:
-    """Faults whose kind has a hardware signal (XID or link event)."""
-    return faults.filter(pl.col("kind").is_in(list(KIND_CAUSE)))
+    """Faults whose kind has a hardware signal (XID or link event), or incidents naming failed hardware."""
+    return faults.filter(pl.col("kind").is_in([*KIND_CAUSE, *INCIDENT_HARDWARE_KINDS]))
 
 
 def unit_counts(faults: pl.LazyFrame, scope: Scope) -> pl.LazyFrame:

@@ -250,7 +250,9 @@ def run_offenders(lake: Lake, truth: Lake | None = None, min_events: int = 3) ->
     overall = share.filter((pl.col("scope") == "host") & (pl.col("kind") == "all"))
     total = faults.select(pl.len()).collect().item()
     with_unit = offenders.hardware_faults(faults).select(pl.len()).collect().item()
-    signal = Coverage(with_unit, total, "faults", "with a hardware signal naming a GPU, port or host")
+    signal = Coverage(
+        with_unit, total, "faults", "with a hardware signal, or incidents naming failed hardware"
+    )
     summary = {
         "min_events": min_events,
         "repeat_offenders": top.height,

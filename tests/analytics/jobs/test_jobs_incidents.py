@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 
 from analytics.jobs import build_report, run_job
 from analytics.jobs.errors import InsufficientDataError
-from analytics.jobs.faults import incident_faults
+from analytics.jobs.faults import classify_faults, incident_faults
 from analytics.jobs.incidents import cause_table, unclassified_classes
+from analytics.jobs.offenders import offenders
 from analytics.jobs.repairs import incident_intervals, operator_intervals, planner_intervals
 from fleetpulse.cli import app
 from tests.analytics.jobs.factories import HOUR, START
@@ -214,3 +215,17 @@ def test_incidents_job_without_any_outage_source_says_what_is_missing(tmp_path: 
         InsufficientDataError, match="no incidents, operator_events or maintenance_action_recorded"
     ):
         run_job("incidents", tmp_path)
+
+
+def test_incidents_naming_failed_hardware_make_repeat_offenders() -> None:
+    incidents = pl.LazyFrame({
+        "host_id": ["a", "a", "a", "b", "b"], "cluster": "x", "start_ts": [1, 2, 3, 4, 5],
+        "cause": ["faulty_gpu", "faulty_gpu", "faulty_gpu", "psu", "psu"],
+        "component": ["3", "3", "5", None, None], "component_kind": ["gpu", "gpu", "gpu", None, None],
+    })  # fmt: skip
+    found = offenders(classify_faults(None, None, None, incidents), min_events=2).collect()
+    # a's GPU 3 twice and the host thrice; psu is a signal-free cause too, so b's incidents say nothing of a unit
+    assert sorted(found.select("scope", "scope_key", "events").rows()) == [
+        ("gpu", "a/3", 2),
+        ("host", "a", 3),
+    ]
