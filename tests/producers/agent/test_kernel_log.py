@@ -157,3 +157,23 @@ def test_the_real_kmsg_device_reads_one_record_per_read(problems: Problems) -> N
     seqs = [line.seq for line in lines]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert problems.counts[("kernel_log", "garbled_record")] == 0
+
+
+def test_permission_denied_on_kmsg_is_counted(
+    host: FixtureHost, problems: Problems, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_open = os.open
+
+    def deny(path: Any, flags: int, *args: Any) -> int:
+        if Path(path) == host.kmsg:
+            raise PermissionError(13, "Operation not permitted", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", deny)
+    c = collector(host, problems)
+    assert c.collect(0).facts == [] and c.collect(0).facts == []
+    assert problems.counts[("kernel_log", "permission_denied")] == 2
+    assert problems.counts[("kernel_log", "no_kernel_log")] == 2  # journalctl is off in this test
+    monkeypatch.setattr(os, "open", real_open)
+    host.fall_off_bus(0)
+    assert len(c.collect(0).facts) == 1  # readable again: picked up on the next poll
