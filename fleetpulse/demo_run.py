@@ -97,7 +97,7 @@ def run_settings(settings: Settings, plan: DemoPlan, bootstrap: str) -> Settings
             group_id=f"{plan.run_id}-webhooks", data_dir=plan.run_dir / "outbox",
             backoff_base_s=0.5, backoff_max_s=5.0,
         ),
-        "lake": section("lake", path=plan.lake, group_id=f"{plan.run_id}-archiver"),
+        "lake": section("lake", path=str(plan.lake), group_id=f"{plan.run_id}-archiver"),
     })  # fmt: skip
 
 
