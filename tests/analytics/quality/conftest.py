@@ -10,6 +10,7 @@ import pytest
 
 from analytics.lake.synthetic import host_ids, synthetic_records
 from analytics.quality.gate import QualityGate
+from schemas import IncidentReported, OperatorEventRecorded
 from schemas.arrow import table_name, to_table
 from tests.analytics.lake.helpers import NOW
 
@@ -26,9 +27,27 @@ def gate() -> Iterator[QualityGate]:
 def batches(**changes: Any) -> dict[str, pa.Table]:
     """One good Arrow batch per lake table."""
     by: dict[str, list[dict[str, Any]]] = {}
-    for r in synthetic_records(n_hosts=4, samples_per_host=2):
+    for r in [*synthetic_records(n_hosts=4, samples_per_host=2), *recorded_history()]:
         by.setdefault(r["event_type"], []).append(r)
     return {table_name(et): to_table(et, rs) for et, rs in by.items()}
+
+
+def recorded_history() -> list[dict[str, Any]]:
+    """What a fleet records beyond raw signals, for the incidents and operator_events tables."""
+    hour, start = 3_600_000, int(NOW.timestamp() * 1000) - 2 * 86_400_000
+    out = []
+    for i, host in enumerate(sorted(HOSTS)):
+        env = {"host_id": host, "cluster": "rsc1", "ts": start + i * hour}
+        out.append(IncidentReported(event_id=f"inc-{i}", **env, payload={
+            "cause": "unclassified" if i % 2 else "faulty_gpu", "source_class": "GPU/lost", "source_text": "lost",
+            "component": str(i), "component_kind": "gpu", "start_ts": env["ts"],
+            "end_ts": None if i == 0 else env["ts"] + hour,
+        }).to_record())  # fmt: skip
+        out.append(OperatorEventRecorded(event_id=f"op-{i}", **env, payload={
+            "kind": "out_of_service", "actor": "oncall", "reason": "fan noise", "ticket_id": f"T-{i}",
+            "cause": "fan" if i % 2 else None,
+        }).to_record())  # fmt: skip
+    return out
 
 
 @pytest.fixture
