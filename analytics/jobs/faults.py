@@ -13,7 +13,7 @@ from typing import Literal
 import polars as pl
 
 from analytics.jobs.incidents import load_incidents, normalised_cause
-from analytics.jobs.source import scan_optional
+from analytics.jobs.source import scan_events
 
 FaultKind = Literal[
     "fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt",
@@ -162,8 +162,8 @@ def classify_faults(
 def load_faults(lake: str | Path) -> pl.LazyFrame:
     """``classify_faults`` over a lake's error tables and incidents (any of them may be absent)."""
     return classify_faults(
-        scan_optional(lake, "xid_raised"),
-        scan_optional(lake, "link_event_observed"),
-        scan_optional(lake, "job_interrupted"),
+        scan_events(lake, "xid_raised"),
+        scan_events(lake, "link_event_observed"),
+        scan_events(lake, "job_interrupted"),
         load_incidents(lake),
     )

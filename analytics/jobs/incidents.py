@@ -11,26 +11,21 @@ from pathlib import Path
 import polars as pl
 
 from analytics.jobs.coverage import is_classified
-from analytics.jobs.source import scan_optional
+from analytics.jobs.source import scan_events
 from schemas.taxonomy import UNCLASSIFIED
 
 INCIDENTS_TABLE = "incidents"
 OPERATOR_EVENTS_TABLE = "operator_events"
 
 
-def _unique_events(frame: pl.LazyFrame | None) -> pl.LazyFrame | None:
-    # A re-import that reached the lake twice (at-least-once delivery) must not count twice.
-    return None if frame is None else frame.unique("event_id", keep="first", maintain_order=True)
-
-
 def load_incidents(lake: str | Path) -> pl.LazyFrame | None:
     """The lake's incidents, one row per event id; None when the lake has none."""
-    return _unique_events(scan_optional(lake, INCIDENTS_TABLE))
+    return scan_events(lake, INCIDENTS_TABLE)
 
 
 def load_operator_events(lake: str | Path) -> pl.LazyFrame | None:
     """The lake's operator events, one row per event id; None when the lake has none."""
-    return _unique_events(scan_optional(lake, OPERATOR_EVENTS_TABLE))
+    return scan_events(lake, OPERATOR_EVENTS_TABLE)
 
 
 def normalised_cause(cause: pl.Expr) -> pl.Expr:

@@ -16,7 +16,14 @@ from analytics.jobs.coverage import Coverage, classified_coverage, coverage_of
 from analytics.jobs.errors import InsufficientDataError
 from analytics.jobs.faults import NO_REPAIR_KINDS, load_faults
 from analytics.jobs.result import JobResult
-from analytics.jobs.source import latest_inventory, observation_window, read_manifest, scan, scan_optional
+from analytics.jobs.source import (
+    latest_inventory,
+    observation_window,
+    read_manifest,
+    scan,
+    scan_optional,
+    unique_events,
+)
 
 Lake = str | Path
 ACTIONS_TABLE = "maintenance_action_recorded"
@@ -145,7 +152,7 @@ def run_maintenance_domain(
 
 def run_interruptions(lake: Lake, truth: Lake | None = None) -> JobResult:
     notes: list[str] = []
-    inter = scan(lake, "job_interrupted", "interruptions").collect()
+    inter = unique_events(scan(lake, "job_interrupted", "interruptions")).collect()
     once = interruptions.without_repeats(inter.lazy()).collect()
     tables = {
         "root_causes": interruptions.root_cause_table(inter.lazy()).collect(),

@@ -61,6 +61,18 @@ def scan_optional(lake: str | Path, table: str) -> pl.LazyFrame | None:
     return scan(lake, table) if has_table(lake, table) else None
 
 
+def unique_events(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per event id: a record delivered twice (producers deliver at least once) counts once."""
+    return frame.unique("event_id", keep="first", maintain_order=True)
+
+
+def scan_events(lake: str | Path, table: str) -> pl.LazyFrame | None:
+    """``scan_optional`` of an event table, one row per event id (for the small error and incident
+    tables; the sample tables are aggregated, where a repeat weighs next to nothing)."""
+    frame = scan_optional(lake, table)
+    return None if frame is None else unique_events(frame)
+
+
 def latest_inventory(inventory: pl.LazyFrame) -> pl.LazyFrame:
     """One row per host: its latest HostInventoried record (the topic is compacted by host)."""
     return (

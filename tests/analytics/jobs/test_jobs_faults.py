@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+from typing import Any
+
 import polars as pl
 
-from analytics.jobs.faults import classify_faults
+from analytics.jobs import run_job
+from analytics.jobs.faults import classify_faults, load_faults
 
 
 def _xid(rows: list[tuple[str, int, int, int]]) -> pl.LazyFrame:
@@ -59,3 +64,20 @@ def test_link_down_is_nic_when_the_interruption_says_so() -> None:
 def test_no_tables_gives_an_empty_frame_with_the_columns() -> None:
     got = classify_faults(None, None, None).collect()
     assert got.height == 0 and "kind" in got.columns
+
+
+def test_a_record_delivered_twice_is_one_fault(synthetic_lake: Any, tmp_path: Path) -> None:
+    lake = synthetic_lake[0]
+    twice = tmp_path / "lake"
+    shutil.copytree(lake, twice)
+    for table in ("xid_raised", "link_event_observed", "job_interrupted"):
+        for part in (twice / table).glob("*/part-0.parquet"):
+            shutil.copy(part, part.with_name("part-1.parquet"))  # the same events again
+    once = load_faults(lake).collect()
+    assert (
+        load_faults(twice).collect().sort("ts", "host_id", "kind").equals(once.sort("ts", "host_id", "kind"))
+    )
+    assert (
+        run_job("interruptions", twice).summary["interruptions"]
+        == run_job("interruptions", lake).summary["interruptions"]
+    )
