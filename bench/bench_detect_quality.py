@@ -96,7 +96,8 @@ def line(report: dict[str, Any]) -> str:
         f"{ro['tp']}/{ro['fp']}/{ro['rule_met']}/{ro['fn']} FP/d/1k {_f(ro['fp_per_day_per_1k_hosts'])} | "
         f"slow P {_f(sh['precision'])} R {_f(sh['recall'])} tp/fp/fn {sh['tp']}/{sh['fp']}/{sh['fn']} "
         f"FP/d/1k {_f(sh['fp_per_day_per_1k_hosts'])} TTD windows p50/p90 "
-        f"{_f(sh['ttd_median_windows'], 1)}/{_f(sh['ttd_p90_windows'], 1)} | "
+        f"{_f(sh['ttd_median_windows'], 1)}/{_f(sh['ttd_p90_windows'], 1)} "
+        f"(from busy: {_f(sh['ttd_busy_median_windows'], 1)}/{_f(sh['ttd_busy_p90_windows'], 1)}) | "
         f"critical P {_f(cf['precision'])} R {_f(cf['recall'])} | "
         f"sim {run['simulate_s']} s, replay {run['replay_s']} s"
         + (f"\n  slow hosts missed: {report['slow_fn_reasons']}" if report.get("slow_fn_reasons") else "")

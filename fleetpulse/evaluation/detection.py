@@ -96,6 +96,9 @@ class DetectorScore:
     ttd_p90_s: float | None
     ttd_median_windows: float | None = None
     ttd_p90_windows: float | None = None
+    # from the first moment after onset the host ran a job (the truth's jobs): idle gaps not counted
+    ttd_busy_median_windows: float | None = None
+    ttd_busy_p90_windows: float | None = None
     window_s: float | None = None
     window_source: str | None = None
     lag_median_s: float | None = None  # first finding ts - moment the truth reached the threshold
@@ -246,14 +249,17 @@ def score_slow_host(
     k: int,
     window_s: float | None,
     periods: Sequence[WindowPeriod] = (),
+    jobs: Sequence[Mapping[str, Any]] = (),
 ) -> DetectorScore:
     """Slow hosts detectable when ``k`` windows of the slowdown fit before the end.
 
     ``periods`` (a continued run's segments) give the window per stretch of time and override
     ``window_s``; times to detect are then counted in the windows of the periods they span.
+    ``jobs`` (the truth's job runs: slot, start_ts, end_ts) also give the time to detect from the
+    first moment after onset the host ran a job, since an idle host has no step time to be slow in.
     """
     if periods:
-        return _score_slow_host(findings, hosts, start, end, k, list(periods), "segments")
+        return _score_slow_host(findings, hosts, start, end, k, list(periods), "segments", jobs)
     source = "argument"
     if window_s is None:
         spans = findings.filter(pl.col("detector") == "slow_host")
@@ -262,7 +268,15 @@ def score_slow_host(
             source = "findings"
         if not window_s:
             window_s, source = DEFAULT_WINDOW_S, "default"
-    return _score_slow_host(findings, hosts, start, end, k, [WindowPeriod(start, end, window_s)], source)
+    return _score_slow_host(
+        findings, hosts, start, end, k, [WindowPeriod(start, end, window_s)], source, jobs
+    )
+
+
+def busy_from(onset: int, runs: Sequence[tuple[int, int]]) -> int:
+    """The first moment at or after ``onset`` inside one of ``runs`` ([start, end)), else ``onset``."""
+    later = [max(onset, a) for a, b in sorted(runs) if b > onset]
+    return later[0] if later else onset
 
 
 def _score_slow_host(
@@ -273,6 +287,7 @@ def _score_slow_host(
     k: int,
     periods: list[WindowPeriod],
     source: str,
+    jobs: Sequence[Mapping[str, Any]] = (),
 ) -> DetectorScore:
     first = _first_findings(findings, "slow_host")
     slow = hosts.filter(pl.col("slow_cause").is_not_null()).to_dicts()
@@ -281,6 +296,10 @@ def _score_slow_host(
     breakdown: dict[str, dict[str, int]] = {}
     ttd: list[float] = []
     windows: list[float] = []
+    busy: list[float] = []
+    runs: dict[str, list[tuple[int, int]]] = {}
+    for j in jobs:
+        runs.setdefault(str(j["slot"]), []).append((int(j["start_ts"]), int(j["end_ts"])))
     for h in slow:
         row = breakdown.setdefault(h["slow_cause"], {"truth": 0, "detectable": 0, "found": 0})
         row["truth"] += 1
@@ -292,6 +311,9 @@ def _score_slow_host(
             row["found"] += 1
             ttd.append((first[h["host_id"]] - onset) / 1000)
             windows.append(windows_between(onset, first[h["host_id"]], periods))
+            if runs:
+                at = busy_from(onset, runs.get(str(h.get("job_id")), []))
+                busy.append(max(0.0, windows_between(at, first[h["host_id"]], periods)))
     fp_hosts = sorted(set(first) - truth)
     return _assemble(
         "slow_host",
@@ -303,6 +325,8 @@ def _score_slow_host(
         breakdown,
         ttd_median_windows=_pct(windows, 50),
         ttd_p90_windows=_pct(windows, 90),
+        ttd_busy_median_windows=_pct(busy, 50),
+        ttd_busy_p90_windows=_pct(busy, 90),
         window_s=periods[-1].window_s,
         window_source=source if len(periods) == 1 else f"{source}: {_window_chain(periods)}",
     )
@@ -414,7 +438,9 @@ def score(
     findings = _dedup(findings)
     scores = {
         "repeat_offender": score_repeat_offender(findings, hosts, faults, start, end, rules, met_rules),
-        "slow_host": score_slow_host(findings, hosts, start, end, slow_k, window_s, window_periods),
+        "slow_host": score_slow_host(
+            findings, hosts, start, end, slow_k, window_s, window_periods, manifest.get("jobs") or ()
+        ),
         "critical_fault": score_critical_fault(findings, faults, start, end, critical_kinds),
     }
     scores = {name: _with_fp_rate(d, findings, hosts.height, start, end) for name, d in scores.items()}

@@ -89,6 +89,9 @@ def join_segments(segments: Sequence[Truth], names: Sequence[Path]) -> Truth:
         if not h["host_id"].equals(hosts["host_id"]):
             raise ScoringError(f"{name} simulates another fleet than {names[0]}")
     manifest["end_ts"] = segments[-1][2]["end_ts"]
+    runs = {(j["slot"], j["start_ts"]): j for _, _, m in segments for j in m.get("jobs") or []}
+    if runs:
+        manifest["jobs"] = [runs[key] for key in sorted(runs)]
     manifest["days"] = (manifest["end_ts"] - manifest["start_ts"]) / DAY_MS
     manifest["segments"] = [
         {k: m.get(k) for k in ("run_id", "mode", "start_ts", "end_ts", "sample_interval_s")}
@@ -106,6 +109,9 @@ def _load_one(truth_dir: Path) -> Truth:
         )
     try:
         manifest = json.loads(paths["manifest.json"].read_text())
+        if (truth_dir / "jobs.parquet").is_file():  # the job runs: when each slot's hosts were busy
+            jobs = pl.read_parquet(truth_dir / "jobs.parquet", columns=["slot", "start_ts", "end_ts"])
+            manifest["jobs"] = jobs.to_dicts()
         return pl.read_parquet(paths["hosts.parquet"]), pl.read_parquet(paths["faults.parquet"]), manifest
     except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
         raise ScoringError(f"cannot read truth in {truth_dir}: {exc}") from exc
@@ -231,7 +237,12 @@ def score_with_policy(
     in_live = found.filter(pl.col("ts").is_between(lo, hi))
     live_window = _widened(policy_window, live[-1].get("sample_interval_s"))
     live_report = score(
-        in_live, hosts, faults, {"start_ts": lo, "end_ts": hi}, window_s=live_window, **common
+        in_live,
+        hosts,
+        faults,
+        {"start_ts": lo, "end_ts": hi, "jobs": manifest.get("jobs")},
+        window_s=live_window,
+        **common,
     )
     return dataclasses.replace(report, live=live_report)
 
@@ -320,6 +331,11 @@ def _notes(s: DetectorScore) -> str:
         )
     if s.tp_undetectable:
         parts.append(f"{s.tp_undetectable} found although below the detectability rule")
+    if s.ttd_busy_median_windows is not None:
+        parts.append(
+            f"time to detect from the host's first busy moment after onset, windows p50 "
+            f"{s.ttd_busy_median_windows:.1f} / p90 {_fmt(s.ttd_busy_p90_windows, 1)}"
+        )
     if s.window_s is not None:
         parts.append(f"window {s.window_s:g} s ({s.window_source})")
     return "; ".join(parts) or "no ground truth for this detector"

@@ -442,3 +442,28 @@ def test_a_history_continued_live_is_also_scored_on_the_live_segment_alone() -> 
         30 * 60 / live.window_s
     )  # onset clipped to the live start
     assert "live" in report.to_dict() and report.to_dict()["live"]["period"]["start_ts"] == live_start
+
+
+def test_time_to_detect_from_the_first_busy_moment_skips_the_hosts_idle_gap() -> None:
+    """The host's job ended at its onset and its slot idled 2 h: found 10 minutes into the next job."""
+    hosts = pl.DataFrame(
+        [host("s", slow_cause="degraded_nic", slow_factor=0.3, slow_onset_ts=S + H)], schema=HOST_SCHEMA
+    ).with_columns(pl.lit("slot-1").alias("job_id"))
+    findings = pl.from_arrow(
+        to_table("FindingRaised", [finding("s", "slow_host", S + 3 * H + 600_000).to_record()])
+    )
+    assert isinstance(findings, pl.DataFrame)
+    jobs = [
+        {"slot": "slot-1", "start_ts": S - H, "end_ts": S + H},
+        {"slot": "slot-1", "start_ts": S + 3 * H, "end_ts": S + 9 * H},
+        {"slot": "slot-2", "start_ts": S, "end_ts": S + 9 * H},
+    ]
+    manifest = {"start_ts": S, "end_ts": S + 9 * H, "jobs": jobs}
+    sh = score(findings, hosts, pl.DataFrame([], schema=FAULT_SCHEMA), manifest, window_s=300, slow_k=2)
+    found = sh.detectors["slow_host"]
+    assert found.ttd_median_windows == pytest.approx(2 * 12 + 2)  # from onset: the idle 2 h count
+    assert found.ttd_busy_median_windows == pytest.approx(2)  # from the next job's start
+    plain = score(
+        findings, hosts, pl.DataFrame([], schema=FAULT_SCHEMA), {"start_ts": S, "end_ts": S + 9 * H}
+    )
+    assert plain.detectors["slow_host"].ttd_busy_median_windows is None  # no jobs in the truth
