@@ -30,6 +30,7 @@ import streams.ops_cli
 import streams.webhooks.cli
 from ground.errors import FleetpulseError
 from ground.settings import Settings
+from streams.quiet_logs import install as quiet_harmless_logs
 
 app = typer.Typer(
     name="fleetpulse",
@@ -77,6 +78,7 @@ def _root(
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    quiet_harmless_logs()  # every part's known-harmless library warnings, not only the detectors'
     ctx.obj = Settings.load(config)
 
 
