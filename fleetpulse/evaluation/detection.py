@@ -96,7 +96,7 @@ class DetectorScore:
     ttd_p90_s: float | None
     ttd_median_windows: float | None = None
     ttd_p90_windows: float | None = None
-    # from the first moment after onset the host ran a job (the truth's jobs): idle gaps not counted
+    # windows after onset in which the host ran a job (the truth's jobs): idle gaps not counted
     ttd_busy_median_windows: float | None = None
     ttd_busy_p90_windows: float | None = None
     window_s: float | None = None
@@ -255,8 +255,8 @@ def score_slow_host(
 
     ``periods`` (a continued run's segments) give the window per stretch of time and override
     ``window_s``; times to detect are then counted in the windows of the periods they span.
-    ``jobs`` (the truth's job runs: slot, start_ts, end_ts) also give the time to detect from the
-    first moment after onset the host ran a job, since an idle host has no step time to be slow in.
+    ``jobs`` (the truth's job runs: slot, start_ts, end_ts) also give the time to detect counted in
+    the windows the host ran a job, since an idle host has no step time to be slow in.
     """
     if periods:
         return _score_slow_host(findings, hosts, start, end, k, list(periods), "segments", jobs)
@@ -273,10 +273,11 @@ def score_slow_host(
     )
 
 
-def busy_from(onset: int, runs: Sequence[tuple[int, int]]) -> int:
-    """The first moment at or after ``onset`` inside one of ``runs`` ([start, end)), else ``onset``."""
-    later = [max(onset, a) for a, b in sorted(runs) if b > onset]
-    return later[0] if later else onset
+def busy_windows(a: int, b: int, runs: Sequence[tuple[int, int]], periods: Sequence[WindowPeriod]) -> float:
+    """Detector windows from ``a`` to ``b`` during which the host ran a job (``runs``: [start, end))."""
+    if not runs:
+        return windows_between(a, b, periods)
+    return sum(windows_between(max(a, lo), min(b, hi), periods) for lo, hi in runs if lo < b and hi > a)
 
 
 def _score_slow_host(
@@ -311,9 +312,10 @@ def _score_slow_host(
             row["found"] += 1
             ttd.append((first[h["host_id"]] - onset) / 1000)
             windows.append(windows_between(onset, first[h["host_id"]], periods))
-            if runs:
-                at = busy_from(onset, runs.get(str(h.get("job_id")), []))
-                busy.append(max(0.0, windows_between(at, first[h["host_id"]], periods)))
+            if runs and first[h["host_id"]] >= onset:
+                busy.append(
+                    busy_windows(onset, first[h["host_id"]], runs.get(str(h.get("job_id")), []), periods)
+                )
     fp_hosts = sorted(set(first) - truth)
     return _assemble(
         "slow_host",

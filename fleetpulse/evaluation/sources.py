@@ -333,7 +333,7 @@ def _notes(s: DetectorScore) -> str:
         parts.append(f"{s.tp_undetectable} found although below the detectability rule")
     if s.ttd_busy_median_windows is not None:
         parts.append(
-            f"time to detect from the host's first busy moment after onset, windows p50 "
+            f"time to detect in windows the host ran a job, p50 "
             f"{s.ttd_busy_median_windows:.1f} / p90 {_fmt(s.ttd_busy_p90_windows, 1)}"
         )
     if s.window_s is not None:

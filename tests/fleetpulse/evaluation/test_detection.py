@@ -444,8 +444,8 @@ def test_a_history_continued_live_is_also_scored_on_the_live_segment_alone() -> 
     assert "live" in report.to_dict() and report.to_dict()["live"]["period"]["start_ts"] == live_start
 
 
-def test_time_to_detect_from_the_first_busy_moment_skips_the_hosts_idle_gap() -> None:
-    """The host's job ended at its onset and its slot idled 2 h: found 10 minutes into the next job."""
+def test_time_to_detect_in_busy_windows_skips_the_hosts_idle_gap() -> None:
+    """The host's job ended 30 minutes after its onset, its slot idled 1.5 h: found 10 minutes into the next job."""
     hosts = pl.DataFrame(
         [host("s", slow_cause="degraded_nic", slow_factor=0.3, slow_onset_ts=S + H)], schema=HOST_SCHEMA
     ).with_columns(pl.lit("slot-1").alias("job_id"))
@@ -454,7 +454,7 @@ def test_time_to_detect_from_the_first_busy_moment_skips_the_hosts_idle_gap() ->
     )
     assert isinstance(findings, pl.DataFrame)
     jobs = [
-        {"slot": "slot-1", "start_ts": S - H, "end_ts": S + H},
+        {"slot": "slot-1", "start_ts": S - H, "end_ts": S + H + 30 * 60_000},
         {"slot": "slot-1", "start_ts": S + 3 * H, "end_ts": S + 9 * H},
         {"slot": "slot-2", "start_ts": S, "end_ts": S + 9 * H},
     ]
@@ -462,7 +462,7 @@ def test_time_to_detect_from_the_first_busy_moment_skips_the_hosts_idle_gap() ->
     sh = score(findings, hosts, pl.DataFrame([], schema=FAULT_SCHEMA), manifest, window_s=300, slow_k=2)
     found = sh.detectors["slow_host"]
     assert found.ttd_median_windows == pytest.approx(2 * 12 + 2)  # from onset: the idle 2 h count
-    assert found.ttd_busy_median_windows == pytest.approx(2)  # from the next job's start
+    assert found.ttd_busy_median_windows == pytest.approx(6 + 2)  # 30 min before the gap, 10 min after
     plain = score(
         findings, hosts, pl.DataFrame([], schema=FAULT_SCHEMA), {"start_ts": S, "end_ts": S + 9 * H}
     )
