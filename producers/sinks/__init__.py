@@ -1,6 +1,8 @@
-"""Where generated events go: Kafka (default), a Parquet lake, or nowhere (benchmarks)."""
+"""Where generated events go: Kafka (``sinks.kafka``, default), a Parquet lake (``sinks.parquet``), or nowhere.
+
+The package imports neither sink, so a part that sends to Kafka (the host agent) does not load pyarrow.
+"""
 
 from producers.sinks.base import MemorySink, NullSink, Sink
-from producers.sinks.parquet import ParquetSink
 
-__all__ = ["MemorySink", "NullSink", "ParquetSink", "Sink"]
+__all__ = ["MemorySink", "NullSink", "Sink"]

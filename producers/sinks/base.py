@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from producers.batches import EventBatch
 from schemas import Codec
+
+if TYPE_CHECKING:  # only annotations: the agent's sender must not load numpy and pyarrow
+    from producers.batches import EventBatch
 
 
 @runtime_checkable

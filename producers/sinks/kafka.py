@@ -18,12 +18,12 @@ from kafka.errors import KafkaError
 from kafka.partitioner.default import murmur2
 
 from ground.settings.simulator import ProducerTuning
-from producers.batches import EventBatch
 from producers.errors import DeliveryError, SinkError
 from schemas import Codec, topic_family
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # only annotations: the agent's sender must not load numpy and pyarrow
     from ground.settings import Settings
+    from producers.batches import EventBatch
 
 log = logging.getLogger(__name__)
 
