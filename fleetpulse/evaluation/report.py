@@ -1,0 +1,121 @@
+"""What scoring returns: per detector a ``DetectorScore`` (hosts found, missed, false; precision,
+recall, time to detect), and the ``ScoreReport`` of a run; the helpers every detector's scoring shares.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+
+@dataclass(frozen=True)
+class DetectorScore:
+    detector: str
+    truth: int  # hosts with the latent condition
+    detectable: int  # ... whose signal could reach the rule within the period (recall's denominator)
+    predicted: int  # hosts with at least one finding of this detector
+    tp: int
+    fp: int
+    fn: int  # detectable hosts without a finding
+    tp_undetectable: int  # found although the truth alone would not reach the threshold
+    precision: float | None
+    recall: float | None
+    ttd_median_s: float | None  # first finding ts - onset (onset clipped to the period start)
+    ttd_p90_s: float | None
+    ttd_median_windows: float | None = None
+    ttd_p90_windows: float | None = None
+    # windows after onset in which the host ran a job (the truth's jobs): idle gaps not counted
+    ttd_busy_median_windows: float | None = None
+    ttd_busy_p90_windows: float | None = None
+    window_s: float | None = None
+    window_source: str | None = None
+    lag_median_s: float | None = None  # first finding ts - moment the truth reached the threshold
+    lag_p90_s: float | None = None
+    rule_met: int | None = None  # healthy hosts flagged whose own faults do meet a rule: neither TP nor FP
+    rule_met_hosts: list[str] = field(default_factory=list)
+    fp_findings: int | None = None  # findings on FP hosts
+    fp_per_day_per_1k_hosts: float | None = None  # fp_findings per day of the period per 1,000 hosts
+    breakdown: dict[str, dict[str, int]] = field(default_factory=dict)
+    fp_hosts: list[str] = field(default_factory=list)
+    fn_hosts: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    detectors: dict[str, DetectorScore]
+    period: dict[str, int]
+    params: dict[str, Any]
+    live: ScoreReport | None = None  # a history continued live: the live segment on its own
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; times to detect also in hours (``ttd_median_h``, ``ttd_p90_h``) for reports."""
+        detectors = {}
+        for name, d in self.detectors.items():
+            row = asdict(d)
+            for q in ("median", "p90"):
+                seconds = row[f"ttd_{q}_s"]
+                row[f"ttd_{q}_h"] = None if seconds is None else seconds / 3600
+            detectors[name] = row
+        out = {"detectors": detectors, "period": self.period, "params": self.params}
+        if self.live is not None:
+            out["live"] = self.live.to_dict()
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+def pct(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+def ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def first_findings(findings: pl.DataFrame, detector: str) -> dict[str, int]:
+    rows = findings.filter(pl.col("detector") == detector).group_by("host_id").agg(pl.col("ts").min())
+    return dict(zip(rows["host_id"].to_list(), rows["ts"].to_list(), strict=True))
+
+
+def assemble(
+    detector: str,
+    first: Mapping[str, int],
+    truth: set[str],
+    detectable: set[str],
+    fp_hosts: list[str],
+    ttd: list[float],
+    breakdown: dict[str, dict[str, int]],
+    *,
+    lag: list[float] | None = None,
+    **extra: Any,
+) -> DetectorScore:
+    found = set(first)
+    tp = found & truth
+    fn_hosts = sorted(detectable - found)
+    lag = lag or []
+    return DetectorScore(
+        detector=detector,
+        truth=len(truth),
+        detectable=len(detectable),
+        predicted=len(found),
+        tp=len(tp),
+        fp=len(fp_hosts),
+        fn=len(fn_hosts),
+        tp_undetectable=len(tp - detectable),
+        precision=ratio(len(tp), len(tp) + len(fp_hosts)),
+        recall=ratio(len(tp & detectable), len(detectable)),
+        ttd_median_s=pct(ttd, 50),
+        ttd_p90_s=pct(ttd, 90),
+        lag_median_s=pct(lag, 50) if detector == "repeat_offender" else None,
+        lag_p90_s=pct(lag, 90) if detector == "repeat_offender" else None,
+        breakdown=breakdown,
+        fp_hosts=fp_hosts,
+        fn_hosts=fn_hosts,
+        **extra,
+    )
