@@ -1,0 +1,82 @@
+"""The backtest raises exactly the findings a real detect worker raises from the same history on the real broker."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from analytics.lake import Lake
+from fleetpulse.backtest.events import (
+    INVENTORY_TABLE,
+    OUTAGE_TABLES,
+    REPLAYED_TABLES,
+    Period,
+    read_history,
+    read_tables,
+)
+from fleetpulse.backtest.replay import replay
+from fleetpulse.cli import app
+from ground.kafka import admin
+from schemas import Codec
+from schemas.events import topic_family
+from streams.policy import load_policy
+from streams.worker import spawn_worker
+from tests.conftest import free_ports
+from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def simulated_lake(folder: Path) -> Path:
+    sim = [
+        "simulate",
+        "--preset",
+        "small",
+        "--days",
+        "4",
+        "--seed",
+        "21",
+        "--sink",
+        "parquet",
+        "--no-progress",
+    ]
+    result = CliRunner().invoke(app, [*sim, "--out", str(folder)])
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+def test_the_backtest_finds_what_the_worker_finds(kafka: Any, tmp_path: Path) -> None:
+    lake = Lake(simulated_lake(tmp_path / "lake"))
+    ours = {f.finding_id for f in replay(read_history(lake), load_policy()).findings}
+    assert ours, "the simulated history raises findings"
+
+    settings = isolated_settings(kafka.settings)
+    admin.create_topics(settings)
+    codec = Codec()
+    records = [
+        *read_tables(lake, (INVENTORY_TABLE, *OUTAGE_TABLES), Period()),
+        *read_tables(lake, REPLAYED_TABLES, Period()),
+    ]
+    produce(
+        settings, [(topic_family(r["event_type"]), r["host_id"].encode(), codec.encode(r)) for r in records]
+    )
+
+    (port,) = free_ports(1)
+    worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log")
+    try:
+        worker.wait_ready(90)
+
+        def found() -> set[str]:
+            return {r["payload"]["finding_id"] for r in decoded(settings, "findings")}
+
+        wait_for(lambda: len(found()) >= len(ours), 180, f"{len(ours)} findings from the worker")
+        # the last windows close once the samples partitions are declared idle: any later finding shows by then
+        time.sleep(load_policy().slow_host.idle_partition_timeout / 1000 + 5)
+        theirs = found()
+    finally:
+        worker.stop()
+    assert theirs == ours
