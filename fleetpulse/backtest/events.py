@@ -6,7 +6,7 @@ merged across tables by (event time, event id), so the same lake always replays 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,8 @@ OUTAGE_TABLES = ("incidents", "operator_events")
 FINDING_TABLE = "finding_raised"
 ACTION_TABLE = "maintenance_action_recorded"
 REPLAYED_TABLES = (*ERROR_TABLES, SAMPLE_TABLE)
+DAY_MS = 86_400_000
+TS_STATS = (pl.len().alias("n"), pl.col("ts").min().alias("lo"), pl.col("ts").max().alias("hi"))
 
 Record = dict[str, Any]
 
@@ -42,11 +44,40 @@ class Period:
         return cond
 
 
+class DayByDay:
+    """Tables' records within a period, read one day of event time at a time, in replay order.
+
+    Iterating reads the lake again (each pass is the same stream), so a month of a large fleet is
+    never held in memory at once; ``len`` counts without reading the rows.
+    """
+
+    def __init__(self, lake: Lake, tables: Sequence[str], period: Period) -> None:
+        self.lake, self.tables, self.period = lake, tuple(tables), period
+        frames = [lake.scan(t).filter(period.expr()).select(TS_STATS) for t in self.tables]
+        stats = pl.concat([f.collect() for f in frames]) if frames else pl.DataFrame()
+        self.count = int(stats["n"].sum()) if stats.height else 0
+        bounds = stats.select(pl.col("lo").min(), pl.col("hi").max()).row(0) if self.count else (None, None)
+        self.first: int | None = bounds[0]
+        self.last: int | None = bounds[1]
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[Record]:
+        if self.first is None or self.last is None:
+            return
+        for day in range(self.first // DAY_MS, self.last // DAY_MS + 1):
+            lo, hi = day * DAY_MS, (day + 1) * DAY_MS
+            start = lo if self.period.start is None else max(lo, self.period.start)
+            end = hi if self.period.end is None else min(hi, self.period.end)
+            yield from read_tables(self.lake, self.tables, Period(start, end))
+
+
 @dataclass(frozen=True, slots=True)
 class History:
     """Everything a backtest reads from a lake: the replayed stream and the context around it."""
 
-    events: list[Record]  # errors and samples in [start, end), in replay order
+    events: DayByDay | Sequence[Record]  # errors and samples in [start, end), in replay order
     inventory: list[Record]  # every HostInventoried, in order (last one per host wins)
     outages: list[Record]  # incidents and operators' steps before ``end``, in order
     live_findings: list[Record]  # what the live detectors raised in [start, end)
@@ -80,7 +111,7 @@ def read_history(lake: Lake, period: Period = Period()) -> History:
     """The replayed errors and samples, and what frames them: inventory, outages, live output."""
     before_end = Period(None, period.end)
     return History(
-        events=read_tables(lake, REPLAYED_TABLES, period),
+        events=DayByDay(lake, REPLAYED_TABLES, period),
         inventory=read_tables(lake, (INVENTORY_TABLE,), Period()),
         outages=read_tables(lake, OUTAGE_TABLES, before_end),
         live_findings=read_tables(lake, (FINDING_TABLE,), period),

@@ -85,7 +85,10 @@ class Replay:
         """Fold the whole history, then let the partition go idle and tick once more, as a worker would."""
         outages = iter(history.outages)
         pending = next(outages, None)
+        first: int | None = None
         for record in history.events:
+            if first is None:
+                first = record["ts"]
             while pending is not None and pending["ts"] <= record["ts"]:
                 apply_logged(self.fleet, pending)
                 pending = next(outages, None)
@@ -93,7 +96,7 @@ class Replay:
         while pending is not None:  # recorded before the end of the period, after the last event
             apply_logged(self.fleet, pending)
             pending = next(outages, None)
-        return self.finish(history.events[0]["ts"] if history.events else None)
+        return self.finish(first)
 
     def step(self, record: Record) -> None:
         """One error or sample, read at the next offset of the one source partition."""
