@@ -35,7 +35,7 @@ from producers.schedule import Schedule
 from producers.sinks.base import NullSink, Sink
 from producers.sinks.kafka import KafkaSink
 from producers.sinks.parquet import ParquetSink
-from producers.truth import faults_table, hosts_table, jobs_table, write_truth
+from producers.truth import episodes_table, faults_table, hosts_table, jobs_table, write_truth
 from schemas import topic_family
 
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ def run_simulation(
     if request.truth_out is not None:
         write_truth(
             request.truth_out, manifest, faults_table(fleet, faults, run_id), hosts_table(fleet),
-            agents_table(fleet, agents.seq, agents.remapped), jobs_table(fleet, agents.jobs),
+            agents_table(fleet, agents.seq, agents.remapped), jobs_table(fleet, agents.jobs), episodes_table(fleet),
         )  # fmt: skip
     return SimulationResult(
         run_id=run_id, counts=dict(sorted(counts.items())), counts_by_topic=dict(sorted(by_topic.items())),

@@ -15,8 +15,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from producers.errors import SinkError
-from producers.fleet import DAY_MS, LEMON_SCOPE, Fleet
+from producers.fleet import DAY_MS, LEMON_SCOPE, MINUTE_MS, Fleet
 from producers.jobs import JobTimeline
+from producers.samples import episode_draws
 from producers.schedule import Schedule
 
 FAULTS_SCHEMA = pa.schema(
@@ -123,6 +124,32 @@ def jobs_table(fleet: Fleet, jobs: JobTimeline) -> pa.Table:
     )
 
 
+EPISODES_SCHEMA = pa.schema([("host_id", pa.string()), ("start_ts", pa.int64()), ("end_ts", pa.int64())])
+
+
+def episodes_table(fleet: Fleet) -> pa.Table:
+    """When each slow host was slow within the run: from onset to the end, or its intermittent episodes."""
+    rows: dict[str, list[Any]] = {"host_id": [], "start_ts": [], "end_ts": []}
+    episode = int(fleet.config.slow.episode_minutes * MINUTE_MS)
+    for h in np.flatnonzero(fleet.slow_factor > 0).tolist():
+        lo = max(int(fleet.slow_onset_ts[h]), fleet.start_ts)
+        if lo >= fleet.end_ts:
+            continue
+        spans = [(lo, fleet.end_ts)]
+        if fleet.slow_intermittent[h]:
+            blocks = np.arange(lo // episode, (fleet.end_ts - 1) // episode + 1, dtype=np.int64)
+            on = blocks[episode_draws(fleet.seed, np.array([h]), blocks)[0] < fleet.slow_duty[h]]
+            spans = [(max(lo, int(b) * episode), min(fleet.end_ts, (int(b) + 1) * episode)) for b in on]
+        for a, b in spans:
+            if rows["end_ts"] and rows["host_id"][-1] == fleet.host_id[h] and rows["end_ts"][-1] == a:
+                rows["end_ts"][-1] = b  # consecutive slow episodes are one stretch
+            else:
+                rows["host_id"].append(fleet.host_id[h])
+                rows["start_ts"].append(a)
+                rows["end_ts"].append(b)
+    return pa.Table.from_pydict(rows, schema=EPISODES_SCHEMA)
+
+
 def write_truth(
     directory: Path,
     manifest: dict[str, Any],
@@ -130,11 +157,13 @@ def write_truth(
     hosts: pa.Table,
     agents: pa.Table | None = None,
     jobs: pa.Table | None = None,
+    episodes: pa.Table | None = None,
 ) -> None:
     """Write the truth files (deterministic bytes: no wall-clock values, fixed key order).
 
     ``agents`` (each agent's last agent_seq) lets a later run continue this one; ``jobs`` lists
-    the job runs (what a host's samples name as job_id, and each job's pace).
+    the job runs (what a host's samples name as job_id, and each job's pace); ``episodes`` when
+    each slow host was slow.
     """
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -144,6 +173,8 @@ def write_truth(
             pq.write_table(agents, directory / "agents.parquet", compression="zstd")
         if jobs is not None:
             pq.write_table(jobs, directory / "jobs.parquet", compression="zstd")
+        if episodes is not None:
+            pq.write_table(episodes, directory / "slow_episodes.parquet", compression="zstd")
         (directory / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     except OSError as exc:
         raise SinkError(str(exc), sink="truth", target=str(directory)) from exc

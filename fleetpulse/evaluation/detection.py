@@ -213,7 +213,15 @@ def score(
     scores = {
         "repeat_offender": score_repeat_offender(findings, hosts, faults, start, end, rules, met_rules),
         "slow_host": score_slow_host(
-            findings, hosts, start, end, slow_k, window_s, window_periods, manifest.get("jobs") or ()
+            findings,
+            hosts,
+            start,
+            end,
+            slow_k,
+            window_s,
+            window_periods,
+            manifest.get("jobs") or (),
+            manifest.get("slow_episodes") or (),
         ),
         "critical_fault": score_critical_fault(findings, faults, start, end, critical_kinds),
     }

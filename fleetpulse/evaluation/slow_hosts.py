@@ -1,5 +1,6 @@
 """Slow-host scoring: detectable when k detector windows of the slowdown fit before the end,
-windows counted per segment of a continued run, time to detect also in the windows the host was busy.
+windows counted per segment of a continued run, time to detect also in the windows the host was
+busy (ran a job) while slow.
 """
 
 from __future__ import annotations
@@ -52,16 +53,18 @@ def score_slow_host(
     window_s: float | None,
     periods: Sequence[WindowPeriod] = (),
     jobs: Sequence[Mapping[str, Any]] = (),
+    episodes: Sequence[Mapping[str, Any]] = (),
 ) -> DetectorScore:
     """Slow hosts detectable when ``k`` windows of the slowdown fit before the end.
 
     ``periods`` (a continued run's segments) give the window per stretch of time and override
     ``window_s``; times to detect are then counted in the windows of the periods they span.
-    ``jobs`` (the truth's job runs: slot, start_ts, end_ts) also give the time to detect counted in
-    the windows the host ran a job, since an idle host has no step time to be slow in.
+    ``jobs`` (the truth's job runs: slot, start_ts, end_ts) and ``episodes`` (when each slow host
+    was slow: host_id, start_ts, end_ts) also give the time to detect counted in the windows the host
+    ran a job while slow: an idle host has no step time, an intermittent one off is not slow.
     """
     if periods:
-        return _score_slow_host(findings, hosts, start, end, k, list(periods), "segments", jobs)
+        return _score_slow_host(findings, hosts, start, end, k, list(periods), "segments", jobs, episodes)
     source = "argument"
     if window_s is None:
         spans = findings.filter(pl.col("detector") == "slow_host")
@@ -71,15 +74,19 @@ def score_slow_host(
         if not window_s:
             window_s, source = DEFAULT_WINDOW_S, "default"
     return _score_slow_host(
-        findings, hosts, start, end, k, [WindowPeriod(start, end, window_s)], source, jobs
+        findings, hosts, start, end, k, [WindowPeriod(start, end, window_s)], source, jobs, episodes
     )
 
 
-def busy_windows(a: int, b: int, runs: Sequence[tuple[int, int]], periods: Sequence[WindowPeriod]) -> float:
-    """Detector windows from ``a`` to ``b`` during which the host ran a job (``runs``: [start, end))."""
-    if not runs:
-        return windows_between(a, b, periods)
-    return sum(windows_between(max(a, lo), min(b, hi), periods) for lo, hi in runs if lo < b and hi > a)
+def overlap(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The stretches of time in both ``a`` and ``b`` (each a list of [start, end))."""
+    out = [(max(x0, y0), min(x1, y1)) for x0, x1 in a for y0, y1 in b]
+    return sorted((lo, hi) for lo, hi in out if lo < hi)
+
+
+def busy_windows(a: int, b: int, spans: Sequence[tuple[int, int]], periods: Sequence[WindowPeriod]) -> float:
+    """Detector windows from ``a`` to ``b`` that fall in ``spans`` ([start, end))."""
+    return sum(windows_between(max(a, lo), min(b, hi), periods) for lo, hi in spans if lo < b and hi > a)
 
 
 def _score_slow_host(
@@ -91,6 +98,7 @@ def _score_slow_host(
     periods: list[WindowPeriod],
     source: str,
     jobs: Sequence[Mapping[str, Any]] = (),
+    episodes: Sequence[Mapping[str, Any]] = (),
 ) -> DetectorScore:
     first = first_findings(findings, "slow_host")
     slow = hosts.filter(pl.col("slow_cause").is_not_null()).to_dicts()
@@ -100,9 +108,7 @@ def _score_slow_host(
     ttd: list[float] = []
     windows: list[float] = []
     busy: list[float] = []
-    runs: dict[str, list[tuple[int, int]]] = {}
-    for j in jobs:
-        runs.setdefault(str(j["slot"]), []).append((int(j["start_ts"]), int(j["end_ts"])))
+    runs, slow_at = _spans(jobs, "slot"), _spans(episodes, "host_id")
     for h in slow:
         row = breakdown.setdefault(h["slow_cause"], {"truth": 0, "detectable": 0, "found": 0})
         row["truth"] += 1
@@ -114,10 +120,13 @@ def _score_slow_host(
             row["found"] += 1
             ttd.append((first[h["host_id"]] - onset) / 1000)
             windows.append(windows_between(onset, first[h["host_id"]], periods))
-            if runs and first[h["host_id"]] >= onset:
-                busy.append(
-                    busy_windows(onset, first[h["host_id"]], runs.get(str(h.get("job_id")), []), periods)
+            if (runs or slow_at) and first[h["host_id"]] >= onset:
+                always = [(onset, first[h["host_id"]])]
+                spans = overlap(
+                    runs.get(str(h.get("job_id"))) or always if runs else always,
+                    slow_at.get(h["host_id"]) or always if slow_at else always,
                 )
+                busy.append(busy_windows(onset, first[h["host_id"]], spans, periods))
     fp_hosts = sorted(set(first) - truth)
     return assemble(
         "slow_host",
@@ -134,6 +143,13 @@ def _score_slow_host(
         window_s=periods[-1].window_s,
         window_source=source if len(periods) == 1 else f"{source}: {_window_chain(periods)}",
     )
+
+
+def _spans(rows: Sequence[Mapping[str, Any]], key: str) -> dict[str, list[tuple[int, int]]]:
+    out: dict[str, list[tuple[int, int]]] = {}
+    for r in rows:
+        out.setdefault(str(r[key]), []).append((int(r["start_ts"]), int(r["end_ts"])))
+    return out
 
 
 def _window_chain(periods: Sequence[WindowPeriod]) -> str:

@@ -92,6 +92,9 @@ def join_segments(segments: Sequence[Truth], names: Sequence[Path]) -> Truth:
     runs = {(j["slot"], j["start_ts"]): j for _, _, m in segments for j in m.get("jobs") or []}
     if runs:
         manifest["jobs"] = [runs[key] for key in sorted(runs)]
+    episodes = [e for _, _, m in segments for e in m.get("slow_episodes") or []]
+    if episodes:
+        manifest["slow_episodes"] = episodes
     manifest["days"] = (manifest["end_ts"] - manifest["start_ts"]) / DAY_MS
     manifest["segments"] = [
         {k: m.get(k) for k in ("run_id", "mode", "start_ts", "end_ts", "sample_interval_s")}
@@ -112,6 +115,8 @@ def _load_one(truth_dir: Path) -> Truth:
         if (truth_dir / "jobs.parquet").is_file():  # the job runs: when each slot's hosts were busy
             jobs = pl.read_parquet(truth_dir / "jobs.parquet", columns=["slot", "start_ts", "end_ts"])
             manifest["jobs"] = jobs.to_dicts()
+        if (truth_dir / "slow_episodes.parquet").is_file():  # when each slow host was slow
+            manifest["slow_episodes"] = pl.read_parquet(truth_dir / "slow_episodes.parquet").to_dicts()
         return pl.read_parquet(paths["hosts.parquet"]), pl.read_parquet(paths["faults.parquet"]), manifest
     except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
         raise ScoringError(f"cannot read truth in {truth_dir}: {exc}") from exc
@@ -333,7 +338,7 @@ def _notes(s: DetectorScore) -> str:
         parts.append(f"{s.tp_undetectable} found although below the detectability rule")
     if s.ttd_busy_median_windows is not None:
         parts.append(
-            f"time to detect in windows the host ran a job, p50 "
+            f"time to detect in windows the host ran a job while slow, p50 "
             f"{s.ttd_busy_median_windows:.1f} / p90 {_fmt(s.ttd_busy_p90_windows, 1)}"
         )
     if s.window_s is not None:

@@ -121,3 +121,19 @@ def test_longer_windows_average_sample_noise_away(build, interval_s: int) -> Non
     healthy = fleet.slow_factor == 0
     rel_sd = np.nanstd(_to_job_median(cols, cols["step_time_ms"], healthy)[healthy])
     assert rel_sd < (0.013 if interval_s == 10 else 0.005)
+
+
+def test_the_truth_lists_when_each_slow_host_was_slow(build) -> None:
+    from producers.truth import episodes_table
+
+    cfg = config_with("demo", slow={"fraction": 0.2, "intermittent_fraction": 0.5})
+    fleet = build_fleet(cfg, 7, START, START + DAY_MS)
+    spans = episodes_table(fleet).to_pylist()
+    model = SampleModel(fleet)
+    slow = np.flatnonzero(fleet.slow_factor > 0)
+    index = {fleet.host_id[h]: h for h in slow}
+    assert {r["host_id"] for r in spans} <= set(index) and len(spans) > len(slow)
+    for t in START + np.arange(1, 288) * 300_000:  # every 5 minutes: the sample ending then
+        share = model.slow_share(int(t), 10, slow)
+        listed = {r["host_id"] for r in spans if r["start_ts"] < t <= r["end_ts"]}
+        assert {fleet.host_id[h] for h, x in zip(slow, share, strict=True) if x > 0} == listed

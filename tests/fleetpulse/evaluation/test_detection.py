@@ -463,6 +463,11 @@ def test_time_to_detect_in_busy_windows_skips_the_hosts_idle_gap() -> None:
     found = sh.detectors["slow_host"]
     assert found.ttd_median_windows == pytest.approx(2 * 12 + 2)  # from onset: the idle 2 h count
     assert found.ttd_busy_median_windows == pytest.approx(6 + 2)  # 30 min before the gap, 10 min after
+    # an intermittent host whose first slow episode began with the next job: 2 windows of it
+    episodes = [{"host_id": "s", "start_ts": S + 3 * H - 60_000, "end_ts": S + 9 * H}]
+    with_episodes = manifest | {"slow_episodes": episodes}
+    off = score(findings, hosts, pl.DataFrame([], schema=FAULT_SCHEMA), with_episodes, window_s=300)
+    assert off.detectors["slow_host"].ttd_busy_median_windows == pytest.approx(2)
     plain = score(
         findings, hosts, pl.DataFrame([], schema=FAULT_SCHEMA), {"start_ts": S, "end_ts": S + 9 * H}
     )
