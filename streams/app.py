@@ -29,6 +29,7 @@ from streams.errors import InvalidRecordError
 from streams.findings import Finding
 from streams.inventory import Inventory
 from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, apply_logged
+from streams.membership import instance_id, stage_instance_id
 from streams.messages import PlanFinding, PlanTick, planner_message, to_wire
 from streams.metrics import DetectMetrics
 from streams.planner import Planner, unplannable
@@ -76,6 +77,7 @@ class DetectApp:
         d = settings.detect
         t = settings.topics
         parts = partitions or {}
+        self.instance_id = instance_id(d, data_dir)
         self.app = faust.App(
             d.app_id,
             broker=[f"kafka://{b.strip()}" for b in settings.bootstrap_servers.split(",")],
@@ -95,6 +97,7 @@ class DetectApp:
             broker_commit_interval=d.commit_interval_s,
             broker_session_timeout=d.session_timeout_s,
             broker_heartbeat_interval=d.heartbeat_interval_s,
+            consumer_group_instance_id=self.instance_id,
             producer_acks=-1,
             producer_linger_ms=5,
             producer_max_request_size=settings.topics.dlq.max_message_bytes or 1_000_000,  # dead letters
@@ -156,6 +159,7 @@ class DetectApp:
             group_config={
                 "session_timeout_ms": round(d.session_timeout_s * 1000),
                 "heartbeat_interval_ms": round(d.heartbeat_interval_s * 1000),
+                "group_instance_id": stage_instance_id(self.instance_id, "samples"),
             },
             on_watermark=self._advance_watermark,
             clock=clock,

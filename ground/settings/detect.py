@@ -37,6 +37,17 @@ class DetectSettings(BaseModel):
     samples_checkpoint_s: float = Field(
         5.0, gt=0, description="how often the host-window stage checkpoints its state and offsets"
     )
+    static_membership: bool = Field(
+        True,
+        description="join the consumer groups with a group.instance.id, so a restarted worker gets its "
+        "partitions back at once instead of after session_timeout_s (a worker gone for good is "
+        "replaced after session_timeout_s either way)",
+    )
+    instance_id: str | None = Field(
+        None,
+        description="this worker's group.instance.id; None: derived from the host name and data_dir, "
+        "which every worker has of its own. Two running workers must never share one",
+    )
     shutdown_timeout_s: float = Field(
         10.0, gt=0, description="after SIGTERM/SIGINT, exit anyway if the graceful shutdown takes longer"
     )
