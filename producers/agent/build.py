@@ -11,6 +11,7 @@ from ground.settings.agent import AgentSettings
 from producers.agent.aer import AerCollector
 from producers.agent.agent import Agent, Commit
 from producers.agent.collector import Collector, Problems
+from producers.agent.dcgm import DcgmCollector
 from producers.agent.infiniband import InfinibandCollector
 from producers.agent.kernel_log import KernelLogCollector
 from producers.agent.nvml import NvmlCollector
@@ -45,9 +46,6 @@ def build_parts(
     if settings.nvml.enabled:
         collectors.append(NvmlCollector(settings.nvml, units, problems, nvml))
     if settings.dcgm.enabled:
-        from producers.agent.dcgm import (
-            DcgmCollector,  # httpx and prometheus_client only where scraping is on
-        )
 
         collectors.append(DcgmCollector(settings.dcgm, units, problems))
     if settings.aer.enabled:

@@ -14,6 +14,7 @@ from producers.agent.build import build_agent
 from producers.agent.collector import Problems
 from producers.agent.sender import AckingSink, Sender
 from producers.agent.spool import Entry, Spool
+from producers.sinks.kafka import KafkaSink
 from schemas import Codec
 from schemas.errors import EncodeError
 
@@ -26,8 +27,6 @@ SPOOL_FILE = "agent.db"
 
 def kafka_sink(settings: Settings, host_id: str) -> AckingSink:
     """The simulator's Kafka sink (idempotent, keyed by host id), tuned to give up fast while the broker is away."""
-    # imported here: the sinks package pulls in pyarrow and numpy, which --once --print never needs
-    from producers.sinks.kafka import KafkaSink
 
     tuning = settings.simulator.producer.model_copy(
         update={"max_block_ms": 10_000, "delivery_timeout_ms": 120_000, "linger_ms": 50}

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ground.settings.agent import AgentSettings, KernelLogSettings
+
 GPU_BUSES = ("0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
              "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0")  # fmt: skip
 NIC_BUSES = ("0000:1a:00.0", "0000:2c:00.0", "0000:3c:00.0", "0000:5f:00.0",
@@ -104,8 +106,6 @@ class FixtureHost:
         )
 
     def agent_settings(self, state_dir: Path, **overrides: Any) -> Any:
-        from ground.settings.agent import AgentSettings, KernelLogSettings
-
         kernel = KernelLogSettings(kmsg_path=self.kmsg, boot_id_path=self.boot_id, journalctl=False)
         base: dict[str, Any] = {"host_id": "fx-h00001", "cluster": "fx", "rack": "fx-rack0001",
                                 "maintenance_domain": "fx-md000", "sysfs_root": self.sys, "state_dir": state_dir,

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import httpx
-
 from ground.settings.agent import DcgmSettings
 from producers.agent.collector import Problems
 from producers.agent.dcgm import DcgmCollector
@@ -32,10 +30,9 @@ def page(
 
 
 def scraper(pages: Callable[[], str], problems: Problems) -> DcgmCollector:
-    transport = httpx.MockTransport(lambda request: httpx.Response(200, text=pages()))
     units = Units()
     units.set_gpus(list(GPU_BUSES))
-    return DcgmCollector(DcgmSettings(enabled=True), units, problems, httpx.Client(transport=transport))
+    return DcgmCollector(DcgmSettings(enabled=True), units, problems, lambda url, timeout_s: pages())
 
 
 def test_fields_become_readings_and_events(problems: Problems) -> None:
