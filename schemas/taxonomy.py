@@ -50,3 +50,7 @@ OPERATOR_EVENT_KINDS: tuple[str, ...] = get_args(OperatorEventKind)
 # Steps that take a host out of service, and those that bring it back.
 OPENING_KINDS = frozenset({"out_of_service", "repair_started", "rma_shipped"})
 CLOSING_KINDS = frozenset({"returned_to_service", "repair_finished", "rma_replaced"})
+
+# The rack ``fleetpulse import`` gives a host it first saw in an incident: its install_ts is only the
+# trace's start, so its age is unknown (analytics leaves it out of age-based tables).
+IMPORTED_RACK = "imported"

@@ -12,13 +12,11 @@ import polars as pl
 
 from analytics.jobs.faults import EARLY_LIFE_KINDS
 from analytics.jobs.source import MS_PER_DAY
+from schemas.taxonomy import IMPORTED_RACK
 
 HOST_YEAR_DAYS = 365.25
 
 
-# The rack ``fleetpulse import`` gives a host it first saw in an incident (producers/importer/records.py):
-# its install_ts is only the trace's start, so its age is unknown.
-IMPORTED_RACK = "imported"
 
 
 def has_install_date() -> pl.Expr:

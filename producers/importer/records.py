@@ -16,10 +16,7 @@ from typing import Any
 from producers.importer.incidents import Incident
 from producers.importer.mapping import CauseLookup, HistoryMapping
 from schemas import HostInventoried, IncidentReported
-
-IMPORTED_RACK = (
-    "imported"  # rack of a host the import created: its install_ts is the trace's start, not known
-)
+from schemas.taxonomy import IMPORTED_RACK
 
 
 def incident_id(incident: Incident) -> str:

@@ -9,7 +9,8 @@ from producers.importer.coverage import render
 from producers.importer.incidents import parse_start
 from producers.importer.kafka_io import FleetView
 from producers.importer.mapping import InventoryDefaults
-from producers.importer.records import IMPORTED_RACK, inventory_records
+from producers.importer.records import inventory_records
+from schemas.taxonomy import IMPORTED_RACK
 
 START = parse_start("2024-01-01")
 MAPPING = HistoryMapping(
