@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,12 +79,22 @@ def cpu_s(pid: int | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def time_backtest(lake: Path) -> tuple[float, float, int, set[str]]:
-    """(wall s, CPU s, records replayed, finding ids) of reading the lake and replaying the packaged policy."""
+def time_backtest(lake: Path) -> tuple[float, float, int, dict[str, str]]:
+    """(wall s, CPU s, records replayed, finding id -> detector) of reading the lake and replaying the packaged policy."""
     t, c = time.perf_counter(), cpu_s()
     history = read_history(Lake(lake), Period())
     result = replay(history, load_policy())
-    return time.perf_counter() - t, cpu_s() - c, len(history.events), {f.finding_id for f in result.findings}
+    return (
+        time.perf_counter() - t,
+        cpu_s() - c,
+        len(history.events),
+        {f.finding_id: f.detector for f in result.findings},
+    )
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory so far (the backtest runs before the Kafka side reads anything)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 @contextlib.contextmanager
@@ -113,8 +124,8 @@ def kafka_records(lake: Path) -> tuple[list[tuple[str, bytes, bytes]], int]:
 
 def time_kafka(
     settings: Settings, lake: Path, lines: list[str]
-) -> tuple[float, float, float, float, set[str]]:
-    """(produce wall s, produce CPU s, worker wall s, worker CPU s, finding ids) of the Kafka replay."""
+) -> tuple[float, float, float, float, dict[str, str]]:
+    """(produce wall s, produce CPU s, worker wall s, worker CPU s, finding id -> detector) of the Kafka replay."""
     records, expected = kafka_records(lake)
     admin.create_topics(settings)
     t, c = time.perf_counter(), cpu_s()
@@ -139,7 +150,13 @@ def time_kafka(
             worker.stop()
     found = findings_from_kafka(settings, timeout_s=120)
     admin.delete_topics(settings, [s.name for s in settings.topics.all()])
-    return produced, produced_cpu, idle - (t0 or idle), worker_cpu, set(found["finding_id"].to_list())
+    return (
+        produced,
+        produced_cpu,
+        idle - (t0 or idle),
+        worker_cpu,
+        dict(found.select("finding_id", "detector").rows()),
+    )
 
 
 def main() -> None:
@@ -153,14 +170,17 @@ def main() -> None:
         simulate(args.preset, args.days, args.seed, lake)
         wall, cpu, n, ours = time_backtest(lake)
         say(lines, f"backtest: {n:,} samples + errors of {args.preset}, {args.days:g} days, read and replayed in "
-                   f"{wall:.1f} s ({cpu:.1f} CPU s), {len(ours)} findings")  # fmt: skip
+                   f"{wall:.1f} s ({cpu:.1f} CPU s), {len(ours)} findings, peak RSS {peak_rss_mib():,.0f} MiB")  # fmt: skip
         with broker(args.bootstrap, base, Path(tmp) / "broker") as bootstrap:
             settings = isolated(base, bootstrap)
             p_wall, p_cpu, w_wall, w_cpu, theirs = time_kafka(settings, lake, lines)
     say(lines, f"detect worker: first record consumed to every stage idle {w_wall:.1f} s ({w_cpu:.1f} CPU s), "
                f"{len(theirs)} findings")  # fmt: skip
-    say(lines, f"findings: {len(ours & theirs)} the same id, {len(ours - theirs)} backtest only, "
-               f"{len(theirs - ours)} worker only")  # fmt: skip
+    only_ours = Counter(d for f, d in ours.items() if f not in theirs)
+    only_theirs = Counter(d for f, d in theirs.items() if f not in ours)
+    say(lines, f"findings: {len(ours.keys() & theirs.keys())} the same id, {only_ours.total()} backtest only "
+               f"{dict(sorted(only_ours.items()))}, {only_theirs.total()} worker only "
+               f"{dict(sorted(only_theirs.items()))}")  # fmt: skip
     say(lines, f"backtest vs worker alone: {w_wall / wall:.2f}x wall, {w_cpu / cpu:.2f}x CPU")
     say(lines, f"backtest vs produce + worker: {(p_wall + w_wall) / wall:.2f}x wall, "
                f"{(p_cpu + w_cpu) / cpu:.2f}x CPU")  # fmt: skip
