@@ -2,6 +2,11 @@
 
 ``alert_id`` is deterministic (the idempotency key the webhook dispatcher and receivers
 dedup on), so an alert re-derived after a restart is the same alert.
+
+One page per incident, Alertmanager-style: a host's alerts carry a ``group_key`` label naming
+the operation that took it out (host and the finding that opened it). The planner absorbs
+further findings of the same kind while the operation is open, so they page no one; when the
+host returns to service the group gets a ``resolved`` notification with the same group key.
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ def _alert(
     cluster: str,
     labels: dict[str, str],
     summary: str,
+    status: str = "firing",
 ) -> dict[str, Any]:
-    aid = alert_id(alertname, key)
+    aid = alert_id(alertname, key) if status == "firing" else alert_id(alertname, status, key)
     return AlertRaised(
         event_id=aid,
         host_id=host_id,
@@ -34,12 +40,17 @@ def _alert(
             "alert_id": aid,
             "alertname": alertname,
             "severity": severity,
-            "status": "firing",
+            "status": status,
             "labels": {"alertname": alertname, **labels},
             "annotations": {"summary": summary},
             "generator_url": None,
         },
     ).to_record()
+
+
+def group_key(action: Action) -> str:
+    """The incident a host action belongs to: the host and the finding that opened its operation."""
+    return f"{action.host_id}/{action.finding_id or action.action_id}"
 
 
 def alerts_for(action: Action) -> list[dict[str, Any]]:
@@ -50,6 +61,8 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
         "domain": action.domain,
         "rule": action.rule or "",
     }
+    if action.kind == "returned":
+        return _resolved(action, labels)
     if action.kind == "rma_opened":
         return [
             _alert(
@@ -59,7 +72,7 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
                 action.ts,
                 action.host_id,
                 action.cluster,
-                labels,
+                {**labels, "group_key": group_key(action)},
                 f"RMA opened for {action.host_id} ({action.rule}) in domain {action.domain}",
             )
         ]
@@ -72,7 +85,7 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
                 action.ts,
                 action.host_id,
                 action.cluster,
-                labels,
+                {**labels, "group_key": group_key(action)},
                 f"{action.host_id} is slower than its peers: {action.reason}",
             )
         ]
@@ -90,6 +103,29 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
             )
         ]
     return []
+
+
+def _resolved(action: Action, labels: dict[str, str]) -> list[dict[str, Any]]:
+    """The ``resolved`` notifications of the alerts that paged for the operation the host returned from."""
+    paged = []  # (alertname, severity) as they fired: the same labels give Alertmanager the same fingerprint
+    if action.operation == "rma":
+        paged.append(("NewRMA", "critical"))
+    if action.rule == "slow_host":
+        paged.append(("SlowHost", "warning"))
+    return [
+        _alert(
+            name,
+            action.action_id,
+            severity,
+            action.ts,
+            action.host_id,
+            action.cluster,
+            {**labels, "group_key": group_key(action)},
+            f"{action.host_id} is back in service after {action.operation} ({action.rule})",
+            status="resolved",
+        )
+        for name, severity in paged
+    ]
 
 
 class DlqSurge:

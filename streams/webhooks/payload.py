@@ -75,13 +75,17 @@ def alertmanager_body(
         "generatorURL": payload.get("generator_url") or "",
         "fingerprint": fingerprint(labels),
     }
+    group_labels = {"alertname": alertname}
+    if "group_key" in labels:  # one group per incident: its firing and resolved notifications share it
+        group_labels["group_key"] = labels["group_key"]
+    group = ",".join(f'{k}="{v}"' for k, v in sorted(group_labels.items()))
     return {
         "version": "4",
-        "groupKey": f'{{}}:{{alertname="{alertname}"}}',
+        "groupKey": f"{{}}:{{{group}}}",
         "truncatedAlerts": 0,
         "status": status,
         "receiver": receiver,
-        "groupLabels": {"alertname": alertname},
+        "groupLabels": group_labels,
         "commonLabels": labels,
         "commonAnnotations": annotations,
         "externalURL": external_url,

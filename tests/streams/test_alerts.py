@@ -7,6 +7,7 @@ from streams.alerts import DlqSurge, alerts_for
 from streams.deadletter import dead_letter, reason_label
 from streams.errors import InvalidRecordError
 from streams.lifecycle import Action
+from streams.webhooks.payload import alertmanager_body
 
 
 def action(kind: str, rule: str = "dram_uce_repeat_gpu") -> Action:
@@ -24,12 +25,35 @@ def test_alerts_for_actions() -> None:
         "cluster": "c0",
         "domain": "d0",
         "rule": "dram_uce_repeat_gpu",
+        "group_key": "h1/f1",
     }
     assert "h1" in p["annotations"]["summary"] and rma[0]["event_id"] == p["alert_id"]
     assert alerts_for(action("rma_opened")) == rma  # deterministic id
     assert [a["payload"]["alertname"] for a in alerts_for(action("suspected", "slow_host"))] == ["SlowHost"]
     assert alerts_for(action("suspected")) == [] and alerts_for(action("drained")) == []
     Codec().encode(rma[0])  # valid AlertRaised
+
+
+def test_a_return_to_service_resolves_what_paged_for_the_operation_with_the_same_labels() -> None:
+    fired = alerts_for(action("rma_opened"))
+    resolved = alerts_for(action("returned"))
+    assert [a["payload"]["status"] for a in resolved] == ["resolved"]
+    assert resolved[0]["payload"]["labels"] == fired[0]["payload"]["labels"]  # same group and fingerprint
+    assert resolved[0]["payload"]["severity"] == fired[0]["payload"]["severity"]
+    assert resolved[0]["payload"]["alert_id"] != fired[0]["payload"]["alert_id"]  # a notification of its own
+    assert alerts_for(action("returned")) == resolved  # deterministic
+    body = alertmanager_body(resolved[0])
+    assert body["status"] == "resolved" and body["groupLabels"]["group_key"] == "h1/f1"
+    assert body["alerts"][0]["fingerprint"] == alertmanager_body(fired[0])["alerts"][0]["fingerprint"]
+    slow = Action(action_id="a-ret", kind="returned", host_id="h1", cluster="c0", domain="d0",
+                  operation="drain_and_diagnose", ts=9, finding_id="f2", rule="slow_host")  # fmt: skip
+    assert [(a["payload"]["alertname"], a["payload"]["status"]) for a in alerts_for(slow)] == [
+        ("SlowHost", "resolved")
+    ]
+    reboot = Action(action_id="a-rb", kind="returned", host_id="h1", cluster="c0", domain="d0",
+                    operation="reboot", ts=9, finding_id="f3", rule="fell_off_bus_once")  # fmt: skip
+    assert alerts_for(reboot) == []  # nothing paged for a reboot: nothing to resolve
+    Codec().encode(resolved[0])
 
 
 def test_dlq_surge_fires_once_per_burst() -> None:
