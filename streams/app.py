@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+RETRY_BACKOFF_MS = 1000
+
 
 class DetectApp:
     """One detect worker's Faust app plus the in-memory views (inventory, fleet state) it serves."""
@@ -129,7 +131,9 @@ class DetectApp:
         self.cluster_cache = CheckpointCache(
             self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")
         )
-        client = settings.kafka.aiokafka(settings.bootstrap_servers)
+        # aiokafka retries a lost broker every retry_backoff_ms (100 by default): with the broker gone
+        # the tailers and the samples stage would reconnect, fail and log ten times a second each
+        client = {**settings.kafka.aiokafka(settings.bootstrap_servers), "retry_backoff_ms": RETRY_BACKOFF_MS}
         self.inventory_tailer = LogTailer(
             t.inventory.name, client, self.inventory.apply, self.codec, event_type=HostInventoried.EVENT_TYPE
         )
