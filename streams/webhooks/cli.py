@@ -135,6 +135,7 @@ def receiver(
         out,
         scheme=settings.webhooks.signature_scheme,
         tolerance_s=tolerance_s or settings.webhooks.signature_tolerance_s,
+        secret_source=secret_env,
     )
     console = Console(stderr=True)
     console.print(f"receiver on http://{host}:{port}/  (stats: /stats)  → {out}")

@@ -84,8 +84,9 @@ class WebhookReceiver:
         tolerance_s: float = 300.0,
         clock: Callable[[], float] = time.time,
         ack_delay_s: float = 0.0,
+        secret_source: str = "FLEETPULSE_WEBHOOKS__SECRET",
     ) -> None:
-        check_secret(secret)
+        check_secret(secret, secret_source)
         redact_in_logs(secret.decode(errors="replace"))
         if not 0 < tolerance_s <= MAX_TOLERANCE_S:
             raise WebhookConfigError(

@@ -37,3 +37,13 @@ def test_the_metrics_port_binds_loopback_by_default(
     result = CliRunner().invoke(app, ["dispatch", "--metrics-port", "9464", *argv], env=env)
     assert isinstance(result.exception, Bound), result.output
     assert seen == {"port": 9464, "addr": addr}
+
+
+def test_a_weak_receiver_secret_is_refused_naming_its_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    env = {"RECEIVER_KEY": "change-me"}
+    argv = ["receiver", "--out", str(tmp_path / "a.jsonl"), "--port", "0", "--secret-env", "RECEIVER_KEY"]
+    result = CliRunner().invoke(app, argv, env=env)
+    assert "RECEIVER_KEY cannot be used: it is a placeholder value" in str(result.exception)
