@@ -1,0 +1,167 @@
+"""The compose stack's ACL table (deploy/kafka/acls.txt) on a real broker with its authorizer settings.
+
+The broker takes the authorizer, super users and SCRAM-SHA-512 of deploy/kafka/start-broker.sh;
+the admin logs in with PLAIN here (the local broker cannot be formatted with ``--add-scram``), the
+parts with SCRAM-SHA-512 as in compose. Each part may write exactly what the table grants.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pytest
+from kafka import KafkaProducer
+from kafka.admin import (
+    ACL,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    ResourcePattern,
+    ResourceType,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
+)
+from kafka.errors import KafkaError
+
+from fleetpulse.broker import LocalBroker, ToolMissingError
+from ground.kafka import admin
+from ground.kafka.config import KafkaAuthError, KafkaSettings
+from ground.settings import Settings
+from tests.conftest import free_ports, pointed_at
+from tests.deploy.test_compose import broker_properties
+from tests.deploy.test_compose_security import acls
+
+pytestmark = pytest.mark.integration
+
+USERS = ("detector", "dispatcher", "simulator", "archiver", "agent")
+
+
+@dataclass(frozen=True)
+class AclBroker:
+    bootstrap: str
+    admin_password: str
+    password: str  # every part's, for brevity
+
+    def settings(self, user: str) -> Settings:
+        if user == "admin":
+            kafka = KafkaSettings(
+                security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                sasl_username="admin", sasl_password=self.admin_password,
+            )  # fmt: skip
+        else:
+            kafka = KafkaSettings(
+                security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-512",
+                sasl_username=user, sasl_password=self.password,
+            )  # fmt: skip
+        base = pointed_at(Settings.load(), self.bootstrap)
+        return base.model_copy(
+            update={"kafka": kafka.model_copy(update={"bootstrap_servers": self.bootstrap})}
+        )
+
+
+def compose_authorization(port: int, controller_port: int, admin_password: str) -> dict[str, str]:
+    compose = broker_properties()
+    plain = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="admin" password="{admin_password}" user_admin="{admin_password}";'
+    )
+    return {
+        **{k: compose[k] for k in ("authorizer.class.name", "allow.everyone.if.no.acl.found", "super.users")},
+        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"SASL_PLAINTEXT://127.0.0.1:{port}",
+        "listener.security.protocol.map": "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name": "SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": f"PLAIN,{compose['sasl.enabled.mechanisms']}",
+        "sasl.mechanism.inter.broker.protocol": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": plain,
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": (
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+        ),
+    }
+
+
+def table_acls() -> list[ACL]:
+    out = []
+    for user, ops, kind, pattern, name in acls():
+        for op in ops:
+            out.append(
+                ACL(
+                    principal=f"User:{user}",
+                    host="*",
+                    operation=ACLOperation[op.upper()],
+                    permission_type=ACLPermissionType.ALLOW,
+                    resource_pattern=ResourcePattern(
+                        ResourceType[kind.upper()], name, ACLResourcePatternType[pattern.upper()]
+                    ),
+                )
+            )
+    return out
+
+
+@pytest.fixture(scope="module")
+def broker(local_broker_factory: Callable[..., LocalBroker]) -> Iterator[AclBroker]:
+    admin_password, password = f"adm-{secrets.token_hex(16)}", f"pw-{secrets.token_hex(16)}"
+    port, controller_port = free_ports(2)
+    made = local_broker_factory(
+        port=port,
+        controller_port=controller_port,
+        extra_properties=compose_authorization(port, controller_port, admin_password),
+    )
+    cluster = AclBroker(f"127.0.0.1:{port}", admin_password, password)
+    running = LocalBroker(made.settings, kafka=cluster.settings("admin").kafka)
+    try:
+        running.start()
+    except ToolMissingError as exc:
+        pytest.skip(f"no Kafka broker: {exc}")
+    try:
+        root = cluster.settings("admin")
+        admin.create_topics(root)
+        with admin.admin_client(root.bootstrap_servers, root.kafka) as client:
+            upserts = [UserScramCredentialUpsertion(u, ScramMechanism.SCRAM_SHA_512, password) for u in USERS]
+            client.alter_user_scram_credentials(upserts)
+            client.create_acls(table_acls())
+        yield cluster
+    finally:
+        running.stop()
+
+
+def can_write(cluster: AclBroker, user: str, topic: str) -> bool:
+    settings = cluster.settings(user)
+    deadline = time.monotonic() + 15  # credentials and ACLs reach the broker through its metadata log
+    while True:
+        try:
+            producer = KafkaProducer(
+                **settings.kafka.kafka_python(settings.bootstrap_servers), acks="all", max_block_ms=5000
+            )
+            break
+        except KafkaAuthError:
+            assert time.monotonic() < deadline, f"{user} cannot log in"
+            time.sleep(0.5)
+    try:
+        producer.send(topic, b"acl probe", key=b"probe").get(10)  # keyed: fleet.inventory is compacted
+        return True
+    except KafkaError:
+        return False
+    finally:
+        producer.close(timeout=5)
+
+
+def test_only_the_detector_writes_findings_actions_and_alerts(broker: AclBroker) -> None:
+    topics = Settings().topics
+    for key in ("findings", "actions", "alerts"):
+        name = getattr(topics, key).name
+        assert can_write(broker, "detector", name), name
+        for user in ("simulator", "agent", "dispatcher", "archiver"):
+            assert not can_write(broker, user, name), (user, name)
+
+
+def test_only_agents_and_the_simulator_write_telemetry(broker: AclBroker) -> None:
+    topics = Settings().topics
+    for key in ("samples", "errors", "inventory"):
+        name = getattr(topics, key).name
+        assert can_write(broker, "simulator", name) and can_write(broker, "agent", name), name
+        for user in ("detector", "dispatcher", "archiver"):
+            assert not can_write(broker, user, name), (user, name)
