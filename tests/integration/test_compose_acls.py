@@ -30,6 +30,8 @@ from fleetpulse.broker import LocalBroker, ToolMissingError
 from ground.kafka import admin
 from ground.kafka.config import KafkaAuthError, KafkaSettings
 from ground.settings import Settings
+from producers import SimulationRequest, run_simulation
+from streams.worker import spawn_worker
 from tests.conftest import free_ports, pointed_at
 from tests.deploy.test_compose import broker_properties
 from tests.deploy.test_compose_security import acls
@@ -165,3 +167,23 @@ def test_only_agents_and_the_simulator_write_telemetry(broker: AclBroker) -> Non
         assert can_write(broker, "simulator", name) and can_write(broker, "agent", name), name
         for user in ("detector", "dispatcher", "archiver"):
             assert not can_write(broker, user, name), (user, name)
+
+
+def test_a_detect_worker_runs_with_only_the_detector_grants(broker: AclBroker, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Its reads, its consumer groups and the internal topics it creates are all in the table."""
+    (port,) = free_ports(1)
+    worker = spawn_worker(
+        broker.settings("detector"), web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log"
+    )
+    try:
+        health = worker.wait_ready(180)
+    finally:
+        worker.stop()
+    assert health["assigned"], health
+
+
+def test_the_simulator_runs_with_only_its_grants(broker: AclBroker) -> None:
+    result = run_simulation(
+        broker.settings("simulator"), SimulationRequest(preset="small", days=0.2, sink="kafka")
+    )
+    assert sum(result.counts.values()) > 0
