@@ -46,6 +46,7 @@ class ArchiveStats:
     published_rows: int = 0
     quarantined_rows: int = 0
     rejected_rows: int = 0
+    repeats: int = 0  # records delivered twice in one batch (same event id), archived once
     files: int = 0
     lag: int | None = None
     reconciled: int = 0
@@ -287,6 +288,7 @@ class Archiver:
         stats.published_rows += staged.published_rows
         stats.quarantined_rows += staged.quarantined_rows
         stats.rejected_rows += staged.rejected_rows
+        stats.repeats += plan.repeats
         stats.files += sum(len(f) for f in staged.files.values())
         self._commit_group(consumer, tps, publisher.frontier)
         try:

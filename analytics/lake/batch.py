@@ -1,8 +1,9 @@
 """Pure batch planning: consumed Kafka records → per-table Arrow tables, split into lake files.
 
 No I/O here: the archiver shell feeds records in, the publisher writes what comes out. Every
-consumed offset ends in exactly one place: a table batch, or the rejected list with its reason
-(undecodable, or an event time the lake cannot file under a date).
+consumed offset ends in exactly one place: a table batch, the rejected list with its reason
+(undecodable, or an event time the lake cannot file under a date), or the count of repeats (an
+event id the batch already holds: a producer's retry delivered it twice, and one row is the fact).
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ class BatchPlan:
     tables: dict[str, TableBatch]
     rejected: list[Rejected]
     ranges: dict[TopicPartition, PartitionRange]
+    repeats: int = 0  # records whose event id the batch already held, dropped
 
     @property
     def records(self) -> int:
@@ -133,12 +135,16 @@ def calendar_error(ts: int) -> str | None:
 def plan_batch(records: Iterable[ConsumedRecord], codec: Codec, *, chunk_rows: int = CHUNK_ROWS) -> BatchPlan:
     """Decode records and group them by lake table.
 
-    Undecodable records and records whose ``ts`` is off the calendar become ``Rejected`` with the reason.
+    Undecodable records and records whose ``ts`` is off the calendar become ``Rejected`` with the reason;
+    a record whose event id the batch already holds is counted in ``repeats`` and dropped (the quality
+    gates require unique ids, so one delivered twice would otherwise quarantine its whole batch).
     """
     tables: dict[str, TableBatch] = {}
     by_type: dict[str, TableBatch] = {}
     rejected: list[Rejected] = []
     ranges: dict[TopicPartition, PartitionRange] = {}
+    seen: set[tuple[str, str]] = set()
+    repeats = 0
     for rec in records:
         tp = rec.tp
         prev = ranges.get(tp)
@@ -156,13 +162,18 @@ def plan_batch(records: Iterable[ConsumedRecord], codec: Codec, *, chunk_rows: i
         if off_calendar is not None:
             rejected.append(Rejected(rec, TIMESTAMP_OUT_OF_RANGE, off_calendar))
             continue
+        key = (event.event_type, str(event.record["event_id"]))
+        if key in seen:
+            repeats += 1
+            continue
+        seen.add(key)
         batch = by_type.get(event.event_type)
         if batch is None:
             name = table_name(event.event_type)
             batch = TableBatch(name, event.event_type, chunk_rows=chunk_rows)
             by_type[event.event_type] = tables[name] = batch
         batch.add(event.record, tp, rec.offset)
-    return BatchPlan(tables, rejected, ranges)
+    return BatchPlan(tables, rejected, ranges, repeats)
 
 
 class FilePart(NamedTuple):

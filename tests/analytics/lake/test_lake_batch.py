@@ -31,6 +31,15 @@ def test_plan_groups_by_table_and_keeps_every_offset(records: list[dict[str, Any
     assert plan.ranges[TopicPartition("fleet.errors", 0)].last == 10_001
 
 
+def test_an_event_delivered_twice_in_a_batch_is_kept_once_and_counted(records: list[dict[str, Any]]) -> None:
+    consumed = as_consumed(records + records[:5])  # a producer's retry: the same events at later offsets
+    plan = plan_batch(consumed, Codec())
+    assert plan.repeats == 5 and plan.records == len(consumed)
+    assert sum(t.rows for t in plan.tables.values()) + len(plan.rejected) + plan.repeats == len(consumed)
+    ids = [r["event_id"] for t in plan.tables.values() for r in t.arrow().to_pylist()]
+    assert len(ids) == len(set(ids)) == len(records)
+
+
 def test_split_files_by_date_and_partition(records: list[dict[str, Any]]) -> None:
     samples = [r for r in records if r["event_type"] == "HostSampled"]
     samples[0] = {**samples[0], "ts": START_MS - 1}  # previous day
