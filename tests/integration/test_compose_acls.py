@@ -7,6 +7,7 @@ parts with SCRAM-SHA-512 as in compose. Each part may write exactly what the tab
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -25,16 +26,21 @@ from kafka.admin import (
     UserScramCredentialUpsertion,
 )
 from kafka.errors import KafkaError
+from pydantic import SecretStr
 
+from analytics.lake.archiver import Archiver
 from fleetpulse.broker import LocalBroker, ToolMissingError
 from ground.kafka import admin
 from ground.kafka.config import KafkaAuthError, KafkaSettings
 from ground.settings import Settings
 from producers import SimulationRequest, run_simulation
+from schemas import Codec
+from streams.webhooks import run_dispatcher, start_receiver
 from streams.worker import spawn_worker
 from tests.conftest import free_ports, pointed_at
 from tests.deploy.test_compose import broker_properties
 from tests.deploy.test_compose_security import acls
+from tests.streams.webhooks.conftest import make_alert
 
 pytestmark = pytest.mark.integration
 
@@ -187,3 +193,40 @@ def test_the_simulator_runs_with_only_its_grants(broker: AclBroker) -> None:
         broker.settings("simulator"), SimulationRequest(preset="small", days=0.2, sink="kafka")
     )
     assert sum(result.counts.values()) > 0
+
+
+def test_the_dispatcher_delivers_with_only_its_grants(broker: AclBroker, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    secret = secrets.token_urlsafe(32)
+    receiver = start_receiver(0, secret.encode(), tmp_path / "alerts.jsonl")
+    detector = broker.settings("detector")
+    producer = KafkaProducer(**detector.kafka.kafka_python(detector.bootstrap_servers), acks="all")
+    producer.send(detector.topics.alerts.name, Codec().encode(make_alert("acl-1")), key=b"acl-1").get(10)
+    producer.close()
+    base = broker.settings("dispatcher")
+    webhooks = base.webhooks.model_copy(
+        update={"urls": [receiver.url], "secret": SecretStr(secret), "data_dir": tmp_path / "outbox"}
+    )
+    settings = base.model_copy(update={"webhooks": webhooks})
+
+    async def deliver() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(run_dispatcher(settings, stop))
+        deadline = time.monotonic() + 60
+        while receiver.stats.received < 1 and time.monotonic() < deadline and not task.done():
+            await asyncio.sleep(0.2)
+        stop.set()
+        await task
+
+    try:
+        asyncio.run(deliver())
+    finally:
+        receiver.stop()
+    assert receiver.stats.received == 1
+
+
+def test_the_archiver_archives_with_only_its_grants(broker: AclBroker, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    run_simulation(broker.settings("simulator"), SimulationRequest(preset="small", days=0.1, sink="kafka"))
+    base = broker.settings("archiver")
+    settings = base.model_copy(update={"lake": base.lake.model_copy(update={"path": tmp_path / "lake"})})
+    stats = Archiver(settings).run(until_idle=True, max_seconds=60)
+    assert stats.records > 0 and stats.files > 0
