@@ -106,6 +106,7 @@ def cause_mix_check(
 
 
 def fabric_check(result: JobResult, manifest: dict) -> list[dict]:
+    """The fabric A/B difference against the configured one; undecidable when every job ran at its own pace."""
     fabrics = find_key(manifest, "fabrics")
     comps = result.summary.get("comparisons", {})
     rows = []
@@ -115,6 +116,12 @@ def fabric_check(result: JobResult, manifest: dict) -> list[dict]:
             rows.append(_row(f"fabric {metric}", None, None, "", None, "not configured or not measured"))
             continue
         want = fabrics[c["group_b"]][metric] - fabrics[c["group_a"]][metric]
+        spread = find_key(manifest, "pace" if metric == "step_time_ms" else "bw_pace")
+        if isinstance(spread, list | tuple) and len(spread) == 2 and spread[0] != spread[1]:
+            rows.append(_row(f"fabric {metric} ({c['group_b']} − {c['group_a']})", f"{want:+.2f}", f"{c['diff']:+.2f}",
+                             "", None, f"insufficient data: jobs run at their own pace (×{spread[0]:g}–{spread[1]:g}), "
+                             "so the fabrics' difference is confounded with which jobs ran where"))  # fmt: skip
+            continue
         ok = bool(np.sign(c["diff"]) == np.sign(want) and c["diff_lo"] <= want <= c["diff_hi"])
         rows.append(_row(f"fabric {metric} ({c['group_b']} − {c['group_a']})", f"{want:+.2f}", f"{c['diff']:+.2f}",
                          f"95% CI [{c['diff_lo']:+.2f}, {c['diff_hi']:+.2f}]", ok, f"p={c['p_value']:.2g}"))  # fmt: skip
