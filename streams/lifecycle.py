@@ -35,6 +35,7 @@ ActionKind = Literal[
     "released",
     "train_halted",
     "train_resumed",
+    "escalated",
 ]
 REQUEST_KIND = {
     "rma": "rma_opened",
@@ -47,6 +48,8 @@ DOMAIN_KINDS = frozenset({"train_halted", "train_resumed"})
 # A finding for a host already in (or queued for) the same operation: recorded so that its id is
 # known to every rebuilt state and a re-delivery of it never opens the work a second time.
 ABSORBED = "absorbed"
+# A host flagged again soon after it returned from a repair: its new work is an RMA and a person is paged.
+ESCALATED = "escalated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +139,8 @@ class HostState:
     waiting: list[Operation] = field(default_factory=list)  # serialised: one operation at a time
     completed: int = 0
     last_ts: int = 0
+    returned_ts: int | None = None  # when it last returned to service (escalation looks back from here)
+    returned_from: str | None = None  # the operation it returned from
 
     @property
     def status(self) -> str:
@@ -234,7 +239,7 @@ def apply(state: FleetState, action: Action) -> FleetState:
         return state
     host = state.host(action.host_id, action.cluster, action.domain)
     host.last_ts = max(host.last_ts, action.ts)
-    if action.kind == ABSORBED:
+    if action.kind in (ABSORBED, ESCALATED):
         if action.finding_id:
             state.findings.add(action.finding_id)
         return state
@@ -274,6 +279,7 @@ def apply(state: FleetState, action: Action) -> FleetState:
     elif action.kind == "returned" and host.current is op:
         host.current = None
         host.completed += 1
+        host.returned_ts, host.returned_from = action.ts, op.operation
     return state
 
 

@@ -19,13 +19,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from schemas import FLEET
 from streams.findings import Finding
 from streams.ids import action_id
-from streams.lifecycle import ABSORBED, REQUEST_KIND, Action, FleetState, HostState, Operation, apply
+from streams.lifecycle import (
+    ABSORBED,
+    ESCALATED,
+    REQUEST_KIND,
+    Action,
+    FleetState,
+    HostState,
+    Operation,
+    apply,
+)
 from streams.policy import Policy
 
 
@@ -120,8 +129,15 @@ class Planner:
             why = f"already in {absorber.operation} for {absorber.finding_id} ({absorber.phase})"
             self._emit(state, out, self._finding_action(finding, domain, ABSORBED, why))
         else:
+            escalation = self._escalation(state, finding)
+            if escalation is not None:
+                finding = replace(finding, recommended_action="rma")
             why = f"{finding.detector}: {finding.error_class} x{finding.count} on {finding.scope_key}"
-            self._emit(state, out, self._finding_action(finding, domain, "suspected", why))
+            suspected = self._finding_action(finding, domain, "suspected", why)
+            self._emit(state, out, suspected)
+            if escalation is not None:
+                escalated = self._finding_action(finding, domain, ESCALATED, escalation)
+                self._emit(state, out, replace(escalated, caused_by=suspected.action_id))
             self._maybe_halt(state, domain, size, finding.ts, out)
         out.extend(self.reconcile(state, domain, size, finding.ts))
         return out
@@ -175,6 +191,18 @@ class Planner:
             finding_id=finding.finding_id,
             rule=finding.rule,
             reason=reason,
+        )
+
+    def _escalation(self, state: FleetState, finding: Finding) -> str | None:
+        """Why a finding escalates (its host returned from a repair within ``escalate_within``), else None."""
+        within = self.policy.planner.escalate_within
+        host = state.hosts.get(finding.host_id)
+        if within <= 0 or host is None or host.returned_ts is None or finding.ts - host.returned_ts > within:
+            return None
+        days = (finding.ts - host.returned_ts) / 86_400_000
+        return (
+            f"flagged again {days:.1f} d after returning from {host.returned_from} "
+            f"(within {within / 86_400_000:g} d): {finding.rule} asks {finding.recommended_action}, escalated to rma"
         )
 
     def _absorbing(self, state: FleetState, finding: Finding) -> Operation | None:

@@ -177,6 +177,9 @@ class PlannerPolicy(_Model):
     measured_repair_times: bool = True
     min_repair_samples: int = Field(3, ge=1)
     causes: dict[str, IncidentCause] = dict(DEFAULT_CLASS_CAUSES)
+    # A host flagged again within this long of returning from a repair is escalated: its new work
+    # becomes an RMA and a person is paged (0 turns escalation off).
+    escalate_within: DurationMs = parse_duration_ms("30d")
 
     @field_validator("repair_time", mode="after")
     @classmethod

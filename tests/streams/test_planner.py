@@ -229,3 +229,35 @@ def test_work_signature_asks_for_a_tick_only_when_reconcile_has_work(policy: Pol
     assert due is not None
     assert planner.reconcile(state, "d0", 10, START_TS + HOUR)  # and reconcile does act on it
     assert planner.work_signature(state, "d0", 10, START_TS + HOUR) != due
+
+
+def _repaired_once(planner: Planner, state: FleetState) -> int:
+    """h1 goes through one RMA and returns; the return's event time."""
+    planner.on_finding(state, f.finding("h1", fid="f-first"), "d0", 20)
+    returned = planner.reconcile(state, "d0", 20, START_TS + 5 * DAY)
+    assert kinds(returned, "h1")[-1] == "returned"
+    return START_TS + 5 * DAY
+
+
+def test_a_host_flagged_again_soon_after_a_repair_is_escalated_to_an_rma_and_pages(policy: Policy) -> None:
+    planner, state = Planner(policy), FleetState()
+    back = _repaired_once(planner, state)
+    again = planner.on_finding(state, f.finding("h1", ts=back + 10 * DAY, action="reboot", fid="f-again"), "d0", 20)
+    assert kinds(again, "h1")[:2] == ["suspected", "escalated"]
+    assert {a.operation for a in again} == {"rma"} and "rma_opened" in kinds(again, "h1")
+    escalated = again[1]
+    assert escalated.caused_by == again[0].action_id and "10.0 d after returning from rma" in escalated.reason
+    assert [x["payload"]["alertname"] for x in alerts_for(escalated)] == ["RepeatAfterRepair"]
+    assert replay(again, replay([])) is not None  # the log folds
+
+
+def test_a_finding_long_after_the_repair_is_not_escalated(policy: Policy) -> None:
+    planner, state = Planner(policy), FleetState()
+    back = _repaired_once(planner, state)
+    later = planner.on_finding(state, f.finding("h1", ts=back + 31 * DAY, action="reboot", fid="f-late"), "d0", 20)
+    assert "escalated" not in kinds(later) and {a.operation for a in later} == {"reboot"}
+    off = policy.model_copy(update={"planner": policy.planner.model_copy(update={"escalate_within": 0})})
+    planner2, state2 = Planner(off), FleetState()
+    back2 = _repaired_once(planner2, state2)
+    soon = planner2.on_finding(state2, f.finding("h1", ts=back2 + DAY, action="reboot", fid="f-soon"), "d0", 20)
+    assert "escalated" not in kinds(soon)
