@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
-from producers.agent.cli import agent as agent_command
 from rich.console import Console
 
 from ground.cli_context import settings_of
+from producers.agent.cli import agent as agent_command
 
 app = typer.Typer()
 app.command("agent")(agent_command)

@@ -7,12 +7,12 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from fleetpulse.evaluation.detection import ScoringError
+from fleetpulse.evaluation.sources import load_truth
 from producers.errors import SimulatorError
 from producers.fleet import DAY_MS
 from producers.runner import SimulationRequest, run_simulation
 from producers.sinks.base import MemorySink
-from fleetpulse.evaluation.detection import ScoringError
-from fleetpulse.evaluation.sources import load_truth
 
 
 def _last_seq(records: list[dict]) -> dict[str, int]:
