@@ -3,7 +3,9 @@
 A restarted worker that rejoins with the same id gets its partitions back without a rebalance
 and without waiting out the session timeout. The id must be unique among running workers (a
 second member with the same id fences the first), and stable across restarts: the host name
-and the worker's own data folder (its RocksDB state, never shared) give both.
+and the worker's own data folder (its RocksDB state, never shared) give both. The worker's web
+address is part of it too: Faust's assignor asserts that a member's advertised URL is the one
+its assignment names, so a restart on another port under the same id would crash on joining.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ def instance_id(
         return None
     if detect.instance_id:
         return detect.instance_id
-    where = f"{hostname()}:{Path(data_dir).expanduser().resolve()}"
+    where = f"{hostname()}:{Path(data_dir).expanduser().resolve()}:{detect.web_host}:{detect.web_port}"
     return f"{detect.app_id}-{hashlib.sha256(where.encode()).hexdigest()[:16]}"
 
 

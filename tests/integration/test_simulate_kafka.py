@@ -13,6 +13,7 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 
 from fleetpulse.broker import LocalBroker
+from fleetpulse.faults.context import EXACT_DELIVERY
 from ground.kafka import admin
 from ground.settings import Settings
 from producers.runner import SimulationRequest, SimulationResult, run_simulation
@@ -26,7 +27,8 @@ FAMILIES = ("inventory", "samples", "errors")
 
 def settings_with_own_topics(bootstrap: str, hint: str) -> Settings:
     topics = {f: {"name": unique_topic_name(f"{hint}-{f}"), "partitions": 3} for f in FAMILIES}
-    return Settings.load(kafka={"bootstrap_servers": bootstrap}, topics=topics)
+    # exact delivery: these tests check the transport, not the simulator's deliberate duplicates
+    return Settings.load(kafka={"bootstrap_servers": bootstrap}, topics=topics, simulator=EXACT_DELIVERY)
 
 
 def consume_all(settings: Settings, expected: int, timeout_s: float = 60.0) -> list[Any]:

@@ -15,6 +15,9 @@ def test_stable_for_one_worker_and_distinct_between_workers(tmp_path: Path) -> N
     assert one != instance_id(d, tmp_path / "w2", hostname=lambda: "node-a")  # a second worker, same host
     assert one != instance_id(d, tmp_path / "w1", hostname=lambda: "node-b")  # same path, another machine
     assert one is not None and one.startswith(d.app_id)
+    # another web port is another Faust URL: Faust's assignor would reject the old id's assignment
+    moved = DetectSettings(web_port=d.web_port + 1)
+    assert one != instance_id(moved, tmp_path / "w1", hostname=lambda: "node-a")
 
 
 def test_explicit_and_off() -> None:
