@@ -19,9 +19,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
-from analytics.jobs.errors import InsufficientDataError
+from analytics.jobs.survival import observed
 
-_TINY = 1e-9
 # Below this many events the two terms cannot be told apart in any fleet we simulate.
 MIN_EVENTS = 20
 
@@ -95,14 +94,8 @@ def fit_early_life(
     grid: int = 60,
 ) -> EarlyLifeFit:
     """MLE of (β, η, c) from event ages and each unit's observation window [entry, exit] (days)."""
-    t = np.clip(np.asarray(event_ages, dtype=float), _TINY, None)
-    lo_w = np.clip(np.asarray(entry, dtype=float), 0.0, None)
-    hi_w = np.asarray(exit, dtype=float)
-    keep = hi_w > lo_w
-    lo_w, hi_w = lo_w[keep], hi_w[keep]
+    t, lo_w, hi_w = observed(event_ages, entry, exit, "an early-life fit")
     n = int(t.size)
-    if n < 2 or lo_w.size == 0:
-        raise InsufficientDataError("an early-life fit", f"{n} events over {lo_w.size} observed units")
     d = _Data(np.log(t), lo_w, hi_w, float(np.sum(hi_w - lo_w)))
 
     def profile(beta: float) -> float:

@@ -43,6 +43,23 @@ class KaplanMeier(NamedTuple):
     upper: np.ndarray
 
 
+def observed(
+    event_ages: ArrayLike, entry: ArrayLike, exit: ArrayLike, what: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Event ages (clipped above 0) and the units' observation windows that have any length (days).
+
+    Raises ``InsufficientDataError`` naming ``what`` with fewer than two events or no window.
+    """
+    t = np.clip(np.asarray(event_ages, dtype=float), _TINY, None)
+    lo_w = np.clip(np.asarray(entry, dtype=float), 0.0, None)
+    hi_w = np.asarray(exit, dtype=float)
+    keep = hi_w > lo_w
+    lo_w, hi_w = lo_w[keep], hi_w[keep]
+    if t.size < 2 or lo_w.size == 0:
+        raise InsufficientDataError(what, f"{t.size} events over {lo_w.size} observed units")
+    return t, lo_w, hi_w
+
+
 def _profile_loglik(beta: float, n: int, sum_log_t: float, entry: np.ndarray, exit_: np.ndarray) -> float:
     exposure = float(np.sum(exit_**beta - entry**beta))
     if exposure <= 0:
@@ -62,14 +79,8 @@ def fit_power_law(
     For a given β the scale has a closed form, η^β = Σ(exit^β − entry^β) / n, so β is found by
     maximising the profile log-likelihood n·log β + (β−1)·Σ log t − n·log(Σ(exit^β − entry^β)/n) − n.
     """
-    t = np.clip(np.asarray(event_ages, dtype=float), _TINY, None)
-    lo_w = np.clip(np.asarray(entry, dtype=float), 0.0, None)
-    hi_w = np.asarray(exit, dtype=float)
-    keep = hi_w > lo_w
-    lo_w, hi_w = lo_w[keep], hi_w[keep]
+    t, lo_w, hi_w = observed(event_ages, entry, exit, "a power-law fit")
     n = int(t.size)
-    if n < 2 or lo_w.size == 0:
-        raise InsufficientDataError("a power-law fit", f"{n} events over {lo_w.size} observed units")
     sum_log_t = float(np.sum(np.log(t)))
 
     def neg(beta: float) -> float:
