@@ -83,22 +83,17 @@ class DemoPlan:
 
 def run_settings(settings: Settings, plan: DemoPlan, bootstrap: str) -> Settings:
     """The settings every part of this run gets: its own topics, groups, outbox, lake and receiver."""
-
-    def section(name: str, **update: Any) -> Any:
-        current = getattr(settings, name)
-        return type(current).model_validate({**current.model_dump(), **update})  # validators run again
-
-    return settings.model_copy(update={
-        "kafka": section("kafka", bootstrap_servers=bootstrap),
-        "topics": section("topics", prefix=plan.topic_prefix),
-        "detect": section("detect", app_id=f"{plan.run_id}-detect"),
-        "webhooks": section(
+    return (
+        settings.with_section("kafka", bootstrap_servers=bootstrap)
+        .with_section("topics", prefix=plan.topic_prefix)
+        .with_section("detect", app_id=f"{plan.run_id}-detect")
+        .with_section(
             "webhooks", urls=[f"{plan.receiver_url}/alerts"], secret=plan.webhook_secret,
             group_id=f"{plan.run_id}-webhooks", data_dir=plan.run_dir / "outbox",
             backoff_base_s=0.5, backoff_max_s=5.0,
-        ),
-        "lake": section("lake", path=str(plan.lake), group_id=f"{plan.run_id}-archiver"),
-    })  # fmt: skip
+        )
+        .with_section("lake", path=str(plan.lake), group_id=f"{plan.run_id}-archiver")
+    )  # fmt: skip
 
 
 class Phases:

@@ -47,8 +47,8 @@ def resolve(
         updates["web_port"] = web_port
     if data_dir is not None:
         updates["data_dir"] = data_dir
-    detect = settings.detect.model_copy(update=updates)
-    settings = settings.model_copy(update={"detect": detect})
+    settings = settings.with_section("detect", **updates)
+    detect = settings.detect
     policy = load_policy(detect.policy_file)
     folder = detect.data_dir or settings.paths.home / "detect" / detect.app_id
     return settings, policy, Path(folder).expanduser()

@@ -69,8 +69,7 @@ def simulate(
     judged slow in one window or the next depending on which summaries arrived before the window
     closed, so a replay after a fault finds it under another finding id, which is no loss.
     """
-    simulator = type(settings.simulator).model_validate({**settings.simulator.model_dump(), **EXACT_DELIVERY})
-    settings = settings.model_copy(update={"simulator": simulator})
+    settings = settings.with_section("simulator", **EXACT_DELIVERY)
     fleet = load_fleet_config(ctx.preset)
     fleet = fleet.model_copy(update={"slow": fleet.slow.model_copy(update={"intermittent_fraction": 0.0})})
 

@@ -117,6 +117,12 @@ class Settings(BaseSettings):
         value = os.environ.get(name)
         return SecretStr(value) if value else None
 
+    def with_section(self, name: str, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied to one section, validated again (``model_copy`` alone
+        skips validators such as the topic prefix and the webhook secret rules)."""
+        current = getattr(self, name)
+        return self.model_copy(update={name: type(current).model_validate({**current.model_dump(), **changes})})
+
     @property
     def bootstrap_servers(self) -> str:
         """The external cluster if configured, else the local broker fleetpulse runs."""

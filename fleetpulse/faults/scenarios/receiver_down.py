@@ -60,12 +60,11 @@ def stored_keys(out: Path) -> list[str]:
 
 
 def _dispatcher(settings: Any, url: str, secret: str, folder: Path) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
-    webhooks = type(settings.webhooks).model_validate({**settings.webhooks.model_dump(), **{
-        "urls": [url], "secret": SecretStr(secret), "group_id": f"{settings.topics.prefix}dispatch",
-        "data_dir": folder / "outbox", "backoff_base_s": 0.5, "backoff_max_s": 5.0, "timeout_s": 3.0,
-        "max_attempts": 10_000,
-    }})  # fmt: skip
-    env = child_env(settings.model_copy(update={"webhooks": webhooks}))
+    dispatch = settings.with_section(
+        "webhooks", urls=[url], secret=SecretStr(secret), group_id=f"{settings.topics.prefix}dispatch",
+        data_dir=folder / "outbox", backoff_base_s=0.5, backoff_max_s=5.0, timeout_s=3.0, max_attempts=10_000,
+    )  # fmt: skip
+    env = child_env(dispatch)
     proc, log = launch(fleetpulse_argv("dispatch"), env, folder / "dispatch.log")
     assert log is not None
     return proc, log
