@@ -17,12 +17,13 @@ from rich.table import Table
 from ground.cli_context import settings_of
 
 if TYPE_CHECKING:
+    from analytics.lake.reader import Lake
     from ground.settings import Settings
 
 app = typer.Typer()
 lake_app = typer.Typer(
     no_args_is_help=True,
-    help="Inspect and maintain the Parquet lake: status, compaction, quality re-checks, quarantine.",
+    help="Inspect and maintain the Delta lake: status, compaction, vacuum, quality re-checks, quarantine, convert.",
 )
 app.add_typer(lake_app, name="lake")
 console = Console(highlight=False)
@@ -41,7 +42,7 @@ TablesOpt = Annotated[
 
 
 def _settings(ctx: typer.Context, lake: str | None) -> Settings:
-    """The settings with ``--lake`` as ``lake.path``, passed on as given (``LakeFS`` tells folders from URIs)."""
+    """The settings with ``--lake`` as ``lake.path``, passed on as given (a folder or a URI)."""
 
     settings = settings_of(ctx)
     if lake is None:
@@ -62,7 +63,7 @@ def archive(
     ] = None,
     lake: LakeOpt = None,
 ) -> None:
-    """Archive the fleet topics into the Parquet lake, exactly once; safe to kill and restart at any time."""
+    """Archive the fleet topics into the Delta lake, exactly once; safe to kill and restart at any time."""
     import signal
     import threading
 
@@ -91,42 +92,47 @@ def archive(
             stop=stop,
             on_batch=lambda _staged, s: status.update(line(s)),
         )
-    if stats.reconciled:
-        console.print(f"[yellow]reconciled:[/] removed {stats.reconciled} files left by an interrupted run")
+    if stats.replayed_rows:
+        console.print(f"resumed after an interruption: {stats.replayed_rows:,} rows were already in the lake")
     console.print(f"done in {stats.elapsed_s:.1f} s: {line(stats)}")
     if stats.quarantined_rows:
         console.print("[yellow]some batches failed their quality gate:[/] see `fleetpulse lake quarantine`")
 
 
-@lake_app.command()
-def status(ctx: typer.Context, lake: LakeOpt = None) -> None:
-    """Tables and their published files, committed offsets, quarantine and rejected records."""
+def _lake(settings: Settings) -> Lake:
     from analytics.lake.reader import Lake
 
+    return Lake(settings.lake.path, settings.lake.storage_options)
+
+
+@lake_app.command()
+def status(ctx: typer.Context, lake: LakeOpt = None) -> None:
+    """Tables with their Delta version, files and rows; committed offsets; quarantine and rejected records."""
+    import polars as pl
+
     settings = _settings(ctx, lake)
-    lk = Lake(settings.lake.path)
+    lk = _lake(settings)
     table = Table(title=f"lake {escape(settings.lake.path)}")
-    for column in ("table", "files", "rows", "dates"):
+    for column in ("table", "version", "files", "rows", "dates"):
         table.add_column(column)
     for name in lk.tables():
-        files = lk.files(name)
-        rows = sum(lk.fs.parquet_rows(f) for f in files)
-        dates = sorted({f.split("/")[1].removeprefix("date=") for f in files})
-        table.add_row(name, str(len(files)), f"{rows:,}", f"{dates[0]} … {dates[-1]}" if dates else "-")
+        summary = lk.scan(name).select(pl.len(), pl.col("date").min().alias("lo"), pl.col("date").max().alias("hi"))
+        rows, lo, hi = summary.collect().row(0)
+        dates = f"{lo} … {hi}" if rows else "-"
+        table.add_row(name, str(lk.version(name)), str(len(lk.files(name))), f"{rows:,}", dates)
     console.print(table)
     offsets = Table(title="committed offsets (next offset to archive)")
-    offsets.add_column("topic")
-    offsets.add_column("partition")
-    offsets.add_column("next offset")
+    for column in ("archiver group", "topic", "partition", "next offset"):
+        offsets.add_column(column)
     frontier = lk.frontier()
-    for tp, next_offset in sorted(frontier.items()):
-        offsets.add_row(tp.topic, str(tp.partition), f"{next_offset:,}")
+    for (group, tp), next_offset in sorted(frontier.items()):
+        offsets.add_row(escape(group), escape(tp.topic), str(tp.partition), f"{next_offset:,}")
     if frontier:
         console.print(offsets)
     else:
         console.print("no committed offsets: nothing here was written by the archiver")
     entries = lk.quarantine()
-    rejected = lk.rejected().select("offset").collect().height
+    rejected = lk.rejected().select(pl.len()).collect().item()
     console.print(
         f"quarantine: {len(entries)} entries, {sum(e.rows for e in entries):,} rows; rejected: {rejected:,}"
     )
@@ -135,10 +141,8 @@ def status(ctx: typer.Context, lake: LakeOpt = None) -> None:
 @lake_app.command()
 def quarantine(ctx: typer.Context, lake: LakeOpt = None) -> None:
     """List quarantined batches and the expectations they failed."""
-    from analytics.lake.quarantine import quarantine_entries
-
     settings = _settings(ctx, lake)
-    entries = quarantine_entries(settings.lake.path)
+    entries = _lake(settings).quarantine()
     if not entries:
         console.print("quarantine is empty")
         return
@@ -161,37 +165,74 @@ def compact(
     all_dates: Annotated[
         bool, typer.Option("--all-dates", help="Also compact open partitions (today and recent days).")
     ] = False,
-    max_rows: Annotated[
-        int, typer.Option("--max-rows", min=2, help="Largest compacted file, rows.")
-    ] = 1_000_000,
+    target_size: Annotated[
+        int | None, typer.Option("--target-size", min=1, help="Target file size in bytes (delta-rs default: 100 MiB).")
+    ] = None,
 ) -> None:
-    """Merge the small files of closed date partitions into larger ones (atomic; duplicates dropped)."""
-    from analytics.lake.compaction import compact as run_compaction
-    from analytics.lake.fs import LakeFS
-    from analytics.tables import table_of
+    """Merge small files with Delta's optimize.compact (closed date partitions unless --all-dates)."""
+    from analytics.lake.maintenance import compact as run_compaction
 
     settings = _settings(ctx, lake)
-    names = [table_of(t) for t in tables] if tables else None
     with console.status("compacting…") as status:
         results = run_compaction(
-            LakeFS(settings.lake.path),
+            _lake(settings).delta,
             settings.lake,
-            tables=names,
+            tables=tables,
             all_dates=all_dates,
-            max_rows=max_rows,
-            on_unit=lambda r: status.update(
-                f"compacted {r.table} {r.date}: {r.sources} files → {r.rows:,} rows"
-            ),
+            target_size=target_size,
+            on_table=lambda r: status.update(f"compacted {r.table}: {r.files_removed} files → {r.files_added}"),
         )
     if not results:
         console.print("nothing to compact")
         return
     table = Table(title="compaction")
-    for column in ("table", "date", "files merged", "rows", "duplicates dropped"):
+    for column in ("table", "files merged", "files written", "partitions"):
         table.add_column(column)
     for r in results:
-        table.add_row(r.table, r.date, str(r.sources), f"{r.rows:,}", str(r.duplicates_dropped))
+        table.add_row(escape(r.table), str(r.files_removed), str(r.files_added), str(r.partitions))
     console.print(table)
+    console.print(
+        "the merged files stay readable by older versions until `fleetpulse lake vacuum` "
+        f"(retention {settings.lake.vacuum_retention_hours} h) deletes them"
+    )
+
+
+@lake_app.command()
+def vacuum(
+    ctx: typer.Context,
+    lake: LakeOpt = None,
+    tables: TablesOpt = None,
+    retention_hours: Annotated[
+        int | None, typer.Option("--retention-hours", min=0, help="Default: lake.vacuum_retention_hours.")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be deleted.")] = False,
+) -> None:
+    """Delete files that no table version younger than the retention reads (Delta's vacuum)."""
+    from analytics.lake.maintenance import vacuum as run_vacuum
+
+    settings = _settings(ctx, lake)
+    hours = settings.lake.vacuum_retention_hours if retention_hours is None else retention_hours
+    results = run_vacuum(_lake(settings).delta, hours, tables=tables, dry_run=dry_run)
+    verb = "would delete" if dry_run else "deleted"
+    for r in results:
+        if r.files_deleted:
+            console.print(f"{escape(r.table)}: {verb} {r.files_deleted} files")
+    console.print(f"{verb} {sum(r.files_deleted for r in results)} files older than {hours} h in {len(results)} tables")
+
+
+@lake_app.command()
+def convert(
+    old: Annotated[str, typer.Argument(help="A lake folder in the pre-Delta Parquet layout (left unchanged).")],
+    new: Annotated[str, typer.Argument(help="Where to write the Delta lake (a new folder or URI).")],
+) -> None:
+    """Copy a pre-Delta lake's published rows into a new Delta lake (quarantine and rejects stay in the old one)."""
+    from analytics.lake import legacy
+    from ground.delta import DeltaTables
+
+    rows = legacy.convert(
+        old, DeltaTables(new), on_table=lambda t, n: console.print(f"{escape(t)}: {n:,} rows")
+    )
+    console.print(f"converted {len(rows)} tables, {sum(rows.values()):,} rows into {escape(new)}")
 
 
 @lake_app.command()
@@ -205,7 +246,6 @@ def validate(
     ] = None,
 ) -> None:
     """Re-check every published partition against the current suites; exit code 1 if any fails."""
-    from analytics.lake.reader import Lake
     from analytics.quality.gate import QualityGate
     from analytics.quality.recheck import recheck
 
@@ -216,7 +256,7 @@ def validate(
     gate = QualityGate(future_tolerance_s=settings.lake.quality.future_tolerance_s)
     with console.status("validating…") as status:
         rows = recheck(
-            Lake(settings.lake.path),
+            _lake(settings),
             gate,
             when,
             tables=tables,

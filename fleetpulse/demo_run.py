@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
 
-from analytics.lake import quarantine_entries
+from analytics.lake import Lake
 from fleetpulse.broker import ensure_running
 from fleetpulse.supervisor import PartFailedError, Supervisor, wait_until
 from ground.kafka.admin import ensure_topics
@@ -243,7 +243,7 @@ def _quality(plan: DemoPlan, env: dict[str, str]) -> dict[str, Any]:
     proc = subprocess.run(fleetpulse_argv("lake", "validate", "--lake", str(plan.lake)),
                           env=env, capture_output=True, text=True, timeout=600)
     (plan.run_dir / "logs" / "lake-validate.log").write_text(proc.stdout + proc.stderr)
-    quarantined = quarantine_entries(str(plan.lake))
+    quarantined = Lake(plan.lake).quarantine()
     return {
         "validate_exit_code": proc.returncode,
         "quarantined_batches": len(quarantined),

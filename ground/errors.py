@@ -8,7 +8,8 @@
     │   ├── PortInUseError       the listener port is taken
     │   └── BrokerStartError     the broker did not come up (carries the log tail)
     ├── TopicError           topic creation / admin failures
-    └── TopicReadError       a topic could not be read to its end (ground.kafka.reading)
+    ├── TopicReadError       a topic could not be read to its end (ground.kafka.reading)
+    └── LakeStorageError     a Delta table could not be opened or appended to (ground.delta)
 """
 
 from __future__ import annotations
@@ -28,3 +29,7 @@ class TopicError(FleetpulseError):
 
 class TopicReadError(FleetpulseError):
     """A topic could not be read to its end (unreachable broker, missing topic, timeout)."""
+
+
+class LakeStorageError(FleetpulseError):
+    """A lake's Delta table could not be opened or written (permissions, full disk, a broken log)."""

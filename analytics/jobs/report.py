@@ -21,7 +21,7 @@ from analytics.jobs.render import HTML_HEAD, fmt, html_image, html_table, markdo
 from analytics.jobs.result import JobResult, write_result
 from analytics.jobs.runner import JOBS, run_job
 from analytics.jobs.truth import truth_checks
-from analytics.lake import quarantine_entries
+from analytics.lake import Lake
 
 # Which tables each job shows in the report (the rest are in its folder).
 SHOWN: dict[str, tuple[str, ...]] = {
@@ -51,11 +51,12 @@ class Report(NamedTuple):
 
 
 def quarantine_table(lake: str | Path) -> pl.DataFrame:
-    """The quality gate's quarantined batches (``analytics.lake.quarantine_entries``), one row each."""
+    """The quality gate's quarantined batches (``Lake.quarantine``), one row each."""
 
-    rows = [e._asdict() for e in quarantine_entries(str(lake))]
+    rows = [e._asdict() for e in Lake(lake).quarantine()]
     for row in rows:
         row["failed_expectations"] = ", ".join(row["failed_expectations"])
+        del row["report"]
     return pl.DataFrame(rows)
 
 

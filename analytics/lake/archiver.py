@@ -1,8 +1,9 @@
-"""The archiver: Kafka topics → the Parquet lake, exactly once into files, resumable after any crash.
+"""The archiver: Kafka topics → the Delta lake, exactly once per Kafka partition, resumable after any crash.
 
 A thin kafka-python shell around ``plan_batch`` and ``Publisher``: it assigns every partition of
-the archived topics, reconciles the lake with its manifests, seeks to the committed offsets and
-flushes by records / bytes / seconds. Group offsets are committed too, for lag dashboards only.
+the archived topics, reads where each resumes from the ``_offsets`` table's app-transaction
+versions, seeks there and flushes by records / bytes / seconds. Group offsets are committed too,
+for lag dashboards only.
 """
 
 from __future__ import annotations
@@ -20,14 +21,13 @@ from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata
 
 from analytics.errors import ArchiverError
+from analytics.lake import offsets
 from analytics.lake.batch import BatchPlan, ConsumedRecord, plan_batch
-from analytics.lake.catalog import known_hosts
-from analytics.lake.fs import LakeFS
 from analytics.lake.layout import TopicPartition
-from analytics.lake.manifest import initialise, read_frontier
-from analytics.lake.publish import Clock, Publisher, StagedBatch, utc_now
-from analytics.lake.reconcile import reconcile
+from analytics.lake.publish import Clock, PublishedBatch, Publisher, utc_now
+from analytics.lake.reader import Lake
 from analytics.quality.gate import QualityGate
+from ground.delta import DeltaTables
 from ground.kafka.admin import tcp_reachable
 from schemas import Codec
 
@@ -47,9 +47,9 @@ class ArchiveStats:
     quarantined_rows: int = 0
     rejected_rows: int = 0
     repeats: int = 0  # records delivered twice in one batch (same event id), archived once
-    files: int = 0
+    replayed_rows: int = 0  # rows a table already held from before a crash, not written again
+    commits: int = 0
     lag: int | None = None
-    reconciled: int = 0
     elapsed_s: float = 0.0
 
 
@@ -103,13 +103,18 @@ class Archiver:
         self,
         settings: Settings,
         *,
-        lake: LakeFS | None = None,
+        lake: DeltaTables | None = None,
         clock: Clock = utc_now,
         gate: QualityGate | None = None,
         consumer_factory: Callable[..., Any] | None = None,
     ) -> None:
         self.settings = settings
-        self.lake = lake or LakeFS(settings.lake.path)
+        self.lake = lake or DeltaTables(
+            settings.lake.path,
+            settings.lake.storage_options,
+            compression=settings.lake.compression,
+            row_group_size=settings.lake.row_group_size,
+        )
         self.clock = clock
         self.gate = gate
         self.codec = Codec()
@@ -162,17 +167,22 @@ class Archiver:
                 )
             time.sleep(0.5)
 
-    def _start(self, consumer: Any, tps: list[Any], stats: ArchiveStats) -> Publisher:
-        """Reconcile the lake with its manifests and seek every partition to its committed offset."""
-        ours = [TopicPartition(tp.topic, tp.partition) for tp in tps]
-        frontier = read_frontier(self.lake)
-        stats.reconciled = len(reconcile(self.lake, frontier, ours).deleted)
+    def _start(self, consumer: Any, tps: list[Any]) -> Publisher:
+        """Read each partition's committed offset, give new partitions a starting point, seek there."""
+        group = self.settings.lake.group_id
+        frontier = offsets.resume_offsets(self.lake, group, [TopicPartition(tp.topic, tp.partition) for tp in tps])
         begin = consumer.beginning_offsets(tps)
         start = start_offsets(
             begin, consumer.end_offsets(tps), self.settings.lake.start_from, self._inventory_topic
         )
-        initialise(self.lake, {TopicPartition(tp.topic, tp.partition): start[tp] for tp in tps}, frontier)
-        frontier = read_frontier(self.lake)
+        new = {
+            TopicPartition(tp.topic, tp.partition): start[tp]
+            for tp in tps
+            if TopicPartition(tp.topic, tp.partition) not in frontier
+        }
+        if new:  # committed before any data: a crash before the first flush resumes from here, not from `latest` again
+            offsets.commit(self.lake, group, dict.fromkeys(new), new, self.clock())
+            frontier.update(new)
         latest = consumer.end_offsets(tps)
         self._lost_reported = {}
         lost = lost_to_retention(frontier, {TopicPartition(tp.topic, tp.partition): begin[tp] for tp in tps})
@@ -189,7 +199,7 @@ class Archiver:
         self._report_lost(lost)
         self._commit_group(consumer, tps, frontier)
         quality = self.settings.lake.quality
-        known = known_hosts(self.lake) if quality.enabled and quality.check_known_hosts else None
+        known = Lake(self.lake).known_hosts() if quality.enabled and quality.check_known_hosts else None
         if known is not None and self._inventory_topic is None and not known:
             log.warning(
                 "known-host check off: the inventory topic is not archived and the lake has no inventory"
@@ -210,7 +220,7 @@ class Archiver:
         until_idle: bool = False,
         max_seconds: float | None = None,
         stop: threading.Event | None = None,
-        on_batch: Callable[[StagedBatch, ArchiveStats], None] | None = None,
+        on_batch: Callable[[PublishedBatch, ArchiveStats], None] | None = None,
     ) -> ArchiveStats:
         """Archive until ``stop`` is set, ``max_seconds`` pass, or (``until_idle``) every partition is caught up."""
 
@@ -220,7 +230,7 @@ class Archiver:
         try:
             tps = self._partitions(consumer)
             consumer.assign(tps)
-            publisher = self._start(consumer, tps, stats)
+            publisher = self._start(consumer, tps)
             self._loop(consumer, tps, publisher, stats, until_idle, max_seconds, stop, on_batch, started)
         except KafkaError as exc:
             raise ArchiverError(
@@ -240,7 +250,7 @@ class Archiver:
         until_idle: bool,
         max_seconds: float | None,
         stop: threading.Event | None,
-        on_batch: Callable[[StagedBatch, ArchiveStats], None] | None,
+        on_batch: Callable[[PublishedBatch, ArchiveStats], None] | None,
         started: float,
     ) -> None:
         lake = self.settings.lake
@@ -277,19 +287,20 @@ class Archiver:
         publisher: Publisher,
         buffer: list[ConsumedRecord],
         stats: ArchiveStats,
-        on_batch: Callable[[StagedBatch, ArchiveStats], None] | None,
+        on_batch: Callable[[PublishedBatch, ArchiveStats], None] | None,
     ) -> None:
         buffer.extend(self._inventory_catch_up(consumer, tps))
         plan = plan_batch(buffer, self.codec)
         self._check_retention(consumer, publisher.frontier, plan)
-        staged = publisher.publish(plan)
+        done = publisher.publish(plan)
         stats.batches += 1
-        stats.records += staged.plan.records
-        stats.published_rows += staged.published_rows
-        stats.quarantined_rows += staged.quarantined_rows
-        stats.rejected_rows += staged.rejected_rows
+        stats.records += done.plan.records
+        stats.published_rows += done.published_rows
+        stats.quarantined_rows += done.quarantined_rows
+        stats.rejected_rows += done.rejected_rows
         stats.repeats += plan.repeats
-        stats.files += sum(len(f) for f in staged.files.values())
+        stats.replayed_rows += done.replayed_rows
+        stats.commits += done.commits
         self._commit_group(consumer, tps, publisher.frontier)
         try:
             end = consumer.end_offsets(tps)
@@ -297,7 +308,7 @@ class Archiver:
         except Exception:  # lag is for display only
             stats.lag = None
         if on_batch is not None:
-            on_batch(staged, stats)
+            on_batch(done, stats)
 
     def _check_retention(
         self, consumer: Any, frontier: Mapping[TopicPartition, int], plan: BatchPlan
@@ -366,8 +377,8 @@ class Archiver:
     def _commit_group(self, consumer: Any, tps: list[Any], frontier: Mapping[TopicPartition, int]) -> None:
         """Mirror the lake's offsets into the consumer group so lag tools see progress (not used on restart).
 
-        The whole frontier is mirrored, not only the partitions of the last batch: a crash between a
-        manifest write and the group commit would otherwise leave the group behind on a partition that
+        The whole frontier is mirrored, not only the partitions of the last batch: a crash between an
+        offsets commit and the group commit would otherwise leave the group behind on a partition that
         gets no new records.
         """
 
@@ -382,4 +393,4 @@ class Archiver:
         except (
             Exception
         ) as exc:  # the lake manifest is the truth; a failed group commit only delays lag metrics
-            log.warning("group offset commit failed (lake manifest is authoritative): %s", exc)
+            log.warning("group offset commit failed (the lake's _offsets table is authoritative): %s", exc)

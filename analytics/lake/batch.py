@@ -1,4 +1,4 @@
-"""Pure batch planning: consumed Kafka records → per-table Arrow tables, split into lake files.
+"""Pure batch planning: consumed Kafka records → per-table Arrow tables with the offset of each row.
 
 No I/O here: the archiver shell feeds records in, the publisher writes what comes out. Every
 consumed offset ends in exactly one place: a table batch, the rejected list with its reason
@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 
 from analytics.errors import LakeError
-from analytics.lake.layout import DAY_MS, ArchiveName, TopicPartition, date_of, date_of_day
+from analytics.lake.layout import TopicPartition, date_of
 from schemas import Codec, DecodeError
 from schemas.arrow import table_name, to_table
 
@@ -30,7 +30,7 @@ REJECTED_SCHEMA = pa.schema(
         pa.field("value", pa.binary()),
         pa.field("error_type", pa.string(), nullable=False),
         pa.field("reason", pa.string(), nullable=False),
-        pa.field("rejected_at", pa.timestamp("ms", tz="UTC"), nullable=False),
+        pa.field("rejected_at", pa.timestamp("us", tz="UTC"), nullable=False),
     ]
 )
 
@@ -176,61 +176,20 @@ def plan_batch(records: Iterable[ConsumedRecord], codec: Codec, *, chunk_rows: i
     return BatchPlan(tables, rejected, ranges, repeats)
 
 
-class FilePart(NamedTuple):
-    date: str
-    name: ArchiveName
-    table: pa.Table
-
-
-def split_files(batch: TableBatch, arrow: pa.Table) -> list[FilePart]:
-    """One file per (date partition, Kafka partition); the name carries the records' offset range."""
-    groups: dict[tuple[int, TopicPartition], list[int]] = {}
-    ts = arrow.column("ts").to_pylist()
-    for i, ((tp, _), t) in enumerate(zip(batch.sources, ts, strict=True)):
-        groups.setdefault((t // DAY_MS, tp), []).append(i)
-    parts = []
-    for (day, tp), indices in sorted(groups.items()):
-        offsets = [batch.sources[i][1] for i in indices]
-        name = ArchiveName(tp.topic, tp.partition, min(offsets), max(offsets))
-        parts.append(FilePart(date_of_day(day), name, arrow.take(pa.array(indices, pa.int64()))))
-    return parts
-
-
-def split_by_partition(batch: TableBatch, arrow: pa.Table) -> list[tuple[ArchiveName, pa.Table]]:
-    """One table per Kafka partition (quarantine keeps no date partitions)."""
-    groups: dict[TopicPartition, list[int]] = {}
-    for i, (tp, _) in enumerate(batch.sources):
-        groups.setdefault(tp, []).append(i)
-    out = []
-    for tp, indices in sorted(groups.items()):
-        offsets = [batch.sources[i][1] for i in indices]
-        name = ArchiveName(tp.topic, tp.partition, min(offsets), max(offsets))
-        out.append((name, arrow.take(pa.array(indices, pa.int64()))))
-    return out
-
-
-def rejected_files(rejected: Iterable[Rejected], now: dt.datetime) -> list[tuple[ArchiveName, pa.Table]]:
-    """Rejected records as one table per Kafka partition, original bytes and reason kept."""
-    groups: dict[TopicPartition, list[Rejected]] = {}
-    for r in rejected:
-        groups.setdefault(r.record.tp, []).append(r)
-    out = []
-    for tp, items in sorted(groups.items()):
-        offsets = [r.record.offset for r in items]
-        rows: list[Mapping[str, Any]] = [
-            {
-                "topic": r.record.topic,
-                "partition": r.record.partition,
-                "offset": r.record.offset,
-                "timestamp_ms": r.record.timestamp_ms,
-                "key": r.record.key,
-                "value": r.record.value,
-                "error_type": r.error_type,
-                "reason": r.reason,
-                "rejected_at": now,
-            }
-            for r in items
-        ]
-        name = ArchiveName(tp.topic, tp.partition, min(offsets), max(offsets))
-        out.append((name, pa.Table.from_pylist(rows, schema=REJECTED_SCHEMA)))
-    return out
+def rejected_table(rejected: Iterable[Rejected], now: dt.datetime) -> pa.Table:
+    """Rejected records with their original bytes, reason and source offsets."""
+    rows: list[Mapping[str, Any]] = [
+        {
+            "topic": r.record.topic,
+            "partition": r.record.partition,
+            "offset": r.record.offset,
+            "timestamp_ms": r.record.timestamp_ms,
+            "key": r.record.key,
+            "value": r.record.value,
+            "error_type": r.error_type,
+            "reason": r.reason,
+            "rejected_at": now,
+        }
+        for r in rejected
+    ]
+    return pa.Table.from_pylist(rows, schema=REJECTED_SCHEMA)

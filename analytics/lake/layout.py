@@ -1,36 +1,26 @@
-"""Where everything lives in the lake, and the file names that carry Kafka offsets.
+"""Where everything lives in the lake: one Delta table per event type, plus the archiver's own tables.
 
-<lake>/<table>/date=YYYY-MM-DD/<topic>-p<partition>-o<first>-<last>.parquet   archived data
-<lake>/<table>/date=YYYY-MM-DD/compacted-<digest>.parquet                    compaction output
-<lake>/_manifest/offsets/<topic>/<partition>.json                           committed offsets
-<lake>/_manifest/compactions/<table>/date=…/compacted-<digest>.json         compaction commits
-<lake>/_quarantine/<table>/<batch_id>/{report.json, <archive name>…}        failed quality gates
-<lake>/_rejected/<topic>/<archive name>                                     undecodable records
+<lake>/<table>/                   Delta table of one event type, partitioned by ``date`` (UTC day of ``ts``)
+<lake>/_offsets/                  the archiver's commits: one row per Kafka partition per flush
+<lake>/_rejected/                 undecodable records and event times off the calendar, with the reason
+<lake>/_quarantine/<table>/       rows of batches that failed their quality gate (the table's columns + batch_id)
+<lake>/_quarantine/_reports/      one row per quarantined slice: which expectations failed, the GX report
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import posixpath
-import re
 from typing import NamedTuple
 
 from analytics.errors import LakeError
+from ground.delta import DAY_MS
 
-DAY_MS = 86_400_000
 EPOCH = dt.date(1970, 1, 1)
 
-MANIFEST_DIR = "_manifest"
-OFFSETS_DIR = f"{MANIFEST_DIR}/offsets"
-COMPACTIONS_DIR = f"{MANIFEST_DIR}/compactions"
+OFFSETS_TABLE = "_offsets"
+REJECTED_TABLE = "_rejected"
 QUARANTINE_DIR = "_quarantine"
-REJECTED_DIR = "_rejected"
-REPORT_NAME = "report.json"
-COMPACTED_PREFIX = "compacted-"
-
-_ARCHIVE_NAME = re.compile(r"^(?P<topic>.+)-p(?P<partition>\d+)-o(?P<first>\d+)-(?P<last>\d+)\.parquet$")
-_DATE_DIR = re.compile(r"^date=(\d{4}-\d{2}-\d{2})$")
-
+QUARANTINE_REPORTS = f"{QUARANTINE_DIR}/_reports"
 
 
 class TopicPartition(NamedTuple):
@@ -41,8 +31,8 @@ class TopicPartition(NamedTuple):
         return f"{self.topic}[{self.partition}]"
 
 
-class ArchiveName(NamedTuple):
-    """An archiver file name: which Kafka partition and offset range the file's records came from."""
+class OffsetRange(NamedTuple):
+    """Records of one Kafka partition at offsets ``first..last`` (not always contiguous: one partition feeds several tables)."""
 
     topic: str
     partition: int
@@ -54,23 +44,16 @@ class ArchiveName(NamedTuple):
         return TopicPartition(self.topic, self.partition)
 
     def __str__(self) -> str:
-        return f"{self.topic}-p{self.partition}-o{self.first}-{self.last}.parquet"
+        return f"{self.topic}-p{self.partition}-o{self.first}-{self.last}"
 
 
-def parse_archive_name(name: str) -> ArchiveName | None:
-    """The offsets encoded in an archiver file name; None for any other file (simulator, compaction)."""
-    match = _ARCHIVE_NAME.match(posixpath.basename(name))
-    if match is None:
-        return None
-    first, last = int(match["first"]), int(match["last"])
-    if last < first:
-        return None
-    return ArchiveName(match["topic"], int(match["partition"]), first, last)
+def app_id(group_id: str, tp: TopicPartition) -> str:
+    """The Delta app-transaction id of one archiver group's Kafka partition (kafka-delta-ingest's scheme)."""
+    return f"{group_id}:{tp.topic}:{tp.partition}"
 
 
-def is_compacted(name: str) -> bool:
-    base = posixpath.basename(name)
-    return base.startswith(COMPACTED_PREFIX) and base.endswith(".parquet")
+def quarantine_table(table: str) -> str:
+    return f"{QUARANTINE_DIR}/{table}"
 
 
 def date_of_day(day: int) -> str:
@@ -86,31 +69,6 @@ def date_of(ts_ms: int) -> str:
     return date_of_day(ts_ms // DAY_MS)
 
 
-def date_dir(date: str) -> str:
-    return f"date={date}"
-
-
-def parse_date_dir(name: str) -> str | None:
-    match = _DATE_DIR.match(name)
-    return match.group(1) if match else None
-
-
-def data_path(table: str, date: str, file_name: str) -> str:
-    return f"{table}/{date_dir(date)}/{file_name}"
-
-
-def offsets_path(tp: TopicPartition) -> str:
-    return f"{OFFSETS_DIR}/{tp.topic}/{tp.partition}.json"
-
-
-def compaction_record_path(table: str, date: str, compacted_name: str) -> str:
-    stem = posixpath.splitext(compacted_name)[0]
-    return f"{COMPACTIONS_DIR}/{table}/{date_dir(date)}/{stem}.json"
-
-
-def quarantine_dir(table: str, batch_id: str) -> str:
-    return f"{QUARANTINE_DIR}/{table}/{batch_id}"
-
-
-def rejected_path(name: ArchiveName) -> str:
-    return f"{REJECTED_DIR}/{name.topic}/{name}"
+def archiver_tables(data_tables: list[str]) -> list[str]:
+    """The archiver's own tables beside ``data_tables``: offsets, rejects, quarantine rows and reports."""
+    return [OFFSETS_TABLE, REJECTED_TABLE, *(quarantine_table(t) for t in data_tables), QUARANTINE_REPORTS]

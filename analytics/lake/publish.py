@@ -1,26 +1,27 @@
-"""Publish one planned batch: gate each table, write data / quarantine / rejected files, then commit offsets.
+"""Publish one planned batch: gate each table, append data / quarantine / rejected rows, then commit offsets.
 
-Two phases so a crash can land between them (and tests can put it there): ``stage`` writes
-every file atomically, ``commit`` advances each partition's manifest. Until the commit, readers
-do not see the staged files and a restart deletes them (``reconcile``).
+Every append is one Delta commit carrying, for each Kafka partition whose rows it holds, the batch's
+next offset as that partition's app-transaction version. The ``_offsets`` commit comes last and is
+where a restart resumes; rows a table already holds (its version is past their offset) are left
+out of the replay, so a crash anywhere between two commits neither loses nor doubles a row.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
 from analytics.errors import LakeIntegrityError
-from analytics.lake.batch import BatchPlan, TableBatch, rejected_files, split_by_partition, split_files
-from analytics.lake.fs import LakeFS
-from analytics.lake.layout import TopicPartition, data_path, rejected_path
-from analytics.lake.manifest import CommittedRange, commit
+from analytics.lake import offsets
+from analytics.lake.batch import BatchPlan, Rejected, TableBatch, rejected_table
+from analytics.lake.layout import REJECTED_TABLE, OffsetRange, TopicPartition, app_id, quarantine_table
 from analytics.lake.quarantine import write_quarantine
 from analytics.quality.gate import QualityGate, ValidationOutcome
+from ground.delta import DATE, DeltaTables, with_date
 from ground.settings.lake import LakeSettings
 
 log = logging.getLogger(__name__)
@@ -34,27 +35,25 @@ def utc_now() -> dt.datetime:
 
 
 @dataclass
-class StagedBatch:
-    """What ``stage`` wrote, by Kafka partition, ready to be committed."""
+class PublishedBatch:
+    """What ``publish`` wrote of one batch."""
 
     plan: BatchPlan
-    files: dict[TopicPartition, list[str]] = field(default_factory=dict)
     outcomes: list[ValidationOutcome] = field(default_factory=list)
     published_rows: int = 0
     quarantined_rows: int = 0
     rejected_rows: int = 0
+    replayed_rows: int = 0  # rows a table already held from before a crash, not written again
+    commits: int = 0
     new_hosts: set[str] = field(default_factory=set)  # of every inventory record, published or quarantined
-
-    def add(self, tp: TopicPartition, rel: str) -> None:
-        self.files.setdefault(tp, []).append(rel)
 
 
 class Publisher:
-    """Writes batches into one lake; holds the committed frontier and the known-host set."""
+    """Writes batches into one lake for one archiver group; holds its frontier and the known-host set."""
 
     def __init__(
         self,
-        lake: LakeFS,
+        tables: DeltaTables,
         settings: LakeSettings,
         frontier: Mapping[TopicPartition, int],
         *,
@@ -62,8 +61,9 @@ class Publisher:
         known_hosts: set[str] | None = None,
         clock: Clock = utc_now,
     ) -> None:
-        self.lake = lake
+        self.tables = tables
         self.settings = settings
+        self.group_id = settings.group_id
         self.frontier = dict(frontier)
         quality = settings.quality
         self.gate: QualityGate | None = None
@@ -71,111 +71,126 @@ class Publisher:
             self.gate = gate or QualityGate(future_tolerance_s=quality.future_tolerance_s)
         self.known_hosts = known_hosts if quality.check_known_hosts else None
         self.clock = clock
+        self._versions: dict[tuple[str, TopicPartition], int] = {}
 
-    def publish(self, plan: BatchPlan) -> StagedBatch:
-        staged = self.stage(plan)
-        self.commit(staged)
-        return staged
-
-    def stage(self, plan: BatchPlan) -> StagedBatch:
-        """Validate and write every file of the batch; nothing is visible to readers yet."""
+    def publish(self, plan: BatchPlan) -> PublishedBatch:
         now = self.clock()
-        staged = StagedBatch(plan)
         for tp, rng in sorted(plan.ranges.items()):
-            if tp not in self.frontier:  # a partition new to the lake: its files stay hidden until committed
-                commit(self.lake, tp, rng.first, previous=None, now=now)
-                self.frontier[tp] = rng.first
-            elif rng.first < self.frontier[tp]:
+            if tp in self.frontier and rng.first < self.frontier[tp]:
                 raise LakeIntegrityError(
                     f"{tp}: offset {rng.first} is already archived (committed up to {self.frontier[tp] - 1}); "
                     "refusing to write it twice",
-                    self.lake.full(),
+                    self.tables.uri(),
                 )
+        done = PublishedBatch(plan)
         hosts = set(self.known_hosts) if self.known_hosts is not None else None
-        order = sorted(plan.tables, key=lambda t: (t != INVENTORY_TABLE, t))
-        for table in order:
-            self._stage_table(staged, plan.tables[table], now, hosts)
-        self._stage_rejected(staged, now)
-        return staged
+        for table in sorted(plan.tables, key=lambda t: (t != INVENTORY_TABLE, t)):
+            self._publish_table(done, plan.tables[table], now, hosts)
+        self._publish_rejected(done, now)
+        next_offsets = {tp: max(rng.last + 1, self.frontier.get(tp, 0)) for tp, rng in plan.ranges.items()}
+        offsets.commit(self.tables, self.group_id, plan.ranges, next_offsets, now)
+        done.commits += 1
+        self.frontier.update(next_offsets)
+        if self.known_hosts is not None:
+            self.known_hosts |= done.new_hosts
+        return done
 
-    def _stage_table(
-        self, staged: StagedBatch, batch: TableBatch, now: dt.datetime, hosts: set[str] | None
+    # -- exactly once per table --------------------------------------------------------------------
+
+    def version(self, rel: str, tp: TopicPartition) -> int:
+        """The next offset of ``tp`` the table at ``rel`` does not hold yet (0 if it holds none)."""
+        key = (rel, tp)
+        if key not in self._versions:
+            self._versions[key] = self.tables.version_of(rel, app_id(self.group_id, tp)) or 0
+        return self._versions[key]
+
+    def _append(
+        self, rel: str, data: pa.Table, tps: set[TopicPartition], plan: BatchPlan, partition_by: Sequence[str] = ()
     ) -> None:
-        """Gate one table's batch, then write it as data files or as quarantine entries."""
-        arrow = batch.arrow()
+        versions = {tp: plan.ranges[tp].last + 1 for tp in tps}
+        ids = {app_id(self.group_id, tp): v for tp, v in versions.items()}
+        self.tables.append(rel, data, partition_by=partition_by, versions=ids)
+        for tp, v in versions.items():
+            self._versions[(rel, tp)] = v
+
+    def _unwritten(self, batch: TableBatch, arrow: pa.Table) -> tuple[pa.Table, list[tuple[TopicPartition, int]]]:
+        """The rows of ``batch`` neither its table nor its quarantine holds yet (all of them but after a crash)."""
+        tps = {tp for tp, _ in batch.sources}
+        held = {tp: max(self.version(batch.table, tp), self.version(quarantine_table(batch.table), tp)) for tp in tps}
+        keep = [i for i, (tp, offset) in enumerate(batch.sources) if offset >= held[tp]]
+        if len(keep) == len(batch.sources):
+            return arrow, batch.sources
+        return arrow.take(pa.array(keep, pa.int64())), [batch.sources[i] for i in keep]
+
+    # -- the destinations ---------------------------------------------------------------------------
+
+    def _publish_table(self, done: PublishedBatch, batch: TableBatch, now: dt.datetime, hosts: set[str] | None) -> None:
+        """Gate one table's rows, then append them as data or as quarantine."""
+        arrow, sources = self._unwritten(batch, batch.arrow())
+        done.replayed_rows += batch.rows - len(sources)
+        if not sources:
+            return
         outcome = None
         if self.gate is not None:
             outcome = self.gate.validate(batch.table, arrow, now, hosts)
-            staged.outcomes.append(outcome)
+            done.outcomes.append(outcome)
+        tps = {tp for tp, _ in sources}
         if outcome is None or outcome.success:
-            self._write_data(staged, batch, arrow)
+            self._append(batch.table, with_date(arrow), tps, done.plan, partition_by=[DATE])
+            done.published_rows += arrow.num_rows
         else:
-            self._write_quarantine(staged, batch, arrow, outcome, now)
+            slices = _slices(arrow, sources)
+            versions = {app_id(self.group_id, tp): done.plan.ranges[tp].last + 1 for tp in tps}
+            write_quarantine(self.tables, batch.table, slices, outcome, now, versions)
+            for tp in tps:
+                self._versions[(quarantine_table(batch.table), tp)] = done.plan.ranges[tp].last + 1
+            done.quarantined_rows += arrow.num_rows
+            done.commits += 1
+        done.commits += 1
         if batch.table == INVENTORY_TABLE:
             # Known whatever the gate said: the compacted inventory topic sends a host's record once, so
             # a quarantined inventory (a clock ahead, a bad field) would otherwise quarantine its samples
             # and errors for good. The gate judges the record; it does not make the host unknown.
             new = {h for h in arrow.column("host_id").to_pylist() if h is not None}
-            staged.new_hosts |= new
+            done.new_hosts |= new
             if hosts is not None:
                 hosts |= new
 
-    def _write_data(self, staged: StagedBatch, batch: TableBatch, arrow: pa.Table) -> None:
-        for part in split_files(batch, arrow):
-            rel = data_path(batch.table, part.date, str(part.name))
-            self.lake.write_parquet(
-                rel,
-                part.table,
-                compression=self.settings.compression,
-                row_group_size=self.settings.row_group_size,
-            )
-            staged.add(part.name.tp, rel)
-        staged.published_rows += arrow.num_rows
+    def _publish_rejected(self, done: PublishedBatch, now: dt.datetime) -> None:
+        """Append the records planning rejected (undecodable, or ``ts`` off the calendar) with their reasons."""
+        rejected = [r for r in done.plan.rejected if r.record.offset >= self.version(REJECTED_TABLE, r.record.tp)]
+        if not rejected:
+            return
+        self._append(REJECTED_TABLE, rejected_table(rejected, now), {r.record.tp for r in rejected}, done.plan)
+        done.commits += 1
+        done.rejected_rows = len(rejected)
+        _log_rejected(rejected)
 
-    def _write_quarantine(
-        self,
-        staged: StagedBatch,
-        batch: TableBatch,
-        arrow: pa.Table,
-        outcome: ValidationOutcome,
-        now: dt.datetime,
-    ) -> None:
-        for name, part_table in split_by_partition(batch, arrow):
-            folder = write_quarantine(
-                self.lake, name, batch.table, part_table, outcome, now, compression=self.settings.compression
-            )
-            staged.add(name.tp, folder)
-        staged.quarantined_rows += arrow.num_rows
 
-    def _stage_rejected(self, staged: StagedBatch, now: dt.datetime) -> None:
-        """Write the records planning rejected (undecodable, or ``ts`` off the calendar) with their reasons."""
-        rejected = staged.plan.rejected
-        first_of = {r.record.tp: r for r in reversed(rejected)}
-        for name, table in rejected_files(rejected, now):
-            rel = rejected_path(name)
-            self.lake.write_parquet(rel, table, compression=self.settings.compression)
-            staged.add(name.tp, rel)
-            first = first_of[name.tp]
-            log.warning(
-                "rejected %d records from %s offsets %d-%d (first: %s: %s) → %s",
-                table.num_rows,
-                name.tp,
-                name.first,
-                name.last,
-                first.error_type,
-                first.reason,
-                rel,
-            )
-        staged.rejected_rows = len(rejected)
+def _slices(arrow: pa.Table, sources: list[tuple[TopicPartition, int]]) -> list[tuple[OffsetRange, pa.Table]]:
+    """The rows of each Kafka partition, with the offsets they span (quarantine keeps one slice each)."""
+    groups: dict[TopicPartition, list[int]] = {}
+    for i, (tp, _) in enumerate(sources):
+        groups.setdefault(tp, []).append(i)
+    out = []
+    for tp, indices in sorted(groups.items()):
+        offs = [sources[i][1] for i in indices]
+        out.append((OffsetRange(tp.topic, tp.partition, min(offs), max(offs)), arrow.take(pa.array(indices, pa.int64()))))
+    return out
 
-    def commit(self, staged: StagedBatch) -> None:
-        """Advance every partition of the batch past its last offset: the batch becomes visible."""
-        now = self.clock()
-        for tp, rng in sorted(staged.plan.ranges.items()):
-            previous = self.frontier.get(tp)
-            next_offset = max(rng.last + 1, previous or 0)
-            batch = CommittedRange(rng.first, rng.last, rng.records, tuple(staged.files.get(tp, ())))
-            commit(self.lake, tp, next_offset, previous=previous, batch=batch, now=now)
-            self.frontier[tp] = next_offset
-        if self.known_hosts is not None:
-            self.known_hosts |= staged.new_hosts
+
+def _log_rejected(rejected: list[Rejected]) -> None:
+    by_tp: dict[TopicPartition, list[Rejected]] = {}
+    for r in rejected:
+        by_tp.setdefault(r.record.tp, []).append(r)
+    for tp, items in sorted(by_tp.items()):
+        first = items[0]
+        log.warning(
+            "rejected %d records from %s offsets %d-%d (first: %s: %s)",
+            len(items),
+            tp,
+            min(r.record.offset for r in items),
+            max(r.record.offset for r in items),
+            first.error_type,
+            first.reason,
+        )

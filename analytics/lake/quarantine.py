@@ -1,36 +1,43 @@
 """Quarantine: batches that failed their quality gate, kept with the validation report, never read as data.
 
-One entry per (table, Kafka partition) of a failed batch:
-``_quarantine/<table>/<topic>-p<P>-o<first>-<last>/{data.parquet, report.json}``; the report is
-written last, so an entry without one is an interrupted write (reconcile removes it).
+The rows go to ``_quarantine/<table>`` (the table's own columns plus ``batch_id``) and one report row
+per (table, Kafka partition) slice to ``_quarantine/_reports``; both are Delta tables carrying the
+archiver's app-transaction versions, so a replay after a crash does not quarantine a slice twice.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import polars as pl
 import pyarrow as pa
 
-from analytics.errors import LakeError
-from analytics.lake.fs import LakeFS
-from analytics.lake.layout import (
-    QUARANTINE_DIR,
-    REPORT_NAME,
-    ArchiveName,
-    TopicPartition,
-    parse_archive_name,
-    quarantine_dir,
-)
-from analytics.lake.manifest import read_frontier
+from analytics.lake.layout import QUARANTINE_REPORTS, OffsetRange, quarantine_table
+from ground.delta import DeltaTables
 
 if TYPE_CHECKING:  # analytics.quality imports analytics.lake: a runtime import here would be circular
     from analytics.quality.gate import ValidationOutcome
 
 log = logging.getLogger(__name__)
 
-DATA_NAME = "data.parquet"
+BATCH_ID = "batch_id"
+REPORTS_SCHEMA = pa.schema(
+    [
+        pa.field("table", pa.string(), nullable=False),
+        pa.field(BATCH_ID, pa.string(), nullable=False),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("first_offset", pa.int64(), nullable=False),
+        pa.field("last_offset", pa.int64(), nullable=False),
+        pa.field("rows", pa.int64(), nullable=False),
+        pa.field("failed_expectations", pa.list_(pa.string()), nullable=False),
+        pa.field("quarantined_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("report", pa.string(), nullable=False),  # the great-expectations report, JSON
+    ]
+)
 
 
 class QuarantineEntry(NamedTuple):
@@ -45,93 +52,85 @@ class QuarantineEntry(NamedTuple):
     rows: int
     failed_expectations: tuple[str, ...]
     quarantined_at: str
-    data_path: str  # relative to the lake root
-    report_path: str
+    report: dict[str, Any]
 
 
-def batch_id_name(batch_id: str) -> ArchiveName | None:
-    return parse_archive_name(f"{batch_id}.parquet")
+def quarantine_rows(table: str, slices: list[tuple[OffsetRange, pa.Table]]) -> pa.Table:
+    """The rows of every slice with the batch id they belong to."""
+    parts = [data.append_column(BATCH_ID, pa.array([str(rng)] * data.num_rows, pa.string())) for rng, data in slices]
+    return pa.concat_tables(parts)
+
+
+def report_rows(
+    table: str, slices: list[tuple[OffsetRange, pa.Table]], outcome: ValidationOutcome, now: dt.datetime
+) -> pa.Table:
+    """One report row per slice; the GX report is kept whole as JSON."""
+    report = json.dumps(outcome.report, default=str, sort_keys=True)
+    rows = [
+        {
+            "table": table,
+            BATCH_ID: str(rng),
+            "topic": rng.topic,
+            "partition": rng.partition,
+            "first_offset": rng.first,
+            "last_offset": rng.last,
+            "rows": data.num_rows,
+            "failed_expectations": list(outcome.failed_names),
+            "quarantined_at": now,
+            "report": report,
+        }
+        for rng, data in slices
+    ]
+    return pa.Table.from_pylist(rows, schema=REPORTS_SCHEMA)
 
 
 def write_quarantine(
-    lake: LakeFS,
-    name: ArchiveName,
+    tables: DeltaTables,
     table: str,
-    data: pa.Table,
+    slices: list[tuple[OffsetRange, pa.Table]],
     outcome: ValidationOutcome,
     now: dt.datetime,
-    *,
-    compression: str = "zstd",
-) -> str:
-    """Write one quarantine entry (data, then report) and log which expectations failed."""
-    batch_id = str(name).removesuffix(".parquet")
-    folder = quarantine_dir(table, batch_id)
-    lake.write_parquet(f"{folder}/{DATA_NAME}", data, compression=compression)
-    report: dict[str, Any] = {
-        **outcome.report,
-        "batch_id": batch_id,
-        "topic": name.topic,
-        "partition": name.partition,
-        "first_offset": name.first,
-        "last_offset": name.last,
-        "quarantined_rows": data.num_rows,
-        "quarantined_at": now.isoformat(timespec="milliseconds"),
-        "data": f"{folder}/{DATA_NAME}",
-    }
-    lake.write_json(f"{folder}/{REPORT_NAME}", report)
-    log.error(
-        "quarantined %d %s rows from %s offsets %d-%d: failed %s",
-        data.num_rows,
-        table,
-        TopicPartition(name.topic, name.partition),
-        name.first,
-        name.last,
-        "; ".join(outcome.failed_names) or "(no expectation named)",
-    )
-    return folder
+    versions: dict[str, int],
+) -> None:
+    """Rows first, then the reports (the list readers follow), each commit carrying the versions."""
+    tables.append(quarantine_table(table), quarantine_rows(table, slices), versions=versions)
+    tables.append(QUARANTINE_REPORTS, report_rows(table, slices, outcome, now), versions=versions)
+    for rng, data in slices:
+        log.error(
+            "quarantined %d %s rows from %s offsets %d-%d: failed %s",
+            data.num_rows,
+            table,
+            rng.tp,
+            rng.first,
+            rng.last,
+            "; ".join(outcome.failed_names) or "(no expectation named)",
+        )
 
 
-def quarantine_folders(lake: LakeFS) -> list[tuple[str, str]]:
-    """(table, batch_id) of every quarantine folder, complete or not."""
+def quarantine_entries(tables: DeltaTables) -> list[QuarantineEntry]:
+    """Every quarantined slice, oldest batch first per table."""
+    reports = tables.open(QUARANTINE_REPORTS)
+    if reports is None:
+        return []
+    frame = pl.scan_delta(reports).sort("table", "topic", "partition", "first_offset").collect()
     return [
-        (table, batch)
-        for table in lake.dirs(QUARANTINE_DIR)
-        for batch in lake.dirs(f"{QUARANTINE_DIR}/{table}")
+        QuarantineEntry(
+            table=row["table"],
+            batch_id=row[BATCH_ID],
+            topic=row["topic"],
+            partition=row["partition"],
+            first_offset=row["first_offset"],
+            last_offset=row["last_offset"],
+            rows=row["rows"],
+            failed_expectations=tuple(row["failed_expectations"]),
+            quarantined_at=row["quarantined_at"].isoformat(timespec="milliseconds"),
+            report=json.loads(row["report"]),
+        )
+        for row in frame.iter_rows(named=True)
     ]
 
 
-def quarantine_entries(lake: LakeFS | str) -> list[QuarantineEntry]:
-    """Published quarantine entries (report present, offsets committed), oldest batch first per table."""
-    lfs = lake if isinstance(lake, LakeFS) else LakeFS(lake)
-    frontier = read_frontier(lfs)
-    out = []
-    for table, batch_id in quarantine_folders(lfs):
-        name = batch_id_name(batch_id)
-        folder = quarantine_dir(table, batch_id)
-        report_rel = f"{folder}/{REPORT_NAME}"
-        if name is None or not lfs.exists(report_rel):
-            continue
-        if name.tp in frontier and name.last >= frontier[name.tp]:
-            continue  # written before a crash; reconcile deletes it
-        try:
-            report = lfs.read_json(report_rel)
-        except LakeError:
-            log.warning("unreadable quarantine report %s", lfs.full(report_rel))
-            continue
-        out.append(
-            QuarantineEntry(
-                table=table,
-                batch_id=batch_id,
-                topic=name.topic,
-                partition=name.partition,
-                first_offset=name.first,
-                last_offset=name.last,
-                rows=int(report.get("quarantined_rows", 0)),
-                failed_expectations=tuple(report.get("failed_expectations", ())),
-                quarantined_at=str(report.get("quarantined_at", "")),
-                data_path=f"{folder}/{DATA_NAME}",
-                report_path=report_rel,
-            )
-        )
-    out.sort(key=lambda e: (e.table, e.topic, e.partition, e.first_offset))
-    return out
+def quarantined(tables: DeltaTables, table: str) -> pl.LazyFrame | None:
+    """The quarantined rows of one table (with ``batch_id``), None if it has none."""
+    found = tables.open(quarantine_table(table))
+    return None if found is None else pl.scan_delta(found)

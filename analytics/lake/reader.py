@@ -1,8 +1,9 @@
-"""The reader API for analytics jobs: a lake table as a Polars LazyFrame of published files only.
+"""The reader API for analytics jobs: a lake table as a Polars LazyFrame over its Delta table's current version.
 
-Tables are hive-partitioned by ``date`` (a ``pl.Date`` column). A missing table scans as an empty
-frame with the table's schema, so jobs need no special case for a young lake. Works on the
-archiver's lakes and on the simulator's Parquet sink (same layout, no manifest).
+Tables carry a ``date`` column (``pl.Date``, the partition). A missing table scans as an empty frame
+with the table's schema, so jobs need no special case for a young lake; columns a table was written
+without (an older event schema) read as nulls. Other engines read the same tables through the Delta
+log (DuckDB's ``delta_scan``, Spark, ``pl.scan_delta``): see docs/LAKE.md.
 """
 
 from __future__ import annotations
@@ -10,20 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.dataset as ds
 
+from analytics.lake import legacy
 from analytics.lake.batch import REJECTED_SCHEMA
-from analytics.lake.catalog import known_hosts as catalog_known_hosts
-from analytics.lake.catalog import published_files
-from analytics.lake.fs import LakeFS
-from analytics.lake.layout import REJECTED_DIR, TopicPartition, parse_archive_name
-from analytics.lake.manifest import read_frontier
-from analytics.lake.quarantine import QuarantineEntry, quarantine_entries
+from analytics.lake.layout import REJECTED_TABLE, TopicPartition
+from analytics.lake.offsets import read_frontier
+from analytics.lake.quarantine import QuarantineEntry, quarantine_entries, quarantined
 from analytics.tables import TABLES, event_type_of, table_of
+from ground.delta import DATE, DeltaTables
 from schemas.arrow import table_schema
 
-HIVE_SCHEMA = {"date": pl.Date}
+INVENTORY_TABLE = "host_inventoried"
 
 
 def polars_schema(table: str) -> pl.Schema:
@@ -32,84 +30,85 @@ def polars_schema(table: str) -> pl.Schema:
     return pl.from_arrow(empty).schema  # type: ignore[union-attr]
 
 
-class Lake:
-    """A lake on a filesystem: what tables exist, their published files, quarantine and rejects."""
+def conform(frame: pl.LazyFrame, schema: pl.Schema) -> pl.LazyFrame:
+    """``frame`` with exactly ``schema``'s columns, in order: missing ones as nulls, extra ones dropped."""
+    have = set(frame.collect_schema().names())
+    return frame.select(
+        [pl.col(c).cast(t) if c in have else pl.lit(None, t).alias(c) for c, t in schema.items()]
+    )
 
-    def __init__(self, path: str | Path | LakeFS) -> None:
-        self.fs = path if isinstance(path, LakeFS) else LakeFS(path)
+
+class Lake:
+    """A lake of Delta tables: what tables exist, their data, quarantine, rejects and the archiver's offsets."""
+
+    def __init__(self, path: str | Path | DeltaTables, storage_options: dict[str, str] | None = None) -> None:
+        self.delta = path if isinstance(path, DeltaTables) else DeltaTables(path, storage_options)
+        legacy.refuse(self.delta.root)
 
     def __repr__(self) -> str:
-        return f"Lake({self.fs.root!r})"
+        return f"Lake({str(self.delta.root)!r})"
+
+    @property
+    def root(self) -> str:
+        return self.delta.uri()
 
     def tables(self) -> list[str]:
-        """Tables with at least one published file."""
-        return [t for t in sorted(TABLES) if published_files(self.fs, t)]
+        """Tables that exist (with or without rows)."""
+        return [t for t in sorted(TABLES) if self.delta.exists(t)]
 
     def files(self, table: str) -> list[str]:
-        """Published files of a table, relative to the lake root."""
-        return published_files(self.fs, table_of(table))
+        """The data files of a table's current version (URIs), as other engines would read them."""
+        found = self.delta.open(table_of(table))
+        return [] if found is None else sorted(found.file_uris())
+
+    def version(self, table: str) -> int | None:
+        found = self.delta.open(table_of(table))
+        return None if found is None else found.version()
 
     def schema(self, table: str) -> pl.Schema:
-        schema = polars_schema(table)
-        return pl.Schema([*schema.items(), ("date", pl.Date())])
+        return pl.Schema([*polars_schema(table).items(), (DATE, pl.Date())])
 
     def scan(self, table: str) -> pl.LazyFrame:
-        """A table as a LazyFrame over its published files; empty with the right schema if none."""
+        """A table as a LazyFrame; empty with the right schema if the table does not exist."""
         table = table_of(table)
-        files = self.files(table)
-        if not files:
+        found = self.delta.open(table)
+        if found is None:
             return pl.LazyFrame(schema=self.schema(table))
-        if not self.fs.is_local:
-            return self._scan_dataset(table, files)
-        return pl.scan_parquet(
-            [self.fs.uri(rel) for rel in files],
-            hive_partitioning=True,
-            hive_schema=HIVE_SCHEMA,
-            schema=polars_schema(table),
-            missing_columns="insert",
-            extra_columns="ignore",
-        )
+        return conform(pl.scan_delta(found), self.schema(table))
 
-    def _scan_dataset(self, table: str, files: list[str]) -> pl.LazyFrame:
-        """Remote filesystems go through the same pyarrow filesystem the archiver writes with."""
-        schema = table_schema(event_type_of(table)).append(pa.field("date", pa.date32()))
-        dataset = ds.dataset(
-            [self.fs.full(rel) for rel in files],
-            schema=schema,
-            format="parquet",
-            filesystem=self.fs.fs,
-            partitioning=ds.partitioning(pa.schema([("date", pa.date32())]), flavor="hive"),
-            partition_base_dir=self.fs.full(table),
-        )
-        return pl.scan_pyarrow_dataset(dataset)
-
-    def frontier(self) -> dict[TopicPartition, int]:
-        """Next offset to archive per Kafka partition."""
-        return read_frontier(self.fs)
+    def frontier(self) -> dict[tuple[str, TopicPartition], int]:
+        """Next offset to archive per (archiver group, Kafka partition)."""
+        return read_frontier(self.delta)
 
     def quarantine(self) -> list[QuarantineEntry]:
-        return quarantine_entries(self.fs)
+        return quarantine_entries(self.delta)
+
+    def quarantined(self, table: str) -> pl.LazyFrame | None:
+        return quarantined(self.delta, table_of(table))
 
     def rejected(self) -> pl.LazyFrame:
-        """Undecodable records (original bytes, reason, source offsets) of committed batches."""
-
-        frontier = self.frontier()
-        rels = []
-        for rel in self.fs.files(REJECTED_DIR):
-            name = parse_archive_name(rel)
-            if name is not None and not (name.tp in frontier and name.last >= frontier[name.tp]):
-                rels.append(rel)
-        if not rels:
+        """Undecodable records (original bytes, reason, source offsets)."""
+        found = self.delta.open(REJECTED_TABLE)
+        if found is None:
             return pl.LazyFrame(schema=pl.from_arrow(REJECTED_SCHEMA.empty_table()).schema)  # type: ignore[union-attr]
-        tables = [self.fs.read_parquet(rel) for rel in rels]
-        return pl.from_arrow(pa.concat_tables(tables)).lazy()  # type: ignore[union-attr]
+        return pl.scan_delta(found)
 
     def known_hosts(self) -> set[str]:
-        """host_id of every committed inventory record, published or quarantined (as the archiver's gate)."""
-        return catalog_known_hosts(self.fs)
+        """host_id of every archived inventory record, published or quarantined (as the archiver's gate).
+
+        A host that sent an inventory record is known even when its batch failed the gate: the
+        compacted inventory topic sends it once, so ignoring quarantined inventory would quarantine
+        the host's samples and errors for good.
+        """
+        frames = [self.scan(INVENTORY_TABLE).select("host_id")]
+        held = self.quarantined(INVENTORY_TABLE)
+        if held is not None:
+            frames.append(held.select(pl.col("host_id").cast(pl.String)))
+        hosts = pl.concat(frames).drop_nulls().unique().collect()
+        return set(hosts.get_column("host_id").to_list())
 
 
-def scan(lake_path: str | Path | LakeFS | Lake, table: str) -> pl.LazyFrame:
+def scan(lake_path: str | Path | DeltaTables | Lake, table: str) -> pl.LazyFrame:
     """``Lake(lake_path).scan(table)``: a table (``host_sampled`` or ``HostSampled``) as a LazyFrame."""
     lake = lake_path if isinstance(lake_path, Lake) else Lake(lake_path)
     return lake.scan(table)

@@ -19,7 +19,6 @@ from typing import NamedTuple
 
 import polars as pl
 
-from analytics.lake.catalog import date_of_path
 from analytics.lake.reader import Lake
 from analytics.quality.gate import QualityGate
 from analytics.tables import table_of
@@ -59,8 +58,9 @@ def recheck(
     for table in names:
         files = lake.files(table)
         by_date: dict[str, int] = {}
-        for rel in files:
-            by_date[date_of_path(rel)] = by_date.get(date_of_path(rel), 0) + 1
+        for uri in files:
+            date = _date_of_file(uri)
+            by_date[date] = by_date.get(date, 0) + 1
         scan = lake.scan(table)
         sizes = dict(scan.group_by("date").len().collect().iter_rows()) if files else {}
         rows_of = {d: sizes.get(dt.date.fromisoformat(d), 0) for d in by_date}
@@ -91,6 +91,12 @@ def recheck(
             total = int(scan.select(pl.len()).collect().item())
             emit(RecheckRow(table, "*", len(files), total, not repeated, failed))
     return rows
+
+
+def _date_of_file(uri: str) -> str:
+    """The date partition of a data file URI (``…/date=YYYY-MM-DD/part-….parquet``)."""
+    folder = uri.rsplit("/", 2)[-2]
+    return folder.removeprefix("date=")
 
 
 def _chunks(dates: list[str], rows: Mapping[str, int], limit: int) -> list[list[str]]:

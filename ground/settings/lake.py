@@ -32,10 +32,9 @@ class QualitySettings(BaseModel):
 
 
 class LakeSettings(BaseModel):
-    """The Parquet lake and its archiver.
+    """The Delta lake and its archiver.
 
-    ``path`` is a local folder or a pyarrow filesystem URI (``s3://bucket/lake``,
-    ``file:///data/lake``). A flush happens at whichever of records / bytes / seconds comes first.
+    ``path`` is a local folder or a URI delta-rs knows (``s3://bucket/lake``, ``file:///data/lake``). A flush happens at whichever of records / bytes / seconds comes first.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -55,4 +54,8 @@ class LakeSettings(BaseModel):
     # A date partition is "closed" (compactable) once it is MORE than this many days before today (UTC):
     # with 1, today and yesterday stay open and the day before yesterday is the newest closed one.
     compact_after_days: int = Field(1, ge=0)
+    # ``fleetpulse lake vacuum`` deletes files that no table version of the last this-many hours reads.
+    vacuum_retention_hours: int = Field(168, ge=0)
+    # delta-rs storage options for an object-store lake (endpoint, region, credentials; ``AWS_*`` variables also work).
+    storage_options: dict[str, str] = Field(default_factory=dict)
     quality: QualitySettings = QualitySettings()

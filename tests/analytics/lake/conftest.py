@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from analytics.lake.fs import LakeFS
 from analytics.lake.publish import Publisher
 from analytics.lake.synthetic import synthetic_records
 from analytics.quality.gate import QualityGate
+from ground.delta import DeltaTables
 from ground.settings.lake import LakeSettings
 from tests.analytics.lake.helpers import NOW
 
@@ -28,8 +28,8 @@ def gate() -> Iterator[QualityGate]:
 
 
 @pytest.fixture
-def lake(tmp_path: Path) -> LakeFS:
-    return LakeFS(tmp_path / "lake")
+def lake(tmp_path: Path) -> DeltaTables:
+    return DeltaTables(tmp_path / "lake")
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def records() -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def publisher_factory(lake: LakeFS, gate: QualityGate):  # type: ignore[no-untyped-def]
+def publisher_factory(lake: DeltaTables, gate: QualityGate):  # type: ignore[no-untyped-def]
     """``make(gated=False, **LakeSettings fields) -> Publisher`` on the test lake, clock fixed at NOW.
 
     Quality gates are off unless ``gated``: each GX run costs ~0.2 s, and exactly-once tests do not need them.

@@ -1,0 +1,132 @@
+"""Delta Lake tables (delta-rs): the one way every part names, opens and appends to a lake table.
+
+The lake is a folder or object-store URI of Delta tables. The archiver and the simulator's lake
+sink both write through ``DeltaTables``, so both get the same table properties and the same
+exactly-once rule: a writer names itself with an app id, and each commit records the next offset
+(or counter) the writer will write as that id's version in the same transaction as the data
+(Delta "app transactions", the kafka-delta-ingest approach); on restart it skips what is below it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from deltalake import CommitProperties, DeltaTable, Transaction, WriterProperties, write_deltalake
+from deltalake.exceptions import DeltaError, TableNotFoundError
+
+from ground.errors import LakeStorageError
+
+DAY_MS = 86_400_000
+DATE = "date"
+
+# Checkpoint every 100 commits (delta-rs' default, written by the committing writer), keep 7 days of
+# log and of removed files so readers of an older version and time travel keep working for a week.
+TABLE_PROPERTIES: dict[str, str | None] = {
+    "delta.checkpointInterval": "100",
+    "delta.logRetentionDuration": "interval 7 days",
+    "delta.enableExpiredLogCleanup": "true",
+    "delta.deletedFileRetentionDuration": "interval 7 days",
+}
+
+
+def is_uri(path: str | Path) -> bool:
+    return isinstance(path, str) and "://" in path
+
+
+def join(root: str | Path, rel: str) -> str:
+    """``root/rel`` for a folder or a URI (``s3://bucket/lake``)."""
+    base = str(root) if is_uri(root) else str(Path(root).expanduser())
+    return f"{base.rstrip('/')}/{rel}" if rel else base
+
+
+def with_date(table: pa.Table, ts_column: str = "ts") -> pa.Table:
+    """``table`` plus the ``date`` partition column: the UTC day of its epoch-millisecond ``ts``."""
+    ts = table.column(ts_column).to_numpy(zero_copy_only=False)
+    days = np.floor_divide(ts.astype(np.int64), DAY_MS).astype(np.int32)
+    date = pa.array(days, pa.int32()).cast(pa.date32())
+    if DATE in table.column_names:
+        return table.set_column(table.column_names.index(DATE), DATE, date)
+    return table.append_column(pa.field(DATE, pa.date32(), nullable=False), date)
+
+
+class DeltaTables:
+    """The Delta tables under one lake root, opened once each (an open reads the log since its last checkpoint)."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        storage_options: Mapping[str, str] | None = None,
+        *,
+        compression: str = "zstd",
+        row_group_size: int | None = None,
+    ) -> None:
+        self.root = root
+        self.storage_options = dict(storage_options or {}) or None
+        self._open: dict[str, DeltaTable] = {}
+        codec = "UNCOMPRESSED" if compression == "none" else compression.upper()
+        self.writer_properties = WriterProperties(compression=codec, max_row_group_size=row_group_size)  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        return f"DeltaTables({str(self.root)!r})"
+
+    def uri(self, rel: str = "") -> str:
+        return join(self.root, rel)
+
+    def exists(self, rel: str) -> bool:
+        if rel in self._open:
+            return True
+        try:
+            return DeltaTable.is_deltatable(self.uri(rel), storage_options=self.storage_options)
+        except (DeltaError, OSError) as exc:
+            raise LakeStorageError(f"cannot read {self.uri(rel)}: {exc}") from exc
+
+    def open(self, rel: str, *, refresh: bool = True) -> DeltaTable | None:
+        """The table at ``rel`` at its latest version, or None when there is none."""
+        table = self._open.get(rel)
+        try:
+            if table is None:
+                table = DeltaTable(self.uri(rel), storage_options=self.storage_options)
+                self._open[rel] = table
+            elif refresh:
+                table.update_incremental()
+        except TableNotFoundError:
+            return None
+        except (DeltaError, OSError) as exc:
+            raise LakeStorageError(f"cannot open Delta table {self.uri(rel)}: {exc}") from exc
+        return table
+
+    def version_of(self, rel: str, app_id: str) -> int | None:
+        """The last version ``app_id`` committed to the table (its next offset), None if it never did."""
+        table = self.open(rel)
+        return None if table is None else table.transaction_version(app_id)
+
+    def append(
+        self,
+        rel: str,
+        data: pa.Table,
+        *,
+        partition_by: Sequence[str] = (),
+        versions: Mapping[str, int] | None = None,
+    ) -> None:
+        """Append ``data`` (possibly no rows) and set each app id's version, in one commit."""
+        target: str | DeltaTable = self.open(rel, refresh=False) or self.uri(rel)
+        txns = [Transaction(app_id, version) for app_id, version in sorted((versions or {}).items())]
+        try:
+            write_deltalake(
+                target,
+                data,
+                mode="append",
+                partition_by=list(partition_by) or None,
+                schema_mode="merge",
+                configuration=TABLE_PROPERTIES if isinstance(target, str) else None,
+                storage_options=self.storage_options if isinstance(target, str) else None,
+                writer_properties=self.writer_properties,
+                commit_properties=CommitProperties(app_transactions=txns) if txns else None,
+            )
+        except (DeltaError, OSError, pa.ArrowException) as exc:
+            raise LakeStorageError(f"cannot append {data.num_rows} rows to {self.uri(rel)}: {exc}") from exc
+        if isinstance(target, str):
+            self.open(rel)
