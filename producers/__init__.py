@@ -1,4 +1,4 @@
-"""The synthetic GPU fleet: host agents with realistic failures, recorded ground truth, Kafka/Parquet sinks.
+"""The synthetic GPU fleet: host agents with realistic failures, recorded ground truth, Kafka/lake sinks.
 
 Public names resolve lazily, so importing ``ground.settings.simulator`` (done by the settings object
 and thus by every CLI start) does not pull in numpy, pyarrow and scipy.

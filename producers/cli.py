@@ -67,7 +67,8 @@ def simulate(
     ] = None,
     sink: Annotated[SinkOption, typer.Option(help="Where events go.")] = SinkOption.kafka,
     out: Annotated[
-        Path | None, typer.Option(help="parquet sink: lake directory (default settings.lake.path).")
+        Path | None,
+        typer.Option(help="parquet sink: lake folder of Delta tables (default settings.lake.path)."),
     ] = None,
     truth_out: Annotated[
         Path | None, typer.Option("--truth-out", help="Write ground truth (manifest, faults, hosts) here.")
@@ -80,7 +81,7 @@ def simulate(
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
-    """Simulate a GPU fleet's telemetry and failures into Kafka, a Parquet lake or nowhere."""
+    """Simulate a GPU fleet's telemetry and failures into Kafka, the Delta lake or nowhere."""
 
     from producers.runner import SimulationRequest, parse_start, run_simulation
 

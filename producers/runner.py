@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ground.delta import DeltaTables
 from ground.kafka.admin import create_topics
 from producers.config import FleetConfig, load_fleet_config
 from producers.continuation import agents_table, continued_fleet, load_previous
@@ -103,12 +104,13 @@ def make_sink(settings: Settings, request: SimulationRequest, run_id: str) -> Si
     if request.sink == "null":
         return NullSink()
     if request.sink == "parquet":
-
-        out = request.out or Path(settings.lake.path)
-        return ParquetSink(out, run_id=run_id, batch_rows=settings.simulator.parquet_batch_rows)
-
+        lake = DeltaTables(
+            request.out or settings.lake.path,
+            compression=settings.lake.compression,
+            row_group_size=settings.lake.row_group_size,
+        )
+        return ParquetSink(lake, run_id=run_id, batch_rows=settings.simulator.parquet_batch_rows)
     if request.create_topics:
-
         create_topics(settings)
     return KafkaSink(settings)
 

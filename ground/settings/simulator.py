@@ -46,5 +46,5 @@ class SimulatorSettings(BaseModel):
     late_max_delay_s: float = Field(60.0, ge=0.0, description="bound of the delivery delay, sim seconds")
     dropout_fraction: float = Field(0.002, ge=0.0, le=1.0, description="share of HostSampled lost")
     duplicate_fraction: float = Field(0.001, ge=0.0, le=1.0, description="share of events sent twice")
-    parquet_batch_rows: int = Field(200_000, ge=1, description="rows buffered per lake table before a file")
+    parquet_batch_rows: int = Field(200_000, ge=1, description="rows per lake table and date per commit")
     producer: ProducerTuning = ProducerTuning()

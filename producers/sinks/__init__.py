@@ -1,4 +1,4 @@
-"""Where generated events go: Kafka (``sinks.kafka``, default), a Parquet lake (``sinks.parquet``), or nowhere.
+"""Where generated events go: Kafka (``sinks.kafka``, default), the Delta lake (``sinks.parquet``), or nowhere.
 
 The package imports neither sink, so a part that sends to Kafka (the host agent) does not load pyarrow.
 """

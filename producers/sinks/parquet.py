@@ -1,7 +1,11 @@
-"""Parquet sink: the lake layout ``<out>/<table_name>/date=YYYY-MM-DD/<run>-<n>.parquet``.
+"""The simulator's lake sink (``--sink parquet``): events into the lake's Delta tables, ``<lake>/<table>/``.
 
-Rows are buffered per (table, event date) and written in large files; names are the run id
-plus a counter, so a re-run of the same seed rewrites the same files instead of duplicating.
+It writes through ``ground.delta`` as the archiver does, so jobs read a simulated lake and an archived
+one alike: one table per event type, partitioned by ``date``. Rows are buffered per (table, event date)
+and appended in large commits. A re-run of the same run id must not duplicate them: the run yields
+the same rows in the same order, so each commit records how many rows of its table and date the run
+has written, as the version of the app id ``simulator:<run_id>:<date>``, and a re-run skips that
+many. Counting rows, not flushes, also covers an interrupted run, whose last flushes were partial.
 """
 
 from __future__ import annotations
@@ -13,62 +17,78 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from ground.delta import DATE, DAY_MS, DeltaTables, with_date
+from ground.errors import LakeStorageError
 from producers.batches import EventBatch
 from producers.errors import SinkError
 from schemas.arrow import table_name
 
-DAY_MS = 86_400_000
+Key = tuple[str, int]  # (event type, UTC day since the epoch)
+EPOCH = dt.date(1970, 1, 1)
 
 
-def partition_path(out: Path, event_type: str, day: int) -> Path:
-    date = (dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(days=day)).date().isoformat()
-    return out / table_name(event_type) / f"date={date}"
+def app_id(run_id: str, day: int) -> str:
+    """The Delta app id under which a run records its rows of one date (in every table)."""
+    return f"simulator:{run_id}:{(EPOCH + dt.timedelta(days=day)).isoformat()}"
 
 
 class ParquetSink:
+    """Appends to the lake's Delta tables; ``tables`` names those it wrote to, ``commits`` counts its commits."""
+
     name = "parquet"
 
-    def __init__(self, out: Path, *, run_id: str, batch_rows: int = 200_000) -> None:
-        self.out = out
+    def __init__(self, lake: str | Path | DeltaTables, *, run_id: str, batch_rows: int = 200_000) -> None:
+        self.lake = lake if isinstance(lake, DeltaTables) else DeltaTables(lake)
         self.run_id = run_id
         self.batch_rows = batch_rows
-        self._buffers: dict[tuple[str, int], list[pa.Table]] = defaultdict(list)
-        self._rows: dict[tuple[str, int], int] = defaultdict(int)
-        self._files = 0
+        self._buffers: dict[Key, list[pa.Table]] = defaultdict(list)
+        self._rows: dict[Key, int] = defaultdict(int)  # buffered now
+        self._flushed: dict[Key, int] = defaultdict(int)  # rows of the key flushed before the buffer
+        self._in_lake: dict[Key, int] = {}  # rows of the key the lake holds from this run id
         self._latest_day = -(2**62)
-        self.files: list[Path] = []
+        self.tables: set[str] = set()
+        self.commits = 0
+        self.skipped = 0  # rows an earlier run of the same id had written already
 
     def write(self, batch: EventBatch) -> None:
         for event_type, table in batch.tables().items():
             days = (table.column("ts").to_numpy() // DAY_MS).astype(np.int64)
-            for day in np.unique(days):
-                part = table if len(np.unique(days)) == 1 else table.filter(pc.equal(pa.array(days), day))
+            unique = np.unique(days)
+            for day in unique:
+                part = table if len(unique) == 1 else table.filter(pc.equal(pa.array(days), day))
                 key = (event_type, int(day))
                 self._buffers[key].append(part)
                 self._rows[key] += part.num_rows
                 if self._rows[key] >= self.batch_rows:
                     self._flush(key)
             self._latest_day = max(self._latest_day, int(days.max()))
-        # event time moves forward: a date two days behind is complete (late events get their own file)
+        # event time moves forward: a date two days behind is complete (late events get their own commit)
         for key in sorted(k for k in self._buffers if k[1] <= self._latest_day - 2):
             self._flush(key)
 
-    def _flush(self, key: tuple[str, int]) -> None:
+    def _flush(self, key: Key) -> None:
         parts = self._buffers.pop(key, [])
         self._rows.pop(key, None)
         if not parts:
             return
-        directory = partition_path(self.out, *key)
-        path = directory / f"{self.run_id}-{self._files:06d}.parquet"
-        self._files += 1
+        data = pa.concat_tables(parts)
+        table, app = table_name(key[0]), app_id(self.run_id, key[1])
+        start = self._flushed[key]
+        end = self._flushed[key] = start + data.num_rows
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-            pq.write_table(pa.concat_tables(parts), path, compression="zstd")
-        except OSError as exc:
-            raise SinkError(str(exc), sink="parquet", target=str(path)) from exc
-        self.files.append(path)
+            if key not in self._in_lake:
+                self._in_lake[key] = self.lake.version_of(table, app) or 0
+            done = min(max(self._in_lake[key] - start, 0), data.num_rows)
+            self.skipped += done
+            if done == data.num_rows:
+                return
+            self.lake.append(table, with_date(data.slice(done)), partition_by=[DATE], versions={app: end})
+        except LakeStorageError as exc:
+            raise SinkError(str(exc), sink=self.name, target=self.lake.uri(table)) from exc
+        self._in_lake[key] = end
+        self.tables.add(table)
+        self.commits += 1
 
     def close(self) -> None:
         for key in sorted(self._buffers):

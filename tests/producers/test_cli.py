@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 import typer
@@ -18,19 +19,18 @@ from producers.errors import FleetConfigError
 
 def test_simulate_to_parquet_writes_lake_and_truth(tmp_path: Path) -> None:
     lake, truth = tmp_path / "lake", tmp_path / "truth"
-    result = CliRunner().invoke(
-        app,
-        ["simulate", "--preset", "small", "--days", "2", "--seed", "3", "--sink", "parquet", "--out", str(lake),
-         "--truth-out", str(truth), "--interval", "3600", "--no-progress"],
-    )  # fmt: skip
+    args = ["simulate", "--preset", "small", "--days", "2", "--seed", "3", "--sink", "parquet", "--out", str(lake),
+            "--truth-out", str(truth), "--interval", "3600", "--no-progress"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
+    assert CliRunner().invoke(app, args).exit_code == 0  # the same run again adds nothing to the lake
     manifest = json.loads((truth / "manifest.json").read_text())
     assert manifest["seed"] == 3 and manifest["sample_interval_s"] == 3600
-    samples = pq.read_table(lake / "host_sampled")
-    assert samples.num_rows == manifest["counts"]["HostSampled"]
-    assert set(samples.column("interval_s").to_pylist()) == {3600}
-    inventory = pq.read_table(lake / "host_inventoried")
-    assert inventory.num_rows == manifest["counts"]["HostInventoried"] == 48
+    samples = pl.read_delta(str(lake / "host_sampled"))
+    assert samples.height == manifest["counts"]["HostSampled"]
+    assert set(samples["interval_s"]) == {3600}
+    inventory = pl.read_delta(str(lake / "host_inventoried"))
+    assert inventory.height == manifest["counts"]["HostInventoried"] == 48
     assert "done:" in result.output and "fleet.samples" in result.output
 
 
@@ -115,4 +115,4 @@ def test_sigint_stops_flushes_and_records_the_interruption(tmp_path: Path) -> No
     assert b"interrupted" in out
     manifest = json.loads((truth / "manifest.json").read_text())
     assert manifest["interrupted"] is True
-    assert pq.read_table(lake / "host_inventoried").num_rows == manifest["counts"]["HostInventoried"] > 0
+    assert pl.read_delta(str(lake / "host_inventoried")).height == manifest["counts"]["HostInventoried"] > 0

@@ -1,4 +1,4 @@
-"""Sinks: one contract for all of them, then the Parquet lake layout and the Kafka sink's bookkeeping."""
+"""Sinks: one contract for all of them, then the lake sink's Delta tables and the Kafka sink's bookkeeping."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pyarrow.parquet as pq
+import polars as pl
 import pytest
+from deltalake import DeltaTable
 from kafka.errors import KafkaTimeoutError
 from kafka.future import Future
 from kafka.partitioner.default import murmur2
@@ -127,11 +128,9 @@ def test_every_sink_takes_batches_and_closes(any_sink: Sink, tmp_path: Path) -> 
         assert any_sink.closed and any_sink.count == 20 and any_sink.records == records
         assert any_sink.digest.hexdigest() == digest.hexdigest()
     elif isinstance(any_sink, ParquetSink):
-        rows = [
-            row for path in any_sink.files for row in pq.read_table(path).select(["event_id"]).to_pylist()
-        ]
-        assert sorted(r["event_id"] for r in rows) == sorted(r["event_id"] for r in records)
-        assert sorted(any_sink.files) == sorted((tmp_path / "lake").rglob("*.parquet"))
+        assert any_sink.tables == {"xid_raised", "host_inventoried"}
+        ids = [i for t in any_sink.tables for i in pl.read_delta(str(tmp_path / "lake" / t))["event_id"]]
+        assert sorted(ids) == sorted(r["event_id"] for r in records)
     else:
         assert isinstance(any_sink, KafkaSink) and any_sink.sent == any_sink.acked == 20
         assert [value for _, _, value, _ in any_sink.producer.sent] == values
@@ -141,27 +140,56 @@ def test_every_sink_takes_batches_and_closes(any_sink: Sink, tmp_path: Path) -> 
 # -- parquet -------------------------------------------------------------------------------
 
 
-def test_parquet_sink_writes_the_lake_layout(tmp_path: Path) -> None:
+def _lake_rows(lake: Path, event_type: str) -> pl.DataFrame:
+    return pl.read_delta(str(lake / table_name(event_type)))
+
+
+def test_parquet_sink_writes_delta_tables_partitioned_by_date(tmp_path: Path) -> None:
     sink = ParquetSink(tmp_path, run_id="abc", batch_rows=5)
     records = _records(60)  # 60 hours: three event dates
     for i in range(0, 60, 10):
         sink.write(RecordBatch(records[i : i + 10]))
     sink.close()
-    xid_dir = tmp_path / table_name("XidRaised")
-    assert sorted(p.name for p in xid_dir.iterdir()) == [
+    xid = DeltaTable(str(tmp_path / table_name("XidRaised")))
+    assert xid.metadata().partition_columns == ["date"]
+    assert sink.tables == {"xid_raised", "host_inventoried"} and sink.skipped == 0
+    table = _lake_rows(tmp_path, "XidRaised")
+    assert table.height == sum(r["event_type"] == "XidRaised" for r in records)
+    assert set(table.columns) >= {"event_id", "ts", "host_id", "xid", "gpu", "date"}
+    day = pl.from_epoch("ts", time_unit="ms").dt.date()
+    assert table.filter(pl.col("date") != day).is_empty()  # every row sits in its event date
+    assert sorted(set(table["date"].cast(pl.String))) == ["2025-01-01", "2025-01-02", "2025-01-03"]
+    folders = {Path(uri).parent.name for uri in xid.file_uris()}
+    assert folders == {
         "date=2025-01-01",
         "date=2025-01-02",
         "date=2025-01-03",
-    ]
-    names = [p.name for p in sink.files]
-    assert len(names) == len(set(names)) and all(n.startswith("abc-") for n in names)
-    table = pq.read_table(xid_dir)
-    assert table.num_rows == sum(r["event_type"] == "XidRaised" for r in records)
-    assert set(table.column_names) >= {"event_id", "ts", "host_id", "xid", "gpu"}
-    for path in sink.files:  # every file holds only rows of its date
-        day = path.parent.name.removeprefix("date=")
-        ts = pq.read_table(path).column("ts").to_pylist()
-        assert all(time.strftime("%Y-%m-%d", time.gmtime(t / 1000)) == day for t in ts)
+    }  # hive-style, like the archiver's
+
+
+def test_parquet_sink_rerun_of_the_same_run_adds_nothing(tmp_path: Path) -> None:
+    records = _records(60)
+
+    def run(run_id: str, upto: int = 60) -> ParquetSink:
+        sink = ParquetSink(tmp_path, run_id=run_id, batch_rows=4)
+        for i in range(0, upto, 10):
+            sink.write(RecordBatch(records[i : i + 10]))
+        sink.close()  # an interrupted run closes too: its last commits hold partial buffers
+        return sink
+
+    run("abc", upto=30)
+    again = run("abc")
+    assert 0 < again.skipped < 60 and again.commits > 0
+    assert run("abc").commits == 0  # the whole run is in the lake
+    for event_type in ("XidRaised", "HostInventoried"):
+        ids = _lake_rows(tmp_path, event_type)["event_id"]
+        assert ids.is_unique().all() and ids.len() == sum(r["event_type"] == event_type for r in records)
+    run("other")  # another run id is another run: its rows are new
+    assert _lake_rows(tmp_path, "XidRaised").height == 2 * sum(
+        r["event_type"] == "XidRaised" for r in records
+    )
+    version = DeltaTable(str(tmp_path / "xid_raised")).transaction_version("simulator:abc:2025-01-01")
+    assert version == sum(r["event_type"] == "XidRaised" and r["ts"] < START + 86_400_000 for r in records)
 
 
 def test_parquet_sink_reports_write_errors(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Statistical checks on the ground truth and the stream, as analytics will read them.
 
-Each runs the real ``run_simulation`` path and reads the truth files (and the Parquet lake),
+Each runs the real ``run_simulation`` path and reads the truth files (and the Delta lake),
 never the simulator's internals. Fixed seeds: the outcomes are reproducible, not flaky.
 """
 
@@ -94,8 +94,9 @@ def test_slow_hosts_step_time_ratio_matches_their_factor(settings, tmp_path: Pat
     request = SimulationRequest(fleet=cfg, days=3, seed=5, start_ts=START, interval_s=1800, sink="parquet",
                                 out=tmp_path / "lake", truth_out=tmp_path / "truth")  # fmt: skip
     run_simulation(settings, request)
-    samples = pl.read_parquet(
-        tmp_path / "lake" / "host_sampled", columns=["host_id", "cluster", "ts", "job_id", "step_time_ms"]
+    samples = pl.read_delta(
+        str(tmp_path / "lake" / "host_sampled"),
+        columns=["host_id", "cluster", "ts", "job_id", "step_time_ms"],
     )
     hosts = pl.read_parquet(tmp_path / "truth" / "hosts.parquet")
     slow = {h["host_id"]: h for h in hosts.filter(pl.col("slow_factor").is_not_null()).to_dicts()}

@@ -4,7 +4,7 @@ Ten hosts of one job in cluster ``c1`` (domains ``md0``, ``md1``), sampled every
 ``h03`` runs 3 % slower than its peers, ``h04`` 1.5 %. Two DRAM UCEs on GPU 0 of ``h01`` three days
 apart (the packaged 2-in-7d rule fires) and of ``h02`` ten days apart (only a 14-day window fires).
 The lake also holds the two findings a live run with the packaged policy raised (ids computed here,
-the way the detectors name them), written in the simulator's Parquet layout.
+the way the detectors name them), written as Delta tables like the simulator's lake sink writes.
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
-from producers.sinks.parquet import DAY_MS, partition_path
+from ground.delta import DATE, DAY_MS, DeltaTables, with_date
 from schemas import EccErrorObserved, HostInventoried, HostSampled, IncidentReported
-from schemas.arrow import to_table
+from schemas.arrow import table_name, to_table
 from streams.findings import Finding
 from streams.ids import finding_id
 
@@ -164,14 +162,13 @@ def incident(host: str, start: int, end: int) -> dict[str, Any]:
 
 
 def write(lake: Path, records: Iterable[dict[str, Any]]) -> None:
-    """Records into ``<lake>/<table>/date=…/hand.parquet``, one file per table and day."""
-    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    """Records into the lake's Delta tables, one commit per table, as the simulator's lake sink writes them."""
+    groups: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        groups.setdefault((r["event_type"], r["ts"] // DAY_MS), []).append(r)
-    for (event_type, day), rows in sorted(groups.items()):
-        folder = partition_path(lake, event_type, day)
-        folder.mkdir(parents=True, exist_ok=True)
-        pq.write_table(to_table(event_type, rows), folder / "hand.parquet")
+        groups.setdefault(r["event_type"], []).append(r)
+    tables = DeltaTables(lake)
+    for event_type, rows in sorted(groups.items()):
+        tables.append(table_name(event_type), with_date(to_table(event_type, rows)), partition_by=[DATE])
 
 
 def build(lake: Path, *, extra: Iterable[dict[str, Any]] = ()) -> Path:
