@@ -73,7 +73,7 @@ def score(
     console = Console()
     with console.status(f"reading findings from {findings_from}"):
         if findings_from == "lake":
-            found = findings_from_lake(lake or Path(settings.lake.path))
+            found = findings_from_lake(lake or settings.lake.path)
         else:
             found = findings_from_kafka(settings, topic, timeout_s)
     report = score_with_policy(found, truth_frames, detection, rules=rules, window_s=window_s, slow_k=slow_k)

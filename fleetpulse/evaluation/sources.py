@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 from rich.table import Table
 
+from analytics.lake import scan
 from fleetpulse.evaluation.detection import (
     DAY_MS,
     DEFAULT_RULES,
@@ -23,7 +24,7 @@ from fleetpulse.evaluation.detection import (
     score,
 )
 from fleetpulse.evaluation.rule_met import ScopedRule, kinds_of
-from ground.errors import TopicReadError
+from ground.errors import FleetpulseError, TopicReadError
 from ground.kafka.reading import read_to_end
 from schemas import Codec, DecodeError
 from schemas.arrow import flatten
@@ -126,18 +127,12 @@ def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     return pl.DataFrame([{k: r.get(k) for k in FINDING_COLUMNS} for r in rows], schema=FINDING_COLUMNS)
 
 
-def findings_from_lake(lake: Path) -> pl.DataFrame:
-    """FindingRaised rows from ``<lake>/finding_raised/**/*.parquet`` (empty frame if none)."""
-    root = lake / "finding_raised"
-    files = sorted(root.rglob("*.parquet")) if root.is_dir() else []
-    if not files:
-        return _frame([])
+def findings_from_lake(lake: str | Path) -> pl.DataFrame:
+    """FindingRaised rows of the lake's ``finding_raised`` table (empty frame if it has none)."""
     try:
-        frame = pl.concat(
-            [pl.read_parquet(f, columns=list(FINDING_COLUMNS), hive_partitioning=False) for f in files]
-        )
-    except pl.exceptions.PolarsError as exc:
-        raise ScoringError(f"cannot read findings under {root}: {exc}") from exc
+        frame = scan(lake, "finding_raised").select(list(FINDING_COLUMNS)).collect()
+    except (pl.exceptions.PolarsError, FleetpulseError) as exc:
+        raise ScoringError(f"cannot read the findings of the lake {lake}: {exc}") from exc
     return frame.cast(FINDING_COLUMNS)  # type: ignore[arg-type]
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -22,6 +21,7 @@ from fleetpulse.evaluation.detection import (
     windows_between,
 )
 from fleetpulse.evaluation.sources import findings_from_lake, parse_rule
+from ground.delta import DATE, DeltaTables, with_date
 from schemas.arrow import table_name, to_table
 from streams.findings import Finding
 
@@ -337,10 +337,9 @@ def write_truth_and_lake(tmp_path: Path) -> tuple[Path, Path]:
     faults.write_parquet(truth / "faults.parquet")
     (truth / "manifest.json").write_text(json.dumps(MANIFEST))
     records = [f.to_record() for f in FINDINGS]
-    for i, half in enumerate((records[: len(records) // 2], records[len(records) // 2 :])):
-        part = lake / table_name("FindingRaised") / f"date=2023-11-{14 + i}"
-        part.mkdir(parents=True)
-        pq.write_table(to_table("FindingRaised", half), part / f"findings-{i}.parquet")
+    for half in (records[: len(records) // 2], records[len(records) // 2 :]):  # two commits
+        table = with_date(to_table("FindingRaised", half))
+        DeltaTables(lake).append(table_name("FindingRaised"), table, partition_by=[DATE])
     return truth, lake
 
 
