@@ -1,7 +1,7 @@
 """A small synthetic lake with known truth, for the jobs' unit tests (no simulator needed).
 
-Writes the lake layout (``<lake>/<table>/date=YYYY-MM-DD/part-0.parquet``) with the flat
-columns the jobs read; every generated quantity comes from a parameter of ``SyntheticFleet``.
+Writes the lake's Delta tables (``<lake>/<table>/``, partitioned by ``date``) with the flat columns
+the jobs read; every generated quantity comes from a parameter of ``SyntheticFleet``.
 """
 
 from __future__ import annotations
@@ -11,10 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
+
+from ground.delta import DATE, DeltaTables, with_date
+from schemas.arrow import table_name, table_schema
+from schemas.events import EVENT_CLASSES
 
 DAY = 86_400_000
 HOUR = 3_600_000
 START = 1_735_689_600_000  # 2025-01-01T00:00:00Z
+EVENT_TYPES = {table_name(event_type): event_type for event_type in EVENT_CLASSES}
 
 
 @dataclass(frozen=True)
@@ -42,12 +48,19 @@ class SyntheticFleet:
 
 
 def write_table(lake: Path, table: str, df: pl.DataFrame) -> None:
-    """Split by UTC date of ``ts`` into the lake layout."""
-    dates = pl.from_epoch(df["ts"], time_unit="ms").dt.strftime("%Y-%m-%d")
-    for (date,), part in df.with_columns(dates.alias("_d")).partition_by("_d", as_dict=True).items():
-        folder = lake / table / f"date={date}"
-        folder.mkdir(parents=True, exist_ok=True)
-        part.drop("_d").write_parquet(folder / "part-0.parquet")
+    """Append ``df`` to the lake's Delta table in the table's own columns; those ``df`` lacks are null.
+
+    A column with nulls is nullable whatever the event schema says: tests feed the jobs what it forbids.
+    """
+    data = df.to_arrow()
+    schema = table_schema(EVENT_TYPES[table])
+    columns = [
+        data.column(f.name).cast(f.type) if f.name in data.column_names else pa.nulls(df.height, f.type)
+        for f in schema
+    ]
+    fields = [f.with_nullable(f.nullable or c.null_count > 0) for f, c in zip(schema, columns, strict=True)]
+    rows = pa.Table.from_arrays(columns, schema=pa.schema(fields))
+    DeltaTables(lake).append(table, with_date(rows), partition_by=[DATE])
 
 
 def _envelope(event_type: str, host: np.ndarray, cluster: np.ndarray, ts: np.ndarray) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import shutil
@@ -9,11 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 from typer.testing import CliRunner
 
 from analytics.jobs import build_report, run_job, truth_checks
 from analytics.jobs.errors import UnknownJobError
+from analytics.lake.layout import QUARANTINE_REPORTS
+from analytics.lake.quarantine import BATCH_ID, REPORTS_SCHEMA
 from fleetpulse.cli import app
+from ground.delta import DeltaTables
 from tests.analytics.jobs.factories import SyntheticFleet
 
 Lake = tuple[Path, dict[str, Any], SyntheticFleet]
@@ -24,11 +29,10 @@ def test_report_is_self_contained_and_lists_skipped_jobs(synthetic_lake: Lake, t
     partial = tmp_path / "lake"
     shutil.copytree(lake, partial)
     shutil.rmtree(partial / "host_sampled")  # the fabric job cannot run without samples
-    batch = partial / "_quarantine" / "xid_raised" / "fleet.errors-p0-o100-199"
-    batch.mkdir(parents=True)
-    (batch / "report.json").write_text(
-        json.dumps({"quarantined_rows": 7, "failed_expectations": ["xid_in_catalog"], "quarantined_at": "t"})
-    )
+    held = {"table": "xid_raised", BATCH_ID: "fleet.errors-p0-o100-199", "topic": "fleet.errors", "partition": 0,
+            "first_offset": 100, "last_offset": 199, "rows": 7, "failed_expectations": ["xid_in_catalog"],
+            "quarantined_at": dt.datetime(2025, 1, 2, tzinfo=dt.UTC), "report": "{}"}  # fmt: skip
+    DeltaTables(partial).append(QUARANTINE_REPORTS, pa.Table.from_pylist([held], schema=REPORTS_SCHEMA))
     rep = build_report(partial, tmp_path / "out", jobs=("interruptions", "fabric"), show_progress=False)
     assert set(rep.results) == {"interruptions"} and "host_sampled" in rep.skipped["fabric"]
     page = rep.html.read_text()
