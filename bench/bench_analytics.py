@@ -1,11 +1,15 @@
 """Benchmark the heavy analytics queries: Polars vs DuckDB vs pandas vs a bare pyarrow read.
 
-Generates a narrow host_sampled lake (≥ 100M rows by default) with numpy/pyarrow and writes it the
-way the archiver does: the table's own column types (``schemas.arrow``), ``LakeFS.write_parquet``
-with the default ``LakeSettings`` (zstd, 128 Ki-row groups), hive ``date=`` folders and archive file
-names. Like the real table it has no ``fabric`` column: every engine joins the inventory for it.
-Then runs each (query, engine) in a fresh subprocess several times, recording the wall time of
-the query and the process's peak RSS (VmHWM). Results are checked to agree.
+Generates a narrow host_sampled lake table (≥ 100M rows by default) with numpy/pyarrow and writes it
+the way the archiver does: the table's own column types (``schemas.arrow``), a Delta table appended
+through ``ground.delta`` with the default ``LakeSettings`` (zstd, 128 Ki-row groups), partitioned by
+``date``, one commit per flush. Like the real table it has no ``fabric`` column: every engine joins
+the inventory for it. Each engine reads the table through the Delta log (``pl.scan_delta``, DuckDB's
+``delta_scan``, ``DeltaTable.to_pandas``); ``polars-parquet`` runs Polars' query with
+``pl.scan_parquet`` over the same files, to price the Delta reader, and ``pyarrow-read`` reads
+only the needed columns of those files, the floor. Each (query, engine) runs in a fresh subprocess
+several times, recording the wall time of the query and the process's peak RSS (VmHWM). Results
+are checked to agree.
 
     .venv/bin/python bench/bench_analytics.py --rows 100_000_000 --reps 3 \
         --data /tmp/fleetpulse-bench --md docs/benchmarks/analytics-run.md
@@ -28,7 +32,7 @@ DAY_MS = 86_400_000
 START_MS = 1_735_689_600_000  # 2025-01-01
 WEEK_MS = 7 * DAY_MS
 QUANTILES = (0.5, 0.9, 0.99)
-ENGINES = ("polars", "polars-streaming", "duckdb", "pandas", "pyarrow-read")
+ENGINES = ("polars", "polars-streaming", "polars-parquet", "duckdb", "pandas", "pyarrow-read")
 QUERIES = ("fabric_percentiles", "hazard_by_age")
 # Columns each query needs: the bare pyarrow read of exactly these is the floor.
 NEEDED = {
@@ -36,17 +40,17 @@ NEEDED = {
     "hazard_by_age": ["host_id", "ts", "step_time_ms"],
 }
 SAMPLE_COLUMNS = ("host_id", "cluster", "ts", "step_time_ms", "bus_bw_gbps")  # of host_sampled's
+TABLE = "host_sampled"
 
 
 # ---------------------------------------------------------------- data generation
 def generate(data: Path, rows: int, hosts: int, interval_s: int, seed: int = 7) -> dict[str, Any]:
-    """Write ``data/host_sampled/date=…/*.parquet`` and ``data/inventory.parquet``; return stats."""
+    """Write the Delta table ``data/host_sampled`` and ``data/inventory.parquet``; return stats."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from analytics.lake.fs import LakeFS
-    from analytics.lake.layout import ArchiveName, data_path, date_of
+    from ground.delta import DATE, DeltaTables, with_date
     from ground.settings.lake import LakeSettings
     from schemas.arrow import table_schema
 
@@ -54,7 +58,8 @@ def generate(data: Path, rows: int, hosts: int, interval_s: int, seed: int = 7) 
     if data.exists():
         shutil.rmtree(data)
     data.mkdir(parents=True)
-    lake, settings = LakeFS(data), LakeSettings()
+    settings = LakeSettings()
+    lake = DeltaTables(data, compression=settings.compression, row_group_size=settings.row_group_size)
     schema = pa.schema([table_schema("HostSampled").field(c) for c in SAMPLE_COLUMNS])
     names = pa.array([f"host-{i:05d}" for i in range(hosts)])
     clusters = pa.array(["rsc-roce", "rsc-ib"])
@@ -79,7 +84,7 @@ def generate(data: Path, rows: int, hosts: int, interval_s: int, seed: int = 7) 
     steps = -(-rows // hosts)  # timestamps; each has one sample per host (ts-major, like an archive)
     per_day = DAY_MS // (interval_s * 1000)
     t0 = time.perf_counter()
-    written, step0, part = 0, 0, 0
+    written, step0 = 0, 0
     chunk_steps = max(1, 4_000_000 // hosts)
     while step0 < steps:
         n_steps = min(chunk_steps, steps - step0, per_day - step0 % per_day)
@@ -93,37 +98,43 @@ def generate(data: Path, rows: int, hosts: int, interval_s: int, seed: int = 7) 
             "step_time_ms": (base_step[h] * (1 + rng.standard_normal(n, dtype=np.float32) * 0.01)).astype(np.float32),
             "bus_bw_gbps": (base_bw[h] * (1 + rng.standard_normal(n, dtype=np.float32) * 0.02)).astype(np.float32),
         }).cast(schema)  # fmt: skip
-        # The archiver's writer and settings, so the bench reads the layout the lake really has.
-        name = ArchiveName("fleet.samples", 0, written, written + n - 1)
-        lake.write_parquet(
-            data_path("host_sampled", date_of(int(ts[0])), str(name)), table,
-            compression=settings.compression, row_group_size=settings.row_group_size,
-        )  # fmt: skip
-        written, step0, part = written + n, step0 + n_steps, part + 1
-    size = sum(f.stat().st_size for f in data.rglob("*.parquet"))
+        # The archiver's writer and settings (a commit per flush, its next offset as the app version),
+        # so the bench reads the layout the lake really has.
+        lake.append(
+            TABLE, with_date(table), partition_by=[DATE], versions={"bench:fleet.samples:0": written + n}
+        )
+        written, step0 = written + n, step0 + n_steps
+    files = [Path(f) for f in table_files(data)]
     return {
         "rows": written,
         "hosts": hosts,
-        "files": part,
-        "bytes": size,
+        "files": len(files),
+        "bytes": sum(f.stat().st_size for f in files),
         "seconds": time.perf_counter() - t0,
-        "layout": f"{settings.compression}, {settings.row_group_size:,}-row groups, string columns",
+        "layout": f"Delta, {settings.compression}, {settings.row_group_size:,}-row groups, string columns",
     }
 
 
 # ---------------------------------------------------------------- the queries, per engine
-def _glob(data: Path) -> str:
-    return f"{data}/host_sampled/**/*.parquet"
+def table_files(data: Path) -> list[str]:
+    """The Parquet files of the table's current version, as its Delta log lists them."""
+    from deltalake import DeltaTable
+
+    return DeltaTable(str(data / TABLE)).file_uris()
 
 
-def run_polars(query: str, data: Path, streaming: bool) -> Any:
+def run_polars(query: str, data: Path, streaming: bool, files: list[str] | None = None) -> Any:
+    """The jobs' own query functions over ``pl.scan_delta``, or ``pl.scan_parquet`` of ``files``."""
     import polars as pl
 
     from analytics.jobs.early_life import sample_age_profile
     from analytics.jobs.fabric import sample_percentiles
 
     engine = "streaming" if streaming else "auto"
-    samples = pl.scan_parquet(_glob(data), hive_partitioning=True)
+    if files is None:
+        samples = pl.scan_delta(str(data / TABLE))
+    else:
+        samples = pl.scan_parquet(files, hive_partitioning=True)
     inv = pl.scan_parquet(data / "inventory.parquet")
     if query == "fabric_percentiles":  # the fabric job's own function
         out = sample_percentiles(samples, inv).collect(engine=engine)
@@ -134,11 +145,19 @@ def run_polars(query: str, data: Path, streaming: bool) -> Any:
     return _hazard_digest(out["samples"].to_list(), out["step_time_ms_mean"].to_list())
 
 
-def run_duckdb(query: str, data: Path) -> Any:
+def duckdb_with_delta() -> Any:
+    """A DuckDB connection with the delta extension from its PyPI package loaded."""
     import duckdb
+    import duckdb_extension_delta
 
-    con = duckdb.connect()
-    src = f"read_parquet('{_glob(data)}', hive_partitioning=true)"
+    ext = next(Path(duckdb_extension_delta.__file__).parent.glob("extensions/*/delta.duckdb_extension"))
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con.sql(f"LOAD '{ext}'")
+    return con
+
+
+def run_duckdb(query: str, data: Path, con: Any) -> Any:
+    src = f"delta_scan('{data / TABLE}')"
     if query == "fabric_percentiles":
         qs = ", ".join(f"quantile_cont(step_time_ms, {q}) AS p{round(q * 100)}" for q in QUANTILES)
         bw = ", ".join(f"quantile_cont(bus_bw_gbps, {q}) AS b{round(q * 100)}" for q in QUANTILES)
@@ -158,16 +177,16 @@ def run_duckdb(query: str, data: Path) -> Any:
 
 def run_pandas(query: str, data: Path) -> Any:
     import pandas as pd
+    from deltalake import DeltaTable
 
     inv = pd.read_parquet(data / "inventory.parquet")
+    df = DeltaTable(str(data / TABLE)).to_pandas(columns=NEEDED[query])
     if query == "fabric_percentiles":
-        df = pd.read_parquet(data / "host_sampled", columns=NEEDED[query])
         df = df.merge(inv[["host_id", "fabric"]], on="host_id")
         g = df.groupby("fabric", observed=True)
         agg = g[["step_time_ms", "bus_bw_gbps"]].quantile(list(QUANTILES))
         _ = (g.size(), g["host_id"].nunique(), g[["step_time_ms", "bus_bw_gbps"]].mean())
         return {str(f): [float(agg.loc[(f, q), "step_time_ms"]) for q in QUANTILES] for f in sorted(g.groups)}
-    df = pd.read_parquet(data / "host_sampled", columns=NEEDED[query])
     df["host_id"] = df["host_id"].astype(str)
     df = df.merge(inv[["host_id", "fabric", "install_ts"]], on="host_id")
     df["age_week"] = (df["ts"] - df["install_ts"]) // WEEK_MS
@@ -176,13 +195,10 @@ def run_pandas(query: str, data: Path) -> Any:
     return _hazard_digest(out["samples"].tolist(), out["step"].tolist())
 
 
-def run_pyarrow_read(query: str, data: Path) -> Any:
+def run_pyarrow_read(query: str, files: list[str]) -> Any:
     import pyarrow.dataset as ds
 
-    table = ds.dataset(data / "host_sampled", format="parquet", partitioning="hive").to_table(
-        columns=NEEDED[query]
-    )
-    return {"rows": table.num_rows}
+    return {"rows": ds.dataset(files, format="parquet").to_table(columns=NEEDED[query]).num_rows}
 
 
 def _hazard_digest(samples: list[int], step: list[float]) -> dict[str, float]:
@@ -202,15 +218,19 @@ def _peak_rss_mb() -> float:
 def child(engine: str, query: str, data: Path) -> None:
     """Run one query in this fresh process; print elapsed seconds, peak RSS and a result digest.
 
-    The engine's modules are imported before the clock starts: the query is timed, not the import.
+    The engine's modules are imported (DuckDB's extension loaded, the file list of the Parquet
+    readers read from the Delta log) before the clock starts: the query is timed, not the set-up.
     """
+    files = table_files(data) if engine in ("polars-parquet", "pyarrow-read") else None
+    con = None
     if engine.startswith("polars"):
+        import deltalake  # noqa: F401  (pl.scan_delta's, imported on first use)
         import polars  # noqa: F401
 
         import analytics.jobs.early_life  # noqa: F401
         import analytics.jobs.fabric  # noqa: F401
     elif engine == "duckdb":
-        import duckdb  # noqa: F401
+        con = duckdb_with_delta()
     elif engine == "pandas":
         import pandas  # noqa: F401
         import pyarrow.parquet  # noqa: F401
@@ -218,13 +238,13 @@ def child(engine: str, query: str, data: Path) -> None:
         import pyarrow.dataset  # noqa: F401
     t = time.perf_counter()
     if engine.startswith("polars"):
-        result = run_polars(query, data, streaming=engine == "polars-streaming")
+        result = run_polars(query, data, streaming=engine == "polars-streaming", files=files)
     elif engine == "duckdb":
-        result = run_duckdb(query, data)
+        result = run_duckdb(query, data, con)
     elif engine == "pandas":
         result = run_pandas(query, data)
     else:
-        result = run_pyarrow_read(query, data)
+        result = run_pyarrow_read(query, files or [])
     elapsed = time.perf_counter() - t
     print(json.dumps({"seconds": elapsed, "peak_rss_mb": _peak_rss_mb(), "result": result}))
 
@@ -277,7 +297,7 @@ def markdown(
         "# Analytics benchmark: Polars vs DuckDB vs pandas vs a bare pyarrow read", "",
         f"Command: `{' '.join(['python', *sys.argv])}`", "",
         f"Machine: {os.cpu_count()} cores, Python {platform.python_version()}, shared with other jobs (noisy).",
-        f"Data: {gen['rows']:,} rows, {gen['hosts']:,} hosts, {gen['files']} Parquet files, "
+        f"Data: {gen['rows']:,} rows, {gen['hosts']:,} hosts, a Delta table of {gen['files']} Parquet files, "
         f"{gen['bytes'] / 1e9:.2f} GB on disk ({gen.get('layout', 'layout not recorded')}; "
         f"generated in {gen.get('seconds', float('nan')):.0f} s). "
         f"Each cell: median of {args.reps} runs, each in a fresh process; peak RSS = max VmHWM of the query process.", "",
@@ -319,6 +339,12 @@ def markdown(
                     f"{num / den:.2f} {'met' if good(num / den) else 'MISSED'}" if num and den else "n/a"
                 )
             lines.append(f"| {q} | {pol_engine} | " + " | ".join(cells) + " |")
+    lines += ["", "## The Delta reader: `pl.scan_delta` vs `pl.scan_parquet` over the same files", "",
+              "| query | scan_delta median s | scan_parquet median s | scan_delta / scan_parquet |", "|---|---|---|---|"]  # fmt: skip
+    for q in QUERIES:
+        delta, plain = (by.get((q, e), {}).get("median_s") for e in ("polars", "polars-parquet"))
+        if delta and plain:
+            lines.append(f"| {q} | {delta:.2f} | {plain:.2f} | {delta / plain:.2f}× |")
     lines += [
         "",
         "Engines agree on the results: " + ("yes" if not problems else "NO: " + "; ".join(problems)),
@@ -348,7 +374,12 @@ def main() -> None:
         return
     stamp = args.data / "generated.json"
     gen = json.loads(stamp.read_text()) if stamp.is_file() and not args.regen else None
-    if gen is None or gen["rows"] < args.rows or gen["hosts"] != args.hosts or "layout" not in gen:
+    if (
+        gen is None
+        or gen["rows"] < args.rows
+        or gen["hosts"] != args.hosts
+        or "Delta" not in gen.get("layout", "")
+    ):
         print(f"generating {args.rows:,} rows into {args.data} ...", flush=True)
         gen = generate(args.data, args.rows, args.hosts, args.interval_s)
         stamp.write_text(json.dumps(gen))
