@@ -4,6 +4,7 @@ a corrupted batch is quarantined with a report that says why; undecodable bytes 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -14,15 +15,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import duckdb_extension_delta
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
+from kafka import TopicPartition as KTP
 from kafka.admin import KafkaAdminClient
+from kafka.structs import OffsetAndMetadata
 
-from analytics.lake import Archiver, Lake, quarantine_entries
-from analytics.lake.fs import LakeFS
+from analytics.lake import Archiver, Lake, offsets
 from analytics.lake.layout import TopicPartition
-from analytics.lake.manifest import read_frontier
 from analytics.lake.synthetic import synthetic_records
+from ground.delta import DeltaTables
 from ground.settings import Settings
 from ground.settings.lake import ALL_FAMILIES
 from schemas import Codec, DecodeError
@@ -103,8 +107,6 @@ def topic_contents(
     consumer = KafkaConsumer(
         **kafka.settings.kafka.kafka_python(kafka.bootstrap_servers), enable_auto_commit=False
     )
-    from kafka import TopicPartition as KTP
-
     tps = [KTP(t, p) for f, t in topics.items() for p in range(PARTITIONS[f])]
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
@@ -128,8 +130,33 @@ def lake_event_ids(lake: Path) -> Counter[str]:
     return ids
 
 
+def duckdb_event_ids(lake: Path) -> Counter[str]:
+    """event_ids of every table as DuckDB's delta extension reads them (the Delta log, not fleetpulse)."""
+    ext = next(Path(duckdb_extension_delta.__file__).parent.glob("extensions/*/delta.duckdb_extension"))
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con.sql(f"LOAD '{ext}'")
+    ids: Counter[str] = Counter()
+    for table in Lake(lake).tables():
+        rows = con.sql(f"SELECT event_id FROM delta_scan('{lake / table}')").fetchall()
+        ids.update(r[0] for r in rows)
+    con.close()
+    return ids
+
+
+def frontier(lake: Path) -> dict[TopicPartition, int]:
+    """Next offset to archive per partition, of the one archiver group a test runs."""
+    return {tp: n for (_, tp), n in Lake(lake).frontier().items()} if (lake / "_offsets").exists() else {}
+
+
 def committed(lake: Path) -> int:
-    return sum(read_frontier(LakeFS(lake)).values()) if (lake / "_manifest").exists() else 0
+    return sum(frontier(lake).values())
+
+
+def start_compaction(settings: Settings, procs: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-c", "from fleetpulse.cli import main; main()", "lake", "compact", "--all-dates"]
+    proc = subprocess.Popen(cmd, env=env_for(settings), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    procs.append(proc)
+    return proc
 
 
 @pytest.fixture
@@ -168,14 +195,18 @@ def test_sigkilled_archiver_resumes_exactly_once(
         before = committed(lake)
         proc = start_archiver(settings, archiver_processes)
         deadline = time.monotonic() + 40
-        while committed(lake) <= before + 300 and proc.poll() is None and time.monotonic() < deadline:
+        while committed(lake) < before + 300 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(delay)
         assert proc.poll() is None, (
             f"archiver exited early: {proc.stdout.read().decode() if proc.stdout else ''}"
         )
+        compaction = start_compaction(settings, archiver_processes)  # killed mid-way beside the archiver
+        time.sleep(3.0 + 2 * delay)  # about when its imports are done and it compacts (not detectable from outside)
+        compaction.send_signal(signal.SIGKILL)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
+        compaction.wait(10)
     progress = committed(lake)
     assert 0 < progress < sum(end.values()), "the kills must land mid-run for this test to mean anything"
 
@@ -183,12 +214,17 @@ def test_sigkilled_archiver_resumes_exactly_once(
     out, _ = final.communicate(timeout=110)
     assert final.returncode == 0, out.decode()
 
+    finished = start_compaction(settings, archiver_processes)
+    out, _ = finished.communicate(timeout=110)
+    assert finished.returncode == 0, out.decode()
+
     in_lake = lake_event_ids(lake)
     duplicated = {k: n for k, n in in_lake.items() if n > 1}
     assert not duplicated, f"{len(duplicated)} event_ids archived twice"
     assert set(in_lake) == set(on_topics)
-    assert read_frontier(LakeFS(lake)) == end
-    assert quarantine_entries(lake) == []
+    assert duckdb_event_ids(lake) == in_lake, "DuckDB's delta_scan reads what fleetpulse reads"
+    assert frontier(lake) == end
+    assert Lake(lake).quarantine() == []
     assert group_offsets(kafka, settings.lake.group_id) == end  # mirrored from the manifest, for lag tools
 
 
@@ -221,7 +257,7 @@ def test_corrupted_batch_is_quarantined_and_garbage_rejected(
     reader = Lake(lake)
     assert reader.scan("ecc_error_observed").collect().height == 0
     assert sorted(lake_event_ids(lake)) == sorted(r["event_id"] for r in good)
-    entries = quarantine_entries(lake)
+    entries = Lake(lake).quarantine()
     assert {e.table for e in entries} == {"ecc_error_observed"}
     assert sum(e.rows for e in entries) == len(corrupted)
     failed = " | ".join(entries[0].failed_expectations)
@@ -230,18 +266,16 @@ def test_corrupted_batch_is_quarantined_and_garbage_rejected(
     assert "(host_id)" in failed and "h-unknown" in failed
     rejected = reader.rejected().collect()
     assert sorted(rejected.get_column("error_type").to_list()) == ["FramingError", "FramingError"]
-    assert read_frontier(LakeFS(lake)) == end
+    assert frontier(lake) == end
 
 
 class Crash(BaseException):
     """Stands in for the process dying: not an Exception, so nothing on the way up handles it."""
 
 
-def test_crash_between_file_writes_and_offset_commit(
+def test_crash_between_table_commits_and_offset_commit(
     kafka: KafkaCluster, fleet_topics: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from analytics.lake.publish import Publisher
-
     lake = tmp_path / "lake"
     settings = settings_for(kafka, fleet_topics, lake, flush_records=400, flush_seconds=60)
     records = synthetic_records(
@@ -250,50 +284,53 @@ def test_crash_between_file_writes_and_offset_commit(
     produce(kafka, fleet_topics, records)
     on_topics, end = topic_contents(kafka, fleet_topics)
 
-    real_commit = Publisher.commit
+    real_commit = offsets.commit
     commits = {"n": 0}
 
-    def commit_then_die(self: Publisher, staged: Any) -> None:
+    def commit_then_die(*args: Any) -> None:
         commits["n"] += 1
-        if commits["n"] == 3:  # the third batch's files are written; the process dies before its offsets are
+        if commits["n"] == 4:  # the start, two batches; the third batch's tables are committed, its offsets not
             raise Crash
-        real_commit(self, staged)
+        real_commit(*args)
 
-    monkeypatch.setattr(Publisher, "commit", commit_then_die)
+    monkeypatch.setattr(offsets, "commit", commit_then_die)
     with pytest.raises(Crash):
         Archiver(settings).run(until_idle=True, max_seconds=50)
-    uncommitted = [f for t in Lake(lake).fs.dirs() if not t.startswith("_") for f in LakeFS(lake).files(t)]
-    visible = [f for t in Lake(lake).tables() for f in Lake(lake).files(t)]
-    assert len(uncommitted) > len(visible), "the crash must leave written-but-uncommitted files behind"
-    assert sum(lake_event_ids(lake).values()) == 800, "readers see the two committed batches only"
+    assert committed(lake) == 800, "the offsets of two batches are committed"
+    assert sum(lake_event_ids(lake).values()) == 1_200, "the third batch's rows are in its tables"
 
-    monkeypatch.setattr(Publisher, "commit", real_commit)
+    monkeypatch.setattr(offsets, "commit", real_commit)
     stats = Archiver(settings).run(until_idle=True, max_seconds=50)
-    assert stats.reconciled == len(uncommitted) - len(visible)
+    assert stats.replayed_rows == 400, "the replay skips what the tables already hold"
     in_lake = lake_event_ids(lake)
     assert max(in_lake.values()) == 1
     assert set(in_lake) == set(on_topics)
-    assert read_frontier(LakeFS(lake)) == end
+    assert frontier(lake) == end
 
 
-def test_group_offsets_catch_up_with_the_manifest_at_start(
+def test_group_offsets_catch_up_with_the_lake_at_start(
     kafka: KafkaCluster, fleet_topics: dict[str, str], tmp_path: Path
 ) -> None:
-    """A crash between a manifest write and the group commit leaves the group behind; the next start mirrors it."""
+    """A crash between an offsets commit and the group commit leaves the group behind; the next start mirrors it."""
     lake = tmp_path / "lake"
     settings = settings_for(kafka, fleet_topics, lake)
     produce(kafka, fleet_topics, synthetic_records(n_hosts=10, samples_per_host=10))
     _, end = topic_contents(kafka, fleet_topics)
     Archiver(settings).run(until_idle=True, max_seconds=50)
-    assert read_frontier(LakeFS(lake)) == end
+    assert frontier(lake) == end
 
-    # A group that never saw a commit stands for one whose last commit was lost; nothing new arrives.
-    behind = settings.model_copy(
-        update={"lake": settings.lake.model_copy(update={"group_id": unique_topic_name("lost")})}
+    # The lake is ahead of the Kafka group (the group commit after the last offsets commit was lost).
+    consumer = KafkaConsumer(
+        **kafka.settings.kafka.kafka_python(kafka.bootstrap_servers),
+        group_id=settings.lake.group_id,
+        enable_auto_commit=False,
     )
-    stats = Archiver(behind).run(until_idle=True, max_seconds=50)
+    consumer.commit({KTP(tp.topic, tp.partition): OffsetAndMetadata(0, "", -1) for tp in end})
+    consumer.close()
+    assert group_offsets(kafka, settings.lake.group_id) != end
+    stats = Archiver(settings).run(until_idle=True, max_seconds=50)
     assert stats.records == 0
-    assert group_offsets(kafka, behind.lake.group_id) == end
+    assert group_offsets(kafka, settings.lake.group_id) == end
 
 
 def group_offsets(kafka: KafkaCluster, group_id: str) -> dict[TopicPartition, int]:
@@ -346,12 +383,12 @@ def test_a_lake_ahead_of_its_topic_is_refused(
     kafka: KafkaCluster, fleet_topics: dict[str, str], tmp_path: Path
 ) -> None:
     from analytics.errors import ArchiverError
-    from analytics.lake.manifest import commit
 
     lake = tmp_path / "lake"
     settings = settings_for(kafka, fleet_topics, lake)
-    commit(
-        LakeFS(lake), TopicPartition(fleet_topics["alerts"], 0), 1_000, previous=None
-    )  # e.g. the topic was recreated
+    tp = TopicPartition(fleet_topics["alerts"], 0)
+    offsets.commit(  # e.g. the topic was recreated
+        DeltaTables(lake), settings.lake.group_id, {tp: None}, {tp: 1_000}, dt.datetime.now(dt.UTC)
+    )
     with pytest.raises(ArchiverError, match="recreated"):
         Archiver(settings).run(until_idle=True, max_seconds=20)
