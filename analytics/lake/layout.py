@@ -52,6 +52,15 @@ def app_id(group_id: str, tp: TopicPartition) -> str:
     return f"{group_id}:{tp.topic}:{tp.partition}"
 
 
+def report_app_id(group_id: str, tp: TopicPartition, table: str) -> str:
+    """The app id of ``table``'s reports in ``_quarantine/_reports``, which every table shares.
+
+    The shared table needs a version per table: a crash between a table's quarantined rows and its
+    report must leave that report missing even when another table's report of the same partition committed.
+    """
+    return f"{app_id(group_id, tp)}:{table}"
+
+
 def quarantine_table(table: str) -> str:
     return f"{QUARANTINE_DIR}/{table}"
 

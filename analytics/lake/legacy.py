@@ -93,12 +93,21 @@ def convert(old: str | Path, new: DeltaTables, on_table: Callable[[str, int], No
         raise LakeError(f"{old} is not a lake in the pre-Delta layout: nothing to convert")
     if any(new.exists(t) for t in TABLES):
         raise LakeError(f"{new.uri()} already holds Delta tables: convert into a new, empty path")
+    if not is_uri(new.root) and Path(new.uri()).resolve() == source.resolve():
+        raise LakeError(f"{old} is the lake to convert: convert into a new, empty path")
     rows: dict[str, int] = {}
     for table in sorted(TABLES):
         files = published(source, table)
         if not files:
             continue
         schema = table_schema(event_type_of(table))
+        present = set(schema.names)
+        for path in files:
+            present &= set(pq.read_schema(path).names)
+        # A column some file was written without (an older event schema) is null there: nullable in Delta.
+        schema = pa.schema(
+            [f if f.name in present else f.with_nullable(True) for f in schema], metadata=schema.metadata
+        )
         rows[table] = 0
         pending: list[pa.Table] = []
         for i, path in enumerate(files):

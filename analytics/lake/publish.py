@@ -18,8 +18,16 @@ import pyarrow as pa
 from analytics.errors import LakeIntegrityError
 from analytics.lake import offsets
 from analytics.lake.batch import BatchPlan, Rejected, TableBatch, rejected_table
-from analytics.lake.layout import REJECTED_TABLE, OffsetRange, TopicPartition, app_id, quarantine_table
-from analytics.lake.quarantine import write_quarantine
+from analytics.lake.layout import (
+    QUARANTINE_REPORTS,
+    REJECTED_TABLE,
+    OffsetRange,
+    TopicPartition,
+    app_id,
+    quarantine_table,
+    report_app_id,
+)
+from analytics.lake.quarantine import write_quarantine, write_reports
 from analytics.quality.gate import QualityGate, ValidationOutcome
 from ground.delta import DATE, DeltaTables, with_date
 from ground.settings.lake import LakeSettings
@@ -71,7 +79,7 @@ class Publisher:
             self.gate = gate or QualityGate(future_tolerance_s=quality.future_tolerance_s)
         self.known_hosts = known_hosts if quality.check_known_hosts else None
         self.clock = clock
-        self._versions: dict[tuple[str, TopicPartition], int] = {}
+        self._versions: dict[tuple[str, str], int] = {}  # (table, app id) → version
 
     def publish(self, plan: BatchPlan) -> PublishedBatch:
         now = self.clock()
@@ -99,19 +107,35 @@ class Publisher:
 
     def version(self, rel: str, tp: TopicPartition) -> int:
         """The next offset of ``tp`` the table at ``rel`` does not hold yet (0 if it holds none)."""
-        key = (rel, tp)
-        if key not in self._versions:
-            self._versions[key] = self.tables.version_of(rel, app_id(self.group_id, tp)) or 0
-        return self._versions[key]
+        return self._version(rel, app_id(self.group_id, tp))
+
+    def reported(self, table: str, tp: TopicPartition) -> int:
+        """The next offset of ``tp`` whose quarantined ``table`` rows have no report yet."""
+        return self._version(QUARANTINE_REPORTS, report_app_id(self.group_id, tp, table))
+
+    def _version(self, rel: str, app: str) -> int:
+        if (rel, app) not in self._versions:
+            self._versions[(rel, app)] = self.tables.version_of(rel, app) or 0
+        return self._versions[(rel, app)]
+
+    def _committed(self, rel: str, versions: Mapping[str, int]) -> None:
+        for app, v in versions.items():
+            self._versions[(rel, app)] = v
+
+    def _ids(self, tps: set[TopicPartition], plan: BatchPlan, table: str | None = None) -> dict[str, int]:
+        """Each partition's next offset under its app id (``table``: under that table's report id)."""
+        out = {}
+        for tp in tps:
+            name = app_id(self.group_id, tp) if table is None else report_app_id(self.group_id, tp, table)
+            out[name] = plan.ranges[tp].last + 1
+        return out
 
     def _append(
         self, rel: str, data: pa.Table, tps: set[TopicPartition], plan: BatchPlan, partition_by: Sequence[str] = ()
     ) -> None:
-        versions = {tp: plan.ranges[tp].last + 1 for tp in tps}
-        ids = {app_id(self.group_id, tp): v for tp, v in versions.items()}
+        ids = self._ids(tps, plan)
         self.tables.append(rel, data, partition_by=partition_by, versions=ids)
-        for tp, v in versions.items():
-            self._versions[(rel, tp)] = v
+        self._committed(rel, ids)
 
     def _unwritten(self, batch: TableBatch, arrow: pa.Table) -> tuple[pa.Table, list[tuple[TopicPartition, int]]]:
         """The rows of ``batch`` neither its table nor its quarantine holds yet (all of them but after a crash)."""
@@ -126,6 +150,7 @@ class Publisher:
 
     def _publish_table(self, done: PublishedBatch, batch: TableBatch, now: dt.datetime, hosts: set[str] | None) -> None:
         """Gate one table's rows, then append them as data or as quarantine."""
+        self._report_unreported(done, batch, now, hosts)
         arrow, sources = self._unwritten(batch, batch.arrow())
         done.replayed_rows += batch.rows - len(sources)
         if not sources:
@@ -139,11 +164,11 @@ class Publisher:
             self._append(batch.table, with_date(arrow), tps, done.plan, partition_by=[DATE])
             done.published_rows += arrow.num_rows
         else:
+            versions, reports = self._ids(tps, done.plan), self._ids(tps, done.plan, batch.table)
             slices = _slices(arrow, sources)
-            versions = {app_id(self.group_id, tp): done.plan.ranges[tp].last + 1 for tp in tps}
-            write_quarantine(self.tables, batch.table, slices, outcome, now, versions)
-            for tp in tps:
-                self._versions[(quarantine_table(batch.table), tp)] = done.plan.ranges[tp].last + 1
+            write_quarantine(self.tables, batch.table, slices, outcome, now, versions, reports)
+            self._committed(quarantine_table(batch.table), versions)
+            self._committed(QUARANTINE_REPORTS, reports)
             done.quarantined_rows += arrow.num_rows
             done.commits += 1
         done.commits += 1
@@ -155,6 +180,32 @@ class Publisher:
             done.new_hosts |= new
             if hosts is not None:
                 hosts |= new
+
+    def _report_unreported(
+        self, done: PublishedBatch, batch: TableBatch, now: dt.datetime, hosts: set[str] | None
+    ) -> None:
+        """Report the rows a crash left in the quarantine without their report (it died between the two commits).
+
+        The rows stay where they are; they are validated again only for the report's content.
+        """
+        rel = quarantine_table(batch.table)
+        keep = [
+            i
+            for i, (tp, offset) in enumerate(batch.sources)
+            if offset < self.version(rel, tp) and offset >= self.reported(batch.table, tp)
+        ]
+        if not keep:
+            return
+        rows = batch.arrow().take(pa.array(keep, pa.int64()))
+        sources = [batch.sources[i] for i in keep]
+        gate = self.gate or QualityGate(future_tolerance_s=self.settings.quality.future_tolerance_s)
+        outcome = gate.validate(batch.table, rows, now, hosts)
+        tps = {tp for tp, _ in sources}
+        reports = {report_app_id(self.group_id, tp, batch.table): self.version(rel, tp) for tp in tps}
+        write_reports(self.tables, batch.table, _slices(rows, sources), outcome, now, reports)
+        self._committed(QUARANTINE_REPORTS, reports)
+        done.commits += 1
+        log.warning("reported %d quarantined %s rows whose report a crash left out", len(keep), batch.table)
 
     def _publish_rejected(self, done: PublishedBatch, now: dt.datetime) -> None:
         """Append the records planning rejected (undecodable, or ``ts`` off the calendar) with their reasons."""

@@ -2,7 +2,8 @@
 
 The rows go to ``_quarantine/<table>`` (the table's own columns plus ``batch_id``) and one report row
 per (table, Kafka partition) slice to ``_quarantine/_reports``; both are Delta tables carrying the
-archiver's app-transaction versions, so a replay after a crash does not quarantine a slice twice.
+archiver's app-transaction versions (the reports under one app id per table, ``layout.report_app_id``),
+so a replay after a crash neither quarantines a slice twice nor leaves quarantined rows unreported.
 """
 
 from __future__ import annotations
@@ -91,10 +92,16 @@ def write_quarantine(
     outcome: ValidationOutcome,
     now: dt.datetime,
     versions: dict[str, int],
+    report_versions: dict[str, int],
 ) -> None:
-    """Rows first, then the reports (the list readers follow), each commit carrying the versions."""
+    """Rows first, then the reports (the list readers follow), each commit carrying its versions.
+
+    ``versions`` are the archiver's app ids, ``report_versions`` the table's own ones in the shared
+    reports table (``layout.report_app_id``): a replay after a crash between the two commits sees
+    which reports are missing.
+    """
     tables.append(quarantine_table(table), quarantine_rows(table, slices), versions=versions)
-    tables.append(QUARANTINE_REPORTS, report_rows(table, slices, outcome, now), versions=versions)
+    write_reports(tables, table, slices, outcome, now, report_versions)
     for rng, data in slices:
         log.error(
             "quarantined %d %s rows from %s offsets %d-%d: failed %s",
@@ -105,6 +112,18 @@ def write_quarantine(
             rng.last,
             "; ".join(outcome.failed_names) or "(no expectation named)",
         )
+
+
+def write_reports(
+    tables: DeltaTables,
+    table: str,
+    slices: list[tuple[OffsetRange, pa.Table]],
+    outcome: ValidationOutcome,
+    now: dt.datetime,
+    versions: dict[str, int],
+) -> None:
+    """One report row per slice of ``table``'s quarantined rows, in one commit."""
+    tables.append(QUARANTINE_REPORTS, report_rows(table, slices, outcome, now), versions=versions)
 
 
 def quarantine_entries(tables: DeltaTables) -> list[QuarantineEntry]:

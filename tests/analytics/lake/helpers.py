@@ -8,6 +8,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from analytics.lake.batch import ConsumedRecord
+from analytics.lake.layout import TopicPartition
+from analytics.lake.offsets import read_frontier
+from analytics.lake.reader import Lake
+from ground.delta import DeltaTables
 from ground.kafka.topics import TopicSettings
 from ground.settings.lake import LakeSettings
 from schemas import Codec
@@ -52,3 +56,38 @@ def garbage(topic: str, partition: int, offset: int, value: bytes | None = b"\x0
 
 def lake_settings(**overrides: Any) -> LakeSettings:
     return LakeSettings(**overrides)
+
+
+def event_ids(lake: DeltaTables) -> list[str]:
+    """event_id of every data row of every table (repeats kept, so a row written twice shows)."""
+    reader = Lake(lake)
+    ids: list[str] = []
+    for table in reader.tables():
+        ids += reader.scan(table).select("event_id").collect().get_column("event_id").to_list()
+    return ids
+
+
+def frontier(lake: DeltaTables, group_id: str = LakeSettings().group_id) -> dict[TopicPartition, int]:
+    """Next offset to archive per Kafka partition, as the ``_offsets`` rows of ``group_id`` say."""
+    return {tp: n for (group, tp), n in read_frontier(lake).items() if group == group_id}
+
+
+def next_offsets(consumed: Iterable[ConsumedRecord]) -> dict[TopicPartition, int]:
+    """One past the last offset of each partition among ``consumed``."""
+    out: dict[TopicPartition, int] = {}
+    for rec in consumed:
+        out[rec.tp] = max(out.get(rec.tp, 0), rec.offset + 1)
+    return out
+
+
+def files_per_date(lake: DeltaTables, table: str) -> dict[str, int]:
+    """Data files of the table's current version per date partition."""
+    out: dict[str, int] = {}
+    for uri in Lake(lake).files(table):
+        date = uri.rsplit("/", 2)[-2].removeprefix("date=")
+        out[date] = out.get(date, 0) + 1
+    return out
+
+
+def ids_of(lake: DeltaTables, table: str) -> list[str]:
+    return sorted(Lake(lake).scan(table).select("event_id").collect().get_column("event_id").to_list())

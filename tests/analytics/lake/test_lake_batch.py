@@ -1,12 +1,12 @@
-"""Batch planning: every consumed offset lands in exactly one table batch or in the rejected list."""
+"""Batch planning: every consumed offset lands in exactly one table batch, the rejected list or the repeats."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from analytics.lake.batch import plan_batch, rejected_files, split_by_partition, split_files
-from analytics.lake.layout import DAY_MS, TopicPartition
-from analytics.lake.synthetic import START_MS
+from analytics.lake.batch import TIMESTAMP_OUT_OF_RANGE, plan_batch, rejected_table
+from analytics.lake.layout import TopicPartition
+from analytics.lake.synthetic import synthetic_records
 from schemas import Codec
 from tests.analytics.lake.helpers import NOW, as_consumed, garbage
 
@@ -31,6 +31,20 @@ def test_plan_groups_by_table_and_keeps_every_offset(records: list[dict[str, Any
     assert plan.ranges[TopicPartition("fleet.errors", 0)].last == 10_001
 
 
+def test_every_row_knows_its_partition_and_offset(records: list[dict[str, Any]]) -> None:
+    """``sources`` is what lets each table skip on a replay the rows it already holds."""
+    consumed = as_consumed(records)
+    plan = plan_batch(consumed, Codec())
+    by_id = {r["event_id"]: (c.tp, c.offset) for r, c in zip(records, consumed, strict=True)}
+    for batch in plan.tables.values():
+        ids = batch.arrow().column("event_id").to_pylist()
+        assert [by_id[i] for i in ids] == batch.sources
+        for tp, (first, last) in batch.coverage().items():
+            offsets = [o for t, o in batch.sources if t == tp]
+            assert (first, last) == (min(offsets), max(offsets))
+            assert plan.ranges[tp].first <= first <= last <= plan.ranges[tp].last
+
+
 def test_an_event_delivered_twice_in_a_batch_is_kept_once_and_counted(records: list[dict[str, Any]]) -> None:
     consumed = as_consumed(records + records[:5])  # a producer's retry: the same events at later offsets
     plan = plan_batch(consumed, Codec())
@@ -40,49 +54,31 @@ def test_an_event_delivered_twice_in_a_batch_is_kept_once_and_counted(records: l
     assert len(ids) == len(set(ids)) == len(records)
 
 
-def test_split_files_by_date_and_partition(records: list[dict[str, Any]]) -> None:
-    samples = [r for r in records if r["event_type"] == "HostSampled"]
-    samples[0] = {**samples[0], "ts": START_MS - 1}  # previous day
-    plan = plan_batch(as_consumed(samples), Codec())
-    batch = plan.tables["host_sampled"]
-    parts = split_files(batch, batch.arrow())
-    assert sum(p.table.num_rows for p in parts) == len(samples)
-    assert "2024-12-31" in {p.date for p in parts}
-    for part in parts:
-        ts = part.table.column("ts").to_pylist()
-        assert {t // DAY_MS for t in ts} == {(ts[0] // DAY_MS)}
-        offsets = [o for tp, o in batch.sources if tp == part.name.tp]
-        assert part.name.first >= min(offsets) and part.name.last <= max(offsets)
-    names = [str(p.name) for p in parts]
-    assert len(names) == len(set(names)), "file names must be unique within a batch"
+def test_off_calendar_event_time_is_rejected_while_planning(records: list[dict[str, Any]]) -> None:
+    xids = [r for r in records if r["event_type"] == "XidRaised"]
+    micro = {**xids[1], "ts": xids[1]["ts"] * 1000}  # microseconds sent as milliseconds
+    plan = plan_batch(as_consumed([xids[0], micro, *xids[2:]], partitions=1), Codec())
+    assert [r.error_type for r in plan.rejected] == [TIMESTAMP_OUT_OF_RANGE]
+    assert str(micro["ts"]) in plan.rejected[0].reason
+    assert plan.tables["xid_raised"].rows == len(xids) - 1
 
 
-def test_split_by_partition_covers_the_batch(records: list[dict[str, Any]]) -> None:
-    plan = plan_batch(as_consumed(records), Codec())
-    batch = plan.tables["xid_raised"]
-    parts = split_by_partition(batch, batch.arrow())
-    assert sum(t.num_rows for _, t in parts) == batch.rows
-    assert {n.tp for n, _ in parts} == {tp for tp, _ in batch.sources}
-
-
-def test_rejected_files_keep_bytes_and_reason() -> None:
+def test_rejected_rows_keep_bytes_reason_and_offsets() -> None:
     consumed = [
         garbage("fleet.samples", 1, 5),
         garbage("fleet.samples", 1, 9),
-        garbage("fleet.samples", 0, 2),
+        garbage("fleet.samples", 0, 2, value=None),
     ]
     plan = plan_batch(consumed, Codec())
-    files = dict((str(n), t) for n, t in rejected_files(plan.rejected, NOW))
-    assert set(files) == {"fleet.samples-p0-o2-2.parquet", "fleet.samples-p1-o5-9.parquet"}
-    rows = files["fleet.samples-p1-o5-9.parquet"].to_pylist()
-    assert [r["offset"] for r in rows] == [5, 9]
-    assert rows[0]["value"] == b"\x07not avro"
+    rows = rejected_table(plan.rejected, NOW).to_pylist()
+    assert [(r["partition"], r["offset"]) for r in rows] == [(1, 5), (1, 9), (0, 2)]
+    assert rows[0]["value"] == b"\x07not avro" and rows[2]["value"] is None
     assert "magic byte" in rows[0]["reason"]
+    assert {r["rejected_at"] for r in rows} == {NOW}
+    assert plan.ranges[TopicPartition("fleet.samples", 1)] == (5, 9, 2)
 
 
 def test_large_batches_are_converted_in_chunks_in_order() -> None:
-    from analytics.lake.synthetic import synthetic_records
-
     samples = [
         r for r in synthetic_records(n_hosts=5, samples_per_host=50) if r["event_type"] == "HostSampled"
     ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -9,55 +11,104 @@ import pytest
 from typer.testing import CliRunner
 
 from analytics.lake.batch import plan_batch
-from analytics.lake.fs import LakeFS
-from fleetpulse.cli import app
+from analytics.lake.layout import date_of
+from analytics.lake.synthetic import HOUR_MS, synthetic_records
+from fleetpulse.cli import app, main
+from ground.delta import DATE, DeltaTables, with_date
 from schemas import Codec
 from schemas.arrow import to_table
-from tests.analytics.lake.helpers import as_consumed
+from tests.analytics.lake.helpers import as_consumed, files_per_date, frontier, ids_of
+from tests.analytics.lake.test_lake_legacy import old_lake
 
 runner = CliRunner()
 
 
 @pytest.fixture
-def filled(lake: LakeFS, records: list[dict[str, Any]], publisher_factory) -> Path:  # type: ignore[no-untyped-def]
+def filled(lake: DeltaTables, records: list[dict[str, Any]], publisher_factory) -> Path:  # type: ignore[no-untyped-def]
     consumed = as_consumed(records)
     publisher = publisher_factory()
     publisher.publish(plan_batch(consumed[:30], Codec()))
     publisher.publish(plan_batch(consumed[30:], Codec()))
-    return Path(lake.base)
+    return Path(lake.uri())
 
 
 def invoke(*args: str) -> Any:
-    result = runner.invoke(app, list(args), env={"COLUMNS": "200"})
-    return result
+    return runner.invoke(app, list(args), env={"COLUMNS": "200"})
 
 
 def test_status_lists_tables_and_offsets(filled: Path) -> None:
     result = invoke("lake", "status", "--lake", str(filled))
     assert result.exit_code == 0, result.output
     assert "host_sampled" in result.output and "fleet.samples" in result.output
-    assert "quarantine: 0 entries" in result.output
+    assert "fleetpulse-archiver" in result.output
+    assert "quarantine: 0 entries, 0 rows; rejected: 0" in result.output
 
 
 def test_compact_then_validate(filled: Path) -> None:
     result = invoke("lake", "compact", "--lake", str(filled), "--all-dates", "-t", "host_sampled")
     assert result.exit_code == 0, result.output
-    assert "host_sampled" in result.output
+    assert "host_sampled" in result.output and "xid_raised" not in result.output
     result = invoke("lake", "validate", "--lake", str(filled), "-t", "host_sampled")
     assert result.exit_code == 0, result.output
     assert "checks passed, 0 failed" in result.output
 
 
+def test_compact_takes_closed_dates_unless_all_dates_then_vacuum_deletes_what_it_replaced(
+    lake: DeltaTables, records: list[dict[str, Any]], publisher_factory
+) -> None:  # type: ignore[no-untyped-def]
+    """Events of 2025 (closed) and of the last hour (today or yesterday: open), two commits each."""
+    now_ms = int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    recent = synthetic_records(
+        n_hosts=2, samples_per_host=2, start_ms=now_ms - HOUR_MS, span_ms=HOUR_MS // 2, id_prefix="r"
+    )
+    consumed = as_consumed(records + recent, partitions=1)
+    publisher = publisher_factory()
+    n, m = len(records), len(records) + len(recent) // 2
+    # two commits per date
+    for batch in (consumed[: n // 2], consumed[n // 2 : n], consumed[n:m], consumed[m:]):
+        publisher.publish(plan_batch(batch, Codec()))
+    ids = ids_of(lake, "host_sampled")
+    before = files_per_date(lake, "host_sampled")
+    open_dates = {d: n for d, n in before.items() if d in {date_of(r["ts"]) for r in recent}}
+    assert open_dates and max(open_dates.values()) > 1 and before["2025-01-01"] > 1
+
+    result = invoke("lake", "compact", "--lake", lake.uri(), "-t", "host_sampled")
+    assert result.exit_code == 0, result.output
+    assert "compaction" in result.output and "host_sampled" in result.output
+    assert "fleetpulse lake vacuum" in result.output and "168 h" in result.output
+    after = files_per_date(lake, "host_sampled")
+    assert after["2025-01-01"] == 1 and {d: after[d] for d in open_dates} == open_dates
+    assert (
+        invoke("lake", "compact", "--lake", lake.uri(), "-t", "host_sampled").output.strip()
+        == "nothing to compact"
+    )
+
+    result = invoke("lake", "compact", "--lake", lake.uri(), "-t", "host_sampled", "--all-dates")
+    assert result.exit_code == 0, result.output
+    assert all(n == 1 for n in files_per_date(lake, "host_sampled").values())
+
+    result = invoke("lake", "vacuum", "--lake", lake.uri())
+    assert result.exit_code == 0, result.output
+    assert "deleted 0 files older than 168 h" in result.output  # the replaced files are younger than a week
+    result = invoke("lake", "vacuum", "--lake", lake.uri(), "--retention-hours", "0", "--dry-run")
+    assert "host_sampled: would delete" in result.output
+    result = invoke("lake", "vacuum", "--lake", lake.uri(), "--retention-hours", "0")
+    assert result.exit_code == 0, result.output
+    replaced = sum(n for n in before.values() if n > 1)  # every file of a partition that had several
+    assert f"host_sampled: deleted {replaced} files" in result.output
+    assert ids_of(lake, "host_sampled") == ids
+
+
 def write_bad_ecc(filled: Path, records: list[dict[str, Any]]) -> None:
-    """Another writer's file with a negative ECC count in the 2025-01-01 partition."""
+    """Another writer's commit: a negative ECC count in the 2025-01-01 partition."""
     ecc = [r for r in records if r["event_type"] == "EccErrorObserved"][:1]
     bad = [{**ecc[0], "event_id": "bad-1", "payload": {**ecc[0]["payload"], "count": -9}}]
-    LakeFS(filled).write_parquet(
-        "ecc_error_observed/date=2025-01-01/other-writer.parquet", to_table("EccErrorObserved", bad)
+    DeltaTables(filled).append(
+        "ecc_error_observed", with_date(to_table("EccErrorObserved", bad)), partition_by=[DATE]
     )
 
 
-def test_validate_fails_on_bad_files_and_names_the_expectation(
+def test_validate_fails_on_bad_rows_and_names_the_expectation(
     filled: Path, records: list[dict[str, Any]]
 ) -> None:
     write_bad_ecc(filled, records)
@@ -79,11 +130,24 @@ def test_quarantine_listing(filled: Path) -> None:
     assert result.exit_code == 0 and "quarantine is empty" in result.output
 
 
+def test_quarantine_listing_names_the_source_and_the_failed_expectation(
+    lake: DeltaTables, records: list[dict[str, Any]], publisher_factory
+) -> None:  # type: ignore[no-untyped-def]
+    ecc = [r for r in records if r["event_type"] == "EccErrorObserved"]
+    inventory = [r for r in records if r["event_type"] == "HostInventoried"]
+    bad = [{**ecc[0], "payload": {**ecc[0]["payload"], "count": -3}}, *ecc[1:]]
+    publisher_factory(gated=True).publish(plan_batch(as_consumed(inventory + bad, partitions=1), Codec()))
+    result = invoke("lake", "quarantine", "--lake", lake.uri())
+    assert result.exit_code == 0, result.output
+    assert "ecc_error_observed" in result.output and "fleet.errors[0] 0-3" in result.output
+    assert "count" in result.output
+    status = invoke("lake", "status", "--lake", lake.uri()).output
+    assert f"quarantine: 1 entries, {len(bad)} rows" in status
+
+
 def test_chunked_recheck_reports_exactly_what_one_partition_at_a_time_reports(
     filled: Path, records: list[dict[str, Any]]
 ) -> None:
-    import datetime as dt
-
     from analytics.lake.reader import Lake
     from analytics.quality.gate import QualityGate
     from analytics.quality.recheck import recheck
@@ -109,3 +173,37 @@ def test_chunked_recheck_reports_exactly_what_one_partition_at_a_time_reports(
     dates = {(r.table, r.date) for r in chunked if r.date != "*"}
     assert len(dates) > len({t for t, _ in dates}) and single_calls == len(dates)  # several dates per table
     assert len(calls) < single_calls
+
+
+def test_convert_then_status_on_the_new_lake(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    published = old_lake(old, records)
+    result = invoke("lake", "convert", str(old), str(new))
+    assert result.exit_code == 0, result.output
+    total = sum(len(ids) for ids in published.values())
+    assert f"converted {len(published)} tables, {total} rows into {new}" in result.output
+    assert "xid_raised: 2 rows" in result.output
+    result = invoke("lake", "status", "--lake", str(new))
+    assert result.exit_code == 0, result.output
+    assert "no committed offsets" in result.output
+    assert frontier(DeltaTables(new)) == {}
+
+
+def test_an_old_lake_gets_one_line_saying_how_to_convert(
+    tmp_path: Path,
+    records: list[dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    old = tmp_path / "old"
+    old_lake(old, records)
+    for command in ("status", "quarantine", "compact", "vacuum", "validate"):
+        monkeypatch.setattr(sys, "argv", ["fleetpulse", "lake", command, "--lake", str(old)])
+        with pytest.raises(SystemExit) as exited:
+            main()
+        assert exited.value.code == 2, command
+        err = capsys.readouterr().err
+        assert err.strip().splitlines() == [
+            f"error: {old} is a lake in the pre-Delta Parquet layout; convert it with "
+            f"`fleetpulse lake convert {old} NEW_PATH` and point lake.path at NEW_PATH"
+        ], command
