@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, WriterProperties, write_deltalake
-from deltalake.exceptions import DeltaError, TableNotFoundError
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
 from ground.errors import LakeStorageError
 
 DAY_MS = 86_400_000
 DATE = "date"
+CREATE_ATTEMPTS = 5  # a commit that lost a race (two writers creating one table) is tried again on the winner's table
 
 # Checkpoint every 100 commits (delta-rs' default, written by the committing writer), keep 7 days of
 # log and of removed files so readers of an older version and time travel keep working for a week.
@@ -112,21 +113,27 @@ class DeltaTables:
         versions: Mapping[str, int] | None = None,
     ) -> None:
         """Append ``data`` (possibly no rows) and set each app id's version, in one commit."""
-        target: str | DeltaTable = self.open(rel, refresh=False) or self.uri(rel)
         txns = [Transaction(app_id, version) for app_id, version in sorted((versions or {}).items())]
-        try:
-            write_deltalake(
-                target,
-                data,
-                mode="append",
-                partition_by=list(partition_by) or None,
-                schema_mode="merge",
-                configuration=TABLE_PROPERTIES if isinstance(target, str) else None,
-                storage_options=self.storage_options if isinstance(target, str) else None,
-                writer_properties=self.writer_properties,
-                commit_properties=CommitProperties(app_transactions=txns) if txns else None,
-            )
-        except (DeltaError, OSError, pa.ArrowException) as exc:
-            raise LakeStorageError(f"cannot append {data.num_rows} rows to {self.uri(rel)}: {exc}") from exc
-        if isinstance(target, str):
+        for attempt in range(1, CREATE_ATTEMPTS + 1):
+            target: str | DeltaTable = self.open(rel, refresh=False) or self.uri(rel)
+            try:
+                write_deltalake(
+                    target,
+                    data,
+                    mode="append",
+                    partition_by=list(partition_by) or None,
+                    schema_mode="merge",
+                    configuration=TABLE_PROPERTIES if isinstance(target, str) else None,
+                    storage_options=self.storage_options if isinstance(target, str) else None,
+                    writer_properties=self.writer_properties,
+                    commit_properties=CommitProperties(app_transactions=txns) if txns else None,
+                )
+                break
+            except CommitFailedError as exc:  # two writers created the table at once: the loser appends to it
+                self._open.pop(rel, None)
+                if attempt == CREATE_ATTEMPTS:
+                    raise LakeStorageError(f"cannot append {data.num_rows} rows to {self.uri(rel)}: {exc}") from exc
+            except (DeltaError, OSError, pa.ArrowException) as exc:
+                raise LakeStorageError(f"cannot append {data.num_rows} rows to {self.uri(rel)}: {exc}") from exc
+        if rel not in self._open:
             self.open(rel)
