@@ -1,0 +1,170 @@
+"""Benchmark the Delta lake writer (not a test): archiver throughput against a bare Parquet write, and memory
+over many commits (checkpoints included; delta-rs issue 2628 reports spikes there).
+
+    .venv/bin/python bench/bench_lake.py --batches 20                 # throughput, same-run baseline
+    .venv/bin/python bench/bench_lake.py --soak-minutes 60            # RSS at the meta-48k live rate
+
+Throughput: the same decoded batches (HostSampled and the rest of a fleet's mix, ~20k records each) are
+written (a) by pyarrow as hive-partitioned Parquet files, no log, no transaction: the floor of any
+writer; (b) through ``ground.delta`` as the archiver does, one Delta commit per table per batch with its
+app-transaction versions; (c) by the archiver's ``Publisher`` with decoding and the quality gates, the
+whole path minus Kafka. Soak: (c) at the meta-48k live sample rate with a flush every ~2 s (so each
+table passes a checkpoint every ~200 s), RSS sampled every 30 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import platform
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow.dataset as ds
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from analytics.lake.batch import plan_batch  # noqa: E402
+from analytics.lake.publish import Publisher  # noqa: E402
+from analytics.lake.synthetic import host_ids, synthetic_records  # noqa: E402
+from ground.delta import DATE, DeltaTables, with_date  # noqa: E402
+from ground.settings.lake import LakeSettings  # noqa: E402
+from schemas import Codec  # noqa: E402
+from tests.analytics.lake.helpers import as_consumed  # noqa: E402
+
+HOSTS = 200
+
+
+def batches(n: int, hosts: int = HOSTS) -> list[list[Any]]:
+    """``n`` batches of consumed records, offsets continuing from one batch to the next."""
+    out, start = [], {}
+    for i in range(n):
+        records = synthetic_records(
+            n_hosts=hosts, samples_per_host=100, seed=i, start_ms=1_735_689_600_000 + i * 3_600_000,
+            span_ms=3_600_000, id_prefix=f"b{i}",
+        )  # fmt: skip
+        consumed = as_consumed(records, start=start)
+        for r in consumed:
+            start[(r.topic, r.partition)] = r.offset + 1
+        out.append(consumed)
+    return out
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed(label: str, fn: Any) -> float:
+    t0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"  {label}: {wall:.2f} s wall, {cpu:.2f} s CPU")
+    return cpu
+
+
+def throughput(n: int) -> dict[str, float]:
+    data = batches(n)
+    codec = Codec()
+    plans = [plan_batch(b, codec) for b in data]
+    tables = [{t: tb.arrow() for t, tb in p.tables.items()} for p in plans]
+    rows = sum(t.num_rows for batch in tables for t in batch.values())
+    records = sum(len(b) for b in data)
+    print(f"{n} batches, {records:,} records, {rows:,} rows")
+    root = Path(tempfile.mkdtemp(prefix="bench-lake-"))
+    try:
+
+        def parquet() -> None:
+            for i, batch in enumerate(tables):
+                for name, table in batch.items():
+                    ds.write_dataset(
+                        with_date(table), root / "parquet" / name, format="parquet",
+                        partitioning=[DATE], partitioning_flavor="hive", basename_template=f"b{i}-{{i}}.parquet",
+                        existing_data_behavior="overwrite_or_ignore",
+                        file_options=ds.ParquetFileFormat().make_write_options(compression="zstd"),
+                    )  # fmt: skip
+
+        def delta() -> None:
+            lake = DeltaTables(root / "delta")
+            for batch, plan in zip(tables, plans, strict=True):
+                versions = {f"g:{tp.topic}:{tp.partition}": r.last + 1 for tp, r in plan.ranges.items()}
+                for name, table in batch.items():
+                    lake.append(name, with_date(table), partition_by=[DATE], versions=versions)
+
+        def archiver() -> None:
+            settings = LakeSettings(path=str(root / "archiver"))
+            publisher = Publisher(DeltaTables(root / "archiver"), settings, {}, known_hosts=set(host_ids(HOSTS)))
+            for b in data:
+                publisher.publish(plan_batch(b, codec))
+
+        cpu = {
+            "parquet": timed("bare pyarrow Parquet (hive by date)", parquet),
+            "delta": timed("Delta append per table, app transactions", delta),
+            "archiver": timed("archiver Publisher (decode + gates + Delta)", archiver),
+        }
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    for k, v in cpu.items():
+        print(f"  {k}: {records / v:,.0f} records per CPU second")
+    print(f"  Delta / bare Parquet throughput: {cpu['parquet'] / cpu['delta']:.2f}")
+    print(f"  archiver path / bare Parquet: {cpu['parquet'] / cpu['archiver']:.2f}")
+    return cpu
+
+
+def soak(minutes: float, rate: float, hosts: int) -> None:
+    """Publish at ``rate`` records per second for ``minutes``, RSS each 30 s; a batch is ~105 records per host."""
+    pool = batches(4, hosts=hosts)
+    codec = Codec()
+    root = Path(tempfile.mkdtemp(prefix="bench-lake-soak-"))
+    publisher = Publisher(DeltaTables(root), LakeSettings(path=str(root)), {}, known_hosts=set(host_ids(hosts)))
+    shift: dict[tuple[str, int], int] = {}
+    start = time.monotonic()
+    samples: list[tuple[float, float, int]] = []
+    commits = records = 0
+    next_sample = 0.0
+    try:
+        while (elapsed := time.monotonic() - start) < minutes * 60:
+            batch = pool[commits % len(pool)]
+            base = dict(shift)
+            moved = [r._replace(offset=r.offset + base.get((r.topic, r.partition), 0)) for r in batch]
+            plan = plan_batch(moved, codec)
+            for tp, rng in plan.ranges.items():
+                shift[(tp.topic, tp.partition)] = max(shift.get((tp.topic, tp.partition), 0), rng.last + 1)
+            publisher.publish(plan)
+            commits += 1
+            records += len(batch)
+            if elapsed >= next_sample:
+                samples.append((elapsed, rss_mb(), commits))
+                print(f"  {elapsed / 60:5.1f} min: RSS {samples[-1][1]:.0f} MB after {commits} flushes, {records:,} records", flush=True)
+                next_sample += 30
+            time.sleep(max(0.0, commits * len(batch) / rate - (time.monotonic() - start)))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    at5 = next((s for s in samples if s[0] >= 300), samples[-1])
+    print(f"RSS at 5 min {at5[1]:.0f} MB, at the end {samples[-1][1]:.0f} MB: {samples[-1][1] / at5[1]:.3f}x")
+    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batches", type=int, default=20)
+    parser.add_argument("--soak-minutes", type=float, default=0.0)
+    parser.add_argument("--rate", type=float, default=614.0, help="records/s in the soak (meta-48k live: 6,144 hosts / 10 s)")
+    parser.add_argument("--soak-hosts", type=int, default=12, help="hosts per soak batch (12: a flush every ~2 s)")
+    args = parser.parse_args()
+    print(f"{platform.node()} {platform.python_version()} {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC")
+    if args.soak_minutes:
+        soak(args.soak_minutes, args.rate, args.soak_hosts)
+    else:
+        throughput(args.batches)
+
+
+if __name__ == "__main__":
+    main()
