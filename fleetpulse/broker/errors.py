@@ -1,35 +1,24 @@
 """Errors of the local broker; each message says what failed and what to do about it.
 
 BrokerError
-├── ToolMissingError     java / mvn not found or too old
-├── JarResolutionError   Maven could not fetch Kafka (carries mvn's output tail)
 ├── PortInUseError       a listener port is taken by another process
 └── BrokerStartError     the broker did not come up (carries the log tail)
+
+ToolMissingError (java / mvn not found or too old) and JarResolutionError (Maven could not
+fetch the jars, with mvn's output tail) come from ``fleetpulse.maven``, shared with Spark's
+Delta jars; they are re-exported here.
 """
 
 from __future__ import annotations
 
+from fleetpulse.maven import JarResolutionError, ToolMissingError
 from ground.errors import FleetpulseError
+
+__all__ = ["BrokerError", "BrokerStartError", "JarResolutionError", "PortInUseError", "ToolMissingError"]
 
 
 class BrokerError(FleetpulseError):
     """Base of every error raised while managing the local Kafka broker."""
-
-
-class ToolMissingError(BrokerError):
-    """``java`` or ``mvn`` is missing from PATH, or Java is older than Kafka needs."""
-
-    def __init__(self, tool: str, message: str) -> None:
-        super().__init__(message)
-        self.tool = tool
-
-
-class JarResolutionError(BrokerError):
-    """Maven failed to resolve the Kafka jars; ``output_tail`` holds the end of its output."""
-
-    def __init__(self, message: str, output_tail: str = "") -> None:
-        super().__init__(f"{message}\n{output_tail}" if output_tail else message)
-        self.output_tail = output_tail
 
 
 class PortInUseError(BrokerError):
