@@ -190,13 +190,13 @@ def fetch_jars(
                 mvn_output_summary(result.stdout or ""),
             )
         (staging / COMPLETE_MARKER).write_text(f"{jars.main_jar}\n")
-        _publish(staging, jars.libs)
+        publish_dir(staging, jars.libs)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return jars.libs
 
 
-def _publish(staging: Path, libs: Path) -> None:
+def publish_dir(staging: Path, libs: Path) -> None:
     """Move the finished staging dir into place; a concurrent fetch that won the race is fine."""
     if libs.exists() and not (libs / COMPLETE_MARKER).is_file():
         shutil.rmtree(libs)  # leftover of an older, incomplete layout

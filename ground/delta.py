@@ -21,6 +21,9 @@ from ground.errors import LakeStorageError
 
 DAY_MS = 86_400_000
 DATE = "date"
+# A table kept open grows with every commit it applies (~11 MB per 100 small commits, delta-rs 1.6); opened
+# afresh from its latest checkpoint it does not, so a long-running writer reopens each table this often.
+REOPEN_EVERY = 100
 CREATE_ATTEMPTS = 5  # a commit that lost a race (two writers creating one table) is tried again on the winner's table
 
 # Checkpoint every 100 commits (delta-rs' default, written by the committing writer), keep 7 days of
@@ -67,6 +70,7 @@ class DeltaTables:
         self.root = root
         self.storage_options = dict(storage_options or {}) or None
         self._open: dict[str, DeltaTable] = {}
+        self._appends: dict[str, int] = {}
         codec = "UNCOMPRESSED" if compression == "none" else compression.upper()
         self.writer_properties = WriterProperties(compression=codec, max_row_group_size=row_group_size)  # type: ignore[arg-type]
 
@@ -135,5 +139,8 @@ class DeltaTables:
                     raise LakeStorageError(f"cannot append {data.num_rows} rows to {self.uri(rel)}: {exc}") from exc
             except (DeltaError, OSError, pa.ArrowException) as exc:
                 raise LakeStorageError(f"cannot append {data.num_rows} rows to {self.uri(rel)}: {exc}") from exc
+        self._appends[rel] = self._appends.get(rel, 0) + 1
+        if self._appends[rel] % REOPEN_EVERY == 0:
+            self._open.pop(rel, None)
         if rel not in self._open:
             self.open(rel)

@@ -8,8 +8,8 @@ One SparkSession for the module: starting it takes seconds. The lake is written 
 from __future__ import annotations
 
 import random
-from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections import defaultdict
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,12 +19,13 @@ import polars as pl
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
+from polars.testing import assert_frame_equal
 
 from analytics.jobs.fabric import METRICS, QUANTILES, sample_percentiles
 from analytics.lake.synthetic import HOUR_MS, START_MS, synthetic_records
 from analytics.tables import TABLES, event_type_of
 from fleetpulse.maven import ToolMissingError
-from fleetpulse.spark import SparkSetupError, delta_session
+from fleetpulse.spark import spark_sql
 from schemas.arrow import table_name, table_schema, to_table
 
 pytestmark = pytest.mark.slow
@@ -101,59 +102,47 @@ def fabric_percentiles_sql(samples: Path, inventory: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    try:
-        session = delta_session("fleetpulse-test-spark-lake", driver_memory="768m", extra_conf=SMALL_LAKE_CONF)
-    except (SparkSetupError, ToolMissingError) as exc:
-        pytest.skip(str(exc))
-    yield session
-    session.stop()
-
-
-@pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     records = [r for r in lake_records() if table_name(r["event_type"]) in LAKE_TABLES]
     return write_lake(tmp_path_factory.mktemp("lake"), records)
 
 
-def as_dicts(rows: list[Any]) -> list[dict[str, Any]]:
-    """Spark rows in the shapes Polars' ``to_dicts`` gives (bytes, not bytearray)."""
-    plain = [row.asDict(recursive=True) for row in rows]
-    for row in plain:
-        for column, value in row.items():
-            if isinstance(value, bytearray):
-                row[column] = bytes(value)
-    return plain
+@pytest.fixture(scope="module")
+def spark_results(lake: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, pl.DataFrame]:
+    """Every table read whole and the fabric query, in one Spark session (a child process with the cached pyspark)."""
+    queries = {name: f"SELECT * FROM delta.`{path}`" for name, path in lake.items()}
+    queries["fabric"] = fabric_percentiles_sql(lake["host_sampled"], lake["host_inventoried"])
+    try:
+        paths = spark_sql(queries, tmp_path_factory.mktemp("spark"), conf=SMALL_LAKE_CONF, driver_memory="768m")
+    except ToolMissingError as exc:  # no java: Spark cannot run here at all
+        pytest.skip(str(exc))
+    return {name: pl.read_parquet(path) for name, path in paths.items()}
 
 
-def test_spark_reads_every_row_as_polars_does(spark, lake):
+def test_spark_reads_every_row_as_polars_does(lake: dict[str, Path], spark_results: dict[str, pl.DataFrame]) -> None:
     assert set(lake) == set(LAKE_TABLES) <= set(TABLES)
-    dates: dict[str, set[Any]] = {}
     for name, path in lake.items():
-        want = pl.scan_delta(str(path)).collect().to_dicts()
-        got = as_dicts(spark.sql(f"SELECT * FROM delta.`{path}`").collect())
-        assert len(got) == len(want), name
-        assert {row["event_id"] for row in got} == {row["event_id"] for row in want}, name
-        assert len({row["event_id"] for row in got}) == len(got), name
-        assert Counter(row["date"] for row in got) == Counter(row["date"] for row in want), name
-        dates[name] = {row["date"] for row in got}
-        by_id = {row["event_id"]: row for row in want}
-        for row in got:  # every column, nested ones included: float32, lists of structs, maps, bytes
-            assert row == by_id[row["event_id"]], (name, row["event_id"])
+        want = pl.scan_delta(str(path)).collect().sort("event_id")
+        got = spark_results[name].select(want.columns).sort("event_id")
+        assert got.height == want.height, name
+        assert got.get_column("event_id").n_unique() == got.height, name
+        # every column, nested ones included: float32, lists of structs, maps, bytes, the date partition
+        assert_frame_equal(got, want, check_dtypes=False)
     first = datetime.fromtimestamp(START_MS / 1000, UTC).date()
-    assert sorted(dates["host_sampled"]) == [first + timedelta(days=d) for d in range(DAYS)]
+    dates = sorted(set(spark_results["host_sampled"].get_column("date").to_list()))
+    assert dates == [first + timedelta(days=d) for d in range(DAYS)]
 
 
-def test_fabric_percentiles_in_spark_sql_equal_the_polars_job(spark, lake):
+def test_fabric_percentiles_in_spark_sql_equal_the_polars_job(
+    lake: dict[str, Path], spark_results: dict[str, pl.DataFrame]
+) -> None:
     samples, inventory = lake["host_sampled"], lake["host_inventoried"]
-    expected = sample_percentiles(pl.scan_delta(str(samples)), pl.scan_delta(str(inventory))).collect()
-    result = spark.sql(fabric_percentiles_sql(samples, inventory))
-    assert result.columns == expected.columns
-    got = [row.asDict() for row in result.collect()]
-    want = expected.to_dicts()
-    assert [row["fabric"] for row in got] == [row["fabric"] for row in want] == ["infiniband", "roce"]
-    assert sum(row["samples"] for row in got) == N_HOSTS * SAMPLES_PER_HOST
-    for spark_row, polars_row in zip(got, want, strict=True):
+    want = sample_percentiles(pl.scan_delta(str(samples)), pl.scan_delta(str(inventory))).collect()
+    got = spark_results["fabric"]
+    assert got.columns == want.columns
+    assert got.get_column("fabric").to_list() == want.get_column("fabric").to_list() == ["infiniband", "roce"]
+    assert got.get_column("samples").sum() == N_HOSTS * SAMPLES_PER_HOST
+    for spark_row, polars_row in zip(got.to_dicts(), want.to_dicts(), strict=True):
         for column, value in polars_row.items():
             if isinstance(value, float):
                 assert spark_row[column] == pytest.approx(value, rel=1e-6, abs=0.0), column
