@@ -67,7 +67,9 @@ def leading_event_id(value: bytes | None, schema_ids: set[int]) -> str | None:
         return None
     z = shift = 0
     pos = 5
-    while pos < len(value):
+    while True:
+        if pos >= len(value):
+            return None  # the length's varint is cut off
         byte = value[pos]
         z |= (byte & 0x7F) << shift
         pos += 1
