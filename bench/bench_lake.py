@@ -118,12 +118,13 @@ def throughput(n: int) -> dict[str, float]:
     return cpu
 
 
-def soak(minutes: float, rate: float, hosts: int) -> None:
+def soak(minutes: float, rate: float, hosts: int, gates: bool = True) -> None:
     """Publish at ``rate`` records per second for ``minutes``, RSS each 30 s; a batch is ~105 records per host."""
     pool = batches(4, hosts=hosts)
     codec = Codec()
     root = Path(tempfile.mkdtemp(prefix="bench-lake-soak-"))
-    publisher = Publisher(DeltaTables(root), LakeSettings(path=str(root)), {}, known_hosts=set(host_ids(hosts)))
+    settings = LakeSettings(path=str(root), quality={"enabled": gates})
+    publisher = Publisher(DeltaTables(root), settings, {}, known_hosts=set(host_ids(hosts)))
     shift: dict[tuple[str, int], int] = {}
     start = time.monotonic()
     samples: list[tuple[float, float, int]] = []
@@ -157,11 +158,12 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--soak-minutes", type=float, default=0.0)
     parser.add_argument("--rate", type=float, default=614.0, help="records/s in the soak (meta-48k live: 6,144 hosts / 10 s)")
+    parser.add_argument("--no-gates", action="store_true", help="soak without the quality gates (tells GX from Delta)")
     parser.add_argument("--soak-hosts", type=int, default=12, help="hosts per soak batch (12: a flush every ~2 s)")
     args = parser.parse_args()
     print(f"{platform.node()} {platform.python_version()} {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC")
     if args.soak_minutes:
-        soak(args.soak_minutes, args.rate, args.soak_hosts)
+        soak(args.soak_minutes, args.rate, args.soak_hosts, gates=not args.no_gates)
     else:
         throughput(args.batches)
 

@@ -107,3 +107,16 @@ def test_validate_batch_function_with_epoch_ms_now(gate: QualityGate, good: dict
     assert validate_batch("alert_raised", late, NOW, gate=gate).success
     with pytest.raises(ValueError, match="aware"):
         validate_batch("alert_raised", late, dt.datetime(2025, 1, 1), gate=gate)
+
+
+def test_the_gate_keeps_no_results_of_past_runs(gate: QualityGate, good: dict[str, pa.Table]) -> None:
+    """GX stores every run's results in its context; a gate that runs for months must not."""
+    bad = good["ecc_error_observed"].set_column(
+        good["ecc_error_observed"].column_names.index("count"),
+        "count",
+        pa.array([-1] * good["ecc_error_observed"].num_rows, pa.int32()),
+    )
+    for _ in range(3):
+        gate.validate("host_sampled", good["host_sampled"], NOW)
+        gate.validate("ecc_error_observed", bad, NOW)
+    assert gate._gx_context().validation_results_store.list_keys() == []
