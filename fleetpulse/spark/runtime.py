@@ -1,8 +1,8 @@
 """pyspark in a cached folder of its own, and Spark SQL over the lake run in a child process that has it.
 
 pyspark is not a project dependency: installed beside great-expectations it is imported by it, and
-its connect module then exits any ``python -c`` process that lacks grpc (fleetpulse starts its parts
-that way). And no Delta Lake release supports Spark 4.3 yet, so the Spark that reads the lake is
+its connect module then exits any ``python -c`` process that lacks grpc (the tests start parts that way)
+and slows every import of great-expectations by ~1 s. And no Delta Lake release supports Spark 4.3 yet, so the Spark that reads the lake is
 pinned here, fetched once like the Delta and Kafka jars (temp folder, rename, ``.complete``).
 """
 
