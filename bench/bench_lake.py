@@ -70,8 +70,8 @@ def timed(label: str, fn: Any) -> float:
     return cpu
 
 
-def throughput(n: int) -> dict[str, float]:
-    data = batches(n)
+def throughput(n: int, hosts: int = HOSTS) -> dict[str, float]:
+    data = batches(n, hosts)
     codec = Codec()
     plans = [plan_batch(b, codec) for b in data]
     tables = [{t: tb.arrow() for t, tb in p.tables.items()} for p in plans]
@@ -100,7 +100,7 @@ def throughput(n: int) -> dict[str, float]:
 
         def archiver() -> None:
             settings = LakeSettings(path=str(root / "archiver"))
-            publisher = Publisher(DeltaTables(root / "archiver"), settings, {}, known_hosts=set(host_ids(HOSTS)))
+            publisher = Publisher(DeltaTables(root / "archiver"), settings, {}, known_hosts=set(host_ids(hosts)))
             for b in data:
                 publisher.publish(plan_batch(b, codec))
 
@@ -156,6 +156,7 @@ def soak(minutes: float, rate: float, hosts: int, gates: bool = True) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batches", type=int, default=20)
+    parser.add_argument("--hosts", type=int, default=HOSTS, help="hosts per batch: ~105 records each (950: the default 100k-record flush)")
     parser.add_argument("--soak-minutes", type=float, default=0.0)
     parser.add_argument("--rate", type=float, default=614.0, help="records/s in the soak (meta-48k live: 6,144 hosts / 10 s)")
     parser.add_argument("--no-gates", action="store_true", help="soak without the quality gates (tells GX from Delta)")
@@ -165,7 +166,7 @@ def main() -> None:
     if args.soak_minutes:
         soak(args.soak_minutes, args.rate, args.soak_hosts, gates=not args.no_gates)
     else:
-        throughput(args.batches)
+        throughput(args.batches, args.hosts)
 
 
 if __name__ == "__main__":

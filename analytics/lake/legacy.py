@@ -22,19 +22,26 @@ from ground.delta import DATE, DeltaTables, is_uri, with_date
 from schemas.arrow import table_schema
 
 MANIFEST = "_manifest"
+DELTA_FILE_PREFIX = "part-"  # how delta-rs (and Spark) name data files
 CONVERT_ROWS = 1_000_000  # rows per Delta commit while converting
 _ARCHIVE_NAME = re.compile(r"^(?P<topic>.+)-p(?P<partition>\d+)-o(?P<first>\d+)-(?P<last>\d+)\.parquet$")
 
 
 def is_legacy(root: str | Path) -> bool:
-    """True for a local folder in the pre-Delta layout (a manifest, or date folders beside no Delta log)."""
+    """True for a local folder in the pre-Delta layout: a manifest, or old-named data files beside no Delta log.
+
+    Delta writers name their files ``part-…``: a table whose first commit was killed has such files
+    and no log yet, and is a young Delta table (its writer commits on the next run), not an old lake.
+    """
     if is_uri(root):
         return False
     folder = Path(root).expanduser()
     if (folder / MANIFEST).is_dir():
         return True
     return any(
-        (folder / t).is_dir() and not (folder / t / "_delta_log").is_dir() and any((folder / t).glob("date=*"))
+        (folder / t).is_dir()
+        and not (folder / t / "_delta_log").is_dir()
+        and any(not f.name.startswith(DELTA_FILE_PREFIX) for f in (folder / t).glob("date=*/*.parquet"))
         for t in TABLES
     )
 

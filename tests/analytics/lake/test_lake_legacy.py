@@ -95,7 +95,10 @@ def test_a_delta_lake_or_an_empty_folder_is_not_refused(
 ) -> None:
     old_lake(tmp_path / "old", records)
     legacy.convert(tmp_path / "old", lake)
-    for root in (lake.uri(), tmp_path / "empty", "s3://bucket/lake"):
+    killed = tmp_path / "killed"  # a Delta writer killed before its first commit: data files, no log yet
+    write(killed, "xid_raised/date=2025-01-01/part-00000-0b3c-c000.zstd.parquet",
+          [r for r in records if r["event_type"] == "XidRaised"])  # fmt: skip
+    for root in (lake.uri(), tmp_path / "empty", "s3://bucket/lake", killed):
         assert not legacy.is_legacy(root)
         legacy.refuse(root)
     assert Lake(lake).tables() == ["ecc_error_observed", "host_sampled", "xid_raised"]
