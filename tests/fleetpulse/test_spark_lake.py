@@ -14,9 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
-import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 from polars.testing import assert_frame_equal
@@ -26,6 +24,7 @@ from analytics.lake.synthetic import HOUR_MS, START_MS, synthetic_records
 from analytics.tables import TABLES, event_type_of
 from fleetpulse.maven import ToolMissingError
 from fleetpulse.spark import spark_sql
+from ground.delta import with_date
 from schemas.arrow import table_name, table_schema, to_table
 
 pytestmark = pytest.mark.slow
@@ -61,13 +60,6 @@ def lake_records() -> list[dict[str, Any]]:
         if record["event_type"] == "HostSampled":
             record["payload"]["bus_bw_gbps"] = 280.0 + rng.random() * 120.0
     return records
-
-
-def with_date(table: pa.Table) -> pa.Table:
-    """The ``date`` partition column: the UTC day of the epoch-millisecond ``ts``."""
-    days = np.floor_divide(table.column("ts").to_numpy(), DAY_MS).astype(np.int32)
-    date = pa.array(days, pa.int32()).cast(pa.date32())
-    return table.append_column(pa.field("date", pa.date32(), nullable=False), date)
 
 
 def write_lake(root: Path, records: Sequence[dict[str, Any]], batches: int = 2) -> dict[str, Path]:

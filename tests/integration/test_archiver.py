@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import duckdb_extension_delta
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KTP
@@ -31,6 +29,7 @@ from ground.settings import Settings
 from ground.settings.lake import ALL_FAMILIES
 from schemas import Codec, DecodeError
 from schemas.events import topic_family
+from tests.analytics.lake import duck
 from tests.conftest import KafkaCluster, unique_topic_name
 
 pytestmark = pytest.mark.integration
@@ -132,9 +131,7 @@ def lake_event_ids(lake: Path) -> Counter[str]:
 
 def duckdb_event_ids(lake: Path) -> Counter[str]:
     """event_ids of every table as DuckDB's delta extension reads them (the Delta log, not fleetpulse)."""
-    ext = next(Path(duckdb_extension_delta.__file__).parent.glob("extensions/*/delta.duckdb_extension"))
-    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-    con.sql(f"LOAD '{ext}'")
+    con = duck.connect()
     ids: Counter[str] = Counter()
     for table in Lake(lake).tables():
         rows = con.sql(f"SELECT event_id FROM delta_scan('{lake / table}')").fetchall()
