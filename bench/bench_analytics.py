@@ -146,14 +146,10 @@ def run_polars(query: str, data: Path, streaming: bool, files: list[str] | None 
 
 
 def duckdb_with_delta() -> Any:
-    """A DuckDB connection with the delta extension from its PyPI package loaded."""
-    import duckdb
-    import duckdb_extension_delta
+    """A DuckDB connection with the delta extension from its PyPI package loaded (the tests' loader)."""
+    from tests.analytics.lake.duck import connect
 
-    ext = next(Path(duckdb_extension_delta.__file__).parent.glob("extensions/*/delta.duckdb_extension"))
-    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-    con.sql(f"LOAD '{ext}'")
-    return con
+    return connect()
 
 
 def run_duckdb(query: str, data: Path, con: Any) -> Any:
