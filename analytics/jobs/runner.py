@@ -134,6 +134,8 @@ def run_early_life(
                     "shape",
                     "shape_lo",
                     "shape_hi",
+                    "strict_lo",
+                    "strict_hi",
                     "scale",
                     "background_per_day",
                     "early_share",

@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
+from analytics.jobs.early_life_fit import STRICT_CONFIDENCE
 from analytics.jobs.result import JobResult
 from analytics.jobs.source import read_manifest
 
@@ -42,9 +43,9 @@ def weibull_check(result: JobResult, manifest: dict, tolerance: float = 0.10) ->
     """The early-life shape against the configured one: yes, no, or insufficient data (with why).
 
     The fit with a background term is the one scored (a power law alone is biased towards 1 by
-    the constant-rate faults of the same kinds). "no" only when its CI excludes the whole ±band;
-    an estimate outside the band whose CI still reaches into it, or a fit the data cannot decide,
-    is "insufficient data".
+    the constant-rate faults of the same kinds). "no" only when its strict (99.9 %) interval
+    excludes the whole ±band; an estimate outside the band whose interval still reaches into it,
+    or a fit the data cannot decide, is "insufficient data".
     """
     shape = find_key(manifest, "weibull_shape")
     fits = result.summary.get("early_life_fits") or result.summary.get("fits", {})
@@ -60,14 +61,16 @@ def weibull_check(result: JobResult, manifest: dict, tolerance: float = 0.10) ->
     if not fit.get("decided", True):
         return [_row(name, f"{shape:.3f}", "insufficient data", interval, None, fit["reason"])]
     band_lo, band_hi = shape * (1 - tolerance), shape * (1 + tolerance)
+    strict_lo, strict_hi = fit.get("strict_lo", fit["shape_lo"]), fit.get("strict_hi", fit["shape_hi"])
     if band_lo <= fit["shape"] <= band_hi:
         ok: bool | None = True
-    elif fit["shape_hi"] < band_lo or fit["shape_lo"] > band_hi:
+    elif strict_hi < band_lo or strict_lo > band_hi:
         ok = False
     else:
         ok = None
         detail = (
-            f"the estimate {fit['shape']:.3f} is outside the band but its interval reaches into it; {detail}"
+            f"the estimate {fit['shape']:.3f} is outside the band but its {STRICT_CONFIDENCE:.1%} interval "
+            f"[{strict_lo:.3f}, {strict_hi:.3f}] reaches into it; {detail}"
         )
     observed = f"{fit['shape']:.3f}" if ok is not None else f"insufficient data ({fit['shape']:.3f})"
     return [_row(name, f"{shape:.3f}", observed, interval, ok, detail)]
@@ -122,10 +125,24 @@ def fabric_check(result: JobResult, manifest: dict) -> list[dict]:
                              "", None, f"insufficient data: jobs run at their own pace (×{spread[0]:g}–{spread[1]:g}), "
                              "so the fabrics' difference is confounded with which jobs ran where"))  # fmt: skip
             continue
-        ok = bool(np.sign(c["diff"]) == np.sign(want) and c["diff_lo"] <= want <= c["diff_hi"])
+        ok, detail = _fabric_verdict(c, want)
         rows.append(_row(f"fabric {metric} ({c['group_b']} − {c['group_a']})", f"{want:+.2f}", f"{c['diff']:+.2f}",
-                         f"95% CI [{c['diff_lo']:+.2f}, {c['diff_hi']:+.2f}]", ok, f"p={c['p_value']:.2g}"))  # fmt: skip
+                         f"95% CI [{c['diff_lo']:+.2f}, {c['diff_hi']:+.2f}]", ok, detail))  # fmt: skip
     return rows
+
+
+def _fabric_verdict(c: dict, want: float) -> tuple[bool | None, str]:
+    """Yes inside the 95 % interval; no only outside the strict one (normal approximation from the
+    bootstrap's 95 % width: its 0.05 % tails would rest on one or two resamples); in between, undecided."""
+    detail = f"p={c['p_value']:.2g}"
+    if c["diff_lo"] <= want <= c["diff_hi"]:
+        return True, detail
+    z = stats.norm.ppf(0.5 + STRICT_CONFIDENCE / 2) / stats.norm.ppf(0.975)
+    half = z * (c["diff_hi"] - c["diff_lo"]) / 2
+    lo, hi = c["diff"] - half, c["diff"] + half
+    if lo <= want <= hi:
+        return None, f"insufficient data: outside the 95% CI, inside the {STRICT_CONFIDENCE:.1%} one [{lo:+.2f}, {hi:+.2f}]; {detail}"
+    return False, f"outside the {STRICT_CONFIDENCE:.1%} CI [{lo:+.2f}, {hi:+.2f}]; {detail}"
 
 
 def fault_count_check(faults_truth: pl.DataFrame, result: JobResult) -> list[dict]:

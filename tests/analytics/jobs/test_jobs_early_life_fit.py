@@ -68,16 +68,21 @@ def test_too_few_events_is_undecided() -> None:
 
 
 def _result(**fit: object) -> JobResult:
-    base = {"shape": 0.7, "shape_lo": 0.6, "shape_hi": 0.8, "events": 500, "decided": True, "reason": ""}
+    base = {"shape": 0.7, "shape_lo": 0.6, "shape_hi": 0.8, "strict_lo": 0.55, "strict_hi": 0.85, "events": 500,
+            "decided": True, "reason": ""}  # fmt: skip
     return JobResult("early-life", {}, {"early_life_fits": {"early_life_modes": base | fit}}, [])
 
 
 def test_truth_check_is_yes_no_or_insufficient_data() -> None:
     manifest = {"weibull_shape": 0.7}
     assert weibull_check(_result(), manifest)[0]["ok"] is True
-    assert weibull_check(_result(shape=0.95, shape_lo=0.9, shape_hi=1.0), manifest)[0]["ok"] is False
-    wide = weibull_check(_result(shape=0.9, shape_lo=0.5, shape_hi=1.2), manifest)[0]
+    far = {"shape": 0.95, "shape_lo": 0.9, "shape_hi": 1.0}
+    assert weibull_check(_result(**far, strict_lo=0.85, strict_hi=1.05), manifest)[0]["ok"] is False
+    wide = weibull_check(_result(shape=0.9, shape_lo=0.5, shape_hi=1.2, strict_lo=0.4, strict_hi=1.4), manifest)[0]
     assert wide["ok"] is None and wide["observed"].startswith("insufficient data")
+    # outside the band at 95 %, inside it at 99.9 %: a miss one fleet in twenty would show; not a "no"
+    near = weibull_check(_result(**far, strict_lo=0.75, strict_hi=1.1), manifest)[0]
+    assert near["ok"] is None and "99.9% interval [0.750, 1.100]" in near["detail"]
     undecided = weibull_check(_result(decided=False, reason="12 events, 20 needed"), manifest)[0]
     assert undecided["ok"] is None and "12 events, 20 needed" in undecided["detail"]
     missing = JobResult("early-life", {}, {"fits": {}}, ["power-law fit for early_life_modes: 1 event"])
