@@ -15,7 +15,9 @@ table passes a checkpoint every ~200 s), RSS sampled every 30 s.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import datetime as dt
+import gc
 import platform
 import resource
 import shutil
@@ -25,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.dataset as ds
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -60,6 +63,26 @@ def rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+_LIBC = ctypes.CDLL("libc.so.6")
+_LIBC.mallinfo2.restype = _MallInfo2
+
+
+def heap_line() -> str:
+    """Where RSS sits: glibc malloc in use / free-but-held (fragmentation), Arrow's own pool, Python objects."""
+    m = _LIBC.mallinfo2()
+    mb = 1024 * 1024
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    anon, files = (int(status[k].split()[0]) / 1024 for k in ("RssAnon", "RssFile"))
+    return (
+        f"anon {anon:.0f} MB, files {files:.0f} MB; malloc in use {(m.uordblks + m.hblkhd) / mb:.0f} MB, held free {m.fordblks / mb:.0f} MB, "
+        f"arrow {pa.total_allocated_bytes() / mb:.0f} MB, {len(gc.get_objects()):,} py objects"
+    )
 
 
 def timed(label: str, fn: Any) -> float:
@@ -118,8 +141,12 @@ def throughput(n: int, hosts: int = HOSTS) -> dict[str, float]:
     return cpu
 
 
-def soak(minutes: float, rate: float, hosts: int, gates: bool = True) -> None:
-    """Publish at ``rate`` records per second for ``minutes``, RSS each 30 s; a batch is ~105 records per host."""
+def soak(minutes: float, rate: float, hosts: int, gates: bool = True, trim: bool = False) -> None:
+    """Publish at ``rate`` records per second for ``minutes``, RSS each 30 s; a batch is ~105 records per host.
+
+    ``trim`` hands glibc's free pages back after every flush (``malloc_trim``), which tells allocator
+    fragmentation from memory that is really held.
+    """
     pool = batches(4, hosts=hosts)
     codec = Codec()
     root = Path(tempfile.mkdtemp(prefix="bench-lake-soak-"))
@@ -139,11 +166,13 @@ def soak(minutes: float, rate: float, hosts: int, gates: bool = True) -> None:
             for tp, rng in plan.ranges.items():
                 shift[(tp.topic, tp.partition)] = max(shift.get((tp.topic, tp.partition), 0), rng.last + 1)
             publisher.publish(plan)
+            if trim:
+                _LIBC.malloc_trim(0)
             commits += 1
             records += len(batch)
             if elapsed >= next_sample:
                 samples.append((elapsed, rss_mb(), commits))
-                print(f"  {elapsed / 60:5.1f} min: RSS {samples[-1][1]:.0f} MB after {commits} flushes, {records:,} records", flush=True)
+                print(f"  {elapsed / 60:5.1f} min: RSS {samples[-1][1]:.0f} MB after {commits} flushes, {records:,} records; {heap_line()}", flush=True)
                 next_sample += 30
             time.sleep(max(0.0, commits * len(batch) / rate - (time.monotonic() - start)))
     finally:
@@ -160,11 +189,12 @@ def main() -> None:
     parser.add_argument("--soak-minutes", type=float, default=0.0)
     parser.add_argument("--rate", type=float, default=614.0, help="records/s in the soak (meta-48k live: 6,144 hosts / 10 s)")
     parser.add_argument("--no-gates", action="store_true", help="soak without the quality gates (tells GX from Delta)")
+    parser.add_argument("--trim", action="store_true", help="malloc_trim after every flush (tells fragmentation from leaks)")
     parser.add_argument("--soak-hosts", type=int, default=12, help="hosts per soak batch (12: a flush every ~2 s)")
     args = parser.parse_args()
     print(f"{platform.node()} {platform.python_version()} {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC")
     if args.soak_minutes:
-        soak(args.soak_minutes, args.rate, args.soak_hosts, gates=not args.no_gates)
+        soak(args.soak_minutes, args.rate, args.soak_hosts, gates=not args.no_gates, trim=args.trim)
     else:
         throughput(args.batches, args.hosts)
 

@@ -166,15 +166,21 @@ class QualityGate:
             result = definition.run(
                 batch_parameters=batch, expectation_parameters=parameters, result_format="SUMMARY"
             )
-        self._forget_results()
+        self._forget_runs()
         return _outcome(table, spec, len(frame), now_ms, result, parameters)
 
-    def _forget_results(self) -> None:
-        """Drop the results GX keeps of every run in its (in-memory) results store: the outcome carries what
-        fleetpulse needs, and a long-running archiver grew by them without end (~15 MB a minute at the meta-48k rate)."""
-        store = self._gx_context().validation_results_store
+    def _forget_runs(self) -> None:
+        """Drop what GX keeps of every run: the results in its (in-memory) results store, and the metrics its
+        execution engine caches by batch (each batch has a new id, so no entry is ever used again). The outcome
+        carries what fleetpulse needs; a long-running archiver grew by each without end (~15 MB a minute
+        at the meta-48k rate for the results; ~1,800 objects a flush for the metrics)."""
+        context = self._gx_context()
+        store = context.validation_results_store
         for key in store.list_keys():
             store.remove_key(key)
+        engine = context.data_sources.get("fleetpulse").get_execution_engine()
+        engine._metric_cache.clear()  # no public call empties it; caching=False would recompute within a run
+        engine.batch_manager.batch_data_cache.clear()
 
 
 def validate_batch(

@@ -110,7 +110,8 @@ def test_validate_batch_function_with_epoch_ms_now(gate: QualityGate, good: dict
 
 
 def test_the_gate_keeps_no_results_of_past_runs(gate: QualityGate, good: dict[str, pa.Table]) -> None:
-    """GX stores every run's results in its context; a gate that runs for months must not."""
+    """GX stores every run's results in its context and every batch's metrics in its engine; a gate that runs
+    for months must keep neither."""
     bad = good["ecc_error_observed"].set_column(
         good["ecc_error_observed"].column_names.index("count"),
         "count",
@@ -119,4 +120,7 @@ def test_the_gate_keeps_no_results_of_past_runs(gate: QualityGate, good: dict[st
     for _ in range(3):
         gate.validate("host_sampled", good["host_sampled"], NOW)
         gate.validate("ecc_error_observed", bad, NOW)
-    assert gate._gx_context().validation_results_store.list_keys() == []
+    context = gate._gx_context()
+    assert context.validation_results_store.list_keys() == []
+    engine = context.data_sources.get("fleetpulse").get_execution_engine()
+    assert len(engine._metric_cache) == 0 and engine.batch_manager.batch_data_cache == {}
