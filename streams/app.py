@@ -37,6 +37,8 @@ from streams.policy import Policy
 from streams.repeat import HostState, fold_host
 from streams.samples import SampleFolder, SamplesStage, SourceRecord
 from streams.slow import ClusterStage
+from streams.slow_messages import cluster_message, items_of
+from streams.slow_state import ClusterMeta
 from streams.tailer import LogTailer
 from streams.topology import checkpoint_topic, samples_group
 from streams.validate import decode_checked
@@ -121,7 +123,9 @@ class DetectApp:
             "key_serializer": "raw",
             "value_serializer": "json",
         }
-        self.summaries_topic = self.app.topic(f"{d.app_id}-cluster-summaries", **internal)
+        # the samples stage writes it with its own producer (``SummaryBundle`` bytes): the agent decodes them
+        summaries: dict[str, Any] = {**internal, "value_serializer": "raw"}
+        self.summaries_topic = self.app.topic(f"{d.app_id}-cluster-summaries", **summaries)
         self.planner_topic = self.app.topic(f"{d.app_id}-planner", **internal)
         table: dict[str, Any] = {"schema": faust.Schema(key_serializer="json", value_serializer="json")}
         self.repeat_table = self.app.Table(
@@ -286,20 +290,26 @@ class DetectApp:
         async def cluster(stream: faust.StreamT) -> None:
             async for event in stream.events():
                 t0 = time.perf_counter()
-                msg, source = event.value, event.message
-                items = msg["items"] if msg.get("type") == "bundle" else [msg]
-                meta_key = f"{msg['cluster']}|meta"
+                source = event.message
+                try:
+                    msg = cluster_message(event.value)
+                except msgspec.DecodeError as exc:
+                    refused = InvalidRecordError(f"not a cluster-stage message: {exc}")
+                    await self._dead_letter(refused, _source(source, event.value))
+                    continue
+                items = items_of(msg)
+                meta_key = f"{msg.cluster}|meta"
                 before = _windows(self.cluster_cache.get(meta_key))
                 findings, verdicts, late = self.cluster_stage.add_bundle(
                     self.cluster_cache,
-                    msg["cluster"],
+                    msg.cluster,
                     items,
                     f"{source.partition}.{source.offset}",  # the same id when Faust replays it
                 )
                 if late:
                     self.metrics.late.labels("cluster").inc(late)
                 if verdicts:
-                    self.metrics.windows_closed(msg["cluster"], len({v.window_start for v in verdicts}))
+                    self.metrics.windows_closed(msg.cluster, len({v.window_start for v in verdicts}))
                 if _windows(self.cluster_cache.get(meta_key)) != before:
                     self.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
                 for finding in findings:
@@ -387,10 +397,10 @@ class DetectApp:
                 )
 
 
-def _windows(meta: dict[str, Any] | None) -> tuple[Any, ...]:
+def _windows(stored: dict[str, Any] | None) -> tuple[Any, ...]:
     """The part of a cluster's meta that must be persisted at once when it changes."""
-    meta = meta or {}
-    return tuple(sorted(meta.get("open", {}))), meta.get("closed")
+    meta = ClusterMeta.from_stored(stored)
+    return tuple(sorted(meta.open)), meta.closed
 
 
 def _source(msg: Any, value: Any) -> SourceRecord:

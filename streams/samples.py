@@ -5,12 +5,14 @@ machinery cost ~5x what decoding them does (docs/benchmarks/detect.md). This sta
 them in batches instead, folds them into per-host event-time windows (``HostStage``, pure)
 held in memory, and sends each closed window's summary, and each partition's event-time
 progress, to the cluster stage's topic (a Faust agent again), bundled per cluster per batch
-so that Faust handles one event per batch rather than one per summary.
+so that Faust handles one event per batch rather than one per summary (``SummaryBundle``,
+``streams.slow_messages``).
 
 State is checkpointed, not changelogged: every ``samples_checkpoint_s`` the worker waits
 for its summaries and dead letters to be acknowledged, then writes one record per owned
 partition holding the partition's whole host-window state *and* the offset it is valid
-for, to a compacted topic with one partition per samples partition. A worker taking a
+for (``streams.samples_checkpoint``), to a compacted topic with one partition per samples
+partition. A worker taking a
 partition over (restart, rebalance, crash) reads that one record and seeks to its offset,
 so the state it resumes from is exactly the state those offsets produced: the replayed
 records re-emit the same summaries (the cluster stage stores each host's summary under one
@@ -35,14 +37,14 @@ partition's hosts late for the others' windows.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
@@ -50,12 +52,13 @@ from schemas import Codec, DecodeError
 from streams.errors import InvalidRecordError
 from streams.metrics import DetectMetrics
 from streams.policy import Policy
+from streams.samples_checkpoint import PartitionState
 from streams.slow import HostStage, window_bounds
+from streams.slow_messages import ClusterItem, SourceIdle, SourceProgress, SummaryBundle, encode
 from streams.validate import decode_checked
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_VERSION = 1
 YIELD_EVERY = 200  # records folded between two turns of the event loop
 FINAL_CHECKPOINT_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
@@ -78,41 +81,6 @@ class SourceRecord:
 DeadLetter = Callable[[DecodeError | InvalidRecordError, SourceRecord], Awaitable[Awaitable[Any]]]
 
 
-@dataclass
-class PartitionState:
-    """Everything one samples partition contributes, valid after the record before ``next_offset``."""
-
-    partition: int
-    next_offset: int = 0
-    hosts: dict[str, Any] = field(default_factory=dict)  # HostStage state per host
-    wm: int = -1  # newest event time seen on the partition
-    wm_window: int | None = None  # start of the window ``wm`` is in
-
-    def to_bytes(self) -> bytes:
-        body = {
-            "v": CHECKPOINT_VERSION,
-            "partition": self.partition,
-            "next_offset": self.next_offset,
-            "wm": self.wm,
-            "wm_window": self.wm_window,
-            "hosts": self.hosts,
-        }
-        return json.dumps(body, separators=(",", ":")).encode()
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> PartitionState:
-        body = json.loads(data)
-        if body.get("v") != CHECKPOINT_VERSION:
-            raise ValueError(f"checkpoint version {body.get('v')!r} is not {CHECKPOINT_VERSION}")
-        return cls(
-            partition=int(body["partition"]),
-            next_offset=int(body["next_offset"]),
-            hosts=dict(body["hosts"]),
-            wm=int(body["wm"]),
-            wm_window=body["wm_window"],
-        )
-
-
 class SampleFolder:
     """The pure part: one decoded sample -> messages for the cluster stage (summaries, progress)."""
 
@@ -125,26 +93,25 @@ class SampleFolder:
 
     def fold(
         self, state: PartitionState, record: dict[str, Any], now_ms: int | None = None
-    ) -> tuple[list[dict[str, Any]], bool]:
+    ) -> tuple[list[ClusterItem], bool]:
         """Fold one valid record; (messages keyed by their ``cluster``, was_late).
 
         With ``now_ms``, the event time reported downstream (progress, summaries' ``wm``) is
         capped at it: one host's fast clock must not close every cluster's windows early.
         """
-        out: list[dict[str, Any]] = []
+        out: list[ClusterItem] = []
         late = False
         if record["event_type"] == "HostSampled":
             summaries, late = self.stage.add_sample(state.hosts, record)
             for summary in summaries:
-                summary.update(type="summary", src=state.partition, nsrc=self.nsrc)
-                summary["wm"] = _capped(summary["wm"], now_ms)
-                out.append(summary)
+                wm = _capped(summary.wm, now_ms)
+                out.append(msgspec.structs.replace(summary, src=state.partition, nsrc=self.nsrc, wm=wm))
         out += self._progress(state, record, now_ms)
         return out, late
 
     def _progress(
         self, state: PartitionState, record: dict[str, Any], now_ms: int | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[ClusterItem]:
         """Tell every cluster when this partition's event time (capped at ``now_ms``) enters a new window."""
         ts = _capped(record["ts"], now_ms)
         if ts <= state.wm:
@@ -158,13 +125,11 @@ class SampleFolder:
         state.wm_window = start
         return self.progress(state)
 
-    def progress(self, state: PartitionState, kind: str = "wm") -> list[dict[str, Any]]:
+    def progress(self, state: PartitionState, kind: str = "wm") -> list[ClusterItem]:
         """The partition's event time (``wm``) or its idleness (``idle``), for every known cluster."""
         clusters = sorted(self.seen_clusters | set(self.clusters()))
-        return [
-            {"type": kind, "cluster": c, "src": state.partition, "nsrc": self.nsrc, "wm": state.wm}
-            for c in clusters
-        ]
+        mark = SourceIdle if kind == "idle" else SourceProgress
+        return [mark(c, state.partition, self.nsrc, state.wm) for c in clusters]
 
 
 def _capped(ts: int, now_ms: int | None) -> int:
@@ -358,7 +323,7 @@ class SamplesStage:
             return  # revoked while this batch was in flight
         self._torn.add(partition)  # until its summaries are sent, a checkpoint would lose them
         counts: Counter[str] = Counter()
-        bundles: dict[str, list[dict[str, Any]]] = {}
+        bundles: dict[str, list[ClusterItem]] = {}
         late = 0
         newest = -1
         now_ms = int(self.clock() * 1000)
@@ -376,11 +341,11 @@ class SamplesStage:
                 out, was_late = self.folder.fold(state, record, now_ms)
                 late += was_late
                 for msg in out:
-                    bundles.setdefault(msg["cluster"], []).append(msg)
+                    bundles.setdefault(msg.cluster, []).append(msg)
             state.next_offset = message.offset + 1
         if messages and self.idle.resume(partition) and state.wm >= 0:
             for msg in self.folder.progress(state):  # count this partition in the watermark again
-                bundles.setdefault(msg["cluster"], []).append(msg)
+                bundles.setdefault(msg.cluster, []).append(msg)
         await self._send_bundles(bundles)
         self._dirty.add(partition)
         self._torn.discard(partition)
@@ -391,25 +356,20 @@ class SamplesStage:
         if newest >= 0:
             self.on_watermark(newest)
 
-    async def _send_bundles(self, bundles: dict[str, list[dict[str, Any]]]) -> None:
+    async def _send_bundles(self, bundles: dict[str, list[ClusterItem]]) -> None:
         """Messages for the cluster stage, one bundle (one Faust event) per cluster and ``bundle_max``."""
         assert self._producer is not None
         for cluster, items in bundles.items():
             for i in range(0, len(items), self.bundle_max):
-                bundle = {"type": "bundle", "cluster": cluster, "items": items[i : i + self.bundle_max]}
-                self._pending.append(
-                    await self._producer.send(
-                        self.summaries_topic,
-                        key=cluster.encode(),
-                        value=json.dumps(bundle, separators=(",", ":")).encode(),
-                    )
-                )
+                value = encode(SummaryBundle(cluster, tuple(items[i : i + self.bundle_max])))
+                sent = await self._producer.send(self.summaries_topic, key=cluster.encode(), value=value)
+                self._pending.append(sent)
 
     async def _declare_idle(self, consumer: AIOKafkaConsumer) -> None:
         """Announce partitions that fresh fetches have shown caught up for the whole idle timeout."""
         now_ms = int(time.time() * 1000)  # aiokafka stamps its fetch answers with the wall clock
         assigned = consumer.assignment()
-        bundles: dict[str, list[dict[str, Any]]] = {}
+        bundles: dict[str, list[ClusterItem]] = {}
         for p, state in sorted(self.parts.items()):
             tp = TopicPartition(self.topic, p)
             if tp not in assigned:
@@ -428,7 +388,7 @@ class SamplesStage:
                     continue
                 log.debug("samples[%d]: idle (caught up at offset %d, nothing new)", p, state.next_offset)
                 for msg in notices:
-                    bundles.setdefault(msg["cluster"], []).append(msg)
+                    bundles.setdefault(msg.cluster, []).append(msg)
         await self._send_bundles(bundles)
 
     def _valid(

@@ -2,24 +2,37 @@
 
 Two stages, both pure functions over a dict-like store (a Faust table in the worker, a plain
 dict in tests): ``HostStage`` (keyed by host) folds samples into event-time windows and emits
-one summary per closed window; ``ClusterStage`` (keyed by cluster) collects the summaries and,
+one summary (``HostSummary``, ``streams.slow_messages``) per closed window; ``ClusterStage`` (keyed by cluster) collects the summaries and,
 when a window closes by the cluster's watermark, scores every host against its peers with a
-robust z-score; a host slow in k of its last n windows becomes a finding.
+robust z-score; a host slow in k of its last n windows becomes a finding. What the stages
+store is typed too (``streams.slow_state``).
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import MutableMapping
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from streams.findings import Finding
 from streams.ids import finding_id
 from streams.policy import SlowHostPolicy
+from streams.slow_messages import ClusterItem, HostSummary, SourceIdle, SourceProgress
+from streams.slow_state import (
+    ClusterHistory,
+    ClusterMeta,
+    HostHistory,
+    HostWindows,
+    Marks,
+    Window,
+    emitted_of,
+)
 
 MAD_TO_SD = 1.4826
-Store = MutableMapping[str, Any]
+Store = MutableMapping[str, Any]  # the cluster stage's table: JSON-able values
+HostStore = MutableMapping[str, HostWindows]  # the host windows of one samples partition
+_NO_WINDOWS = HostWindows()
 
 
 def window_bounds(ts: int, interval_s: int, window_ms: int) -> tuple[int, int]:
@@ -109,53 +122,55 @@ def evaluate_window(
 
 
 class HostStage:
-    """Per-host event-time windows of step time and bus bandwidth (state key: host_id)."""
+    """Per-host event-time windows of step time and bus bandwidth (state key: host_id, value: ``HostWindows``)."""
 
     def __init__(self, policy: SlowHostPolicy) -> None:
         self.policy = policy
 
-    def add_sample(self, store: Store, record: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
-        """Fold one HostSampled record; return (summaries of windows it closed, was_late)."""
+    def add_sample(self, store: HostStore, record: dict[str, Any]) -> tuple[list[HostSummary], bool]:
+        """Fold one HostSampled record; return (summaries of windows it closed, was_late).
+
+        A summary's ``src``/``nsrc`` are left at one partition: the caller knows where it read the record.
+        """
         p = record["payload"]
         host = record["host_id"]
         if p.get("job_id") is None or p["step_time_ms"] <= 0:
             return [], False  # no job on the host: nothing to compare
-        state = store.get(host) or {"wm": None, "closed": None, "w": {}}
+        state = store.get(host) or _NO_WINDOWS
         start, end = window_bounds(record["ts"], p["interval_s"], self.policy.window)
-        if state["closed"] is not None and end <= state["closed"]:
+        closed = state.closed
+        if closed is not None and end <= closed:
             return [], True
-        windows = dict(state["w"])
-        acc = windows.get(str(start)) or [0.0, 0.0, 0, end]
+        windows = dict(state.w)
+        key = str(start)
+        acc = windows.get(key)
         # the job is the window's last one (a host changing jobs mid-window is compared with the new one)
-        windows[str(start)] = [
-            acc[0] + p["step_time_ms"],
-            acc[1] + p["bus_bw_gbps"],
-            acc[2] + 1,
-            end,
-            p["job_id"],
-        ]
-        wm = record["ts"] if state["wm"] is None else max(state["wm"], record["ts"])
+        if acc is None:
+            windows[key] = Window(p["step_time_ms"], p["bus_bw_gbps"], 1, end, p["job_id"])
+        else:
+            windows[key] = Window(acc.step_ms + p["step_time_ms"], acc.bus_bw + p["bus_bw_gbps"], acc.n + 1, end,
+                                  p["job_id"])  # fmt: skip
+        wm = record["ts"] if state.wm is None else max(state.wm, record["ts"])
         summaries = []
-        closed = state["closed"]
         for key in sorted(windows, key=int):
-            w_end = windows[key][3]
-            if w_end + self.policy.host_grace <= wm and w_end <= start:
-                s_step, s_bw, n, _, *job = windows.pop(key)  # no job in state stored before it was kept
-                closed = w_end if closed is None else max(closed, w_end)
+            w = windows[key]
+            if w.end + self.policy.host_grace <= wm and w.end <= start:
+                del windows[key]
+                closed = w.end if closed is None else max(closed, w.end)
                 summaries.append(
-                    {
-                        "host_id": host,
-                        "cluster": record["cluster"],
-                        "window_start": int(key),
-                        "window_end": w_end,
-                        "step_ms": s_step / n,
-                        "bus_bw": s_bw / n,
-                        "job": job[0] if job else None,
-                        "n": n,
-                        "wm": wm,
-                    }
+                    HostSummary(
+                        host_id=host,
+                        cluster=record["cluster"],
+                        window_start=int(key),
+                        window_end=w.end,
+                        step_ms=w.step_ms / w.n,
+                        bus_bw=w.bus_bw / w.n,
+                        n=w.n,
+                        wm=wm,
+                        job=w.job,
+                    )
                 )
-        store[host] = {"wm": wm, "closed": closed, "w": windows}
+        store[host] = HostWindows(wm, closed, windows)
         return summaries, False
 
 
@@ -190,10 +205,10 @@ class ClusterStage:
     def __init__(self, policy: SlowHostPolicy) -> None:
         self.policy = policy
 
-    def add_summary(self, store: Store, summary: dict[str, Any]) -> tuple[list[Finding], list[Verdict], bool]:
+    def add_summary(self, store: Store, summary: HostSummary) -> tuple[list[Finding], list[Verdict], bool]:
         """Store a host summary, close every window the watermark has passed; (findings, verdicts, late)."""
         findings, verdicts, late = self.add_bundle(
-            store, summary["cluster"], [summary], summary["host_id"], replayable=False
+            store, summary.cluster, [summary], summary.host_id, replayable=False
         )
         return findings, verdicts, late > 0
 
@@ -201,7 +216,7 @@ class ClusterStage:
         self, store: Store, cluster: str, src: int, nsrc: int, wm: int, *, idle: bool = False
     ) -> tuple[list[Finding], list[Verdict]]:
         """A source partition's progress (sent even when it has no summary for this cluster), or its idleness."""
-        item = {"type": "idle" if idle else "wm", "cluster": cluster, "src": src, "nsrc": nsrc, "wm": wm}
+        item = (SourceIdle if idle else SourceProgress)(cluster, src, nsrc, wm)
         findings, verdicts, _ = self.add_bundle(store, cluster, [item], "", replayable=False)
         return findings, verdicts
 
@@ -209,7 +224,7 @@ class ClusterStage:
         self,
         store: Store,
         cluster: str,
-        items: list[dict[str, Any]],
+        items: Sequence[ClusterItem],
         bundle_id: str,
         *,
         replayable: bool = True,
@@ -219,7 +234,7 @@ class ClusterStage:
         ``bundle_id`` names the source message (the same on a replay); with ``replayable`` the
         findings a bundle raised are kept under it and returned again when it comes again.
         """
-        meta = self._meta(store, cluster)
+        meta = ClusterMeta.from_stored(store.get(f"{cluster}|meta")).thaw()
         staged: dict[int, dict[str, list[Any]]] = {}
         findings: list[Finding] = []
         if replayable:
@@ -227,20 +242,15 @@ class ClusterStage:
         verdicts: list[Verdict] = []
         late = 0
         for item in items:
-            kind = item.get("type")
-            if kind in ("wm", "idle"):
-                self._note(meta, item["src"], item["nsrc"], item["wm"], idle=kind == "idle")
-            elif meta["closed"] is not None and item["window_end"] <= meta["closed"]:
+            if not isinstance(item, HostSummary):
+                self._note(meta, item.src, item.nsrc, item.wm, idle=isinstance(item, SourceIdle))
+            elif meta.closed is not None and item.window_end <= meta.closed:
                 late += 1
                 continue
             else:
-                staged.setdefault(item["window_start"], {})[item["host_id"]] = [
-                    item["step_ms"],
-                    item["bus_bw"],
-                    item.get("job"),
-                ]
-                meta["open"][str(item["window_start"])] = item["window_end"]
-                self._note(meta, item.get("src", 0), item.get("nsrc", 1), item["wm"])
+                staged.setdefault(item.window_start, {})[item.host_id] = [item.step_ms, item.bus_bw, item.job]
+                meta.open[str(item.window_start)] = item.window_end
+                self._note(meta, item.src, item.nsrc, item.wm)
             f, v = self._advance(store, cluster, meta, staged, bundle_id if replayable else None)
             findings += f
             verdicts += v
@@ -250,18 +260,11 @@ class ClusterStage:
             ids = store.get(index) or []
             if bundle_id not in ids:
                 store[index] = [*ids, bundle_id]
-        store[f"{cluster}|meta"] = meta
+        store[f"{cluster}|meta"] = meta.freeze().stored()
         return findings, verdicts, late
 
     @staticmethod
-    def _meta(store: Store, cluster: str) -> dict[str, Any]:
-        meta = store.get(f"{cluster}|meta") or {"pwm": {}, "idle": [], "nsrc": 1, "closed": None, "open": {}}
-        # pwm: source partition -> newest event time (stored as [wm, wall time] before idleness was declared)
-        pwm = {p: w[0] if isinstance(w, list) else w for p, w in meta["pwm"].items()}
-        return {**meta, "pwm": pwm, "idle": list(meta.get("idle", [])), "open": dict(meta["open"])}
-
-    @staticmethod
-    def _note(meta: dict[str, Any], src: int, nsrc: int, wm: int, *, idle: bool = False) -> None:
+    def _note(meta: Marks, src: int, nsrc: int, wm: int, *, idle: bool = False) -> None:
         """A partition's event time; an ``idle`` notice excludes it from the watermark until it speaks again.
 
         When every partition was idle, the first one to speak again brings all the others back
@@ -271,44 +274,44 @@ class ClusterStage:
         declared idle again by its consumer within one idle timeout (``IdleSources``).
         """
         key = str(src)
-        old = meta["pwm"].get(key)
-        meta["pwm"][key] = max(old, wm) if old is not None else wm
-        meta["nsrc"] = max(meta.get("nsrc", 1), nsrc)
-        was_idle = set(meta["idle"])
-        if not idle and key in was_idle and len(was_idle) >= meta["nsrc"]:
-            meta["idle"] = []
+        old = meta.pwm.get(key)
+        meta.pwm[key] = max(old, wm) if old is not None else wm
+        meta.nsrc = max(meta.nsrc, nsrc)
+        was_idle = set(meta.idle)
+        if not idle and key in was_idle and len(was_idle) >= meta.nsrc:
+            meta.idle = []
             return
         idle_now = was_idle - {key} | ({key} if idle else set())
-        meta["idle"] = sorted(idle_now)
+        meta.idle = sorted(idle_now)
 
     @staticmethod
-    def watermark(meta: dict[str, Any]) -> int | None:
+    def watermark(meta: ClusterMeta | Marks) -> int | None:
         """Min over the partitions not declared idle; None while some partition has not reported at all."""
-        if meta["nsrc"] > len(meta["pwm"]):
+        if meta.nsrc > len(meta.pwm):
             return None  # its owner will send data or declare it idle: wait
-        idle = set(meta["idle"])
-        active = [wm for src, wm in meta["pwm"].items() if src not in idle]
+        idle = set(meta.idle)
+        active = [wm for src, wm in meta.pwm.items() if src not in idle]
         if not active:
-            return max(meta["pwm"].values(), default=None)  # everything read: all windows it passed close
+            return max(meta.pwm.values(), default=None)  # everything read: all windows it passed close
         return min(active)
 
     def _advance(
         self,
         store: Store,
         cluster: str,
-        meta: dict[str, Any],
+        meta: Marks,
         staged: dict[int, dict[str, list[Any]]],
         bundle_id: str | None,
     ) -> tuple[list[Finding], list[Verdict]]:
         wm = self.watermark(meta)
         findings: list[Finding] = []
         verdicts: list[Verdict] = []
-        for key in sorted(meta["open"], key=int):
-            w_end = meta["open"][key]
+        for key in sorted(meta.open, key=int):
+            w_end = meta.open[key]
             if wm is None or w_end + max(self.policy.cluster_grace, w_end - int(key)) > wm:
                 break
-            del meta["open"][key]
-            meta["closed"] = w_end if meta["closed"] is None else max(meta["closed"], w_end)
+            del meta.open[key]
+            meta.closed = w_end if meta.closed is None else max(meta.closed, w_end)
             members = self._members(store, cluster, int(key), staged.pop(int(key), {}))
             f, v = self._close(store, cluster, members, int(key), w_end, bundle_id)
             self._drop_window(store, cluster, int(key))
@@ -347,24 +350,25 @@ class ClusterStage:
         end: int,
         bundle_id: str | None,
     ) -> tuple[list[Finding], list[Verdict]]:
-        state = _hist(store, cluster)
-        if state["evaluated"] is not None and start <= state["evaluated"]:
+        state = ClusterHistory.from_stored(store.get(f"{cluster}|hist"))
+        if state.evaluated is not None and start <= state.evaluated:
             return [], []  # evaluated before a crash; its findings come back with the bundle that closed it
         verdicts = evaluate_window(members, start, end, self.policy)
         if not verdicts:
             return [], []
         findings = []
-        histories = state["hosts"]
+        histories = dict(state.hosts)
         for verdict in verdicts:
             history, finding = update_history(histories.get(verdict.host_id), verdict, cluster, self.policy)
             histories[verdict.host_id] = history
             if finding is not None:
                 findings.append(finding)
-        state["evaluated"] = start
+        emitted = state.emitted
         if findings and bundle_id is not None:
-            records = [f.to_record() for f in findings]
-            state["emitted"] = [*state["emitted"], [bundle_id, start, records]][-EMITTED_MEMORY:]
-        store[f"{cluster}|hist"] = state
+            records = tuple(f.to_record() for f in findings)
+            emitted = (*emitted, (bundle_id, start, records))[-EMITTED_MEMORY:]
+        new = ClusterHistory(histories, start, emitted)
+        store[f"{cluster}|hist"] = new.stored()
         return findings, verdicts
 
 
@@ -376,27 +380,15 @@ def _member(value: list[Any]) -> Member:
 EMITTED_MEMORY = 16  # bundles whose findings are kept to be returned again on a replay
 
 
-def _hist(store: Store, cluster: str) -> dict[str, Any]:
-    """A cluster's verdict histories, newest evaluated window and recent findings (one key)."""
-    raw = store.get(f"{cluster}|hist") or {}
-    if "hosts" not in raw:  # stored before evaluation was made replay-safe: host -> history
-        raw = {"hosts": raw}
-    return {
-        "hosts": dict(raw["hosts"]),
-        "evaluated": raw.get("evaluated"),
-        "emitted": list(raw.get("emitted", [])),
-    }
-
-
 def _emitted(store: Store, cluster: str, bundle_id: str) -> list[dict[str, Any]]:
     """Finding records a bundle raised when it was processed before (a replay after a crash)."""
-    raw = store.get(f"{cluster}|hist") or {}
-    return [r for entry in raw.get("emitted", []) if entry[0] == bundle_id for r in entry[2]]
+    emitted = emitted_of(store.get(f"{cluster}|hist"))
+    return [r for entry in emitted if entry[0] == bundle_id for r in entry[2]]
 
 
 def update_history(
-    history: dict[str, Any] | None, verdict: Verdict, cluster: str, policy: SlowHostPolicy
-) -> tuple[dict[str, Any], Finding | None]:
+    history: HostHistory | None, verdict: Verdict, cluster: str, policy: SlowHostPolicy
+) -> tuple[HostHistory, Finding | None]:
     """Append a verdict to the host's last n windows; fire once per episode when k of them are slow.
 
     "The last n" are windows of event time, not the last n verdicts: a host away for a while (drained,
@@ -406,10 +398,11 @@ def update_history(
     # the policy's window, or the sample interval when samples are longer (window_bounds)
     length = verdict.window_end - verdict.window_start
     since = verdict.window_start - (policy.n - 1) * length
-    earlier = [h for h in (history or {}).get("hist", []) if since <= h[0] < verdict.window_start]
-    hist = [*earlier, [verdict.window_start, int(verdict.slow), verdict.z_step, verdict.z_bus_bw]]
+    history = history or HostHistory()
+    earlier = [h for h in history.hist if since <= h[0] < verdict.window_start]
+    hist = (*earlier, (verdict.window_start, int(verdict.slow), verdict.z_step, verdict.z_bus_bw))
     hist = hist[-policy.n :]
-    flagged = bool((history or {}).get("flagged", False)) and bool(earlier)
+    flagged = history.flagged and bool(earlier)
     slow_count = sum(h[1] for h in hist)
     finding = None
     if flagged and slow_count == 0:
@@ -442,4 +435,4 @@ def update_history(
                 "slow_windows": f"{slow_count}/{len(hist)}",
             },
         )
-    return {"hist": hist, "flagged": flagged}, finding
+    return HostHistory(hist, flagged), finding

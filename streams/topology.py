@@ -103,9 +103,9 @@ TOPOLOGY: tuple[Stage, ...] = (
     Stage("errors", "faust agent", ("errors",), "host_id", ("findings", "alerts", "dlq"),
           "validate, then repeat-offender rules on per-host state (table repeat-hosts); finding ids are "
           "deterministic, so a replay re-sends the same findings"),
-    Stage("cluster", "faust agent", ("app:cluster-summaries",), "cluster", ("findings",),
+    Stage("cluster", "faust agent", ("app:cluster-summaries",), "cluster", ("findings", "dlq", "alerts"),
           "peer comparison per cluster window (table cluster-windows), closed by the watermark of every "
-          "samples partition; a window is judged once"),
+          "samples partition; a window is judged once; a message that does not decode is dead-lettered"),
     Stage("route-findings", "faust agent", ("findings",), "host_id", ("app:planner", "dlq", "alerts"),
           "a finding goes to its maintenance domain's planner; one the planner cannot act on is dead-lettered"),
     Stage("planner", "faust agent", ("app:planner",), "maintenance domain", ("actions", "alerts"),

@@ -24,8 +24,10 @@ from streams.lifecycle import Action, FleetState, apply_logged
 from streams.planner import Planner, unplannable
 from streams.policy import Policy
 from streams.repeat import HostState, fold_host
-from streams.samples import PartitionState, SampleFolder
+from streams.samples import SampleFolder
+from streams.samples_checkpoint import PartitionState
 from streams.slow import ClusterStage
+from streams.slow_messages import ClusterItem
 from streams.validate import check
 
 # Event time between two planner ticks (the live worker ticks every second of wall time).
@@ -77,7 +79,7 @@ class Replay:
         self._ticked: dict[str, tuple[Any, ...]] = {}
         self._tick_count = -1  # FleetState.count at the last tick
         self._due: int | None = None  # the earliest repair due, as of the last tick
-        self.pending: list[dict[str, Any]] = []  # cluster-stage messages not sent yet
+        self.pending: list[ClusterItem] = []  # cluster-stage messages not sent yet
 
     # -- the stream -------------------------------------------------------------------------------
 
@@ -143,9 +145,9 @@ class Replay:
     def _flush(self) -> None:
         """The pending messages to the cluster stage, one bundle per cluster in source order (as the worker's batches)."""
         messages, self.pending = self.pending, []
-        bundles: dict[str, list[dict[str, Any]]] = {}
+        bundles: dict[str, list[ClusterItem]] = {}
         for message in messages:
-            bundles.setdefault(message["cluster"], []).append(message)
+            bundles.setdefault(message.cluster, []).append(message)
         for cluster, items in bundles.items():
             findings, _, late = self.cluster_stage.add_bundle(
                 self.cluster_store, cluster, items, str(self.offset), replayable=False

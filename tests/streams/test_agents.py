@@ -8,17 +8,20 @@ that records instead of sending.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from unittest.mock import AsyncMock, MagicMock
 
+import msgspec
 import pytest
 
 from ground.settings import Settings
 from schemas import Codec
 from streams.app import DetectApp
 from streams.policy import Policy
+from streams.slow_messages import ClusterItem, HostSummary, SourceProgress, SummaryBundle, encode
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -93,27 +96,67 @@ def test_undecodable_error_record_goes_to_the_dlq_and_the_agent_goes_on(
     assert app.metrics.events.labels(app.settings.topics.errors.name, "XidRaised")._value.get() == 1
 
 
-def test_cluster_agent_scores_a_bundle_and_reports_the_slow_host(detect: tuple[DetectApp, Sent]) -> None:
-    app, sent = detect
+def _bundle() -> SummaryBundle:
     window = 5 * 60_000
-    items: list[dict[str, Any]] = []
+    items: list[ClusterItem] = []
     for w in range(4):
         start = START_TS + w * window
         for h in range(10):
             step = 1100.0 if h == 7 else 1000.0 + h * 0.5
-            items.append({"type": "summary", "host_id": f"h{h}", "cluster": "c0", "window_start": start,
-                          "window_end": start + window, "step_ms": step, "bus_bw": 380.0, "n": 30,
-                          "wm": start + window, "src": 0, "nsrc": 1})  # fmt: skip
-    items.append({"type": "wm", "cluster": "c0", "src": 0, "nsrc": 1, "wm": START_TS + 12 * window})
+            items.append(HostSummary(host_id=f"h{h}", cluster="c0", window_start=start, window_end=start + window,
+                                     step_ms=step, bus_bw=380.0, n=30, wm=start + window, src=0, nsrc=1))  # fmt: skip
+    items.append(SourceProgress(cluster="c0", src=0, nsrc=1, wm=START_TS + 12 * window))
+    return SummaryBundle("c0", tuple(items))
+
+
+def _as_older_workers_wrote_it(bundle: SummaryBundle) -> bytes:
+    """The same bundle as JSON of plain dicts, without the version fields (before messages were typed)."""
+    body = msgspec.to_builtins(bundle)
+    for item in [body, *body["items"]]:
+        del item["v"]
+    return json.dumps(body).encode()
+
+
+@pytest.mark.parametrize("wire", [encode, _as_older_workers_wrote_it])
+def test_cluster_agent_scores_a_bundle_and_reports_the_slow_host(
+    detect: tuple[DetectApp, Sent], wire: Callable[[SummaryBundle], bytes]
+) -> None:
+    app, sent = detect
 
     async def feed() -> None:
         async with app.agents["cluster"].test_context() as agent:
-            await agent.put({"type": "bundle", "cluster": "c0", "items": items}, key=b"c0")
+            await agent.put(wire(_bundle()), key=b"c0")
 
     run(app, feed())
     findings = sent.decoded(app.settings.topics.findings.name)
     assert [r["host_id"] for r in findings] == ["h7"]
     assert findings[0]["payload"]["evidence"]["slow_windows"].startswith("2/")
+
+
+def test_a_malformed_cluster_stage_message_is_dead_lettered_and_the_agent_goes_on(
+    detect: tuple[DetectApp, Sent],
+) -> None:
+    app, sent = detect
+    topic = app.summaries_topic.get_topic_name()
+    bad = [
+        b"{not json",
+        json.dumps({"type": "bundle", "cluster": "c0"}).encode(),  # no items
+        json.dumps({"type": "wm", "cluster": "c0", "src": "zero", "nsrc": 1, "wm": 5}).encode(),
+        json.dumps({"type": "planner", "cluster": "c0"}).encode(),  # another stage's kind
+    ]
+
+    async def feed() -> None:
+        async with app.agents["cluster"].test_context() as agent:
+            for value in bad:
+                await agent.put(value, key=b"c0")
+            await agent.put(encode(_bundle()), key=b"c0")
+
+    run(app, feed())
+    dead = sent.decoded(app.settings.topics.dlq.name)
+    assert [d["payload"]["original_value"] for d in dead] == bad
+    assert all(d["payload"]["reason"].startswith("not a cluster-stage message: ") for d in dead)
+    assert {d["payload"]["source_topic"] for d in dead} == {topic}
+    assert [r["host_id"] for r in sent.decoded(app.settings.topics.findings.name)] == ["h7"]
 
 
 def test_a_finding_the_planner_cannot_act_on_is_dead_lettered_not_routed(

@@ -17,6 +17,7 @@ from streams.metrics import DetectMetrics
 from streams.policy import Policy
 from streams.samples import IdleSources, PartitionState, SampleFolder, SamplesStage, caught_up
 from streams.slow import ClusterStage
+from streams.slow_messages import ClusterItem, HostSummary, SourceIdle, SourceProgress
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -36,8 +37,8 @@ def samples(hosts: int, minutes: int, seed: int = 5) -> list[dict[str, Any]]:
 
 def fold_all(
     folder: SampleFolder, state: PartitionState, records: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+) -> list[ClusterItem]:
+    out: list[ClusterItem] = []
     for record in records:
         msgs, _ = folder.fold(state, record)
         out += msgs
@@ -72,8 +73,8 @@ def test_resuming_from_a_checkpoint_sends_what_an_uninterrupted_run_sends(cut: i
     before = fold_all(folder(), first, records[:cut])
     restored = PartitionState.from_bytes(first.to_bytes())  # a new worker, a fresh folder
     after = fold_all(folder(), restored, records[restored.next_offset :])
-    assert [m for m in before + after if m["type"] == "summary"] == [
-        m for m in straight if m["type"] == "summary"
+    assert [m for m in before + after if isinstance(m, HostSummary)] == [
+        m for m in straight if isinstance(m, HostSummary)
     ]
     assert restored == PartitionState.from_bytes(_state_after(records).to_bytes())
 
@@ -86,29 +87,29 @@ def _state_after(records: list[dict[str, Any]]) -> PartitionState:
 
 def test_summaries_carry_their_source_partition_and_close_each_window_once() -> None:
     out = fold_all(folder(), PartitionState(partition=2), samples(3, 16))
-    summaries = [m for m in out if m["type"] == "summary"]
-    keys = [(m["host_id"], m["window_start"]) for m in summaries]
+    summaries = [m for m in out if isinstance(m, HostSummary)]
+    keys = [(m.host_id, m.window_start) for m in summaries]
     assert len(keys) == len(set(keys)) and len(summaries) >= 3 * 2  # 5-min windows in 16 min
-    assert {(m["src"], m["nsrc"]) for m in summaries} == {(2, 4)}
-    assert all(m["n"] == 5 and m["cluster"] == f"c{int(m['host_id'][1:]) % 2}" for m in summaries)
+    assert {(m.src, m.nsrc) for m in summaries} == {(2, 4)}
+    assert all(m.n == 5 and m.cluster == f"c{int(m.host_id[1:]) % 2}" for m in summaries)
 
 
 def test_progress_goes_to_every_known_cluster_once_per_window() -> None:
     state = PartitionState(partition=0)
     out = fold_all(folder({"c9"}), state, samples(2, 11))
-    marks = [m for m in out if m["type"] == "wm"]
-    windows = {(m["wm"] - START_TS) // (5 * MIN) for m in marks}
+    marks = [m for m in out if isinstance(m, SourceProgress)]
+    windows = {(m.wm - START_TS) // (5 * MIN) for m in marks}
     assert windows == {0, 1, 2}  # minutes 0-10: three 5-min windows entered
-    first = [m["cluster"] for m in marks if m["wm"] < START_TS + 5 * MIN]
+    first = [m.cluster for m in marks if m.wm < START_TS + 5 * MIN]
     assert first == ["c0", "c9"]  # c1's first sample comes after the window was entered
-    assert {m["cluster"] for m in marks[-3:]} == {"c0", "c1", "c9"}
+    assert {m.cluster for m in marks[-3:]} == {"c0", "c1", "c9"}
 
 
 def test_samples_without_a_job_move_time_but_open_no_window() -> None:
     state = PartitionState(partition=0)
     msgs, late = folder().fold(state, f.sample(job=None, host="idle", ts=START_TS + MIN))
     assert not late and state.hosts == {} and state.wm == START_TS + MIN
-    assert [m["type"] for m in msgs] == ["wm"]
+    assert [type(m) for m in msgs] == [SourceProgress]
 
 
 def test_a_partition_is_idle_only_after_the_whole_timeout_caught_up() -> None:
@@ -160,9 +161,7 @@ def test_caught_up_needs_a_fresh_fetch_answer() -> None:
 def test_idle_and_progress_notices_carry_the_partition_and_its_event_time() -> None:
     state = PartitionState(partition=3, wm=START_TS)
     notices = folder({"c1", "c0"}).progress(state, "idle")
-    assert notices == [
-        {"type": "idle", "cluster": c, "src": 3, "nsrc": 4, "wm": START_TS} for c in ("c0", "c1")
-    ]
+    assert notices == [SourceIdle(cluster=c, src=3, nsrc=4, wm=START_TS) for c in ("c0", "c1")]
 
 
 # -- the stage, driven with a fake producer: what a checkpoint may hold after an interrupted fold ---------
@@ -324,7 +323,7 @@ def test_a_host_with_a_fast_clock_does_not_make_its_peers_late() -> None:
     findings, late = [], 0
     for n, step in enumerate(range(0, 3600, 10)):
         now = START_TS + step * 1000  # the true time: every host samples now, h5 stamps it 6 min ahead
-        items: list[dict[str, Any]] = []
+        items: list[ClusterItem] = []
         for h in range(10):
             step_ms = 1000.0 * (1.1 if h == 2 else 1.0) * (1 + rng.gauss(0, 0.01))
             ts = now + (6 * MIN if h == 5 else 0)

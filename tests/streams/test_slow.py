@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import msgspec
 import pytest
 
 from streams.findings import Finding
@@ -18,6 +19,8 @@ from streams.slow import (
     update_history,
     window_bounds,
 )
+from streams.slow_messages import HostSummary
+from streams.slow_state import ClusterMeta
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -68,7 +71,7 @@ def feed(
                               interval_s=interval_s, host=f"h{h:03d}", ts=ts)  # fmt: skip
             summaries, _ = host_stage.add_sample(host_store, record)
             for summary in summaries:
-                summary.update(src=h % 3, nsrc=3)
+                summary = msgspec.structs.replace(summary, src=h % 3, nsrc=3)
                 fs, vs, _ = cluster_stage.add_summary(cluster_store, summary)
                 findings += fs
                 verdicts += vs
@@ -121,8 +124,8 @@ def test_bus_bandwidth_drop_alone_is_slow() -> None:
         start = START_TS + w * 5 * MIN
         for h in range(10):
             bw = 300.0 if h == 9 else 380.0 + h * 0.1
-            s = {"host_id": f"h{h}", "cluster": "c0", "window_start": start, "window_end": start + 5 * MIN,
-                 "step_ms": 1000.0 + h * 0.1, "bus_bw": bw, "n": 5, "wm": start + 5 * MIN, "src": 0, "nsrc": 1}  # fmt: skip
+            s = HostSummary(host_id=f"h{h}", cluster="c0", window_start=start, window_end=start + 5 * MIN,
+                            step_ms=1000.0 + h * 0.1, bus_bw=bw, n=5, wm=start + 5 * MIN, src=0, nsrc=1)  # fmt: skip
             found += stage.add_summary(store, s)[0]
     assert [x.host_id for x in found] == ["h9"] and float(found[0].evidence["z_bus_bw"]) < -3.5
 
@@ -151,24 +154,29 @@ def test_min_slowdown_applies_to_bus_bandwidth_too() -> None:
     assert verdicts["slow"].slow
 
 
+def watermark(store: dict[str, Any]) -> int | None:
+    """The cluster's watermark, as its stored meta says."""
+    return ClusterStage.watermark(ClusterMeta.from_stored(store["c0|meta"]))
+
+
 def test_watermark_is_the_slowest_partition() -> None:
     stage = ClusterStage(SlowHostPolicy())
     store: dict[str, Any] = {}
     base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1, "nsrc": 2}
     stage.add_summary(
-        store, {**base, "host_id": "a", "window_start": 0, "window_end": 5 * MIN, "wm": 30 * MIN, "src": 0}
+        store, HostSummary(**base, host_id="a", window_start=0, window_end=5 * MIN, wm=30 * MIN, src=0)
     )
     assert store["c0|meta"]["closed"] is None  # partition 1 has not reported: nothing closes
     stage.add_watermark(store, "c0", src=1, nsrc=2, wm=6 * MIN)
     assert store["c0|meta"]["closed"] is None  # partition 1 is still inside the window's grace
     _, _, late = stage.add_summary(
-        store, {**base, "host_id": "b", "window_start": 0, "window_end": 5 * MIN, "wm": 8 * MIN, "src": 1}
+        store, HostSummary(**base, host_id="b", window_start=0, window_end=5 * MIN, wm=8 * MIN, src=1)
     )
     assert not late
     stage.add_watermark(store, "c0", src=1, nsrc=2, wm=10 * MIN)
     assert store["c0|meta"]["closed"] == 5 * MIN  # both partitions a window past the end
     _, _, late = stage.add_summary(
-        store, {**base, "host_id": "c", "window_start": 0, "window_end": 5 * MIN, "wm": 31 * MIN, "src": 1}
+        store, HostSummary(**base, host_id="c", window_start=0, window_end=5 * MIN, wm=31 * MIN, src=1)
     )
     assert late
 
@@ -178,7 +186,7 @@ def test_a_partition_declared_idle_stops_holding_the_watermark_until_it_speaks()
     store: dict[str, Any] = {}
     base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1, "nsrc": 2, "src": 0}
     stage.add_summary(
-        store, {**base, "host_id": "a", "window_start": 0, "window_end": 5 * MIN, "wm": 30 * MIN}
+        store, HostSummary(**base, host_id="a", window_start=0, window_end=5 * MIN, wm=30 * MIN)
     )
     for minute in range(31, 200):  # partition 0 goes on; 1 is silent, but nobody said it is idle
         stage.add_watermark(store, "c0", src=0, nsrc=2, wm=minute * MIN)
@@ -187,9 +195,9 @@ def test_a_partition_declared_idle_stops_holding_the_watermark_until_it_speaks()
     assert store["c0|meta"]["closed"] == 5 * MIN
     stage.add_watermark(store, "c0", src=1, nsrc=2, wm=201 * MIN)  # partition 1 has data again
     stage.add_summary(
-        store, {**base, "host_id": "a", "window_start": 220 * MIN, "window_end": 225 * MIN, "wm": 260 * MIN}
+        store, HostSummary(**base, host_id="a", window_start=220 * MIN, window_end=225 * MIN, wm=260 * MIN)
     )
-    assert stage.watermark(store["c0|meta"]) == 201 * MIN  # held back by partition 1 once more
+    assert watermark(store) == 201 * MIN  # held back by partition 1 once more
     assert "13200000" in store["c0|meta"]["open"]
 
 
@@ -208,12 +216,12 @@ def test_after_every_partition_went_idle_the_first_back_does_not_close_the_other
         stage.add_watermark(store, "c0", src=src, nsrc=2, wm=10 * MIN, idle=True)
     backlog = [(0, 15 * MIN), (15 * MIN, 30 * MIN), (30 * MIN, 45 * MIN)]
     for start, end in backlog:  # partition 0's burst comes first, far past the stall
-        stage.add_summary(store, {**base, "src": 0, "host_id": "a", "window_start": start, "window_end": end,
-                                  "wm": end})  # fmt: skip
-    assert stage.watermark(store["c0|meta"]) == 10 * MIN  # partition 1 holds it again
+        stage.add_summary(store, HostSummary(**base, src=0, host_id="a", window_start=start, window_end=end,
+                                             wm=end))  # fmt: skip
+    assert watermark(store) == 10 * MIN  # partition 1 holds it again
     late = [
         stage.add_summary(
-            store, {**base, "src": 1, "host_id": "b", "window_start": start, "window_end": end, "wm": end}
+            store, HostSummary(**base, src=1, host_id="b", window_start=start, window_end=end, wm=end)
         )[2]
         for start, end in backlog
     ]
@@ -231,16 +239,16 @@ def test_a_partition_idle_alone_stays_out_of_the_watermark_when_another_wakes() 
     stage.add_watermark(store, "c0", src=0, nsrc=3, wm=50 * MIN)
     stage.add_watermark(store, "c0", src=1, nsrc=3, wm=40 * MIN)
     assert store["c0|meta"]["idle"] == ["2"]
-    assert stage.watermark(store["c0|meta"]) == 40 * MIN
+    assert watermark(store) == 40 * MIN
     for src in (0, 1):  # then everything stalls, and partition 0 wakes first
         stage.add_watermark(store, "c0", src=src, nsrc=3, wm=50 * MIN, idle=True)
-    assert stage.watermark(store["c0|meta"]) == 50 * MIN  # all idle: every window it passed closes
+    assert watermark(store) == 50 * MIN  # all idle: every window it passed closes
     stage.add_watermark(store, "c0", src=0, nsrc=3, wm=90 * MIN)
     assert store["c0|meta"]["idle"] == []  # 1 and 2 are waited for until they speak or are idle again
-    assert stage.watermark(store["c0|meta"]) == 10 * MIN  # the empty one too, until it says so again
+    assert watermark(store) == 10 * MIN  # the empty one too, until it says so again
     stage.add_watermark(store, "c0", src=2, nsrc=3, wm=10 * MIN, idle=True)
     stage.add_watermark(store, "c0", src=1, nsrc=3, wm=95 * MIN)
-    assert stage.watermark(store["c0|meta"]) == 90 * MIN
+    assert watermark(store) == 90 * MIN
 
 
 def test_after_an_outage_the_first_partition_back_does_not_close_windows_alone() -> None:
@@ -251,12 +259,12 @@ def test_after_an_outage_the_first_partition_back_does_not_close_windows_alone()
     for src in (0, 1):
         stage.add_summary(
             store,
-            {**base, "src": src, "host_id": f"h{src}", "window_start": 0, "window_end": 5 * MIN, "wm": MIN},
+            HostSummary(**base, src=src, host_id=f"h{src}", window_start=0, window_end=5 * MIN, wm=MIN),
         )
     stage.add_watermark(store, "c0", src=0, nsrc=2, wm=60 * MIN)  # partition 0's backlog comes first
     assert store["c0|meta"]["closed"] is None
     _, _, late = stage.add_summary(
-        store, {**base, "src": 1, "host_id": "h1b", "window_start": 0, "window_end": 5 * MIN, "wm": 4 * MIN}
+        store, HostSummary(**base, src=1, host_id="h1b", window_start=0, window_end=5 * MIN, wm=4 * MIN)
     )
     assert not late
     stage.add_watermark(store, "c0", src=1, nsrc=2, wm=60 * MIN)
@@ -270,7 +278,7 @@ def test_meta_written_with_wall_times_still_reads() -> None:
                                          "closed": None, "open": {}, "since": 0}}  # fmt: skip
     stage.add_watermark(store, "c0", src=0, nsrc=2, wm=3 * MIN)
     assert store["c0|meta"]["pwm"] == {"0": 3 * MIN, "1": 2 * MIN}
-    assert stage.watermark(store["c0|meta"]) == 2 * MIN
+    assert watermark(store) == 2 * MIN
 
 
 def test_host_stage_drops_late_samples_and_skips_idle_hosts() -> None:
@@ -278,12 +286,12 @@ def test_host_stage_drops_late_samples_and_skips_idle_hosts() -> None:
     store: dict[str, Any] = {}
     stage.add_sample(store, f.sample(ts=START_TS))
     summaries, late = stage.add_sample(store, f.sample(ts=START_TS + 6 * MIN))
-    assert len(summaries) == 1 and summaries[0]["n"] == 1 and not late
+    assert len(summaries) == 1 and summaries[0].n == 1 and not late
     assert stage.add_sample(store, f.sample(ts=START_TS + MIN)) == ([], True)
     assert stage.add_sample(store, f.sample(job=None, ts=START_TS + 7 * MIN, host="idle")) == ([], False)
 
 
-def _summaries(hosts: int, minutes: int, slow: dict[int, float]) -> list[dict[str, Any]]:
+def _summaries(hosts: int, minutes: int, slow: dict[int, float]) -> list[HostSummary]:
     """Host summaries in arrival order, as the host-window stage sends them (3 source partitions)."""
     policy = SlowHostPolicy()
     host_stage, host_store = HostStage(policy), {}  # type: ignore[var-annotated]
@@ -296,7 +304,7 @@ def _summaries(hosts: int, minutes: int, slow: dict[int, float]) -> list[dict[st
                 1000.0 * slow.get(h, 1.0) * (1 + rng.gauss(0, 0.01)), 380.0, host=f"h{h:03d}", ts=ts
             )
             for summary in host_stage.add_sample(host_store, record)[0]:
-                out.append({**summary, "type": "summary", "src": h % 3, "nsrc": 3})
+                out.append(msgspec.structs.replace(summary, src=h % 3, nsrc=3))
     return out
 
 
@@ -468,4 +476,4 @@ def test_hosts_of_a_job_too_small_for_a_median_are_not_judged() -> None:
 
 def test_summaries_carry_the_job_to_the_cluster_stage() -> None:
     items = _summaries(12, 12, {})
-    assert items and {i["job"] for i in items} == {"j1"}
+    assert items and {i.job for i in items} == {"j1"}
