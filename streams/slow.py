@@ -118,8 +118,9 @@ class HostStage:
         """Fold one HostSampled record; return (summaries of windows it closed, was_late)."""
         p = record["payload"]
         host = record["host_id"]
-        if p.get("job_id") is None or p["step_time_ms"] <= 0:
-            return [], False  # no job on the host: nothing to compare
+        step = p.get("step_time_ms")
+        if p.get("job_id") is None or step is None or step <= 0:
+            return [], False  # no job on the host (v2: null step time; v1: 0): nothing to compare
         state = store.get(host) or {"wm": None, "closed": None, "w": {}}
         start, end = window_bounds(record["ts"], p["interval_s"], self.policy.window)
         if state["closed"] is not None and end <= state["closed"]:
@@ -128,7 +129,7 @@ class HostStage:
         acc = windows.get(str(start)) or [0.0, 0.0, 0, end]
         # the job is the window's last one (a host changing jobs mid-window is compared with the new one)
         windows[str(start)] = [
-            acc[0] + p["step_time_ms"],
+            acc[0] + step,
             acc[1] + p["bus_bw_gbps"],
             acc[2] + 1,
             end,
