@@ -9,7 +9,8 @@ exactly-once rule: a writer names itself with an app id, and each commit records
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -35,6 +36,30 @@ TABLE_PROPERTIES: dict[str, str | None] = {
     "delta.enableExpiredLogCleanup": "true",
     "delta.deletedFileRetentionDuration": "interval 7 days",
 }
+
+
+def _delta_columns(node: dict, prefix: str = "") -> Iterator[tuple[str, bool]]:
+    """(dotted path, nullable) of every column of a Delta schema (JSON), nested ones included."""
+    for field in node["fields"]:
+        path = f"{prefix}{field['name']}"
+        yield path, bool(field["nullable"])
+        kind = field["type"]
+        while isinstance(kind, dict) and kind["type"] in ("array", "map"):
+            kind = kind["elementType"] if kind["type"] == "array" else kind["valueType"]
+        if isinstance(kind, dict) and kind["type"] == "struct":
+            yield from _delta_columns(kind, f"{path}.")
+
+
+def _arrow_columns(fields: pa.Schema | pa.StructType, prefix: str = "") -> Iterator[tuple[str, bool]]:
+    """(dotted path, nullable) of every column of an Arrow schema, as ``_delta_columns`` names them."""
+    for field in fields:
+        path = f"{prefix}{field.name}"
+        yield path, field.nullable
+        kind = field.type
+        while pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_map(kind):
+            kind = kind.item_type if pa.types.is_map(kind) else kind.value_type
+        if pa.types.is_struct(kind):
+            yield from _arrow_columns(kind, f"{path}.")
 
 
 def is_uri(path: str | Path) -> bool:
@@ -111,12 +136,16 @@ class DeltaTables:
 
     @staticmethod
     def _schema_mode(target: str | DeltaTable, data: pa.Table) -> Literal["merge"] | None:
-        """Merge only when ``data`` brings columns the table lacks (a newer event schema): the merge check
-        costs ~15 % of a write."""
+        """Merge only when ``data`` brings columns the table lacks, also inside a struct or list (a newer
+        event schema: HostSampled v2's GPU fields), or makes nullable what the table holds non-null (v2's
+        step time), which delta-rs refuses without a merge; the merge check costs ~15 % of a write."""
         if isinstance(target, str):
             return None
-        known = {field.name for field in target.schema().fields}
-        return "merge" if not set(data.column_names) <= known else None
+        known = dict(_delta_columns(json.loads(target.schema().to_json())))
+        for path, nullable in _arrow_columns(data.schema):
+            if path not in known or (nullable and not known[path]):
+                return "merge"
+        return None
 
     def append(
         self,

@@ -3,16 +3,26 @@
 Every field of every row becomes a fixed-width slot in one uint8 matrix with a validity mask
 (varints are shorter than their slot); ``matrix[mask]`` is then the concatenation of all
 records in order. A test checks the bytes against ``schemas.Codec`` on random batches.
+A nullable (``["null", T]``) field's column holds NaN (float) or ``NULL_INT`` (integer) for null.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 Segment = tuple[np.ndarray, np.ndarray]  # (uint8 matrix n×w, lengths n)
+NULL_INT = np.iinfo(np.int64).min  # null in the column of a nullable integer field (no counter gets there)
+
+
+class Field(NamedTuple):
+    """How one column is written: Avro float or int/long, optionally as the union ``["null", T]``."""
+
+    is_float: bool
+    nullable: bool = False
 
 
 def varint(values: np.ndarray) -> Segment:
@@ -34,6 +44,26 @@ def float32(values: np.ndarray) -> Segment:
     """Avro float: 4 bytes little-endian; works on any shape."""
     arr = np.ascontiguousarray(np.asarray(values, dtype="<f4"))
     return arr.view(np.uint8).reshape(*arr.shape, 4), np.full(arr.shape, 4, dtype=np.int64)
+
+
+def nullable(segment: Segment, is_null: np.ndarray) -> list[Segment]:
+    """Avro ``["null", T]``: the branch (zig-zag 0 for null, 1 for T), then T's bytes, which a null lacks.
+
+    Two segments rather than one matrix: the caller concatenates all segments once anyway."""
+    m, lengths = segment
+    branch = np.where(is_null, 0, 2).astype(np.uint8)[..., None]
+    return [(branch, np.ones(is_null.shape, dtype=np.int64)), (m, np.where(is_null, 0, lengths))]
+
+
+def column(values: np.ndarray, field: Field) -> list[Segment]:
+    """One column as its field is written (see ``Field``): one segment, two for a nullable field; any shape."""
+    if field.is_float:
+        seg = float32(values)
+        return nullable(seg, np.isnan(values)) if field.nullable else [seg]
+    if not field.nullable:
+        return [varint(values)]
+    is_null = values == NULL_INT
+    return nullable(varint(np.where(is_null, 0, values)), is_null)
 
 
 def constant(raw: bytes, n: int) -> Segment:
@@ -129,16 +159,18 @@ class SampleEncoder:
     """Encodes SampleBatch columns for one fleet and run (per-host constant bytes precomputed)."""
 
     def __init__(self, *, host_ids: list[str], clusters: list[str], job_ids: list[str], run_id: str,
-                 schema_id: int, gpu_fields: dict[str, bool], nic_fields: dict[str, bool]) -> None:  # fmt: skip
-        """``job_ids``: every job a sample may name; ``gpu_fields`` / ``nic_fields``: item field name → is
-        float, in schema order."""
+                 schema_id: int, schema_version: int, scalar_fields: dict[str, Field],
+                 gpu_fields: dict[str, Field], nic_fields: dict[str, Field]) -> None:  # fmt: skip
+        """``job_ids``: every job a sample may name; ``scalar_fields``: ``step_time_ms`` and ``bus_bw_gbps``;
+        ``gpu_fields`` / ``nic_fields``: item field name → how it is written, in schema order."""
         self.header = HEADER.pack(0, schema_id)
         self.prefix = strings([f"{run_id}-{h}-".encode() for h in host_ids])
-        ident = avro_string("HostSampled") + _varint_bytes(1)
+        ident = avro_string("HostSampled") + _varint_bytes(schema_version)
         self.ident = strings(
             [ident + avro_string(h) + avro_string(c) for h, c in zip(host_ids, clusters, strict=True)]
         )
         self.job = strings([b"\x00"] + [b"\x02" + avro_string(j) for j in job_ids])  # 0: null (idle)
+        self.scalar_fields = scalar_fields
         self.gpu_fields = gpu_fields
         self.nic_fields = nic_fields
 
@@ -165,16 +197,13 @@ class SampleEncoder:
             varint(seq),
             varint(np.full(n, interval_s)),
             (self.job[0][columns["job"] + 1], self.job[1][columns["job"] + 1]),
-            float32(columns["step_time_ms"]),
-            float32(columns["bus_bw_gbps"]),
+            *(seg for f, how in self.scalar_fields.items() for seg in column(columns[f], how)),
         ]
         blocks = []
         for fields in (self.gpu_fields, self.nic_fields):
             units = columns[next(iter(fields))].shape[1]
             segments.append(varint(np.full(n, units)))
-            block = items(
-                [float32(columns[f]) if is_float else varint(columns[f]) for f, is_float in fields.items()]
-            )
+            block = items([seg for f, how in fields.items() for seg in column(columns[f], how)])
             blocks.append((len(segments) - 1, block))
             segments.append(constant(b"\x00", n))
         return assemble(segments, blocks)

@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from producers.avro_columns import PAYLOAD_ORDER, SampleEncoder
+from producers.avro_columns import NULL_INT, PAYLOAD_ORDER, Field, SampleEncoder
 from producers.batches import cached_schema
 from producers.fleet import Fleet
 from producers.samples import GPU_FIELDS, NIC_FIELDS
-from schemas import Codec
+from schemas import Codec, HostSampled
 
 
 class SampleBatch:
@@ -73,7 +73,7 @@ class SampleBatch:
 
     def records(self) -> list[dict[str, Any]]:
         env = self.envelope()
-        c = {k: v.tolist() for k, v in self.columns.items()}
+        c = {k: _pylist(v) for k, v in self.columns.items()}
         jobs = self.job_ids()
         out = []
         for i in range(len(self)):
@@ -89,7 +89,7 @@ class SampleBatch:
                 {
                     "event_id": env["event_id"][i],
                     "event_type": self.EVENT_TYPE,
-                    "schema_version": 1,
+                    "schema_version": HostSampled.SCHEMA_VERSION,
                     "host_id": env["host_id"][i],
                     "cluster": env["cluster"][i],
                     "ts": env["ts"][i],
@@ -135,26 +135,46 @@ def sample_encoder(
     items = {}
     for name in ("gpus", "nics"):
         struct_type = schema.field(name).type.value_type
-        items[name] = {f.name: pa.types.is_floating(f.type) for f in struct_type}
+        items[name] = {f.name: _how(f) for f in struct_type}
     if tuple(items["gpus"]) != GPU_FIELDS or tuple(items["nics"]) != NIC_FIELDS:
         return None
     names = fleet.cluster_names
+    codec = codec or Codec()
     return SampleEncoder(
         host_ids=fleet.host_id,
         clusters=[names[c] for c in fleet.cluster.tolist()],
         job_ids=job_names,
         run_id=run_id,
-        schema_id=(codec or Codec()).schema_id(SampleBatch.EVENT_TYPE),
+        schema_id=codec.schema_id(SampleBatch.EVENT_TYPE),
+        schema_version=codec.registry.latest(SampleBatch.EVENT_TYPE).version,
+        scalar_fields={f: _how(schema.field(f)) for f in ("step_time_ms", "bus_bw_gbps")},
         gpu_fields=items["gpus"],
         nic_fields=items["nics"],
     )
+
+
+def _how(field: pa.Field) -> Field:
+    return Field(pa.types.is_floating(field.type), field.nullable)
+
+
+def _pylist(values: np.ndarray) -> list[Any]:
+    """Python values of a column, None where it holds null (NaN, ``NULL_INT``)."""
+    is_null = np.isnan(values) if values.dtype.kind == "f" else values == NULL_INT
+    out: list[Any] = values.tolist()
+    if is_null.any():
+        for index in zip(*np.nonzero(is_null), strict=True):
+            row: Any = out
+            for i in index[:-1]:
+                row = row[i]
+            row[index[-1]] = None
+    return out
 
 
 def _list_of_structs(batch: SampleBatch, names: tuple[str, ...], field: pa.Field) -> pa.Array:
     struct_type = field.type.value_type
     n, g = batch.columns[names[0]].shape
     children = [
-        pa.array(np.ascontiguousarray(batch.columns[name]).reshape(-1), type=struct_type.field(name).type)
+        _array(np.ascontiguousarray(batch.columns[name]).reshape(-1), struct_type.field(name))
         for name in names
     ]
     values = pa.StructArray.from_arrays(children, fields=list(struct_type))
@@ -167,10 +187,10 @@ def sample_table(batch: SampleBatch) -> pa.Table:
     schema = cached_schema(batch.EVENT_TYPE)
     env = batch.envelope()
     n = len(batch)
-    data = {
+    data: dict[str, Any] = {
         **env,
         "event_type": [batch.EVENT_TYPE] * n,
-        "schema_version": np.ones(n, dtype=np.int32),
+        "schema_version": np.full(n, HostSampled.SCHEMA_VERSION, dtype=np.int32),
         "interval_s": np.full(n, batch.interval_s, dtype=np.int32),
         "job_id": batch.job_ids(),
         "step_time_ms": batch.columns["step_time_ms"],
@@ -182,6 +202,16 @@ def sample_table(batch: SampleBatch) -> pa.Table:
             arrays.append(_list_of_structs(batch, GPU_FIELDS, field))
         elif field.name == "nics":
             arrays.append(_list_of_structs(batch, NIC_FIELDS, field))
+        elif isinstance(data[field.name], np.ndarray):
+            arrays.append(_array(data[field.name], field))
         else:
             arrays.append(pa.array(data[field.name], type=field.type))
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _array(values: np.ndarray, field: pa.Field) -> pa.Array:
+    """A column as Arrow, its nulls (NaN, ``NULL_INT``) as Arrow nulls where the field is nullable."""
+    if not field.nullable:
+        return pa.array(values, type=field.type)
+    is_null = np.isnan(values) if values.dtype.kind == "f" else values == NULL_INT
+    return pa.array(values, type=field.type, mask=is_null if is_null.any() else None)

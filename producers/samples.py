@@ -15,13 +15,15 @@ from producers.jobs import JobTimeline, job_timeline
 from producers.randomness import Purpose, stream
 
 GPU_FIELDS = ("gpu", "temp_c", "power_w", "sm_clock_mhz", "util_pct", "ecc_sbe", "ecc_dbe", "retired_pages",
-              "pcie_replay", "pcie_link_gen", "pcie_link_width", "nvlink_errors")  # fmt: skip
+              "pcie_replay", "pcie_link_gen", "pcie_link_width", "nvlink_errors", "pcie_link_gen_max",
+              "pcie_link_width_max", "throttle_reasons")  # fmt: skip
 NIC_FIELDS = ("port", "rx_gbps", "tx_gbps", "symbol_errors", "link_downed", "carrier_changes")
 FLOAT_FIELDS = frozenset({"temp_c", "power_w", "util_pct", "rx_gbps", "tx_gbps"})
 SM_CLOCK_MHZ = 1980
 DEGRADED_SYMBOLS_PER_S = 40.0  # a degraded port: well above the 10/s "degraded" line
 DOWNTRAINED_REPLAYS_PER_S = 0.4  # near the ~31/min Gen5 x16 warning level
 IDLE_POWER_W = 90.0
+THROTTLE_IDLE, THROTTLE_SW_THERMAL, THROTTLE_HW_THERMAL = 0x1, 0x20, 0x40  # NVML clock event reason bits
 _MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15))
 
 
@@ -155,7 +157,7 @@ class SampleModel:
         port_bw = bw[:, None] * np.where(degraded, 1 - np.minimum(0.9, 3 * factor[:, None]), 1.0)
         cols: dict[str, np.ndarray] = {
             "job": job,  # index into self.jobs, -1 while the host idles (no job_id, no step time)
-            "step_time_ms": step,
+            "step_time_ms": np.where(busy, step, np.nan),  # NaN: null, as a real idle host's agent sends
             "bus_bw_gbps": bw,
             "gpu": np.broadcast_to(np.arange(g), (n, g)),
             "temp_c": temp,
@@ -169,6 +171,11 @@ class SampleModel:
             "pcie_link_gen": np.where(downtrained, 4, 5),
             "pcie_link_width": np.where(downtrained, 8, 16),
             "nvlink_errors": rng.poisson(1e-5 * interval_s, size=(n, g)) + effects.nvlink[hosts],
+            "pcie_link_gen_max": np.full((n, g), 5),
+            "pcie_link_width_max": np.full((n, g), 16),
+            "throttle_reasons": np.where(
+                therm, THROTTLE_SW_THERMAL | THROTTLE_HW_THERMAL, np.where(busy[:, None], 0, THROTTLE_IDLE)
+            ),
             "port": np.broadcast_to(np.arange(g), (n, g)),
             "rx_gbps": port_bw * rng.normal(1.0, 0.005, size=(n, g)),
             "tx_gbps": port_bw * rng.normal(1.0, 0.005, size=(n, g)),

@@ -67,7 +67,10 @@ class HostInventoried(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HostSampled(Event):
+    """v2: ``step_time_ms`` may be null (no job reports), GPUs carry throttle reasons and their PCIe maximum."""
+
     EVENT_TYPE: ClassVar[str] = "HostSampled"
+    SCHEMA_VERSION: ClassVar[int] = 2
     TOPIC: ClassVar[TopicFamily] = "samples"
 
 

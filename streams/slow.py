@@ -134,8 +134,9 @@ class HostStage:
         """
         p = record["payload"]
         host = record["host_id"]
-        if p.get("job_id") is None or p["step_time_ms"] <= 0:
-            return [], False  # no job on the host: nothing to compare
+        step = p.get("step_time_ms")
+        if p.get("job_id") is None or step is None or step <= 0:
+            return [], False  # no job on the host (v2: null step time; v1: 0): nothing to compare
         state = store.get(host) or _NO_WINDOWS
         start, end = window_bounds(record["ts"], p["interval_s"], self.policy.window)
         closed = state.closed
@@ -146,10 +147,9 @@ class HostStage:
         acc = windows.get(key)
         # the job is the window's last one (a host changing jobs mid-window is compared with the new one)
         if acc is None:
-            windows[key] = Window(p["step_time_ms"], p["bus_bw_gbps"], 1, end, p["job_id"])
+            windows[key] = Window(step, p["bus_bw_gbps"], 1, end, p["job_id"])
         else:
-            windows[key] = Window(acc.step_ms + p["step_time_ms"], acc.bus_bw + p["bus_bw_gbps"], acc.n + 1, end,
-                                  p["job_id"])  # fmt: skip
+            windows[key] = Window(acc.step_ms + step, acc.bus_bw + p["bus_bw_gbps"], acc.n + 1, end, p["job_id"])
         wm = record["ts"] if state.wm is None else max(state.wm, record["ts"])
         summaries = []
         for key in sorted(windows, key=int):

@@ -97,6 +97,7 @@ class Scenario:
                 "gpu": g, "temp_c": 60.0, "power_w": 650.0, "sm_clock_mhz": 1980, "util_pct": 97.0,
                 "ecc_sbe": 0, "ecc_dbe": 0, "retired_pages": 0, "pcie_replay": 0,
                 "pcie_link_gen": 5, "pcie_link_width": 16, "nvlink_errors": 0,
+                "pcie_link_gen_max": 5, "pcie_link_width_max": 16, "throttle_reasons": 0,
             }
             for g in range(8)
         ]  # fmt: skip

@@ -83,7 +83,7 @@ def check_envelope(record: Mapping[str, Any], limits: ValidationLimits, now_ms: 
 def _check_sample(record: Mapping[str, Any], p: Mapping[str, Any], limits: ValidationLimits) -> None:
     if not 1 <= p["interval_s"] <= limits.max_interval_s:
         raise _bad(f"absurd_interval: interval_s={p['interval_s']!r}", record)
-    if not _finite(p["step_time_ms"], 0.0, limits.max_step_time_ms):
+    if p["step_time_ms"] is not None and not _finite(p["step_time_ms"], 0.0, limits.max_step_time_ms):
         raise _bad(f"absurd_value: step_time_ms={p['step_time_ms']!r}", record)
     if not _finite(p["bus_bw_gbps"], 0.0, limits.max_bus_bw_gbps):
         raise _bad(f"absurd_value: bus_bw_gbps={p['bus_bw_gbps']!r}", record)
@@ -120,9 +120,10 @@ def _sample_believable(p: Mapping[str, Any], limits: ValidationLimits) -> bool:
     """
     mg, mt, mp, mc = limits.max_gpu_index, limits.max_temp_c, limits.max_power_w, limits.max_count
     mbw, mport = limits.max_bus_bw_gbps, limits.max_port_index
+    step = p["step_time_ms"]  # null since v2: no job reports on the host
     if not (
         1 <= p["interval_s"] <= limits.max_interval_s
-        and 0.0 <= p["step_time_ms"] <= limits.max_step_time_ms
+        and (step is None or 0.0 <= step <= limits.max_step_time_ms)
         and 0.0 <= p["bus_bw_gbps"] <= mbw
     ):
         return False

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from analytics.jobs.faults import EARLY_LIFE_KINDS
-from analytics.jobs.source import MS_PER_DAY
+from analytics.jobs.source import MS_PER_DAY, step_time
 from schemas.taxonomy import IMPORTED_RACK
 
 HOST_YEAR_DAYS = 365.25
@@ -93,7 +93,7 @@ def sample_age_profile(samples: pl.LazyFrame, inventory: pl.LazyFrame, bin_days:
     hosts = inventory.select("host_id", pl.col("fabric").cast(pl.Categorical), "install_ts")
     age_bin = ((pl.col("ts") - pl.col("install_ts")) // bin_ms).alias("age_bin")
     return (
-        samples.select("host_id", "ts", "step_time_ms")
+        samples.select("host_id", "ts", step_time())
         .join(hosts, on="host_id", how="inner")
         .group_by("fabric", age_bin)
         .agg(pl.len().alias("samples"), pl.col("step_time_ms").mean().alias("step_time_ms_mean"))

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from analytics.jobs.source import MS_PER_DAY, MS_PER_HOUR
+from analytics.jobs.source import MS_PER_DAY, MS_PER_HOUR, step_time
 
 QUANTILES = (0.5, 0.9, 0.99)
 METRICS = ("step_time_ms", "bus_bw_gbps")
@@ -31,17 +31,23 @@ def with_fabric(frame: pl.LazyFrame, inventory: pl.LazyFrame | None) -> pl.LazyF
     return frame.join(fabrics, on="host_id", how="inner")
 
 
+def _metric(name: str) -> pl.Expr:
+    return step_time() if name == "step_time_ms" else pl.col(name)
+
+
 def sample_percentiles(
     samples: pl.LazyFrame, inventory: pl.LazyFrame | None, metrics: Sequence[str] = METRICS
 ) -> pl.LazyFrame:
     """p50/p90/p99 (and mean) of each metric per fabric over all host samples."""
     if inventory is None or "fabric" in samples.collect_schema().names():
-        frame = with_fabric(samples, inventory).select(pl.col("host_id").alias("host"), "fabric", *metrics)
+        frame = with_fabric(samples, inventory).select(
+            pl.col("host_id").alias("host"), "fabric", *map(_metric, metrics)
+        )
     else:
         # The inventory's row number stands for the host: the distinct count then runs over
         # integers instead of every sample's host_id string (the slowest aggregate here).
         hosts = inventory.select("host_id", pl.col("fabric").cast(pl.Categorical)).with_row_index("host")
-        frame = samples.select("host_id", *metrics).join(hosts, on="host_id", how="inner")
+        frame = samples.select("host_id", *map(_metric, metrics)).join(hosts, on="host_id", how="inner")
     aggs: list[pl.Expr] = [pl.len().alias("samples"), pl.col("host").n_unique().alias("hosts")]
     for m in metrics:
         aggs += [pl.col(m).quantile(q, "linear").alias(f"{m}_p{round(q * 100)}") for q in QUANTILES]
@@ -61,7 +67,7 @@ def host_medians(
     """Per host: fabric, sample count and the median of each metric (the unit of the A/B test)."""
     return (
         with_fabric(samples, inventory)
-        .select("host_id", "fabric", *metrics)
+        .select("host_id", "fabric", *map(_metric, metrics))
         .group_by("host_id", "fabric")
         .agg(pl.len().alias("samples"), *[pl.col(m).median() for m in metrics])
         .with_columns(pl.col("fabric").cast(pl.String))
@@ -114,11 +120,13 @@ def slow_windows(
 ) -> pl.LazyFrame:
     """Per host and window: its median step time vs the median of its peers in that window.
 
-    A window is slow when the host is more than ``threshold`` (0.02 = 2 %) above its peers.
+    A window is slow when the host is more than ``threshold`` (0.02 = 2 %) above its peers. Samples
+    without a job (no step time) are not comparable: they make no window, slow or not.
     """
     win = (pl.col("ts") // window_ms).alias("window")
     per_host = (
         samples.select("host_id", "ts", "step_time_ms", *peers)
+        .filter(pl.col("step_time_ms") > 0)
         .with_columns(win)
         .group_by(*peers, "window", "host_id")
         .agg(pl.col("step_time_ms").median().alias("step_ms"))

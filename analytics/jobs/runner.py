@@ -222,8 +222,9 @@ def run_fabric(
             series.append(("time_to_repair_h", repair_host_medians(episodes, inv.collect()), "hours"))
         la, lb = (per_host_link.filter(pl.col("fabric") == f) for f in (a, b))
         for metric, frame, col in series:
-            xa = frame.filter(pl.col("fabric") == a)[col].to_numpy()
-            xb = frame.filter(pl.col("fabric") == b)[col].to_numpy()
+            # a host no job ran on has no median step time: it is not in that comparison
+            xa = frame.filter(pl.col("fabric") == a)[col].drop_nulls().to_numpy()
+            xb = frame.filter(pl.col("fabric") == b)[col].drop_nulls().to_numpy()
             try:
                 comps.append(compare(metric, xa, xb, a, b, n_boot=n_boot)._asdict())
             except InsufficientDataError as exc:

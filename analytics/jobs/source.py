@@ -61,6 +61,13 @@ def scan_optional(lake: str | Path, table: str) -> pl.LazyFrame | None:
     return scan(lake, table) if has_table(lake, table) else None
 
 
+def step_time() -> pl.Expr:
+    """``step_time_ms`` where a job reported one: null for a host without a job (HostSampled v2 writes
+    null, v1 wrote 0), so such samples never pull a mean, median or percentile towards zero."""
+    step = pl.col("step_time_ms")
+    return pl.when(step > 0).then(step).alias("step_time_ms")
+
+
 def unique_events(frame: pl.LazyFrame) -> pl.LazyFrame:
     """One row per event id: a record delivered twice (producers deliver at least once) counts once."""
     return frame.unique("event_id", keep="first", maintain_order=True)

@@ -46,6 +46,9 @@ def _gpu(i: int, rng: random.Random) -> dict[str, Any]:
         "pcie_link_gen": 5,
         "pcie_link_width": 16,
         "nvlink_errors": 0,
+        "pcie_link_gen_max": 5,
+        "pcie_link_width_max": 16,
+        "throttle_reasons": 0,
     }
 
 

@@ -21,6 +21,7 @@ from producers.agent.collector import Collector, Fact, Observation, Problems
 from producers.agent.dedup import XidDeduper
 from producers.agent.steptime import StepTimeServer
 from producers.agent.units import Units
+from schemas import EVENT_CLASSES
 
 log = logging.getLogger(__name__)
 Record = dict[str, Any]
@@ -78,7 +79,8 @@ class Agent:
     def _record(self, event_type: str, ts: int, payload: dict[str, Any]) -> Record:
         self.seq += 1
         return {
-            "event_id": f"{self.epoch}-{self.host_id}-{self.seq}", "event_type": event_type, "schema_version": 1,
+            "event_id": f"{self.epoch}-{self.host_id}-{self.seq}", "event_type": event_type,
+            "schema_version": EVENT_CLASSES[event_type].SCHEMA_VERSION,
             "host_id": self.host_id, "cluster": self.settings.cluster, "ts": ts, "agent_seq": self.seq,
             "payload": payload,
         }  # fmt: skip

@@ -19,7 +19,12 @@ GPU_GAUGES = (
     "retired_pages",
     "pcie_link_gen",
     "pcie_link_width",
+    "pcie_link_gen_max",
+    "pcie_link_width_max",
+    "throttle_reasons",
 )
+# HostSampled v2's GPU fields: null where no collector read them
+NULLABLE_GPU = ("pcie_link_gen_max", "pcie_link_width_max", "throttle_reasons")
 NIC_COUNTERS = ("rx_bytes", "tx_bytes", "dt_ms", "symbol_errors", "link_downed", "carrier_changes")
 
 
@@ -50,7 +55,8 @@ class SampleWindow:
              "sm_clock_mhz": int(r.get("sm_clock_mhz", 0)), "util_pct": round(float(r.get("util_pct", 0.0)), 2),
              "ecc_sbe": r["ecc_sbe"], "ecc_dbe": r["ecc_dbe"], "retired_pages": int(r.get("retired_pages", 0)),
              "pcie_replay": r["pcie_replay"], "pcie_link_gen": int(r.get("pcie_link_gen", 0)),
-             "pcie_link_width": int(r.get("pcie_link_width", 0)), "nvlink_errors": r["nvlink_errors"]}
+             "pcie_link_width": int(r.get("pcie_link_width", 0)), "nvlink_errors": r["nvlink_errors"],
+             **{k: None if r.get(k) is None else int(r[k]) for k in NULLABLE_GPU}}
             for g, r in sorted(self.gpus.items())
         ]  # fmt: skip
         nics = []
@@ -66,8 +72,8 @@ class SampleWindow:
         return {
             "interval_s": interval_s,
             "job_id": job_id,
-            # no job reporting: 0 (with no job_id), which the slow-host stage treats as not comparable
-            "step_time_ms": round(step_ms, 2) if step_ms is not None else 0.0,
+            # no job reporting: null (HostSampled v2), which the slow-host stage treats as not comparable
+            "step_time_ms": round(step_ms, 2) if step_ms is not None else None,
             "bus_bw_gbps": round(bus_bw, 2),
             "gpus": gpus,
             "nics": nics,

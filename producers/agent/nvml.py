@@ -154,18 +154,31 @@ class NvmlCollector:
         if (gpu, field) in self.unsupported:
             return None
         nv = self.nv
+        call = getattr(nv, fn, None)
+        if call is None:  # an older nvidia-ml-py without this function
+            self.unsupported.add((gpu, field))
+            self.problems.add(SOURCE, "unsupported", f"gpu{gpu}/{field}", f"no {fn} in this nvidia-ml-py")
+            return None
         try:
-            return getattr(nv, fn)(*args)
+            return call(*args)
         except nv.NVMLError as exc:
             code = getattr(exc, "value", None)
             if code == nv.NVML_ERROR_GPU_IS_LOST:
                 raise _Lost from exc
-            if code == nv.NVML_ERROR_NOT_SUPPORTED:
+            if code in (nv.NVML_ERROR_NOT_SUPPORTED, getattr(nv, "NVML_ERROR_FUNCTION_NOT_FOUND", 13)):
                 self.unsupported.add((gpu, field))
                 self.problems.add(SOURCE, "unsupported", f"gpu{gpu}/{field}")
             else:
                 self.problems.add(SOURCE, "read_failed", f"gpu{gpu}/{field}", str(exc))
             return None
+
+    def _throttle(self, gpu: int, h: Any) -> Any:
+        """Clock event reasons bitmask: ``…ClocksEventReasons`` (nvidia-ml-py ≥ 12.535, drivers ≥ R535),
+        else the deprecated ``…ClocksThrottleReasons`` older bindings and drivers have (the same bits)."""
+        value = self._get(gpu, "throttle_reasons", "nvmlDeviceGetCurrentClocksEventReasons", h)
+        if value is None and (gpu, "throttle_reasons") in self.unsupported:
+            value = self._get(gpu, "throttle_reasons_legacy", "nvmlDeviceGetCurrentClocksThrottleReasons", h)
+        return value
 
     def _ecc_total(self, gpu: int, h: Any, field: str, kind: int) -> Any:
         """Volatile ECC count (since the driver loaded), else the aggregate (lifetime) one where volatile is unsupported."""
@@ -203,10 +216,9 @@ class NvmlCollector:
             "pcie_replay": self._delta(gpu, "pcie_replay", g(gpu, "pcie_replay", "nvmlDeviceGetPcieReplayCounter", h)),
             "pcie_link_gen": int(g(gpu, "pcie_link_gen", "nvmlDeviceGetCurrPcieLinkGeneration", h) or 0),
             "pcie_link_width": int(g(gpu, "pcie_link_width", "nvmlDeviceGetCurrPcieLinkWidth", h) or 0),
-            "pcie_max_gen": int(g(gpu, "pcie_max_gen", "nvmlDeviceGetMaxPcieLinkGeneration", h) or 0),
-            "pcie_max_width": int(g(gpu, "pcie_max_width", "nvmlDeviceGetMaxPcieLinkWidth", h) or 0),
-            "nvlink_errors": self._nvlink(gpu, h),
-            "throttle_reasons": int(g(gpu, "throttle_reasons", "nvmlDeviceGetCurrentClocksEventReasons", h) or 0),
+            "pcie_link_gen_max": g(gpu, "pcie_link_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration", h),
+            "pcie_link_width_max": g(gpu, "pcie_link_width_max", "nvmlDeviceGetMaxPcieLinkWidth", h),
+            "nvlink_errors": self._nvlink(gpu, h), "throttle_reasons": self._throttle(gpu, h),
             "retired_pages": int(rows[0] + rows[1]) if rows is not None else 0,
         }  # fmt: skip
         obs.gpus[gpu] = reading

@@ -127,11 +127,19 @@ class NVMLError(Exception):
         self.value = value
 
 
-def fake_pynvml(gpus: int = 8, not_supported: frozenset[str] = frozenset()) -> types.ModuleType:
-    """A module with pynvml's names over ``gpus`` healthy H100s; ``mod.gpus[i]`` changes what they report."""
+def fake_pynvml(
+    gpus: int = 8, not_supported: frozenset[str] = frozenset(), absent: frozenset[str] = frozenset()
+) -> types.ModuleType:
+    """A module with pynvml's names over ``gpus`` healthy H100s; ``mod.gpus[i]`` changes what they report.
+
+    ``not_supported``: functions that answer NVML_ERROR_NOT_SUPPORTED; ``absent``: functions an older
+    nvidia-ml-py lacks (``nvmlDeviceGetCurrentClocksEventReasons`` came with 12.535)."""
     m = types.ModuleType("pynvml")
     m.NVMLError = NVMLError  # type: ignore[attr-defined]
-    consts = {"NVML_ERROR_NOT_SUPPORTED": 3, "NVML_ERROR_TIMEOUT": 10, "NVML_ERROR_GPU_IS_LOST": 15,
+    consts = {"NVML_ERROR_NOT_SUPPORTED": 3, "NVML_ERROR_TIMEOUT": 10, "NVML_ERROR_FUNCTION_NOT_FOUND": 13,
+              "NVML_ERROR_GPU_IS_LOST": 15, "nvmlClocksEventReasonGpuIdle": 0x1,
+              "nvmlClocksEventReasonSwPowerCap": 0x4, "nvmlClocksEventReasonHwSlowdown": 0x8,
+              "nvmlClocksEventReasonSwThermalSlowdown": 0x20, "nvmlClocksEventReasonHwThermalSlowdown": 0x40,
               "NVML_TEMPERATURE_GPU": 0, "NVML_CLOCK_SM": 1, "NVML_MEMORY_ERROR_TYPE_CORRECTED": 0,
               "NVML_MEMORY_ERROR_TYPE_UNCORRECTED": 1, "NVML_VOLATILE_ECC": 0, "NVML_AGGREGATE_ECC": 1,
               "NVML_MEMORY_LOCATION_SRAM": 7, "NVML_NVLINK_MAX_LINKS": 18, "NVML_FEATURE_ENABLED": 1,
@@ -140,7 +148,8 @@ def fake_pynvml(gpus: int = 8, not_supported: frozenset[str] = frozenset()) -> t
         setattr(m, name, value)
     state = [FakeGpu(f"GPU-{i:08x}-0000-4000-8000-00000000000{i}", GPU_BUSES[i],
                      {"temp": 60 + i, "power_mw": 650_000, "sm": 1980, "util": 96, "sbe": 0, "dbe": 0, "sram": 0,
-                      "rows": (0, 0, 0, 0), "replay": 0, "gen": 5, "width": 16, "nvlink": 0})
+                      "rows": (0, 0, 0, 0), "replay": 0, "gen": 5, "width": 16, "gen_max": 5, "width_max": 16,
+                      "throttle": 0, "nvlink": 0})
              for i in range(gpus)]  # fmt: skip
     m.gpus = state  # type: ignore[attr-defined]
     m.xid_queue = []  # type: ignore[attr-defined]
@@ -187,11 +196,13 @@ def fake_pynvml(gpus: int = 8, not_supported: frozenset[str] = frozenset()) -> t
         "nvmlDeviceGetTotalEccErrors": total_ecc,
         "nvmlDeviceGetMemoryErrorCounter": lambda h, kind, counter, where: h.values["sram"],
         "nvmlDeviceGetRemappedRows": v("rows"), "nvmlDeviceGetCurrPcieLinkGeneration": v("gen"),
-        "nvmlDeviceGetCurrPcieLinkWidth": v("width"), "nvmlDeviceGetMaxPcieLinkGeneration": lambda h: 5,
-        "nvmlDeviceGetMaxPcieLinkWidth": lambda h: 16, "nvmlDeviceGetCurrentClocksEventReasons": lambda h: 0,
+        "nvmlDeviceGetCurrPcieLinkWidth": v("width"), "nvmlDeviceGetMaxPcieLinkGeneration": v("gen_max"),
+        "nvmlDeviceGetMaxPcieLinkWidth": v("width_max"), "nvmlDeviceGetCurrentClocksEventReasons": v("throttle"),
+        "nvmlDeviceGetCurrentClocksThrottleReasons": v("throttle"),  # deprecated name, same bits
         "nvmlDeviceGetNvLinkState": lambda h, link: 1,
         "nvmlDeviceGetNvLinkErrorCounter": lambda h, link, c: h.values["nvlink"] if (link, c) == (0, 2) else 0,
     }  # fmt: skip
     for name, fn in table.items():
-        api(name, fn)
+        if name not in absent:
+            api(name, fn)
     return m

@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from producers.avro_columns import NULL_INT
 from producers.config import load_fleet_config
 from producers.fleet import DAY_MS, build_fleet
 from producers.sample_batch import SampleBatch, sample_table
@@ -50,7 +51,8 @@ def test_jobs_start_and_stop_and_idle_hosts_report_no_job(build) -> None:
         seen |= set(cols["job"].tolist())
         off = cols["job"] < 0
         idle += int(off.sum())
-        assert (cols["step_time_ms"][off] == 0).all() and (cols["step_time_ms"][~off] > 0).all()
+        # an idle host has no step time: NaN in the column, null in the event
+        assert np.isnan(cols["step_time_ms"][off]).all() and (cols["step_time_ms"][~off] > 0).all()
     assert len(seen - {-1}) > 2 * len(fleet.job_ids)  # slots ran several jobs each
     assert 0 < idle < 0.2 * 30 * fleet.n_hosts
 
@@ -75,6 +77,10 @@ def test_slow_hosts_are_slower_by_their_factor_with_their_cause_symptoms(build) 
     assert (cols["pcie_link_gen"][pcie, fleet.slow_unit[pcie]] == 4).all()
     assert (cols["pcie_link_width"][pcie, fleet.slow_unit[pcie]] == 8).all()
     assert (cols["pcie_link_gen"][~slow] == 5).all()
+    # downtraining shows against the maximum; thermal throttling in the HW thermal slowdown bit
+    assert (cols["pcie_link_gen_max"] == 5).all() and (cols["pcie_link_width_max"] == 16).all()
+    hw_thermal = (cols["throttle_reasons"] & 0x40) != 0
+    assert hw_thermal[thermal].all() and not hw_thermal[~slow].any()
     nic = np.flatnonzero(cause == "degraded_nic")
     assert (cols["symbol_errors"][nic, fleet.slow_unit[nic]] > 10 * 10).all()  # > 10/s over 10 s
     assert np.median(cols["symbol_errors"][~slow]) < 5
@@ -107,6 +113,12 @@ def test_sample_table_equals_the_generic_to_table(build) -> None:
     agents = FleetAgents(built.fleet, built.faults, built.noise, run_id="r", interval_s=3600)
     batch = next(b for t in agents.ticks() for b in t.batches if isinstance(b, SampleBatch))
     assert sample_table(batch).equals(to_table("HostSampled", batch.records()))
+    batch.columns["step_time_ms"][0] = np.nan  # v2 nulls: no step time, a GPU field not reported
+    batch.columns["throttle_reasons"][1, 0] = NULL_INT
+    table = sample_table(batch)
+    assert table.equals(to_table("HostSampled", batch.records()))
+    assert table.column("step_time_ms")[0].as_py() is None
+    assert table.column("gpus")[1].as_py()[0]["throttle_reasons"] is None
     part = batch.take(np.array([3, 1]))
     assert [r["host_id"] for r in part.records()] == [
         batch.records()[3]["host_id"],

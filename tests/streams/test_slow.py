@@ -289,6 +289,10 @@ def test_host_stage_drops_late_samples_and_skips_idle_hosts() -> None:
     assert len(summaries) == 1 and summaries[0].n == 1 and not late
     assert stage.add_sample(store, f.sample(ts=START_TS + MIN)) == ([], True)
     assert stage.add_sample(store, f.sample(job=None, ts=START_TS + 7 * MIN, host="idle")) == ([], False)
+    # v2: no step time is not comparable either, whatever the job field says; v1's 0 stays skipped too
+    for step in (None, 0.0):
+        assert stage.add_sample(store, f.sample(step, ts=START_TS + 7 * MIN, host="nostep")) == ([], False)
+    assert "nostep" not in store
 
 
 def _summaries(hosts: int, minutes: int, slow: dict[int, float]) -> list[HostSummary]:

@@ -45,6 +45,15 @@ def test_absurd_sample_values(value: float) -> None:
     assert reason(f.sample(step=value)).startswith("absurd_value")
 
 
+def test_a_sample_without_step_time_is_believable() -> None:
+    """HostSampled v2: a host no job reports from sends a null step time (v1 sent 0)."""
+    from streams.validate import _sample_believable
+
+    for record in (f.sample(None, job=None), f.sample(0.0, job=None)):
+        check(record, LIMITS, NOW)
+        assert _sample_believable(record["payload"], LIMITS)
+
+
 def test_negative_gpu_counter_in_sample() -> None:
     record = f.sample()
     record["payload"]["gpus"][3]["ecc_dbe"] = -2

@@ -98,3 +98,12 @@ def test_first_failures_censor_at_the_end() -> None:
     ff = early_life.first_failures(early_life.fault_ages(faults, w), w).collect().sort("host_id")
     assert ff["event"].to_list() == [False, True]
     assert ff["stop_age_d"].to_list() == [130.0, 5.0]
+
+
+def test_sample_age_profile_leaves_samples_without_a_job_out_of_the_mean() -> None:
+    """HostSampled v2 writes null step time for a host without a job, v1 wrote 0."""
+    samples = pl.LazyFrame(
+        {"host_id": ["h2"] * 3, "ts": [10 * DAY, 11 * DAY, 12 * DAY], "step_time_ms": [2.0, None, 0.0]}
+    )
+    got = early_life.sample_age_profile(samples, _inventory(), bin_days=7.0).collect()
+    assert got.select("samples", "step_time_ms_mean").rows() == [(3, 2.0)]

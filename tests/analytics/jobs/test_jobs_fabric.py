@@ -76,3 +76,18 @@ def test_slow_incidence_per_thousand() -> None:
     flags = pl.LazyFrame({"host_id": ["a1", "b1"], "is_slow": [True, False]})
     got = fabric.slow_incidence(flags, _inventory()).collect().sort("fabric")
     assert got["slow_per_1000_hosts"].to_list() == [0.0, 500.0]
+
+
+def test_samples_without_a_job_have_no_step_time() -> None:
+    """HostSampled v2 writes null for a host no job reports from, v1 wrote 0: neither pulls step time down."""
+    samples = pl.LazyFrame({"host_id": ["a1"] * 4 + ["a2"] * 2, "cluster": "c", "ts": [0, 1, 2, 3, 0, HOUR],
+                            "step_time_ms": [10.0, None, 0.0, 20.0, None, 0.0], "bus_bw_gbps": 1.0})  # fmt: skip
+    got = fabric.sample_percentiles(samples, _inventory()).collect().to_dicts()[0]
+    assert got["samples"] == 6 and got["step_time_ms_p50"] == 15.0 and got["step_time_ms_mean"] == 15.0
+    medians = {
+        r["host_id"]: r["step_time_ms"]
+        for r in fabric.host_medians(samples, _inventory()).collect().to_dicts()
+    }
+    assert medians == {"a1": 15.0, "a2": None}
+    windows = fabric.slow_windows(samples, HOUR).collect()
+    assert windows.select("host_id", "step_ms").rows() == [("a1", 15.0)]  # a2 had no comparable window

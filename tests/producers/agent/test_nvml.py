@@ -20,6 +20,7 @@ def test_readings_and_inventory(nvml: Any, problems: Problems) -> None:
     g = obs.gpus[3]
     assert (g["temp_c"], g["power_w"], g["sm_clock_mhz"], g["util_pct"]) == (63.0, 650.0, 1980, 96.0)
     assert (g["pcie_link_gen"], g["pcie_link_width"]) == (5, 16)
+    assert (g["pcie_link_gen_max"], g["pcie_link_width_max"], g["throttle_reasons"]) == (5, 16, 0)
     assert obs.inventory["driver_version"] == "550.54.15"
     assert obs.inventory["sku"] == "NVIDIA H100 80GB HBM3"
     assert len(c.units.uuid_by_bus) == 8
@@ -30,7 +31,7 @@ def test_xid_events_ecc_and_row_remap(nvml: Any, problems: Problems) -> None:
     c.collect(0)
     nvml.xid_queue.append((2, 48))
     nvml.gpus[2].values.update(dbe=1, rows=(0, 1, 1, 0))
-    nvml.gpus[4].values.update(sbe=7, replay=3, nvlink=250, gen=4, width=8)
+    nvml.gpus[4].values.update(sbe=7, replay=3, nvlink=250, gen=4, width=8, throttle=0x40 | 0x20)
     obs = c.collect(1000)
     payloads = [(f.event_type, f.payload) for f in obs.facts]
     assert (
@@ -49,6 +50,8 @@ def test_xid_events_ecc_and_row_remap(nvml: Any, problems: Problems) -> None:
         g4["pcie_link_gen"],
         g4["pcie_link_width"],
     ) == (7, 3, 250, 4, 8)
+    # downtrained below its maximum, clocks held by thermal slowdown: both reach the sample
+    assert (g4["pcie_link_gen_max"], g4["pcie_link_width_max"], g4["throttle_reasons"]) == (5, 16, 0x60)
     nvml.gpus[2].values.update(rows=(0, 1, 0, 1))  # remapping failed: one row_remap_failure, once
     facts = c.collect(2000).facts
     assert [f.payload["row_remap"] for f in facts] == ["remap_failure"]
@@ -97,3 +100,35 @@ def test_aggregate_ecc_where_volatile_is_unsupported(nvml: Any, problems: Proble
     facts = c.collect(1000).facts
     assert [(f.payload["gpu"], f.payload["count"]) for f in facts] == [(1, 2)]
     assert problems.counts[("nvml", "unsupported")] == 2  # volatile sbe and dbe of GPU 1, once each
+
+
+def test_unsupported_link_maximum_and_throttle_reasons_read_as_null(problems: Problems) -> None:
+    nv = fake_pynvml(
+        not_supported=frozenset({"nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkWidth",
+                                 "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"})
+    )  # fmt: skip
+    g = make(nv, problems).collect(0).gpus[0]
+    assert (g["pcie_link_gen_max"], g["pcie_link_width_max"], g["throttle_reasons"]) == (None, None, None)
+
+
+def test_older_bindings_read_throttle_reasons_by_their_deprecated_name(problems: Problems) -> None:
+    """nvidia-ml-py before 12.535 has only ``nvmlDeviceGetCurrentClocksThrottleReasons``."""
+    nv = fake_pynvml(absent=frozenset({"nvmlDeviceGetCurrentClocksEventReasons"}))
+    nv.gpus[1].values["throttle"] = 0x4  # SW power cap
+    c = make(nv, problems)
+    assert c.collect(0).gpus[1]["throttle_reasons"] == 0x4
+    assert c.collect(1000).gpus[1]["throttle_reasons"] == 0x4
+    assert problems.counts[("nvml", "unsupported")] == 8  # once per GPU, not per poll
+
+
+def test_the_fake_uses_the_real_bindings_names_and_values() -> None:
+    """Every function and constant the fake plays exists in the installed nvidia-ml-py, constants equal."""
+    import pynvml  # the real bindings: importing loads no driver (that happens at nvmlInit)
+
+    fake = fake_pynvml()
+    names = [n for n in vars(fake) if n.startswith(("nvml", "NVML"))]
+    assert "nvmlDeviceGetCurrentClocksEventReasons" in names and "nvmlDeviceGetMaxPcieLinkWidth" in names
+    assert [n for n in names if not hasattr(pynvml, n)] == []
+    # NVML_NVLINK_MAX_LINKS is a cap that grows with the bindings (18 in 12.x, 36 in 13.x); an H100 has 18
+    consts = [n for n in names if not callable(getattr(fake, n)) and n != "NVML_NVLINK_MAX_LINKS"]
+    assert {n: getattr(fake, n) for n in consts} == {n: getattr(pynvml, n) for n in consts}
