@@ -18,6 +18,12 @@ FLEET = "-"  # host_id / cluster of fleet-level events (alerts, planner halts, d
 ENVELOPE_FIELDS = ("event_id", "event_type", "schema_version", "host_id", "cluster", "ts", "agent_seq")
 
 
+def job_step_time(step_time_ms: float | None) -> float | None:
+    """A HostSampled step time when a job reported one, else ``None``: v2 writes null for a host without
+    a job and v1 wrote 0, so a step time of zero or less means "no job" in either version."""
+    return step_time_ms if step_time_ms is not None and step_time_ms > 0 else None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     """The common envelope plus a typed payload."""

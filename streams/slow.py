@@ -15,6 +15,7 @@ from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from schemas.events import job_step_time
 from streams.findings import Finding
 from streams.ids import finding_id
 from streams.policy import SlowHostPolicy
@@ -134,9 +135,9 @@ class HostStage:
         """
         p = record["payload"]
         host = record["host_id"]
-        step = p.get("step_time_ms")
-        if p.get("job_id") is None or step is None or step <= 0:
-            return [], False  # no job on the host (v2: null step time; v1: 0): nothing to compare
+        step = job_step_time(p.get("step_time_ms"))
+        if p.get("job_id") is None or step is None:
+            return [], False  # no job on the host: nothing to compare
         state = store.get(host) or _NO_WINDOWS
         start, end = window_bounds(record["ts"], p["interval_s"], self.policy.window)
         closed = state.closed

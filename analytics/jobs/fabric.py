@@ -125,8 +125,8 @@ def slow_windows(
     """
     win = (pl.col("ts") // window_ms).alias("window")
     per_host = (
-        samples.select("host_id", "ts", "step_time_ms", *peers)
-        .filter(pl.col("step_time_ms") > 0)
+        samples.select("host_id", "ts", step_time(), *peers)
+        .drop_nulls("step_time_ms")
         .with_columns(win)
         .group_by(*peers, "window", "host_id")
         .agg(pl.col("step_time_ms").median().alias("step_ms"))

@@ -62,8 +62,8 @@ def scan_optional(lake: str | Path, table: str) -> pl.LazyFrame | None:
 
 
 def step_time() -> pl.Expr:
-    """``step_time_ms`` where a job reported one: null for a host without a job (HostSampled v2 writes
-    null, v1 wrote 0), so such samples never pull a mean, median or percentile towards zero."""
+    """``step_time_ms`` where a job reported one, else null (``schemas.events.job_step_time`` over a
+    column), so samples of hosts without a job never pull a mean, median or percentile towards zero."""
     step = pl.col("step_time_ms")
     return pl.when(step > 0).then(step).alias("step_time_ms")
 

@@ -10,6 +10,7 @@ from schemas import Codec, SchemaRegistry
 from schemas.arrow import table_schema
 from schemas.codec import HEADER, MAGIC_BYTE
 from schemas.compat import check_compatible
+from schemas.events import job_step_time
 from tests.streams import factories
 
 REGISTRY = SchemaRegistry.load()
@@ -78,3 +79,7 @@ def test_arrow_schema_has_the_new_nullable_columns() -> None:
     assert schema.field("step_time_ms").nullable
     gpu = schema.field("gpus").type.value_type
     assert all(gpu.field(f).nullable for f in NEW_GPU_FIELDS) and not gpu.field("pcie_link_gen").nullable
+
+
+def test_a_step_time_of_zero_or_less_or_null_means_no_job() -> None:
+    assert [job_step_time(s) for s in (None, 0.0, -3.0, 0.5, 812.0)] == [None, None, None, 0.5, 812.0]

@@ -7,6 +7,8 @@ import polars as pl
 import pytest
 
 from analytics.jobs import fabric
+from analytics.jobs.source import step_time
+from schemas.events import job_step_time
 
 HOUR = 3_600_000
 
@@ -91,3 +93,9 @@ def test_samples_without_a_job_have_no_step_time() -> None:
     assert medians == {"a1": 15.0, "a2": None}
     windows = fabric.slow_windows(samples, HOUR).collect()
     assert windows.select("host_id", "step_ms").rows() == [("a1", 15.0)]  # a2 had no comparable window
+
+
+def test_the_column_rule_for_no_job_is_the_schema_rule() -> None:
+    steps = [None, 0.0, -3.0, 0.5, 812.0]
+    got = pl.DataFrame({"step_time_ms": steps}).select(step_time())["step_time_ms"].to_list()
+    assert got == [job_step_time(s) for s in steps]
