@@ -225,7 +225,7 @@ def convert(
     old: Annotated[str, typer.Argument(help="A lake folder in the pre-Delta Parquet layout (left unchanged).")],
     new: Annotated[str, typer.Argument(help="Where to write the Delta lake (a new folder or URI).")],
 ) -> None:
-    """Copy a pre-Delta lake's published rows into a new Delta lake (quarantine and rejects stay in the old one)."""
+    """Copy a pre-Delta lake's published rows, quarantined batches and rejected records into a new Delta lake."""
     from analytics.lake import legacy
     from ground.delta import DeltaTables
 

@@ -8,20 +8,35 @@ the files they replaced, any other writer's files) into a new Delta lake, leavin
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analytics.errors import LakeError
+from analytics.lake.batch import REJECTED_SCHEMA
+from analytics.lake.layout import (
+    QUARANTINE_DIR,
+    QUARANTINE_REPORTS,
+    REJECTED_TABLE,
+    OffsetRange,
+    quarantine_table,
+)
+from analytics.lake.quarantine import BATCH_ID, REPORTS_SCHEMA
 from analytics.tables import TABLES, event_type_of
 from ground.delta import DATE, DeltaTables, is_uri, with_date
 from schemas.arrow import table_schema
 
 MANIFEST = "_manifest"
+OLD_REPORT, OLD_DATA = "report.json", "data.parquet"
+# what the old archiver added to the great-expectations report in report.json (now columns of _reports)
+_OLD_REPORT_KEYS = ("batch_id", "topic", "partition", "first_offset", "last_offset", "quarantined_rows",
+                    "quarantined_at", "data")  # fmt: skip
 DELTA_FILE_PREFIX = "part-"  # how delta-rs (and Spark) name data files
 CONVERT_ROWS = 1_000_000  # rows per Delta commit while converting
 _ARCHIVE_NAME = re.compile(r"^(?P<topic>.+)-p(?P<partition>\d+)-o(?P<first>\d+)-(?P<last>\d+)\.parquet$")
@@ -81,20 +96,94 @@ def published(old: Path, table: str) -> list[Path]:
             if rel in committed:
                 out.append(path)
             continue
-        match = _ARCHIVE_NAME.match(path.name)
-        if match is not None:
-            next_offset = frontier.get((match["topic"], int(match["partition"])))
-            if next_offset is not None and int(match["last"]) >= next_offset:
-                continue  # written after the last commit: never published
+        if _past_frontier(path.name, frontier):
+            continue  # written after the last commit: never published
         out.append(path)
     return out
 
 
-def convert(old: str | Path, new: DeltaTables, on_table: Callable[[str, int], None] | None = None) -> dict[str, int]:
-    """Copy every table's published rows into Delta tables of ``new``; rows per table.
+def _offset_range(name: str) -> OffsetRange | None:
+    match = _ARCHIVE_NAME.match(name if name.endswith(".parquet") else f"{name}.parquet")
+    if match is None:
+        return None
+    return OffsetRange(match["topic"], int(match["partition"]), int(match["first"]), int(match["last"]))
 
-    Quarantine and rejected records are not converted: they stay readable in the old folder.
+
+def _past_frontier(name: str, frontier: dict[tuple[str, int], int]) -> bool:
+    rng = _offset_range(name)
+    next_offset = None if rng is None else frontier.get((rng.topic, rng.partition))
+    return rng is not None and next_offset is not None and rng.last >= next_offset
+
+
+def published_quarantine(old: Path) -> list[tuple[str, OffsetRange, Path, dict[str, Any]]]:
+    """(table, batch, data file, report) of every quarantined batch the old archiver published.
+
+    The old writer wrote the data, then the report: an entry without a report, or past its partition's
+    committed offset, was cut short by a crash.
     """
+    frontier = _frontier(old)
+    out = []
+    for report_path in sorted((old / QUARANTINE_DIR).glob(f"*/*/{OLD_REPORT}")):
+        folder = report_path.parent
+        rng = _offset_range(folder.name)
+        data = folder / OLD_DATA
+        if rng is None or not data.is_file() or _past_frontier(folder.name, frontier):
+            continue
+        out.append((folder.parent.name, rng, data, json.loads(report_path.read_text())))
+    return out
+
+
+def published_rejects(old: Path) -> list[Path]:
+    """The old ``_rejected/<topic>/<batch>.parquet`` files at offsets the old archiver committed."""
+    frontier = _frontier(old)
+    return [
+        path
+        for path in sorted((old / REJECTED_TABLE).glob("*/*.parquet"))
+        if _offset_range(path.name) is not None and not _past_frontier(path.name, frontier)
+    ]
+
+
+def _report_row(table: str, rng: OffsetRange, rows: int, report: dict[str, Any]) -> dict[str, Any]:
+    at = report.get("quarantined_at")
+    return {
+        "table": table,
+        BATCH_ID: str(rng),
+        "topic": rng.topic,
+        "partition": rng.partition,
+        "first_offset": rng.first,
+        "last_offset": rng.last,
+        "rows": rows,
+        "failed_expectations": [str(n) for n in report.get("failed_expectations", ())],
+        "quarantined_at": dt.datetime.fromisoformat(at) if at else dt.datetime.fromtimestamp(0, dt.UTC),
+        "report": json.dumps({k: v for k, v in report.items() if k not in _OLD_REPORT_KEYS}, sort_keys=True),
+    }
+
+
+def convert_side_records(old: Path, new: DeltaTables) -> dict[str, int]:
+    """Copy the old quarantine (rows and reports) and rejected records; rows per new table."""
+    rows: dict[str, int] = {}
+    reports = []
+    for table, rng, data, report in published_quarantine(old):
+        if table not in TABLES:
+            continue
+        frame = pq.read_table(data)
+        frame = frame.append_column(BATCH_ID, pa.array([str(rng)] * frame.num_rows, pa.string()))
+        new.append(quarantine_table(table), frame)
+        rows[quarantine_table(table)] = rows.get(quarantine_table(table), 0) + frame.num_rows
+        reports.append(_report_row(table, rng, frame.num_rows, report))
+    if reports:
+        new.append(QUARANTINE_REPORTS, pa.Table.from_pylist(reports, schema=REPORTS_SCHEMA))
+        rows[QUARANTINE_REPORTS] = len(reports)
+    rejects = [pq.read_table(path).cast(REJECTED_SCHEMA) for path in published_rejects(old)]
+    if rejects:
+        new.append(REJECTED_TABLE, pa.concat_tables(rejects))
+        rows[REJECTED_TABLE] = sum(t.num_rows for t in rejects)
+    return rows
+
+
+def convert(old: str | Path, new: DeltaTables, on_table: Callable[[str, int], None] | None = None) -> dict[str, int]:
+    """Copy every table's published rows, then the quarantine and rejects, into Delta tables of ``new``;
+    rows per table (the side tables under their lake paths, e.g. ``_quarantine/xid_raised``)."""
     source = Path(old).expanduser()
     if not is_legacy(source):
         raise LakeError(f"{old} is not a lake in the pre-Delta layout: nothing to convert")
@@ -126,4 +215,8 @@ def convert(old: str | Path, new: DeltaTables, on_table: Callable[[str, int], No
                 pending = []
         if on_table is not None:
             on_table(table, rows[table])
+    for table, n in convert_side_records(source, new).items():
+        rows[table] = n
+        if on_table is not None:
+            on_table(table, n)
     return rows

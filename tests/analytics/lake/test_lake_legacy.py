@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from analytics.errors import LakeError
 from analytics.lake import legacy
+from analytics.lake.batch import REJECTED_SCHEMA
+from analytics.lake.quarantine import quarantine_entries, quarantined
 from analytics.lake.reader import Lake, scan
 from ground.delta import DeltaTables
 from schemas.arrow import to_table
@@ -146,3 +150,53 @@ def test_convert_refuses_to_write_into_the_old_lake(tmp_path: Path, records: lis
         with pytest.raises(LakeError, match="into a new, empty path"):
             legacy.convert(old, DeltaTables(target))
     assert sorted(p.relative_to(old).as_posix() for p in old.rglob("*")) == before
+
+
+OLD_REJECTED = pa.schema([f.with_type(pa.timestamp("ms", tz="UTC")) if f.name == "rejected_at" else f
+                          for f in REJECTED_SCHEMA])  # fmt: skip
+
+
+def old_side_records(root: Path, records: list[dict[str, Any]]) -> None:
+    """The old quarantine and reject folders: one entry of each published, the others cut short by a crash."""
+    xids = [r for r in records if r["event_type"] == "XidRaised"]
+    gx = {"success": False, "failed_expectations": ["ts_not_in_future"], "results": [{"ok": False}]}
+    q = "_quarantine/xid_raised"
+    write(root, f"{q}/fleet.errors-p0-o5-6/data.parquet", xids[:2])
+    write_json(root, f"{q}/fleet.errors-p0-o5-6/report.json", {
+        **gx, "batch_id": "fleet.errors-p0-o5-6", "topic": "fleet.errors", "partition": 0, "first_offset": 5,
+        "last_offset": 6, "quarantined_rows": 2, "quarantined_at": "2025-01-01T10:00:00.000+00:00",
+        "data": f"{q}/fleet.errors-p0-o5-6/data.parquet"})  # fmt: skip
+    write(root, f"{q}/fleet.errors-p0-o7-7/data.parquet", xids[2:3])  # no report: its write was cut short
+    write(root, f"{q}/fleet.errors-p0-o11-11/data.parquet", xids[3:])  # past the committed offset
+    write_json(root, f"{q}/fleet.errors-p0-o11-11/report.json", {**gx, "quarantined_rows": 1})
+    at = dt.datetime(2025, 1, 1, 9, tzinfo=dt.UTC)
+    rejected = pa.Table.from_pylist(
+        [{"topic": "fleet.errors", "partition": 0, "offset": o, "timestamp_ms": 1, "key": b"h", "value": b"\x00",
+          "error_type": "DecodeError", "reason": "bad magic byte", "rejected_at": at} for o in (2, 12)],
+        schema=OLD_REJECTED)  # fmt: skip
+    for rel, rows in (("fleet.errors-p0-o2-2", rejected[:1]), ("fleet.errors-p0-o12-12", rejected[1:])):
+        path = root / "_rejected/fleet.errors" / f"{rel}.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(rows, path)
+
+
+def test_convert_copies_the_published_quarantine_and_rejects(
+    tmp_path: Path, lake: DeltaTables, records: list[dict[str, Any]]
+) -> None:
+    old = tmp_path / "old"
+    old_lake(old, records)
+    old_side_records(old, records)
+    rows = legacy.convert(old, lake)
+    assert {t: n for t, n in rows.items() if t.startswith("_")} == {
+        "_quarantine/xid_raised": 2, "_quarantine/_reports": 1, "_rejected": 1}  # fmt: skip
+    xids = [r for r in records if r["event_type"] == "XidRaised"]
+    held = quarantined(lake, "xid_raised")
+    assert held is not None
+    assert sorted(held.collect()["event_id"]) == sorted(r["event_id"] for r in xids[:2])
+    [entry] = quarantine_entries(lake)
+    assert (entry.table, entry.batch_id, entry.rows, entry.failed_expectations) == (
+        "xid_raised", "fleet.errors-p0-o5-6", 2, ("ts_not_in_future",))  # fmt: skip
+    assert entry.report == {"success": False, "failed_expectations": ["ts_not_in_future"], "results": [{"ok": False}]}
+    assert entry.quarantined_at.startswith("2025-01-01T10:00:00")
+    got = Lake(lake).rejected().select("partition", "offset", "reason").collect().rows()
+    assert got == [(0, 2, "bad magic byte")]
