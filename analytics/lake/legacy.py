@@ -27,7 +27,7 @@ from analytics.lake.layout import (
     OffsetRange,
     quarantine_table,
 )
-from analytics.lake.quarantine import BATCH_ID, REPORTS_SCHEMA
+from analytics.lake.quarantine import BATCH_ID, REPORTS_SCHEMA, report_row
 from analytics.tables import TABLES, event_type_of
 from ground.delta import DATE, DeltaTables, is_uri, with_date
 from schemas.arrow import table_schema
@@ -145,18 +145,14 @@ def published_rejects(old: Path) -> list[Path]:
 
 def _report_row(table: str, rng: OffsetRange, rows: int, report: dict[str, Any]) -> dict[str, Any]:
     at = report.get("quarantined_at")
-    return {
-        "table": table,
-        BATCH_ID: str(rng),
-        "topic": rng.topic,
-        "partition": rng.partition,
-        "first_offset": rng.first,
-        "last_offset": rng.last,
-        "rows": rows,
-        "failed_expectations": [str(n) for n in report.get("failed_expectations", ())],
-        "quarantined_at": dt.datetime.fromisoformat(at) if at else dt.datetime.fromtimestamp(0, dt.UTC),
-        "report": json.dumps({k: v for k, v in report.items() if k not in _OLD_REPORT_KEYS}, sort_keys=True),
-    }
+    return report_row(
+        table,
+        rng,
+        rows,
+        [str(n) for n in report.get("failed_expectations", ())],
+        dt.datetime.fromisoformat(at) if at else dt.datetime.fromtimestamp(0, dt.UTC),
+        json.dumps({k: v for k, v in report.items() if k not in _OLD_REPORT_KEYS}, sort_keys=True),
+    )
 
 
 def convert_side_records(old: Path, new: DeltaTables) -> dict[str, int]:

@@ -67,22 +67,26 @@ def report_rows(
 ) -> pa.Table:
     """One report row per slice; the GX report is kept whole as JSON."""
     report = json.dumps(outcome.report, default=str, sort_keys=True)
-    rows = [
-        {
-            "table": table,
-            BATCH_ID: str(rng),
-            "topic": rng.topic,
-            "partition": rng.partition,
-            "first_offset": rng.first,
-            "last_offset": rng.last,
-            "rows": data.num_rows,
-            "failed_expectations": list(outcome.failed_names),
-            "quarantined_at": now,
-            "report": report,
-        }
-        for rng, data in slices
-    ]
+    rows = [report_row(table, rng, data.num_rows, list(outcome.failed_names), now, report) for rng, data in slices]
     return pa.Table.from_pylist(rows, schema=REPORTS_SCHEMA)
+
+
+def report_row(
+    table: str, rng: OffsetRange, rows: int, failed: list[str], at: dt.datetime, report: str
+) -> dict[str, Any]:
+    """One row of ``_quarantine/_reports`` (``report``: the GX report as JSON)."""
+    return {
+        "table": table,
+        BATCH_ID: str(rng),
+        "topic": rng.topic,
+        "partition": rng.partition,
+        "first_offset": rng.first,
+        "last_offset": rng.last,
+        "rows": rows,
+        "failed_expectations": failed,
+        "quarantined_at": at,
+        "report": report,
+    }
 
 
 def write_quarantine(
