@@ -27,6 +27,7 @@ from streams.classify import classify
 from streams.deadletter import dead_letter, reason_label
 from streams.errors import InvalidRecordError
 from streams.findings import Finding
+from streams.fleet_snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.inventory import Inventory
 from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, apply_logged
 from streams.membership import instance_id, stage_instance_id
@@ -70,7 +71,17 @@ class DetectApp:
         self.codec = Codec()
         self.metrics = DetectMetrics()
         self.inventory = Inventory()
-        self.fleet = FleetState()
+        d = settings.detect
+        self._unacked = 0  # planner events whose actions are applied here but not yet acknowledged
+        self.snapshots = FleetSnapshots(
+            data_dir / SNAPSHOT_NAME,
+            settings.topics.actions.name,
+            every=d.snapshot_every,
+            keep_ids=d.remember_ids,
+            ended_horizon_ms=round(d.forget_ended_after_s * 1000),
+            busy=lambda: self._unacked > 0,
+        )
+        self.fleet, fleet_offsets = self.snapshots.load()
         self.planner = Planner(policy, members=self.inventory.hosts_in)
         self.cluster_stage = ClusterStage(policy.slow_host)
         self.dlq_surge = DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window)
@@ -78,7 +89,6 @@ class DetectApp:
         self.agents: dict[str, Any] = {}  # name -> Faust agent (tests drive them with test_context)
         self._last_offsets: dict[tuple[str, int], int] = {}
         self._ticked: dict[str, tuple[Any, ...]] = {}
-        d = settings.detect
         t = settings.topics
         parts = partitions or {}
         self.instance_id = instance_id(d, data_dir)
@@ -147,6 +157,9 @@ class DetectApp:
             self._apply_logged_action,
             self.codec,
             event_type=LOG_EVENT_TYPES,
+            start=fleet_offsets,
+            on_rewind=self._rewind_fleet,
+            on_progress=lambda positions: self.snapshots.progress(self.fleet, positions),
         )
         self.samples_stage = SamplesStage(
             topic=t.samples.name,
@@ -179,6 +192,9 @@ class DetectApp:
 
     def _apply_logged_action(self, record: dict[str, Any]) -> None:
         apply_logged(self.fleet, record)
+
+    def _rewind_fleet(self) -> None:
+        self.fleet = FleetState()  # the snapshot is of another log: fold this one from its start
 
     def _lag(self) -> Iterable[tuple[str, int, int]]:
         consumer = getattr(self.app, "_consumer", None)
@@ -350,12 +366,15 @@ class DetectApp:
                     continue
                 await _caught_up(self.actions_tailer)
                 size = self.inventory.domain_size(msg.domain)
-                if isinstance(msg, PlanFinding):
-                    finding = Finding.from_record(msg.finding)
+                finding = Finding.from_record(msg.finding) if isinstance(msg, PlanFinding) else None
+                # left raised if publishing fails: no snapshot may keep actions the log never got
+                self._unacked += 1
+                if finding is not None:
                     actions = self.planner.on_finding(self.fleet, finding, msg.domain, size)
                 else:
                     actions = self.planner.reconcile(self.fleet, msg.domain, size, msg.ts)
                 await self._publish(actions)
+                self._unacked -= 1
 
         self.agents = {
             "errors": errors,

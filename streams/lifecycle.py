@@ -173,9 +173,11 @@ class DomainState:
 class FleetState:
     hosts: dict[str, HostState] = field(default_factory=dict)
     domains: dict[str, DomainState] = field(default_factory=dict)
-    applied: set[str] = field(default_factory=set)
-    findings: set[str] = field(default_factory=set)
-    op_hosts: dict[str, str] = field(default_factory=dict)  # op_id -> host_id
+    # ids of the actions and findings applied, in the order applied (dicts as ordered sets): a
+    # re-delivered one is a no-op; ``streams.fleet_retention`` forgets the oldest
+    applied: dict[str, None] = field(default_factory=dict)
+    findings: dict[str, None] = field(default_factory=dict)
+    op_hosts: dict[str, str] = field(default_factory=dict)  # op_id -> host_id of open operations
     count: int = 0
     outages: Outages = field(default_factory=Outages)
     clock: int = 0  # newest event time folded (actions and outages)
@@ -228,7 +230,7 @@ def apply(state: FleetState, action: Action) -> FleetState:
     """Apply one action in place (idempotent); returns ``state`` for chaining."""
     if action.action_id in state.applied:
         return state
-    state.applied.add(action.action_id)
+    state.applied[action.action_id] = None
     state.count += 1
     state.clock = max(state.clock, action.ts)
     if action.kind in DOMAIN_KINDS:
@@ -241,12 +243,12 @@ def apply(state: FleetState, action: Action) -> FleetState:
     host.last_ts = max(host.last_ts, action.ts)
     if action.kind in (ABSORBED, ESCALATED):
         if action.finding_id:
-            state.findings.add(action.finding_id)
+            state.findings[action.finding_id] = None
         return state
     op_id = action.op_id
     if action.kind == "suspected":
         if action.finding_id:
-            state.findings.add(action.finding_id)
+            state.findings[action.finding_id] = None
         if op_id is not None and state.operation(host.host_id, op_id) is None:
             op = Operation(op_id, action.operation, action.finding_id or "", action.rule, action.ts)
             op.last_action_id = action.action_id

@@ -18,6 +18,9 @@ from typing import Any, Literal
 from schemas import IncidentReported, OperatorEventRecorded
 from schemas.taxonomy import CLOSING_KINDS, OPENING_KINDS
 
+# measured times out kept per cause: at a million operations a day every one would grow without end, and
+# halving a sorted list keeps its quantiles (the median is what the planner uses) within a rank
+MAX_DURATIONS = 4096
 OUTAGE_EVENT_TYPES = frozenset({IncidentReported.EVENT_TYPE, OperatorEventRecorded.EVENT_TYPE})
 _GROUP = {
     "out_of_service": "service",
@@ -53,7 +56,7 @@ class RepairStat:
 class Outages:
     by_host: dict[str, dict[str, Outage]] = field(default_factory=dict)
     durations: dict[str, list[int]] = field(default_factory=dict)  # cause -> sorted ms
-    applied: set[str] = field(default_factory=set)
+    applied: dict[str, None] = field(default_factory=dict)  # event ids in the order applied (an ordered set)
     clock: int = 0  # newest event time folded
 
     def apply(self, record: Mapping[str, Any]) -> None:
@@ -66,7 +69,7 @@ class Outages:
             self._operator(record)
         else:
             raise ValueError(f"not an outage record: {record['event_type']!r}")
-        self.applied.add(record["event_id"])
+        self.applied[record["event_id"]] = None
         self.clock = max(self.clock, record["ts"])
 
     def _incident(self, record: Mapping[str, Any]) -> None:
@@ -108,7 +111,10 @@ class Outages:
 
     def _measured(self, outage: Outage) -> None:
         if outage.cause and outage.end_ts is not None:
-            bisect.insort(self.durations.setdefault(outage.cause, []), outage.end_ts - outage.start_ts)
+            found = self.durations.setdefault(outage.cause, [])
+            bisect.insort(found, outage.end_ts - outage.start_ts)
+            if len(found) >= 2 * MAX_DURATIONS:  # every other one: same quantiles within a rank, bounded
+                found[:] = found[::2]
 
     # -- reading ---------------------------------------------------------------------------------
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import Any
+import zlib
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
@@ -23,6 +24,19 @@ from schemas import Codec, DecodeError
 log = logging.getLogger(__name__)
 
 OnRecord = Callable[[dict[str, Any]], None]
+OnProgress = Callable[[dict[int, "LogMark"]], None]
+
+
+class LogMark(NamedTuple):
+    """Where a reader of one partition stands: the next offset, and a checksum of the record before it
+    (so a recreated log that has grown past the same offset is told from the one the reader left)."""
+
+    next_offset: int
+    crc: int
+
+
+def checksum(value: bytes | None) -> int:
+    return zlib.crc32(value or b"")
 
 
 class LogTailer:
@@ -35,8 +49,20 @@ class LogTailer:
         on_record: OnRecord,
         codec: Codec,
         event_type: str | frozenset[str] | None = None,
+        *,
+        start: Mapping[int, LogMark] | None = None,
+        on_rewind: Callable[[], None] | None = None,
+        on_progress: OnProgress | None = None,
     ) -> None:
+        """``start``: per partition, where the caller's state (a snapshot) stands; if this log does not
+        hold that record there (recreated, fewer partitions) ``on_rewind`` is called and the log is read
+        from its beginning. ``on_progress`` gets the marks after each fetched batch, when every record
+        before them has been handed to ``on_record``."""
         self.topic = topic
+        self.start = dict(start or {})
+        self.marks: dict[int, LogMark] = dict(self.start)
+        self.on_rewind = on_rewind
+        self.on_progress = on_progress
         self.client_config = client_config
         self.on_record = on_record
         self.codec = codec
@@ -71,21 +97,54 @@ class LogTailer:
             self._partitions = [TopicPartition(self.topic, p) for p in sorted(parts)]
             consumer.assign(self._partitions)
             await consumer.seek_to_beginning(*self._partitions)
+            if self.start:
+                await self._resume(consumer)
             for tp in self._partitions:
                 self._positions[tp] = await consumer.position(tp)
             self._started.set()
             while not self._stopping:
                 batches = await consumer.getmany(timeout_ms=100, max_records=2000)
-                for messages in batches.values():
+                for tp, messages in batches.items():
                     for message in messages:
                         self.feed(message.value)
+                    if messages:
+                        last = messages[-1]
+                        self.marks[tp.partition] = LogMark(last.offset + 1, checksum(last.value))
                 for tp in self._partitions:
                     self._positions[tp] = await consumer.position(tp)
+                if batches and self.on_progress is not None:
+                    self.on_progress(dict(self.marks))
                 async with self._progress:
                     self._progress.notify_all()
         finally:
             self._consumer = None
             await consumer.stop()
+
+    async def _resume(self, consumer: AIOKafkaConsumer) -> None:
+        """Seek to ``start``, or rewind when it is not a position in this log."""
+        by_partition = {tp.partition: tp for tp in self._partitions}
+        if set(self.start) - set(by_partition) or not all(
+            [await self._holds(consumer, by_partition[p], mark) for p, mark in self.start.items()]
+        ):
+            log.warning("%s: the saved positions are not of this log: reading it from the start", self.topic)
+            self.marks = {}
+            if self.on_rewind is not None:
+                self.on_rewind()
+            await consumer.seek_to_beginning(*self._partitions)
+            return
+        for p, mark in self.start.items():
+            consumer.seek(by_partition[p], mark.next_offset)
+
+    @staticmethod
+    async def _holds(consumer: AIOKafkaConsumer, tp: TopicPartition, mark: LogMark) -> bool:
+        """True when the record before ``mark`` is in the log with the same checksum."""
+        ends = await consumer.end_offsets([tp])
+        if mark.next_offset > ends[tp]:
+            return False
+        consumer.seek(tp, mark.next_offset - 1)
+        fetched = await consumer.getmany(tp, timeout_ms=5_000, max_records=1)
+        got = fetched.get(tp, [])
+        return bool(got) and got[0].offset == mark.next_offset - 1 and checksum(got[0].value) == mark.crc
 
     def feed(self, value: bytes | None) -> None:
         """Hand one raw record of the log to ``on_record``, or skip, count and log it (see the module)."""

@@ -51,6 +51,21 @@ class DetectSettings(BaseModel):
     shutdown_timeout_s: float = Field(
         10.0, gt=0, description="after SIGTERM/SIGINT, exit anyway if the graceful shutdown takes longer"
     )
+    snapshot_every: int = Field(
+        100_000,
+        ge=1,
+        description="records of fleet.actions folded between snapshots of the fleet state in data_dir "
+        "(a restart folds only the records after the last one)",
+    )
+    remember_ids: int = Field(
+        1_000_000,
+        ge=10_000,
+        description="newest action, finding and outage ids kept to make re-deliveries no-ops; a "
+        "re-delivery reaches back one commit interval, far fewer records",
+    )
+    forget_ended_after_s: float = Field(
+        30 * 86_400.0, gt=0, description="outages that ended this long before the fleet's clock are forgotten"
+    )
     log_level: str = "warning"
     ops_token: SecretStr | None = Field(
         None,
