@@ -19,7 +19,7 @@ from streams.policy import ValidationLimits
 
 ECC_MEMORY = frozenset({"dram", "sram"})
 AER_SEVERITY = frozenset({"correctable", "nonfatal", "fatal"})
-LINK_KINDS = frozenset({"flap", "down", "up", "symbol_errors", "carrier_change"})
+LINK_KINDS = frozenset({"flap", "down", "up", "symbol_errors", "carrier_change", "nic_lost"})
 GPU_COUNTERS = ("ecc_sbe", "ecc_dbe", "retired_pages", "pcie_replay", "nvlink_errors")
 NIC_COUNTERS = ("symbol_errors", "link_downed", "carrier_changes")
 # host_id and cluster: hostnames, FQDNs, inventory ids. They become table keys, file names,

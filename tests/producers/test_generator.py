@@ -93,8 +93,10 @@ def test_every_fault_emits_its_contracted_signals(simulate, tmp_path) -> None:
             assert types == {"XidRaised"} and xids == {74}
         elif kind == "pmu_halt":
             assert types == {"XidRaised"} and xids == {62}
-        elif kind in ("link_down", "nic"):
+        elif kind == "link_down":
             assert types == {"LinkEventObserved"} and [e["kind"] for e in links] == ["down"]
+        elif kind == "nic":  # the NIC itself is gone, not its cable: told apart so it gets a NIC, not a cable crew
+            assert types == {"LinkEventObserved"} and [e["kind"] for e in links] == ["nic_lost"]
         elif kind == "link_flap":
             assert types == {"LinkEventObserved"} and [e["kind"] for e in links] == ["flap"]
         else:  # software, host_maintenance, nccl_watchdog, silent_data_corruption, thermal, ssd, psu

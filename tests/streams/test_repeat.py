@@ -246,3 +246,17 @@ def test_one_gpu_with_several_symptoms_is_an_rma(policy: Policy) -> None:
     spread = [{**e, "payload": {**e["payload"], "gpu": g}} for e, g in zip(symptoms, (1, 2, 5), strict=True)]
     assert run(spread, policy) == []  # three GPUs of one host: not one sick GPU
     assert run([{**symptoms[2], "ts": START_TS + 6 * DAY}, *symptoms[:2]], policy) == []
+
+
+def test_a_nic_lost_twice_is_a_nic_replacement_not_a_cable(policy: Policy) -> None:
+    """A NIC that fell off twice in a month needs a new NIC; a link going down twice keeps the cable rule."""
+    lost = [f.link("nic_lost", port=2, ts=START_TS + k * 12 * DAY) for k in range(2)]
+    found = run(lost, policy)
+    assert [(x.rule, x.scope_key, x.recommended_action) for x in found] == [
+        ("nic_lost_repeat_port", "h1/2", "nic_replacement")
+    ]
+    assert run(lost[:1], policy) == []
+    downs = [f.link("down", port=2, ts=START_TS + k * 3 * DAY) for k in range(2)]
+    assert [(x.rule, x.recommended_action) for x in run(downs, policy)] == [
+        ("link_down_repeat_port", "cable_replacement")
+    ]
