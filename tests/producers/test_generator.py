@@ -39,6 +39,10 @@ def test_counts_match_the_stream_and_everything_decodes(simulate) -> None:
     codec = Codec()
     for record in sink.records[:500]:
         assert codec.decode(codec.encode(record)).record == record
+    # the envelope names the version its bytes are written with (the latest registered)
+    assert {(r["event_type"], r["schema_version"]) for r in sink.records} == {
+        (t, codec.registry.latest(t).version) for t in result.counts
+    }
 
 
 # every cause equally likely, each of its kinds too, and 30x the Llama 3 rate: all kinds within 20 days
