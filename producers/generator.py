@@ -22,6 +22,7 @@ from producers.randomness import Purpose, stream
 from producers.sample_batch import SampleBatch, sample_encoder
 from producers.samples import DEGRADED_SYMBOLS_PER_S, SampleModel, TickEffects
 from producers.schedule import Schedule
+from schemas.events import EVENT_CLASSES
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ class FleetAgents:
                 {
                     "event_id": f"{self.run_id}-{host_id}-{seq}",
                     "event_type": event_type,
-                    "schema_version": 1,
+                    "schema_version": EVENT_CLASSES[event_type].SCHEMA_VERSION,
                     "host_id": host_id,
                     "cluster": self._cluster[host],
                     "ts": ts,

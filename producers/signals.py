@@ -89,8 +89,10 @@ def fault_events(
         out.append(xid(gpu, 74))
     elif kind == "pmu_halt":
         out.append(xid(gpu, 62))
-    elif kind in ("link_down", "nic"):
+    elif kind == "link_down":
         out.append(link(port, "down", 1, peer))
+    elif kind == "nic":  # the adapter itself is gone (off the bus, firmware dead), not its cable
+        out.append(link(port, "nic_lost", 1, peer))
     elif kind == "link_flap":
         out.append(link(port, "flap", max(aux1, 1), peer))
     if interrupts:

@@ -82,13 +82,19 @@ class HostSampled(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class XidRaised(Event):
+    """v2: ``gpu`` may be null, when the source names only the host."""
+
     EVENT_TYPE: ClassVar[str] = "XidRaised"
+    SCHEMA_VERSION: ClassVar[int] = 2
     TOPIC: ClassVar[TopicFamily] = "errors"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EccErrorObserved(Event):
+    """v2: ``gpu`` may be null, when the source names only the host."""
+
     EVENT_TYPE: ClassVar[str] = "EccErrorObserved"
+    SCHEMA_VERSION: ClassVar[int] = 2
     TOPIC: ClassVar[TopicFamily] = "errors"
 
 
@@ -100,7 +106,10 @@ class PcieAerReported(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LinkEventObserved(Event):
+    """v2: ``port`` may be null, when the source names only the host."""
+
     EVENT_TYPE: ClassVar[str] = "LinkEventObserved"
+    SCHEMA_VERSION: ClassVar[int] = 2
     TOPIC: ClassVar[TopicFamily] = "errors"
 
 

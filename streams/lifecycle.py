@@ -26,6 +26,7 @@ ActionKind = Literal[
     "drained",
     "rma_opened",
     "reboot_requested",
+    "nic_replacement_requested",
     "cable_replacement_requested",
     "diagnostics_requested",
     "repaired",
@@ -40,6 +41,7 @@ ActionKind = Literal[
 REQUEST_KIND = {
     "rma": "rma_opened",
     "reboot": "reboot_requested",
+    "nic_replacement": "nic_replacement_requested",
     "cable_replacement": "cable_replacement_requested",
     "diagnostics": "diagnostics_requested",
 }

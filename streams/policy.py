@@ -28,14 +28,17 @@ from streams.errors import PolicyError
 DEFAULT_POLICY_FILE = Path(__file__).with_name("policy.toml")
 
 Scope = Literal["gpu", "host", "port"]
-Operation = Literal["rma", "reboot", "cable_replacement", "diagnostics"]
+Operation = Literal["rma", "reboot", "nic_replacement", "cable_replacement", "diagnostics"]
 Weight = Literal["events", "count"]
+# Which events a rule counts: all of its classes', or only those naming no GPU or port (real incident
+# records often name just the host, and a per-GPU or per-port rule never sees them).
+Component = Literal["any", "unknown"]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 SCOPE_SPECIFICITY = {"gpu": 0, "port": 0, "host": 1}  # lower is more specific
 # When rules fire together, the strongest remedy wins (an RMA makes a reboot moot); lower is stronger.
-ACTION_STRENGTH = {"rma": 0, "cable_replacement": 1, "diagnostics": 2, "reboot": 3}
+ACTION_STRENGTH = {"rma": 0, "nic_replacement": 1, "cable_replacement": 2, "diagnostics": 3, "reboot": 4}
 
 
 def parse_duration_ms(value: Any) -> int:
@@ -85,6 +88,17 @@ class RepeatRule(_Model):
     action: Operation
     severity: Literal["critical", "warning", "info"] = "critical"
     detector: str = "repeat_offender"
+    component: Component = "any"
+
+    def counts(self, gpu: int | None, port: int | None) -> bool:
+        """Whether an event naming this GPU and port (None: not named) counts toward the rule."""
+        return self.component == "any" or (gpu is None and port is None)
+
+    @model_validator(mode="after")
+    def _unknown_component_is_host_scope(self) -> RepeatRule:
+        if self.component == "unknown" and self.scope != "host":
+            raise ValueError("component = 'unknown' counts events naming no GPU or port: its scope is 'host'")
+        return self
 
     @model_validator(mode="after")
     def _single_shot_is_not_repeat(self) -> RepeatRule:
@@ -142,6 +156,7 @@ class SlowHostPolicy(_Model):
 DEFAULT_REPAIR_TIME: dict[Operation, int] = {
     "rma": parse_duration_ms("5d"),
     "reboot": parse_duration_ms("1h"),
+    "nic_replacement": parse_duration_ms("1d"),
     "cable_replacement": parse_duration_ms("1d"),
     "diagnostics": parse_duration_ms("4h"),
 }
@@ -159,6 +174,7 @@ DEFAULT_CLASS_CAUSES: dict[str, IncidentCause] = {
     "gsp_error": "gpu_system_processor",
     "link_down": "network",
     "link_flap": "network",
+    "nic_lost": "nic",
 }
 
 

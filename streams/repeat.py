@@ -79,7 +79,7 @@ def state_keys(signal: Signal, policy: Policy) -> dict[str, tuple[RepeatRule, st
     keys: dict[str, tuple[RepeatRule, str]] = {}
     for rule in policy.rules_for(signal.error_class):
         scope_key = signal.scope_key(rule.scope)
-        if scope_key is not None:
+        if scope_key is not None and rule.counts(signal.gpu, signal.port):
             keys[state_key(rule, scope_key)] = (rule, scope_key)
     return keys
 

@@ -19,7 +19,7 @@ from streams.policy import ValidationLimits
 
 ECC_MEMORY = frozenset({"dram", "sram"})
 AER_SEVERITY = frozenset({"correctable", "nonfatal", "fatal"})
-LINK_KINDS = frozenset({"flap", "down", "up", "symbol_errors", "carrier_change"})
+LINK_KINDS = frozenset({"flap", "down", "up", "symbol_errors", "carrier_change", "nic_lost"})
 GPU_COUNTERS = ("ecc_sbe", "ecc_dbe", "retired_pages", "pcie_replay", "nvlink_errors")
 NIC_COUNTERS = ("symbol_errors", "link_downed", "carrier_changes")
 # host_id and cluster: hostnames, FQDNs, inventory ids. They become table keys, file names,
@@ -165,11 +165,11 @@ def check_payload(record: Mapping[str, Any], limits: ValidationLimits) -> None:
             pass
         _check_sample(record, p, limits)
     elif event_type == "XidRaised":
-        _gpu(record, p["gpu"], limits)
+        _gpu(record, p["gpu"], limits, nullable=True)
         if p["xid"] < 0:
             raise _bad(f"absurd_value: xid={p['xid']!r}", record)
     elif event_type == "EccErrorObserved":
-        _gpu(record, p["gpu"], limits)
+        _gpu(record, p["gpu"], limits, nullable=True)
         if p["memory"] not in ECC_MEMORY:
             raise _bad(f"unknown_vocabulary: memory={p['memory']!r}", record)
         _count(record, "count", p["count"], limits)
@@ -179,7 +179,7 @@ def check_payload(record: Mapping[str, Any], limits: ValidationLimits) -> None:
         if p["severity"] not in AER_SEVERITY:
             raise _bad(f"unknown_vocabulary: severity={p['severity']!r}", record)
     elif event_type == "LinkEventObserved":
-        if not 0 <= p["port"] <= limits.max_port_index:
+        if p["port"] is not None and not 0 <= p["port"] <= limits.max_port_index:
             raise _bad(f"port_out_of_range: port={p['port']!r}", record)
         if p["kind"] not in LINK_KINDS:
             raise _bad(f"unknown_vocabulary: kind={p['kind']!r}", record)

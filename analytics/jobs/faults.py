@@ -84,11 +84,12 @@ def xid_faults(xid: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def link_faults(link: pl.LazyFrame, interrupted: pl.LazyFrame | None = None) -> pl.LazyFrame:
-    """Fault rows from LinkEventObserved: downs (cable/switch, or NIC when the interruption says so) and flaps.
+    """Fault rows from LinkEventObserved: downs (cable/switch), lost NICs, and flaps.
 
-    A down is a NIC fault when a JobInterrupted with cause ``nic`` has the same host and ts.
+    A ``nic_lost`` is a NIC fault; so is a down that a JobInterrupted with cause ``nic`` has the
+    same host and ts as (how a NIC fault was told before it had its own kind).
     """
-    downs = link.filter(pl.col("kind").is_in(["down", "flap"])).select(
+    downs = link.filter(pl.col("kind").is_in(["down", "flap", "nic_lost"])).select(
         "host_id", "cluster", pl.col("ts").cast(pl.Int64), pl.col("port").cast(pl.Int32), "kind"
     )
     if interrupted is not None:
@@ -103,7 +104,7 @@ def link_faults(link: pl.LazyFrame, interrupted: pl.LazyFrame | None = None) -> 
     kind = (
         pl.when(pl.col("kind") == "flap")
         .then(pl.lit("link_flap"))
-        .when(pl.col("_nic").fill_null(False))
+        .when((pl.col("kind") == "nic_lost") | pl.col("_nic").fill_null(False))
         .then(pl.lit("nic"))
         .otherwise(pl.lit("link_down"))
     )

@@ -14,9 +14,9 @@ import polars as pl
 
 Scope = Literal["gpu", "port", "host"]
 
-# The detector's error classes as the simulator's fault kinds: a NIC fault goes down like a cable.
+# The detector's error classes as the simulator's fault kinds, where the names differ.
 CLASS_KINDS: dict[str, tuple[str, ...]] = {
-    "link_down": ("link_down", "nic"),
+    "nic_lost": ("nic",),
 }
 
 

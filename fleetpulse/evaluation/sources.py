@@ -186,11 +186,15 @@ def rules_from_policy(policy: Policy) -> dict[str, RepeatRule]:
 
 
 def met_rules_from_policy(policy: Policy) -> list[ScopedRule]:
-    """Every repeat-offender rule of the policy on its own scope, in the simulator's fault kinds."""
+    """Every repeat-offender rule of the policy on its own scope, in the simulator's fault kinds.
+
+    Rules for events naming no component are left out: the truth names every fault's GPU or port,
+    so counted host-wide they would call a host's unrelated faults on different GPUs a rule met.
+    """
     return [
         ScopedRule(kinds_of(r.classes), r.scope, r.count, r.window)
         for r in policy.rules
-        if r.detector == "repeat_offender" and r.scope in ("gpu", "port", "host")
+        if r.detector == "repeat_offender" and r.scope in ("gpu", "port", "host") and r.component == "any"
     ]
 
 

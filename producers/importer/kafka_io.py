@@ -99,10 +99,12 @@ def send(
     inventory: list[dict[str, Any]],
     incidents: list[dict[str, Any]],
     *,
+    hardware: list[dict[str, Any]] | None = None,
     sink_factory: Callable[[Settings], KafkaSink] | None = None,
     chunk: int = 10_000,
 ) -> int:
-    """Send inventory, then incidents; raises DeliveryError unless the broker acknowledged every one."""
+    """Send inventory, then incidents and the hardware events they stand for; raises DeliveryError
+    unless the broker acknowledged every one."""
     sink = (sink_factory or _sink)(settings)
     encoder = IncidentEncoder(sink.codec)
     try:
@@ -111,6 +113,8 @@ def send(
             sink.flush()
         for i in range(0, len(incidents), chunk):
             sink.write(IncidentBatch(incidents[i : i + chunk], encoder))
+        for i in range(0, len(hardware or ()), chunk):
+            sink.write(RecordBatch((hardware or [])[i : i + chunk]))
     finally:
         sink.close()
     return len(incidents)

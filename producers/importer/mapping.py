@@ -14,6 +14,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from producers.importer.errors import MappingFileError
+from producers.importer.hardware import HardwareSignal
 from schemas.taxonomy import UNCLASSIFIED, IncidentCause
 
 TimeUnit = Literal["seconds", "minutes", "hours", "days"]
@@ -91,6 +92,11 @@ class HistoryMapping(_Frozen):
     inventory: InventoryDefaults = InventoryDefaults()
     causes: dict[str, IncidentCause] = {}
     component_kinds: dict[str, str] = {}
+    signals: dict[str, HardwareSignal] = {}
+
+    def signal_of(self, source_class: str) -> HardwareSignal | None:
+        """The raw signal an incident of this class stands for (longest prefix), else None."""
+        return _longest_prefix({_fold(k): v for k, v in self.signals.items()}, source_class)
 
     def cause_of(self, source_class: str) -> IncidentCause:
         """The cause of a source class: its longest mapped prefix at a ``/`` boundary, else unclassified."""

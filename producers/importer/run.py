@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from producers.importer.coverage import ImportSummary, summarize
+from producers.importer.hardware import hardware_records
 from producers.importer.incidents import to_incidents
 from producers.importer.kafka_io import FleetView, read_fleet, send
 from producers.importer.mapping import HistoryMapping
@@ -28,6 +29,7 @@ class ImportPlan:
     records: list[dict[str, Any]]
     inventory: list[dict[str, Any]]
     summary: ImportSummary
+    hardware: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # for the repeat-offender rules
 
 
 def plan_import(
@@ -56,7 +58,9 @@ def plan_import(
         new_hosts=[r["host_id"] for r in inventory],
         already_imported=len(prepared.records) - len(fresh),
     )
-    return ImportPlan(fresh, inventory, summary)
+    classes = {r["payload"]["source_class"] for r in fresh}
+    hardware = hardware_records(fresh, {c: mapping.signal_of(c) for c in classes})
+    return ImportPlan(fresh, inventory, summary, hardware)
 
 
 def run_import(
@@ -70,5 +74,5 @@ def run_import(
 ) -> ImportSummary:
     """Import ``path`` into Kafka; returns the summary with what was sent."""
     plan = plan_import(path, mapping, start_ms=start_ms, fmt=fmt, fleet=read(settings))
-    sent = send(settings, plan.inventory, plan.records)
+    sent = send(settings, plan.inventory, plan.records, hardware=plan.hardware)
     return dataclasses.replace(plan.summary, sent=sent)

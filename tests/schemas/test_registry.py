@@ -38,6 +38,9 @@ PINNED_IDS = {
     ("IncidentReported", 1): 12,
     ("OperatorEventRecorded", 1): 13,
     ("HostSampled", 2): 14,
+    ("XidRaised", 2): 15,
+    ("EccErrorObserved", 2): 16,
+    ("LinkEventObserved", 2): 17,
 }
 
 
@@ -169,18 +172,18 @@ def test_docs_and_layout_may_change_in_place(registry_copy: Path) -> None:
 
 def test_register_assigns_next_id_and_checks_compatibility(registry_copy: Path) -> None:
     folder = registry_copy / "avro" / "XidRaised"
-    raw = json.loads((folder / "v1.avsc").read_text())
+    raw = json.loads((folder / "v2.avsc").read_text())
     raw["fields"][-1]["type"]["fields"].append({"name": "driver", "type": "string", "default": ""})
-    (folder / "v2.avsc").write_text(json.dumps(raw))
+    (folder / "v3.avsc").write_text(json.dumps(raw))
     registry = SchemaRegistry.load(registry_copy)
     top = max(v.schema_id for s in registry.subjects for v in registry.versions(s))
     added = registry.register("XidRaised")
-    assert added is not None and added.schema_id == top + 1 and added.version == 2
+    assert added is not None and added.schema_id == top + 1 and added.version == 3
     assert SchemaRegistry.load(registry_copy).latest("XidRaised").schema_id == top + 1
 
-    bad = json.loads((folder / "v2.avsc").read_text())
+    bad = json.loads((folder / "v3.avsc").read_text())
     bad["fields"][-1]["type"]["fields"].append({"name": "no_default", "type": "int"})
-    (folder / "v3.avsc").write_text(json.dumps(bad))
+    (folder / "v4.avsc").write_text(json.dumps(bad))
     with pytest.raises(CompatibilityError, match="no_default"):
         SchemaRegistry.load(registry_copy).register("XidRaised")
 
@@ -194,37 +197,38 @@ def test_old_records_decode_with_the_new_reader_schema(registry_copy: Path) -> N
         XidRaised(event_id="e", host_id="h", cluster="c", ts=1, payload={"gpu": 0, "xid": 48, "pci_bus_id": "x"}).to_record()
     )
     folder = registry_copy / "avro" / "XidRaised"
-    raw = json.loads((folder / "v1.avsc").read_text())
+    raw = json.loads((folder / "v2.avsc").read_text())
     raw["fields"][-1]["type"]["fields"].append({"name": "driver", "type": "string", "default": "unknown"})
-    (folder / "v2.avsc").write_text(json.dumps(raw))
+    (folder / "v3.avsc").write_text(json.dumps(raw))
     registry = SchemaRegistry.load(registry_copy)
     registry.register("XidRaised")
     decoded = Codec(registry).decode(data)
-    assert decoded.schema_version == 1
+    assert decoded.schema_version == 2
     assert decoded.record["payload"]["driver"] == "unknown"
 
 
 def add_version(root: Path, subject: str, raw: dict) -> None:
-    """Write ``v2.avsc`` of ``subject`` and enter it in registry.json directly (no compatibility check)."""
-    (root / "avro" / subject / "v2.avsc").write_text(json.dumps(raw))
+    """Write the next ``v<N>.avsc`` of ``subject`` and enter it in registry.json directly (no compatibility check)."""
     doc = json.loads((root / "registry.json").read_text())
-    doc["subjects"][subject].append({"version": 2, "id": 99, "fingerprint": fingerprint(raw)})
+    version = doc["subjects"][subject][-1]["version"] + 1
+    (root / "avro" / subject / f"v{version}.avsc").write_text(json.dumps(raw))
+    doc["subjects"][subject].append({"version": version, "id": 99, "fingerprint": fingerprint(raw)})
     (root / "registry.json").write_text(json.dumps(doc))
 
 
 def test_history_check_passes_a_compatible_evolution(registry_copy: Path) -> None:
-    raw = json.loads((registry_copy / "avro" / "XidRaised" / "v1.avsc").read_text())
+    raw = json.loads((registry_copy / "avro" / "XidRaised" / "v2.avsc").read_text())
     raw["fields"][-1]["type"]["fields"].append({"name": "driver", "type": "string", "default": ""})
     add_version(registry_copy, "XidRaised", raw)
     registry = SchemaRegistry.load(registry_copy)
     pairs = [(a.subject, a.version, b.version) for a, b in version_pairs(registry)]
-    assert ("XidRaised", 1, 2) in pairs
+    assert ("XidRaised", 2, 3) in pairs
     assert history_problems(registry) == []
 
 
 def test_history_check_reports_a_hand_registered_incompatible_version(registry_copy: Path) -> None:
-    raw = json.loads((registry_copy / "avro" / "XidRaised" / "v1.avsc").read_text())
+    raw = json.loads((registry_copy / "avro" / "XidRaised" / "v2.avsc").read_text())
     raw["fields"][-1]["type"]["fields"].append({"name": "driver", "type": "string"})
     add_version(registry_copy, "XidRaised", raw)
     problems = history_problems(SchemaRegistry.load(registry_copy))
-    assert len(problems) == 1 and problems[0].startswith("XidRaised v1 -> v2:") and "driver" in problems[0]
+    assert len(problems) == 1 and problems[0].startswith("XidRaised v2 -> v3:") and "driver" in problems[0]

@@ -246,3 +246,65 @@ def test_one_gpu_with_several_symptoms_is_an_rma(policy: Policy) -> None:
     spread = [{**e, "payload": {**e["payload"], "gpu": g}} for e, g in zip(symptoms, (1, 2, 5), strict=True)]
     assert run(spread, policy) == []  # three GPUs of one host: not one sick GPU
     assert run([{**symptoms[2], "ts": START_TS + 6 * DAY}, *symptoms[:2]], policy) == []
+
+
+def test_a_nic_lost_twice_is_a_nic_replacement_not_a_cable(policy: Policy) -> None:
+    """A NIC that fell off twice in a month needs a new NIC; a link going down twice keeps the cable rule."""
+    lost = [f.link("nic_lost", port=2, ts=START_TS + k * 12 * DAY) for k in range(2)]
+    found = run(lost, policy)
+    assert [(x.rule, x.scope_key, x.recommended_action) for x in found] == [
+        ("nic_lost_repeat_port", "h1/2", "nic_replacement")
+    ]
+    assert run(lost[:1], policy) == []
+    downs = [f.link("down", port=2, ts=START_TS + k * 3 * DAY) for k in range(2)]
+    assert [(x.rule, x.recommended_action) for x in run(downs, policy)] == [
+        ("link_down_repeat_port", "cable_replacement")
+    ]
+
+
+def _event(error_class: str, ts: int, part: int | None) -> dict[str, Any]:
+    """One event of an error class on a host; ``part`` is its GPU or port (None: the record names neither)."""
+    if error_class in ("link_down", "nic_lost"):
+        return f.link({"link_down": "down"}.get(error_class, error_class), port=part, ts=ts)  # type: ignore[arg-type]
+    if error_class in ("dram_uce", "sram_uce"):
+        return f.ecc(memory=error_class[:4], gpu=part, ts=ts)  # type: ignore[arg-type]
+    return f.xid({"fell_off_bus": 79}[error_class], gpu=part, ts=ts)  # type: ignore[arg-type]
+
+
+HOST_ONLY_RULES = (
+    "dram_uce_repeat_host_unknown", "sram_uce_repeat_host_unknown", "fell_off_bus_repeat_host_unknown",
+    "link_down_repeat_host_unknown", "nic_lost_repeat_host_unknown",
+)  # fmt: skip
+
+
+def test_every_per_component_class_has_its_host_only_rule(policy: Policy) -> None:
+    assert sorted(r.name for r in policy.rules if r.component == "unknown") == sorted(HOST_ONLY_RULES)
+
+
+@pytest.mark.parametrize("name", HOST_ONLY_RULES)
+def test_events_naming_only_the_host_meet_the_host_level_rule(policy: Policy, name: str) -> None:
+    """Events without a GPU or port reach no per-component rule: the host-level rule for them fires."""
+    rule = next(r for r in policy.rules if r.name == name)
+    (error_class,) = rule.classes
+    step = rule.window // rule.count
+    host_only = [_event(error_class, START_TS + k * step, None) for k in range(rule.count)]
+    found = run(host_only, policy)
+    assert [(x.rule, x.scope_key, x.recommended_action) for x in found] == [(name, "h1", rule.action)]
+    assert run(host_only[:-1], policy) == []
+    # the same faults naming their part (one each) are left to that part's rules
+    named = [_event(error_class, START_TS + k * step, k) for k in range(rule.count)]
+    assert name not in {x.rule for x in run(named, policy)}
+    # too far apart for the window
+    spread = [_event(error_class, START_TS + k * (rule.window + DAY), None) for k in range(rule.count)]
+    assert run(spread, policy) == []
+
+
+def test_a_host_only_rule_must_have_host_scope() -> None:
+    from streams.errors import PolicyError
+    from streams.policy import parse_policy
+
+    bad = {"classes": [{"name": "x", "event_type": "XidRaised", "xids": [79]}],
+           "rules": [{"name": "r", "classes": ["x"], "scope": "gpu", "component": "unknown",
+                      "count": 2, "window": "1d", "action": "rma"}]}  # fmt: skip
+    with pytest.raises(PolicyError, match="its scope is .host."):
+        parse_policy(bad)

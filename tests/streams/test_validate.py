@@ -27,6 +27,13 @@ def test_good_records_pass() -> None:
         check(record, LIMITS, NOW)
 
 
+def test_errors_naming_only_the_host_pass_and_a_lost_nic_is_a_link_kind() -> None:
+    """v2 error events may leave the GPU or port null (an imported incident names only the host)."""
+    for record in (f.xid(79, gpu=None), f.ecc(gpu=None), f.link("down", port=None), f.link("nic_lost")):  # type: ignore[arg-type]
+        check(record, LIMITS, NOW)
+    assert reason(f.link("gone")).startswith("unknown_vocabulary")
+
+
 def test_clock_checks() -> None:
     assert reason(f.xid(79, ts=NOW + 11 * 60_000)).startswith("ts_in_future")
     check(f.xid(79, ts=NOW + 9 * 60_000), LIMITS, NOW)  # within max_future

@@ -404,7 +404,8 @@ def test_rule_met_follows_the_rule_scope() -> None:
     assert not rule_met(two_gpus, [per_gpu], S, END)  # two GPUs once each: the per-GPU rule is not met
     assert rule_met(two_gpus, [per_host], S, END)
     assert not rule_met(two_gpus, [per_host], S + 1, END)  # the first fault is outside the period
-    assert kinds_of(["link_down"]) == ("link_down", "nic")  # a NIC fault goes down like a cable
+    # a NIC fault is the NIC's class (nic_lost), not a link down: it meets the NIC rules, not the cable's
+    assert (kinds_of(["link_down"]), kinds_of(["nic_lost"])) == (("link_down",), ("nic",))
 
 
 def test_a_history_continued_live_is_also_scored_on_the_live_segment_alone() -> None:

@@ -76,3 +76,37 @@ def test_coverage_counts_unclassified_and_lists_unmapped_classes(tmp_path: Path)
     assert "'Mystery': 1" in text
     assert "duplicate row 4: the same incident as row 2" in text
     assert "dry run: nothing sent" in text
+
+
+def test_incidents_naming_only_the_host_reach_the_repeat_offender_rules(tmp_path: Path) -> None:
+    """A trace's "NIC lost" twice on one node, no port named: a host-level NIC replacement, not a cable."""
+    from schemas import Codec
+    from streams.classify import classify
+    from streams.policy import load_policy
+    from streams.repeat import observe
+
+    mapping = HistoryMapping(
+        causes={"Network/NIC lost": "nic", "GPU/lost": "faulty_gpu"},
+        signals={"Network/NIC lost": "nic_lost", "GPU/lost": "gpu_lost"},
+    )
+    csv = "host,start,end,class,text,component\nn1,0,1,Network/NIC lost,,\nn1,9,10,Network/NIC lost,,\nn2,0,1,GPU/lost,,5\n"
+    plan = plan_import(write(tmp_path, csv), mapping, start_ms=START)
+    hw = {r["event_id"]: r for r in plan.hardware}
+    assert sorted(hw) == sorted(f"{r['event_id']}-hw" for r in plan.records)
+    gpu_lost = next(r for r in plan.hardware if r["host_id"] == "n2")
+    assert (gpu_lost["payload"]["gpu"], gpu_lost["payload"]["xid"]) == (5, 79)  # the component named the GPU
+    codec, policy = Codec(), load_policy()
+    table: dict = {}
+    found = []
+    for record in plan.hardware:
+        signal = classify(codec.decode(codec.encode(record)).record, policy)
+        assert signal is not None
+        states, finding = observe(signal, table, policy)
+        table.update(states)
+        found += [finding] if finding else []
+    assert [(x.rule, x.scope_key, x.recommended_action) for x in found] == [
+        ("nic_lost_repeat_host_unknown", "n1", "nic_replacement")
+    ]
+    # already imported: nothing, hardware included, is sent again
+    fleet = FleetView(clusters={"n1": "c1", "n2": "c1"}, incident_ids={r["event_id"] for r in plan.records})
+    assert plan_import(write(tmp_path, csv), mapping, start_ms=START, fleet=fleet).hardware == []

@@ -1,0 +1,54 @@
+"""The hardware event an imported incident stands for, so the repeat-offender rules see imported history.
+
+The mapping's ``[signals]`` names, per source-class prefix, which raw signal an incident of that
+class is (a GPU lost is XID 79, a DBE an uncorrectable DRAM ECC error, a link down or a lost NIC a
+link event). Its GPU or port is the incident's component when that is a plain index, else null:
+the event names only the host, and the host-level rules count it. Ids derive from the incident's,
+so a second import adds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from schemas.events import EccErrorObserved, Event, LinkEventObserved, XidRaised
+
+HardwareSignal = Literal["gpu_lost", "dram_uce", "sram_uce", "link_down", "nic_lost"]
+
+
+def _part(component: str | None) -> int | None:
+    text = (component or "").strip()
+    return int(text) if text.isdigit() and int(text) < 64 else None
+
+
+def _event(signal: HardwareSignal, part: int | None, text: str) -> tuple[type[Event], dict[str, Any]]:
+    if signal == "gpu_lost":
+        return XidRaised, {"gpu": part, "xid": 79, "pci_bus_id": "", "message": text}
+    if signal in ("dram_uce", "sram_uce"):
+        return EccErrorObserved, {
+            "gpu": part, "memory": signal[:4], "correctable": False, "count": 1,
+            "row_remap": "none", "remapped_rows_total": 0,
+        }  # fmt: skip
+    kind = "down" if signal == "link_down" else "nic_lost"
+    return LinkEventObserved, {"port": part, "kind": kind, "count": 1, "peer": None}
+
+
+def hardware_records(
+    incidents: Iterable[Mapping[str, Any]], signal_of: Mapping[str, HardwareSignal | None]
+) -> list[dict[str, Any]]:
+    """One error event per incident whose source class has a signal (``signal_of``: class → signal)."""
+    out: list[dict[str, Any]] = []
+    for inc in incidents:
+        p = inc["payload"]
+        signal = signal_of.get(p["source_class"])
+        if signal is None:
+            continue
+        klass, payload = _event(signal, _part(p["component"]), p["source_text"] or p["source_class"])
+        out.append(
+            klass(
+                event_id=f"{inc['event_id']}-hw", host_id=inc["host_id"], cluster=inc["cluster"],
+                ts=inc["ts"], payload=payload,
+            ).to_record()
+        )  # fmt: skip
+    return out
