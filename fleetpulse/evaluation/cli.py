@@ -5,6 +5,7 @@ The command imports what it runs when it runs (Polars, the policy), so ``fleetpu
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -52,8 +53,13 @@ def score(
         list[str] | None, typer.Option(help="Override a lemon rule: KIND=COUNT/DURATION, e.g. dram_uce=2/7d.")
     ] = None,
     timeout_s: Annotated[float, typer.Option(help="Max time to read the findings topic.")] = 60.0,
+    pages: Annotated[
+        bool, typer.Option(help="Also score the alerts sent (pages per true incident), from the same source.")
+    ] = True,
 ) -> None:
     """Score detector findings against the simulator's ground truth: TP/FP/FN, precision, recall, time to detect."""
+    from fleetpulse.evaluation.alerts_io import alerts_from_kafka, alerts_from_lake
+    from fleetpulse.evaluation.pages import score_pages
     from fleetpulse.evaluation.sources import (
         findings_from_kafka,
         findings_from_lake,
@@ -77,6 +83,14 @@ def score(
         else:
             found = findings_from_kafka(settings, topic, timeout_s)
     report = score_with_policy(found, truth_frames, detection, rules=rules, window_s=window_s, slow_k=slow_k)
+    if pages:
+        with console.status(f"reading alerts from {findings_from}"):
+            alerts = (
+                alerts_from_lake(lake or settings.lake.path)
+                if findings_from == "lake"
+                else alerts_from_kafka(settings, timeout_s=timeout_s)
+            )
+        report = dataclasses.replace(report, pages=score_pages(alerts, report))
     render(report, console)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

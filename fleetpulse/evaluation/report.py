@@ -43,6 +43,21 @@ class DetectorScore:
     breakdown: dict[str, dict[str, int]] = field(default_factory=dict)
     fp_hosts: list[str] = field(default_factory=list)
     fn_hosts: list[str] = field(default_factory=list)
+    tp_hosts: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PageScore:
+    """Pages (firing host alerts) against true incidents: hosts some detector rightly found."""
+
+    incidents: int  # true-positive hosts, any detector
+    pages_on_incidents: int  # firing alerts on those hosts
+    pages_per_incident: float | None
+    max_pages_per_incident: int
+    groups_per_incident: float | None  # distinct group keys (operations) per true incident
+    pages_elsewhere: int  # firing alerts on hosts that were no true incident (FP or rule met)
+    resolved: int  # resolved notifications sent
+    fleet_pages: int  # alerts about the fleet, not a host (train halted, dead-letter surge)
 
 
 @dataclass(frozen=True)
@@ -51,6 +66,7 @@ class ScoreReport:
     period: dict[str, int]
     params: dict[str, Any]
     live: ScoreReport | None = None  # a history continued live: the live segment on its own
+    pages: PageScore | None = None  # the alerts sent for the run, per true incident (when they were read)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; times to detect also in hours (``ttd_median_h``, ``ttd_p90_h``) for reports."""
@@ -64,6 +80,8 @@ class ScoreReport:
         out = {"detectors": detectors, "period": self.period, "params": self.params}
         if self.live is not None:
             out["live"] = self.live.to_dict()
+        if self.pages is not None:
+            out["pages"] = asdict(self.pages)
         return out
 
     def to_json(self) -> str:
@@ -117,5 +135,6 @@ def assemble(
         breakdown=breakdown,
         fp_hosts=fp_hosts,
         fn_hosts=fn_hosts,
+        tp_hosts=sorted(tp),
         **extra,
     )

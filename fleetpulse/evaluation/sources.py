@@ -23,6 +23,7 @@ from fleetpulse.evaluation.detection import (
     WindowPeriod,
     score,
 )
+from fleetpulse.evaluation.report import PageScore
 from fleetpulse.evaluation.rule_met import ScopedRule, kinds_of
 from ground.errors import FleetpulseError, TopicReadError
 from ground.kafka.reading import read_to_end
@@ -141,21 +142,28 @@ def findings_from_kafka(
 ) -> pl.DataFrame:
     """Every FindingRaised on the findings topic, from the beginning up to the end offsets seen at start."""
     topic = topic or settings.topics.findings.name
+    return _frame(events_from_kafka(settings, topic, "FindingRaised", timeout_s))
+
+
+def events_from_kafka(
+    settings: Settings, topic: str, event_type: str, timeout_s: float, *, missing_ok: bool = False
+) -> list[dict[str, Any]]:
+    """Flat rows of every ``event_type`` record on ``topic`` up to the end offsets seen at start."""
     codec = Codec()
     rows: list[dict[str, Any]] = []
     try:
         for rec in read_to_end(
-            settings.bootstrap_servers, settings.kafka, topic, timeout_s=timeout_s, missing_ok=False
+            settings.bootstrap_servers, settings.kafka, topic, timeout_s=timeout_s, missing_ok=missing_ok
         ):
             try:
                 decoded = codec.decode(rec.value)
             except DecodeError:
-                continue  # the validator dead-letters these; they are not findings
-            if decoded.event_type == "FindingRaised":
+                continue  # the validator dead-letters these; they are not events of the run
+            if decoded.event_type == event_type:
                 rows.append(flatten(decoded.record))
     except TopicReadError as exc:
         raise ScoringError(str(exc)) from exc
-    return _frame(rows)
+    return rows
 
 
 def parse_rule(text: str) -> tuple[str, RepeatRule]:
@@ -314,8 +322,21 @@ def render(
     console.print(table)
     for s in report.detectors.values():
         console.print(f"[bold]{s.detector}[/]: {_notes(s)}")
+    if report.pages is not None:
+        console.print(f"[bold]pages[/]: {_pages(report.pages)}")
     if report.live is not None:
         render(report.live, console, "The live segment alone (live window)")
+
+
+def _pages(p: PageScore) -> str:
+    if not p.incidents:
+        return f"no true incident; {p.pages_elsewhere} host page(s), {p.fleet_pages} fleet page(s)"
+    return (
+        f"{p.pages_on_incidents} firing alert(s) for {p.incidents} true incident(s): "
+        f"{_fmt(p.pages_per_incident, 2)} per incident (goal ≤ 1.2, most on one host {p.max_pages_per_incident}), "
+        f"{_fmt(p.groups_per_incident, 2)} alert groups per incident; {p.pages_elsewhere} on other hosts, "
+        f"{p.fleet_pages} about the fleet, {p.resolved} resolved notification(s)"
+    )
 
 
 def _notes(s: DetectorScore) -> str:
