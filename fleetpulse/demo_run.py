@@ -327,6 +327,7 @@ def _print_summary(s: dict[str, Any], plan: DemoPlan) -> None:
     table.add_row("alert duplicates dropped by key", f"{s['alerts'].get('duplicates', 0):,}")
     pages = s["score"].get("pages") or {}
     table.add_row("pages per true incident (goal ≤ 1.2)", _fmt(pages.get("pages_per_incident"), ".2f"))
+    table.add_row("  … not counting failures after a repair", _fmt(pages.get("first_pages_per_incident"), ".2f"))
     q = s["quality"]
     table.add_row("lake quality re-check", "passed" if q.get("validate_exit_code") == 0 else "FAILED")
     table.add_row("batches quarantined by the quality gates", f"{q.get('quarantined_batches', 0):,}")

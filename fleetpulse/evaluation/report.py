@@ -48,14 +48,20 @@ class DetectorScore:
 
 @dataclass(frozen=True)
 class PageScore:
-    """Pages (firing host alerts) against true incidents: hosts some detector rightly found."""
+    """Pages against true incidents (hosts some detector rightly found).
+
+    A page is one notification of an alert group (``group_key``): Alertmanager sends the alerts of a
+    group together and later ones as updates of it, so two alerts of one group are one page.
+    """
 
     incidents: int  # true-positive hosts, any detector
-    pages_on_incidents: int  # firing alerts on those hosts
+    alerts_on_incidents: int  # firing alerts on those hosts, each alert id once
+    pages_on_incidents: int  # alert groups that fired on those hosts
     pages_per_incident: float | None
     max_pages_per_incident: int
-    groups_per_incident: float | None  # distinct group keys (operations) per true incident
-    pages_elsewhere: int  # firing alerts on hosts that were no true incident (FP or rule met)
+    after_repair_pages: int  # of those, groups opened because the host failed again after a repair
+    first_pages_per_incident: float | None  # without those: the pages of the incident itself
+    pages_elsewhere: int  # groups on hosts that were no true incident (FP or rule met)
     resolved: int  # resolved notifications sent
     fleet_pages: int  # alerts about the fleet, not a host (train halted, dead-letter surge)
 

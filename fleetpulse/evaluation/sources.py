@@ -330,12 +330,13 @@ def render(
 
 def _pages(p: PageScore) -> str:
     if not p.incidents:
-        return f"no true incident; {p.pages_elsewhere} host page(s), {p.fleet_pages} fleet page(s)"
+        return f"no true incident; {p.pages_elsewhere} page(s) on hosts, {p.fleet_pages} about the fleet"
     return (
-        f"{p.pages_on_incidents} firing alert(s) for {p.incidents} true incident(s): "
-        f"{_fmt(p.pages_per_incident, 2)} per incident (goal ≤ 1.2, most on one host {p.max_pages_per_incident}), "
-        f"{_fmt(p.groups_per_incident, 2)} alert groups per incident; {p.pages_elsewhere} on other hosts, "
-        f"{p.fleet_pages} about the fleet, {p.resolved} resolved notification(s)"
+        f"{p.pages_on_incidents} page(s) (alert groups; {p.alerts_on_incidents} alerts) for {p.incidents} true "
+        f"incident(s): {_fmt(p.pages_per_incident, 2)} per incident (goal ≤ 1.2; most on one host "
+        f"{p.max_pages_per_incident}); {p.after_repair_pages} of them because the host failed again after a "
+        f"repair, {_fmt(p.first_pages_per_incident, 2)} per incident without those; {p.pages_elsewhere} on other "
+        f"hosts, {p.fleet_pages} about the fleet, {p.resolved} resolved notification(s)"
     )
 
 

@@ -27,16 +27,18 @@ def alert(eid: str, host: str, status: str = "firing", group: str | None = None,
             "group_key": group or f"{host}/f"}  # fmt: skip
 
 
-def test_pages_are_counted_per_true_incident() -> None:
+def test_pages_are_counted_per_alert_group_and_true_incident() -> None:
     alerts = pl.DataFrame(
         [alert("a1", "h1"), alert("a1", "h1"),  # the same alert sent twice: one page
-         alert("a2", "h1", group="h1/g2", name="RepeatAfterRepair"), alert("a3", "h2"), alert("a4", "s1", name="SlowHost"),
+         alert("a0", "h1", name="SlowHost"),  # another alert of the same group: an update, not a page
+         alert("a2", "h1", group="h1/g2", name="RepeatAfterRepair"), alert("a6", "h1", group="h1/g2"),
+         alert("a3", "h2"), alert("a4", "s1", name="SlowHost"),
          alert("r1", "h1", status="resolved"), alert("a5", "h9"), alert("t1", "-", name="TrainHalted")],
         schema=ALERT_COLUMNS,
     )  # fmt: skip
     p = score_pages(alerts, report())
-    assert (p.incidents, p.pages_on_incidents, p.max_pages_per_incident) == (3, 4, 2)
-    assert p.pages_per_incident == 4 / 3 and p.groups_per_incident == 4 / 3
+    assert (p.incidents, p.alerts_on_incidents, p.pages_on_incidents, p.max_pages_per_incident) == (3, 6, 4, 2)
+    assert p.pages_per_incident == 4 / 3 and p.after_repair_pages == 1 and p.first_pages_per_incident == 1.0
     assert (p.pages_elsewhere, p.fleet_pages, p.resolved) == (1, 1, 1)
 
 
