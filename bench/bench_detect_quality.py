@@ -32,11 +32,19 @@ from producers import SimulationRequest, load_fleet_config, run_simulation  # no
 from producers.config import FleetConfig  # noqa: E402
 
 
-def fleet_of(preset: str, duty: list[float] | None, factor: list[float] | None) -> FleetConfig:
-    """The preset, with the intermittent slow hosts' duty and slowdown ranges replaced if given."""
+def fleet_of(
+    preset: str, duty: list[float] | None, factor: list[float] | None, host_only: float = 0.0
+) -> FleetConfig:
+    """The preset, with the intermittent slow hosts' duty and slowdown ranges and the share of hosts
+    whose records name only the host replaced if given."""
     config = load_fleet_config(preset)
     slow = {k: tuple(v) for k, v in (("duty", duty), ("intermittent_factor", factor)) if v}
-    return config.model_copy(update={"slow": config.slow.model_copy(update=slow)}) if slow else config
+    if slow:
+        config = config.model_copy(update={"slow": config.slow.model_copy(update=slow)})
+    if host_only:
+        failures = config.failures.model_copy(update={"host_only_fraction": host_only})
+        config = config.model_copy(update={"failures": failures})
+    return config
 
 
 def one_run(fleet: FleetConfig, seed: int, days: float, interval_s: int | None, root: Path) -> dict[str, Any]:
@@ -134,9 +142,10 @@ def main() -> None:
     parser.add_argument(
         "--intermittent-factor", type=float, nargs=2, default=None, help="their slowdown range"
     )
+    parser.add_argument("--host-only", type=float, default=0.0, help="failures.host_only_fraction")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    fleet = fleet_of(args.preset, args.duty, args.intermittent_factor)
+    fleet = fleet_of(args.preset, args.duty, args.intermittent_factor, args.host_only)
     reports = []
     for seed in args.seeds:
         with tempfile.TemporaryDirectory(prefix="detect-quality-") as tmp:

@@ -112,6 +112,13 @@ class FailureSpec(_Frozen):
     )
     wearout_shape: float = Field(4.0, gt=1)
     wearout_scale_days: float | None = Field(2500.0, gt=0, description="None disables the wear-out term")
+    host_only_fraction: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="share of hosts whose faults are reported naming only the host, not the GPU or port "
+        "(as many real incident records are): the per-GPU and per-port rules cannot see them",
+    )
     guard_days: float = Field(
         0.0,
         ge=0,

@@ -4,6 +4,7 @@ plus each host's hidden traits (lemon, slow). Built once, deterministically, fro
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -51,6 +52,14 @@ class Fleet:
     @property
     def n_hosts(self) -> int:
         return len(self.host_id)
+
+    @functools.cached_property
+    def host_only(self) -> np.ndarray:
+        """Hosts whose faults are reported naming only the host (their own stream: other draws unchanged)."""
+        share = self.config.failures.host_only_fraction
+        if share <= 0:
+            return np.zeros(self.n_hosts, dtype=bool)
+        return stream(self.seed, Purpose.REPORTING).uniform(size=self.n_hosts) < share
 
     @property
     def cluster_names(self) -> list[str]:

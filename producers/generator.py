@@ -211,7 +211,8 @@ class FleetAgents:
                 fx.ecc_sbe[h, gpu] += aux1
             elif kind == "flap":
                 fx.carrier[h, port] += 1
-            return signals.noise_events(kind, gpu, port, aux1, peer=peer)
+            noise = signals.noise_events(kind, gpu, port, aux1, peer=peer)
+            return signals.naming_only_the_host(noise) if self.fleet.host_only[h] else noise
         if kind == "dram_uce":
             fx.ecc_dbe[h, gpu] += aux1
             if aux2:
@@ -231,12 +232,13 @@ class FleetAgents:
             fx.carrier[h, port] += max(aux1, 1)
         slot = int(self.fleet.job[h])
         run = int(self.jobs.latest(int(o.ts[j]))[slot])
-        return signals.fault_events(
+        events = signals.fault_events(
             kind, str(o.cause[j]), gpu, port, aux1, aux2,
             job_id=self.jobs.ids[run] if run >= 0 else self.fleet.job_ids[slot],
             job_gpus=int(self.fleet.job_gpus[slot]), peer=peer,
             remapped_total=int(self.remapped[h, gpu]) if gpu >= 0 else 0, interrupts=bool(self._interrupts[j]),
         )  # fmt: skip
+        return signals.naming_only_the_host(events) if self.fleet.host_only[h] else events
 
 
 def ticks_for(duration_s: float, interval_s: int) -> int:

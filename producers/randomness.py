@@ -21,6 +21,7 @@ class Purpose(IntEnum):
     HOST_TRAITS = 6  # per host: persistent offsets
     JOBS = 7  # per job slot: its runs, their paces and idle gaps
     DELIVERY = 8  # per tick: sample drop-outs and duplicated deliveries
+    REPORTING = 9  # per fleet: which hosts report faults naming only the host
 
 
 def stream(seed: int, purpose: Purpose, *index: int) -> np.random.Generator:

@@ -111,6 +111,22 @@ def fault_events(
     return out
 
 
+# what a record that names only the host leaves out (the bus id with the GPU: both are unknown)
+_PART_FIELDS = {"gpu": None, "port": None, "pci_bus_id": "", "device": "", "peer": None}
+
+
+_HOST_LOG = frozenset({"XidRaised", "EccErrorObserved", "PcieAerReported", "LinkEventObserved"})
+
+
+def naming_only_the_host(events: list[Emitted]) -> list[Emitted]:
+    """The hardware events as a source that names only the host reports them: no GPU, port or bus id
+    (a job interruption comes from the scheduler, which still names the GPU it lost)."""
+    return [
+        (kind, {k: _PART_FIELDS.get(k, v) for k, v in p.items()}) if kind in _HOST_LOG else (kind, p)
+        for kind, p in events
+    ]
+
+
 def noise_events(kind: str, gpu: int, port: int, aux1: int, *, peer: str) -> list[Emitted]:
     """The single event of a noise occurrence (never of a repeat-offender class)."""
     if kind == "ecc_ce":

@@ -37,6 +37,7 @@ HOSTS_SCHEMA = pa.schema(
         ("lemon_port", pa.int32()), ("lemon_onset_ts", pa.int64()),
         ("slow_cause", pa.string()), ("slow_factor", pa.float64()), ("slow_onset_ts", pa.int64()),
         ("slow_intermittent", pa.bool_()), ("slow_duty", pa.float64()),
+        ("host_only", pa.bool_()),  # its faults' events name only the host (no GPU, port or bus id)
     ]
 )  # fmt: skip
 
@@ -90,6 +91,7 @@ def hosts_table(fleet: Fleet) -> pa.Table:
             "slow_onset_ts": _nullable(fleet.slow_onset_ts, -1),
             "slow_intermittent": fleet.slow_intermittent,
             "slow_duty": [float(x) if s else None for x, s in zip(fleet.slow_duty, slow, strict=True)],
+            "host_only": fleet.host_only,
         },
         schema=HOSTS_SCHEMA,
     )

@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from fleetpulse.evaluation.report import DetectorScore, ScoreReport, assemble, first_findings
-from fleetpulse.evaluation.rule_met import ScopedRule, rule_met, threshold_reached_at
+from fleetpulse.evaluation.rule_met import ScopedRule, rule_met, rules_for, threshold_reached_at
 from fleetpulse.evaluation.slow_hosts import WindowPeriod, score_slow_host, windows_between
 from ground.errors import FleetpulseError
 
@@ -62,7 +62,8 @@ def _scoped_faults(
 ) -> list[int]:
     """Fault times of the rule's kinds on the lemon's own scope (its GPU, its port, or the whole host)."""
     mine = faults.filter(pl.col("kind").is_in(rule.kinds) & pl.col("ts").is_between(start, end))
-    scope = host.get("lemon_scope") or "host"
+    # a host whose events name only the host is seen by the host-level rules, over all its faults
+    scope = "host" if host.get("host_only") else host.get("lemon_scope") or "host"
     if scope == "gpu" and host.get("lemon_gpu") is not None:
         mine = mine.filter(pl.col("gpu") == host["lemon_gpu"])
     elif scope == "port" and host.get("lemon_port") is not None:
@@ -132,7 +133,10 @@ def score_repeat_offender(
                 lag.append((first[h["host_id"]] - reached) / 1000)
     met = default_met_rules(rules) if met_rules is None else list(met_rules)
     flagged = sorted(set(first) - truth)
-    met_hosts = [h for h in flagged if h in by_host and rule_met(by_host[h], met, start, end)]
+    host_only = set(hosts.filter(pl.col("host_only"))["host_id"]) if "host_only" in hosts.columns else set()
+    met_hosts = [
+        h for h in flagged if h in by_host and rule_met(by_host[h], rules_for(met, h in host_only), start, end)
+    ]
     fp_hosts = sorted(set(flagged) - set(met_hosts))
     return assemble(
         "repeat_offender",

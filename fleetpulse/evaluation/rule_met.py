@@ -28,6 +28,7 @@ class ScopedRule:
     scope: Scope
     count: int
     window_ms: int
+    component: Literal["any", "unknown"] = "any"  # "unknown": counts only events naming no GPU or port
 
 
 def kinds_of(classes: Iterable[str]) -> tuple[str, ...]:
@@ -41,6 +42,15 @@ def threshold_reached_at(ts: Iterable[int], count: int, window_ms: int) -> int |
         if times[i] - times[i - count + 1] <= window_ms:
             return times[i]
     return None
+
+
+def rules_for(rules: Sequence[ScopedRule], host_only: bool) -> list[ScopedRule]:
+    """The rules that can see a host's faults: a host whose events name only the host meets the
+    host-scope rules (the "unknown component" ones among them) and no per-GPU or per-port rule; any
+    other host every rule but the "unknown component" ones."""
+    if host_only:
+        return [r for r in rules if r.scope == "host"]
+    return [r for r in rules if r.component == "any"]
 
 
 def rule_met(faults: pl.DataFrame, rules: Sequence[ScopedRule], start: int, end: int) -> bool:

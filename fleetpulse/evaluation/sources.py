@@ -196,13 +196,13 @@ def rules_from_policy(policy: Policy) -> dict[str, RepeatRule]:
 def met_rules_from_policy(policy: Policy) -> list[ScopedRule]:
     """Every repeat-offender rule of the policy on its own scope, in the simulator's fault kinds.
 
-    Rules for events naming no component are left out: the truth names every fault's GPU or port,
-    so counted host-wide they would call a host's unrelated faults on different GPUs a rule met.
+    Rules for events naming no component count only on hosts whose events name none (the truth's
+    ``host_only``): see ``rule_met.rules_for``.
     """
     return [
-        ScopedRule(kinds_of(r.classes), r.scope, r.count, r.window)
+        ScopedRule(kinds_of(r.classes), r.scope, r.count, r.window, r.component)
         for r in policy.rules
-        if r.detector == "repeat_offender" and r.scope in ("gpu", "port", "host") and r.component == "any"
+        if r.detector == "repeat_offender" and r.scope in ("gpu", "port", "host")
     ]
 
 

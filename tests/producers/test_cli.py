@@ -104,7 +104,10 @@ def test_sigint_stops_flushes_and_records_the_interruption(tmp_path: Path) -> No
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"}
     )
     try:
-        time.sleep(8)  # running, its signal handlers installed: 4 s was too short on a loaded machine
+        deadline = time.monotonic() + 90  # a fixed sleep was too short on a loaded machine
+        while not _catches_sigterm(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)  # the run's handlers (SIGINT and SIGTERM) are installed when it starts ticking
+        time.sleep(0.5)
         started = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=20)
@@ -116,3 +119,13 @@ def test_sigint_stops_flushes_and_records_the_interruption(tmp_path: Path) -> No
     manifest = json.loads((truth / "manifest.json").read_text())
     assert manifest["interrupted"] is True
     assert pl.read_delta(str(lake / "host_inventoried")).height == manifest["counts"]["HostInventoried"] > 0
+
+
+def _catches_sigterm(pid: int) -> bool:
+    """Whether the process has a SIGTERM handler (Python installs none of its own: the run's is there)."""
+    import signal
+
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    return False

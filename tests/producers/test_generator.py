@@ -211,3 +211,34 @@ def test_by_default_samples_drop_out_and_events_arrive_twice(simulate, noisy_set
     assert noisy.counts["HostSampled"] == exact.counts["HostSampled"] - len(lost) + sum(
         1 for e in twice if kept[e]["event_type"] == "HostSampled"
     )
+
+
+def test_hosts_reporting_only_the_host_send_the_same_faults_without_their_part(simulate, tmp_path) -> None:
+    """``failures.host_only_fraction``: those hosts' fault events name no GPU, port or bus id; the
+    rest of the run (which faults, when, on which host) is the same as without them."""
+    plain_cfg = config_with("small", lemons={"fraction": 0.2})
+    some_cfg = config_with(plain_cfg, failures={"host_only_fraction": 0.5})
+    _, plain = simulate(fleet=plain_cfg, preset=None, days=20, interval_s=86400, keep_samples=False,
+                        truth_out=tmp_path / "a")  # fmt: skip
+    _, some = simulate(fleet=some_cfg, preset=None, days=20, interval_s=86400, keep_samples=False,
+                       truth_out=tmp_path / "b")  # fmt: skip
+    hosts = pq.read_table(tmp_path / "b" / "hosts.parquet").to_pylist()
+    only = {h["host_id"] for h in hosts if h["host_only"]}
+    assert 0 < len(only) < len(hosts)
+    assert not any(h["host_only"] for h in pq.read_table(tmp_path / "a" / "hosts.parquet").to_pylist())
+    def same(r: dict) -> tuple:  # type: ignore[type-arg]  # ids carry the run's id, which hashes its config
+        return r["event_id"].split("-", 1)[1], r["event_type"], r["host_id"], r["ts"], r["agent_seq"]
+
+    assert [same(r) for r in plain.records] == [same(r) for r in some.records]
+    parts = ("gpu", "port", "pci_bus_id", "device", "peer")
+    seen = 0
+    for a, b in zip(plain.records, some.records, strict=True):
+        if b["event_type"] not in HARDWARE or b["host_id"] not in only:
+            assert a["payload"] == b["payload"]
+            continue
+        seen += 1
+        assert all(b["payload"][k] in (None, "") for k in parts if k in b["payload"])
+        assert {k: v for k, v in a["payload"].items() if k not in parts} == {
+            k: v for k, v in b["payload"].items() if k not in parts
+        }
+    assert seen > 0

@@ -47,6 +47,7 @@ HOST_SCHEMA = {
     "slow_onset_ts": pl.Int64,
     "slow_intermittent": pl.Boolean,
     "slow_duty": pl.Float64,
+    "host_only": pl.Boolean,
 }
 FAULT_SCHEMA = {
     "fault_id": pl.Utf8,
@@ -472,3 +473,23 @@ def test_time_to_detect_in_busy_windows_skips_the_hosts_idle_gap() -> None:
         findings, hosts, pl.DataFrame([], schema=FAULT_SCHEMA), {"start_ts": S, "end_ts": S + 9 * H}
     )
     assert plain.detectors["slow_host"].ttd_busy_median_windows is None  # no jobs in the truth
+
+
+def test_a_host_naming_only_itself_meets_the_host_level_rules_only() -> None:
+    """Two falls off the bus on different GPUs: on a host that names its GPUs, no per-GPU rule is met
+    (a false positive if flagged); on one whose records name only the host, the host-level rule for
+    unknown components is (rule met); the host-only rule never counts a named host's faults."""
+    from fleetpulse.evaluation.detection import score_repeat_offender
+    from fleetpulse.evaluation.rule_met import ScopedRule
+
+    rules = [ScopedRule(("fell_off_bus",), "gpu", 2, 30 * DAY_MS),
+             ScopedRule(("fell_off_bus",), "host", 2, 30 * DAY_MS, "unknown")]  # fmt: skip
+    faults = pl.DataFrame(
+        [fault(h, "fell_off_bus", S + d * DAY_MS, gpu=d) for h in ("named", "only") for d in (1, 2)],
+        schema=FAULT_SCHEMA,
+    )
+    hosts = pl.DataFrame([host("named", host_only=False), host("only", host_only=True)], schema=HOST_SCHEMA)
+    flagged = [finding(h, "repeat_offender", S + 3 * DAY_MS) for h in ("named", "only")]
+    findings = pl.from_arrow(to_table("FindingRaised", [f.to_record() for f in flagged]))
+    got = score_repeat_offender(findings, hosts, faults, S, END, DEFAULT_RULES, rules)  # type: ignore[arg-type]
+    assert (got.fp_hosts, got.rule_met_hosts) == (["named"], ["only"])
