@@ -264,8 +264,9 @@ def test_a_nic_lost_twice_is_a_nic_replacement_not_a_cable(policy: Policy) -> No
 
 def _event(error_class: str, ts: int, part: int | None) -> dict[str, Any]:
     """One event of an error class on a host; ``part`` is its GPU or port (None: the record names neither)."""
-    if error_class in ("link_down", "nic_lost"):
-        return f.link({"link_down": "down"}.get(error_class, error_class), port=part, ts=ts)  # type: ignore[arg-type]
+    if error_class in ("link_down", "nic_lost", "link_flap"):
+        kind = {"link_down": "down", "link_flap": "flap"}.get(error_class, error_class)
+        return f.link(kind, port=part, ts=ts)  # type: ignore[arg-type]
     if error_class in ("dram_uce", "sram_uce"):
         return f.ecc(memory=error_class[:4], gpu=part, ts=ts)  # type: ignore[arg-type]
     return f.xid({"fell_off_bus": 79}[error_class], gpu=part, ts=ts)  # type: ignore[arg-type]
@@ -273,7 +274,7 @@ def _event(error_class: str, ts: int, part: int | None) -> dict[str, Any]:
 
 HOST_ONLY_RULES = (
     "dram_uce_repeat_host_unknown", "sram_uce_repeat_host_unknown", "fell_off_bus_repeat_host_unknown",
-    "link_down_repeat_host_unknown", "nic_lost_repeat_host_unknown",
+    "link_down_repeat_host_unknown", "nic_lost_repeat_host_unknown", "link_flap_repeat_host_unknown",
 )  # fmt: skip
 
 
