@@ -382,7 +382,7 @@ class DetectApp:
 
         @app.task
         async def samples() -> None:
-            await self.samples_stage.run()
+            await self.samples_stage.run_until_stopped()
 
         register_views(self)
 

@@ -62,6 +62,7 @@ log = logging.getLogger(__name__)
 YIELD_EVERY = 200  # records folded between two turns of the event loop
 FINAL_CHECKPOINT_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
+RESTART_AFTER_S = 1.0  # after a failure: as the clients' reconnect backoff (kafka.reconnect_backoff_max_ms)
 FETCH_MAX_WAIT_MS = 100  # a caught-up consumer fetches about this often
 FETCH_FRESH_MS = 20 * FETCH_MAX_WAIT_MS  # an older fetch answer says nothing about "caught up now"
 
@@ -246,6 +247,7 @@ class SamplesStage:
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
         self._stopping = False
+        self.restarts = 0  # times run() failed and was started again (/health)
         self.started = asyncio.Event()
         self.idle = IdleSources(policy.slow_host.idle_partition_timeout)
 
@@ -273,6 +275,37 @@ class SamplesStage:
 
     def stop(self) -> None:
         self._stopping = True
+
+    async def run_until_stopped(self, retry_s: float = RESTART_AFTER_S) -> None:
+        """``run()``, started again from the last checkpoints whenever it fails.
+
+        A broker gone longer than a request timeout fails a summary send, a checkpoint or a
+        commit, and ``run()`` ends with that error; the worker's other agents recover by
+        themselves, so this stage must too (no person restarts a worker that says it is healthy).
+        Its partitions are forgotten first, so each resumes from its checkpoint as after a crash.
+        """
+        while not self._stopping:
+            try:
+                await self.run()
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - any failure: start again, as a restart would
+                self.restarts += 1
+                log.warning(
+                    "samples stage failed (%s: %s); starting again from its checkpoints in %g s",
+                    type(exc).__name__, exc, retry_s,
+                )  # fmt: skip
+                self._forget_all()
+                await asyncio.sleep(retry_s)
+
+    def _forget_all(self) -> None:
+        for p in list(self.parts):
+            self.idle.forget(p)
+        self.parts.clear()
+        self._dirty.clear()
+        self._torn.clear()
+        self._pending.clear()
 
     async def run(self) -> None:
         """Consume until ``stop()`` or cancellation; checkpoint what is owned on the way out."""
