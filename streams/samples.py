@@ -288,16 +288,20 @@ class SamplesStage:
             try:
                 await self.run()
                 return
-            except asyncio.CancelledError:
-                raise
+            except asyncio.CancelledError as exc:
+                task = asyncio.current_task()
+                if self._stopping or task is None or task.cancelling():
+                    raise  # the worker is stopping
+                failure: BaseException = exc  # a cancellation from inside the Kafka client, not ours
             except Exception as exc:  # noqa: BLE001 - any failure: start again, as a restart would
-                self.restarts += 1
-                log.warning(
-                    "samples stage failed (%s: %s); starting again from its checkpoints in %g s",
-                    type(exc).__name__, exc, retry_s,
-                )  # fmt: skip
-                self._forget_all()
-                await asyncio.sleep(retry_s)
+                failure = exc
+            self.restarts += 1
+            log.warning(
+                "samples stage failed (%s: %s); starting again from its checkpoints in %g s",
+                type(failure).__name__, failure, retry_s,
+            )  # fmt: skip
+            self._forget_all()
+            await asyncio.sleep(retry_s)
 
     def _forget_all(self) -> None:
         for p in list(self.parts):

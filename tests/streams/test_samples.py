@@ -352,3 +352,28 @@ def test_a_stage_whose_run_fails_starts_again_from_its_checkpoints() -> None:
     asyncio.run(s.run_until_stopped(retry_s=0.0))
     assert owned_at_start == [[0], []]  # each partition reloads its checkpoint when assigned again
     assert s.restarts == 1 and not s._dirty and not s._torn
+
+
+def test_a_cancellation_from_inside_the_client_is_a_failure_but_cancelling_the_stage_stops_it() -> None:
+    """aiokafka can end a call with CancelledError while the broker is gone; only our own cancel means stop."""
+    s = stage(FakeProducer())
+    calls: list[int] = []
+
+    async def run() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise asyncio.CancelledError  # raised by the client, the task itself was not cancelled
+        await asyncio.sleep(3600)
+
+    s.run = run  # type: ignore[method-assign]
+
+    async def main() -> None:
+        task = asyncio.create_task(s.run_until_stopped(retry_s=0.0))
+        while len(calls) < 2 and not task.done():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert len(calls) == 2 and s.restarts == 1
