@@ -323,10 +323,10 @@ class SamplesStage:
             **self.client_config,
         )
         producer = AIOKafkaProducer(acks="all", linger_ms=5, **self.client_config)
-        await producer.start()
-        await consumer.start()
-        self._consumer, self._producer = consumer, producer
-        try:
+        try:  # a start that fails (broker gone) stops both clients too: run() is started again
+            await producer.start()
+            await consumer.start()
+            self._consumer, self._producer = consumer, producer
             consumer.subscribe([self.topic], listener=_Listener(self))
             self.started.set()
             last_checkpoint = time.monotonic()
@@ -341,8 +341,9 @@ class SamplesStage:
                         last_checkpoint = time.monotonic()
         finally:
             try:
-                async with self._lock:
-                    await asyncio.wait_for(self._checkpoint(sorted(self._dirty)), FINAL_CHECKPOINT_TIMEOUT_S)
+                if self._producer is not None:
+                    async with self._lock:
+                        await asyncio.wait_for(self._checkpoint(sorted(self._dirty)), FINAL_CHECKPOINT_TIMEOUT_S)
             except Exception as exc:  # the broker is gone: the last checkpoint stands
                 log.warning("samples stage: no final checkpoint (%s)", exc)
             self._consumer = self._producer = None
