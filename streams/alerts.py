@@ -11,7 +11,7 @@ host returns to service the group gets a ``resolved`` notification with the same
 
 from __future__ import annotations
 
-from collections import deque
+import bisect
 from typing import Any
 
 from schemas import FLEET, AlertRaised
@@ -142,27 +142,51 @@ def _resolved(action: Action, labels: dict[str, str]) -> list[dict[str, Any]]:
 
 
 class DlqSurge:
-    """Counts dead letters in a sliding wall-clock window; one alert per surge."""
+    """Counts dead letters by the time each record reached Kafka; one alert per surge.
+
+    Not the worker's wall clock: a worker catching up on a backlog, or replaying after a crash,
+    meets days of dead letters within seconds and would page a surge that never happened. Not
+    the payload's event time either: a record that cannot be decoded has none, and a wrong one
+    may be why it was refused. The record's Kafka timestamp is when it arrived, whatever the
+    order partitions are read in — as long as a partition is read less than ``HORIZON_WINDOWS``
+    windows behind the newest dead letter seen (older arrivals are dropped: bounded memory).
+    """
+
+    HORIZON_WINDOWS = 60
 
     def __init__(self, count: int, window_ms: int) -> None:
         self.count = count
         self.window_ms = window_ms
-        self._times: deque[int] = deque()
+        self._times: list[int] = []  # arrival times, sorted; older than the horizon: dropped
+        self._newest = 0
 
-    def observe(self, now_ms: int, topic: str, partition: int, offset: int) -> dict[str, Any] | None:
-        self._times.append(now_ms)
-        while self._times and self._times[0] <= now_ms - self.window_ms:
-            self._times.popleft()
-        if len(self._times) < self.count:
+    def observe(self, arrived_ms: int, topic: str, partition: int, offset: int) -> dict[str, Any] | None:
+        bisect.insort(self._times, arrived_ms)
+        self._newest = max(self._newest, arrived_ms)
+        horizon = self._newest - self.HORIZON_WINDOWS * self.window_ms
+        del self._times[: bisect.bisect_right(self._times, horizon)]
+        if self._densest_window_around(arrived_ms) < self.count:
             return None
         self._times.clear()
         return _alert(
             "DLQSurge",
             f"{topic}/{partition}/{offset}",
             "warning",
-            now_ms,
+            arrived_ms,
             FLEET,
             FLEET,
             {"host_id": FLEET, "cluster": FLEET, "domain": "", "rule": "dlq_surge", "topic": topic},
             f"{self.count} records dead-lettered within {self.window_ms / 1000:.0f} s (last: {topic}[{partition}]@{offset})",
         )
+
+    def _densest_window_around(self, at_ms: int) -> int:
+        """The most arrivals in one window (``window_ms`` long) that contains ``at_ms``."""
+        times = self._times
+        lo = bisect.bisect_right(times, at_ms - self.window_ms)
+        hi = bisect.bisect_left(times, at_ms + self.window_ms)
+        best, first = 0, lo
+        for last in range(lo, hi):
+            while times[last] - times[first] >= self.window_ms:
+                first += 1
+            best = max(best, last - first + 1)
+        return best

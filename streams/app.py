@@ -231,6 +231,7 @@ class DetectApp:
 
     async def _dead_letter(self, exc: DecodeError | InvalidRecordError, src: SourceRecord) -> Any:
         """Send the record to the DLQ with its reason; returns the send's future (await it to know it landed)."""
+        arrived_ms = src.timestamp_ms if src.timestamp_ms else int(self.clock() * 1000)
         record = dead_letter(
             exc,
             topic=src.topic,
@@ -238,12 +239,12 @@ class DetectApp:
             offset=src.offset,
             key=src.key,
             value=src.value,
-            timestamp_ms=src.timestamp_ms if src.timestamp_ms else int(self.clock() * 1000),
+            timestamp_ms=arrived_ms,
         )
         sent = await self.dlq_topic.send(key=record["event_id"].encode(), value=self.codec.encode(record))
         self.metrics.dead_letters.labels(src.topic, reason_label(exc)).inc()
         log.info("dead-lettered %s[%d]@%d: %s", src.topic, src.partition, src.offset, exc.reason)
-        surge = self.dlq_surge.observe(int(self.clock() * 1000), src.topic, src.partition, src.offset)
+        surge = self.dlq_surge.observe(arrived_ms, src.topic, src.partition, src.offset)
         if surge is not None:
             await self._send_alert(surge)
         return sent
@@ -400,7 +401,7 @@ class DetectApp:
 
         @app.task
         async def samples() -> None:
-            await self.samples_stage.run()
+            await self.samples_stage.run_until_stopped()
 
         register_views(self)
 

@@ -62,6 +62,7 @@ log = logging.getLogger(__name__)
 YIELD_EVERY = 200  # records folded between two turns of the event loop
 FINAL_CHECKPOINT_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
+RESTART_AFTER_S = 1.0  # after a failure: as the clients' reconnect backoff (kafka.reconnect_backoff_max_ms)
 FETCH_MAX_WAIT_MS = 100  # a caught-up consumer fetches about this often
 FETCH_FRESH_MS = 20 * FETCH_MAX_WAIT_MS  # an older fetch answer says nothing about "caught up now"
 
@@ -246,6 +247,7 @@ class SamplesStage:
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
         self._stopping = False
+        self.restarts = 0  # times run() failed and was started again (/health)
         self.started = asyncio.Event()
         self.idle = IdleSources(policy.slow_host.idle_partition_timeout)
 
@@ -274,6 +276,41 @@ class SamplesStage:
     def stop(self) -> None:
         self._stopping = True
 
+    async def run_until_stopped(self, retry_s: float = RESTART_AFTER_S) -> None:
+        """``run()``, started again from the last checkpoints whenever it fails.
+
+        A broker gone longer than a request timeout fails a summary send, a checkpoint or a
+        commit, and ``run()`` ends with that error; the worker's other agents recover by
+        themselves, so this stage must too (no person restarts a worker that says it is healthy).
+        Its partitions are forgotten first, so each resumes from its checkpoint as after a crash.
+        """
+        while not self._stopping:
+            try:
+                await self.run()
+                return
+            except asyncio.CancelledError as exc:
+                task = asyncio.current_task()
+                if self._stopping or task is None or task.cancelling():
+                    raise  # the worker is stopping
+                failure: BaseException = exc  # a cancellation from inside the Kafka client, not ours
+            except Exception as exc:  # noqa: BLE001 - any failure: start again, as a restart would
+                failure = exc
+            self.restarts += 1
+            log.warning(
+                "samples stage failed (%s: %s); starting again from its checkpoints in %g s",
+                type(failure).__name__, failure, retry_s,
+            )  # fmt: skip
+            self._forget_all()
+            await asyncio.sleep(retry_s)
+
+    def _forget_all(self) -> None:
+        for p in list(self.parts):
+            self.idle.forget(p)
+        self.parts.clear()
+        self._dirty.clear()
+        self._torn.clear()
+        self._pending.clear()
+
     async def run(self) -> None:
         """Consume until ``stop()`` or cancellation; checkpoint what is owned on the way out."""
         consumer = AIOKafkaConsumer(
@@ -286,10 +323,10 @@ class SamplesStage:
             **self.client_config,
         )
         producer = AIOKafkaProducer(acks="all", linger_ms=5, **self.client_config)
-        await producer.start()
-        await consumer.start()
-        self._consumer, self._producer = consumer, producer
-        try:
+        try:  # a start that fails (broker gone) stops both clients too: run() is started again
+            await producer.start()
+            await consumer.start()
+            self._consumer, self._producer = consumer, producer
             consumer.subscribe([self.topic], listener=_Listener(self))
             self.started.set()
             last_checkpoint = time.monotonic()
@@ -304,8 +341,9 @@ class SamplesStage:
                         last_checkpoint = time.monotonic()
         finally:
             try:
-                async with self._lock:
-                    await asyncio.wait_for(self._checkpoint(sorted(self._dirty)), FINAL_CHECKPOINT_TIMEOUT_S)
+                if self._producer is not None:
+                    async with self._lock:
+                        await asyncio.wait_for(self._checkpoint(sorted(self._dirty)), FINAL_CHECKPOINT_TIMEOUT_S)
             except Exception as exc:  # the broker is gone: the last checkpoint stands
                 log.warning("samples stage: no final checkpoint (%s)", exc)
             self._consumer = self._producer = None

@@ -39,6 +39,7 @@ def health(detect: DetectApp) -> dict[str, Any]:
         "actions_applied": detect.fleet.count,
         "assigned": assigned,
         "idle": detect.samples_stage.idle_partitions(),
+        "samples_stage_restarts": detect.samples_stage.restarts,
     }
 
 

@@ -7,11 +7,8 @@ needs its own ``data_dir`` (local RocksDB state) and web port.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
-import threading
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -26,6 +23,7 @@ from streams.app import DetectApp
 from streams.errors import WorkerError
 from streams.policy import Policy, load_policy
 from streams.quiet_logs import install as quiet_harmless_logs
+from streams.shutdown import ShutdownDeadline
 from streams.topology import internal_topics
 
 if TYPE_CHECKING:
@@ -81,12 +79,14 @@ def run_worker(
     web_port: int | None = None,
     data_dir: Path | None = None,
 ) -> None:
-    """Run until SIGINT/SIGTERM (blocking)."""
+    """Run until SIGINT/SIGTERM (blocking); the shutdown that follows is bounded in time."""
+    deadline = ShutdownDeadline(settings.detect.shutdown_timeout_s)
+    deadline.arm()  # first: every thread started from here on inherits the blocked signals
     quiet_harmless_logs()
     detect = build_detect_app(settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir)
     worker = bounded_shutdown_worker(
         detect.app,
-        settings.detect.shutdown_timeout_s,
+        deadline,
         loglevel=settings.detect.log_level,
         quiet=True,
         redirect_stdouts=False,
@@ -95,33 +95,23 @@ def run_worker(
     worker.execute_from_commandline()
 
 
-def _exit_if_still_running(timeout_s: float) -> None:
-    """Runs in a daemon thread: a shutdown that hangs ends the process (as a crash would)."""
-    time.sleep(timeout_s)
-    sys.stderr.write(
-        f"fleetpulse detect: shutdown did not finish within {timeout_s:g} s (broker unreachable?); "
-        "exiting without it — at-least-once processing resumes from the last commit and checkpoint\n"
-    )
-    sys.stderr.flush()
-    os._exit(3)
-
-
-def bounded_shutdown_worker(app: Any, timeout_s: float, **options: Any) -> Any:
-    """A ``faust.Worker`` whose SIGTERM/SIGINT shutdown is bounded in time.
+def bounded_shutdown_worker(app: Any, deadline: ShutdownDeadline, **options: Any) -> Any:
+    """A ``faust.Worker`` whose SIGTERM/SIGINT shutdown ends within ``deadline.timeout_s``.
 
     With the broker gone, Faust's consumer thread can die during shutdown and leave the main
-    thread waiting for it forever (seen with faust-streaming 0.15.3 / aiokafka 0.14), so a
-    SIGTERM never ended the worker. A watchdog thread, started with the first signal, exits
-    the process after ``timeout_s`` if the graceful path has not.
+    thread waiting for it forever (seen with faust-streaming 0.15.3 / aiokafka 0.14). The
+    deadline's thread receives the signal and hands it to the loop; a signal that reaches the
+    loop's own handler first starts the deadline too.
     """
 
     class BoundedShutdownWorker(faust.Worker):  # type: ignore[misc]
         def _schedule_shutdown(self, signum: signal.Signals) -> None:
-            if not self._signal_stop_time:
-                threading.Thread(target=_exit_if_still_running, args=(timeout_s,), daemon=True).start()
+            deadline.start()
             super()._schedule_shutdown(signum)
 
-    return BoundedShutdownWorker(app, **options)
+    worker = BoundedShutdownWorker(app, **options)
+    deadline.forward_to(lambda signum: worker.loop.call_soon_threadsafe(worker._schedule_shutdown, signum))
+    return worker
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """What every scenario shares: the broker under test, the base settings, the output folder, progress.
 
 Scenarios never start or own the broker: they get one (``BrokerControl``: a bootstrap address
-and a ``restart``), so the CLI can hand them a broker it started and the tests one from the
+and a ``restart``, ``stop`` and ``start``), so the CLI can hand them a broker it started and the tests one from the
 ``local_broker_factory`` fixture.
 """
 
@@ -27,6 +27,8 @@ class BrokerControl(Protocol):
     @property
     def bootstrap_servers(self) -> str: ...
     def restart(self) -> Any: ...
+    def stop(self) -> Any: ...
+    def start(self) -> Any: ...
 
 
 @dataclass

@@ -13,7 +13,14 @@ from fleetpulse.faults.context import FaultContext
 from fleetpulse.faults.detectors import free_port
 from fleetpulse.faults.errors import UnknownScenarioError
 from fleetpulse.faults.results import ScenarioResult
-from fleetpulse.faults.scenarios import broker_restart, poison_flood, receiver_down, worker_kill
+from fleetpulse.faults.scenarios import (
+    broker_outage,
+    broker_restart,
+    poison_flood,
+    receiver_down,
+    receiver_slow,
+    worker_kill,
+)
 
 if TYPE_CHECKING:
     from fleetpulse.broker import LocalBroker
@@ -25,6 +32,8 @@ SCENARIOS: dict[str, Scenario] = {
     broker_restart.NAME: broker_restart.run,
     receiver_down.NAME: receiver_down.run,
     poison_flood.NAME: poison_flood.run,
+    broker_outage.NAME: broker_outage.run,
+    receiver_slow.NAME: receiver_slow.run,
 }
 
 

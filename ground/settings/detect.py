@@ -49,7 +49,10 @@ class DetectSettings(BaseModel):
         "which every worker has of its own. Two running workers must never share one",
     )
     shutdown_timeout_s: float = Field(
-        10.0, gt=0, description="after SIGTERM/SIGINT, exit anyway if the graceful shutdown takes longer"
+        10.0,
+        gt=0,
+        description="after SIGTERM/SIGINT the process is gone within this long: the graceful shutdown "
+        "gets 80 % of it, then the worker exits anyway",
     )
     snapshot_every: int = Field(
         100_000,

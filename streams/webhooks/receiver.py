@@ -97,12 +97,16 @@ class WebhookReceiver:
         self.out = Path(out)
         self.tolerance_s = tolerance_s
         self.clock = clock
-        self.ack_delay_s = ack_delay_s  # a slow receiver: stored, but the 200 comes late (fault tests)
+        self.ack_delay_s = ack_delay_s  # a slow receiver: every answer comes this late (fault tests)
         self.seen = load_keys(self.out)
         self.stats = ReceiverStats(stored=len(self.seen))
         self.app = web.Application(client_max_size=MAX_BODY_BYTES)
         self.app.router.add_get("/stats", self._stats)
         self.app.router.add_post("/{tail:.*}", self._receive)
+
+    async def _slow_answer(self) -> None:
+        if self.ack_delay_s:
+            await asyncio.sleep(self.ack_delay_s)
 
     async def _stats(self, request: web.Request) -> web.Response:
         return web.json_response(asdict(self.stats))
@@ -132,6 +136,7 @@ class WebhookReceiver:
             return self._reject(401, str(exc))
         if key in self.seen:  # a replay or a retry after a lost answer: never stored twice
             self.stats.duplicates += 1
+            await self._slow_answer()
             return web.json_response({"status": "duplicate", "idempotency_key": key})
         try:
             alert = parse_body(body)
@@ -146,8 +151,7 @@ class WebhookReceiver:
         self.seen.add(key)
         self.stats.received += 1
         self.stats.stored += 1
-        if self.ack_delay_s:
-            await asyncio.sleep(self.ack_delay_s)
+        await self._slow_answer()
         return web.json_response({"status": "accepted", "idempotency_key": key})
 
 

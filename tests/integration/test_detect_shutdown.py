@@ -1,4 +1,4 @@
-"""A detect worker ends on SIGTERM even when its broker has gone away (bounded shutdown)."""
+"""A detect worker ends on SIGTERM within its shutdown timeout even when its broker has gone away."""
 
 from __future__ import annotations
 
@@ -25,9 +25,8 @@ def test_sigterm_ends_a_worker_whose_broker_is_gone(
     broker = local_broker_factory()
     broker.start()
     settings = isolated_settings(pointed_at(Settings.load(), broker.bootstrap_servers))
-    settings = settings.model_copy(
-        update={"detect": settings.detect.model_copy(update={"shutdown_timeout_s": 5.0})}
-    )
+    budget = 5.0
+    settings = settings.with_section("detect", shutdown_timeout_s=budget)
     admin.create_topics(settings)
     (port,) = free_ports(1)
     worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log")
@@ -41,6 +40,6 @@ def test_sigterm_ends_a_worker_whose_broker_is_gone(
         took = time.monotonic() - sent
     finally:
         worker.kill()
-    assert took < 15, took
+    assert took < budget, took  # the process is gone within the budget, its exit included
     log = (tmp_path / "w.log").read_text(errors="replace")
-    assert code == 0 or "shutdown did not finish within 5 s" in log, (code, log[-2000:])
+    assert code == 0 or f"shutdown did not finish within {budget:g} s" in log, (code, log[-2000:])

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import pytest
 from aiokafka import TopicPartition
+from aiokafka.errors import KafkaError
 
 from schemas import Codec
 from streams.metrics import DetectMetrics
@@ -333,3 +334,46 @@ def test_a_host_with_a_fast_clock_does_not_make_its_peers_late() -> None:
         late += n_late
     assert late == 0
     assert [x.host_id for x in findings] == ["h2"]
+
+
+def test_a_stage_whose_run_fails_starts_again_from_its_checkpoints() -> None:
+    """A broker gone past a request timeout ends run() with an error; the stage must come back by itself."""
+    s = stage(FakeProducer())
+    s._dirty.add(0)
+    s._torn.add(0)
+    owned_at_start: list[list[int]] = []
+
+    async def run() -> None:
+        owned_at_start.append(sorted(s.parts))
+        if len(owned_at_start) == 1:
+            raise KafkaError("LeaderNotAvailableError")
+
+    s.run = run  # type: ignore[method-assign]
+    asyncio.run(s.run_until_stopped(retry_s=0.0))
+    assert owned_at_start == [[0], []]  # each partition reloads its checkpoint when assigned again
+    assert s.restarts == 1 and not s._dirty and not s._torn
+
+
+def test_a_cancellation_from_inside_the_client_is_a_failure_but_cancelling_the_stage_stops_it() -> None:
+    """aiokafka can end a call with CancelledError while the broker is gone; only our own cancel means stop."""
+    s = stage(FakeProducer())
+    calls: list[int] = []
+
+    async def run() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise asyncio.CancelledError  # raised by the client, the task itself was not cancelled
+        await asyncio.sleep(3600)
+
+    s.run = run  # type: ignore[method-assign]
+
+    async def main() -> None:
+        task = asyncio.create_task(s.run_until_stopped(retry_s=0.0))
+        while len(calls) < 2 and not task.done():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert len(calls) == 2 and s.restarts == 1

@@ -23,26 +23,39 @@ NAME = "broker-restart"
 
 
 def run(
-    ctx: FaultContext, restarts: int = 3, produce_s: float = 90.0, first_after_s: float = 5.0, gap_s: float = 3.0
+    ctx: FaultContext,
+    restarts: int = 3,
+    produce_s: float = 90.0,
+    first_after_s: float = 5.0,
+    gap_s: float = 3.0,
+    *,
+    down_s: float = 0.0,
+    name: str = NAME,
 ) -> ScenarioResult:
+    """``down_s``: each restart leaves the broker stopped that long before starting it again."""
     clock = Clock()
-    folder = ctx.folder(NAME)
-    settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))
+    folder = ctx.folder(name)
+    settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(name))
     admin.create_topics(settings)
-    live = Detector(variant(settings, "live"), folder / "live", NAME)
+    live = Detector(variant(settings, "live"), folder / "live", name)
     live.start()
     producer, outcome = paced_producer(ctx, settings, folder / "truth", produce_s)
     producer.start()
-    ctx.say(f"{NAME}: simulator producing for {produce_s:g} s; detector consuming")
+    ctx.say(f"{name}: simulator producing for {produce_s:g} s; detector consuming")
     restart_log: list[dict[str, Any]] = []
     crashes = 0
     try:
         time.sleep(first_after_s)
         for i in range(1, restarts + 1):
             began = clock()
-            ctx.broker.restart()
+            if down_s:
+                ctx.broker.stop()
+                time.sleep(down_s)
+                ctx.broker.start()
+            else:
+                ctx.broker.restart()
             restart_log.append({"restart": i, "from_s": began, "to_s": clock(), "while_producing": producer.is_alive()})
-            ctx.say(f"{NAME}: broker restart {i}/{restarts} took {clock() - began:.1f} s")
+            ctx.say(f"{name}: broker restart {i}/{restarts} took {clock() - began:.1f} s")
             time.sleep(gap_s)
         producer.join(produce_s * 4 + 300)
         if not live.alive():  # a crashed worker is restarted, as any supervisor would, and counted
@@ -50,8 +63,8 @@ def run(
             live.start()
         drain_live = live.wait_drained()
         live.stop()
-        ctx.say(f"{NAME}: production done; reference worker on the same topics")
-        reference = Detector(variant(settings, "ref"), folder / "ref", NAME)
+        ctx.say(f"{name}: production done; reference worker on the same topics")
+        reference = Detector(variant(settings, "ref"), folder / "ref", name)
         try:
             reference.start()
             reference.wait_drained()
@@ -59,7 +72,8 @@ def run(
             reference.stop()
     finally:
         live.stop()
-    result = ScenarioResult(scenario=NAME, injected=f"{len(restart_log)} × clean broker restart while the simulator "
+    how = f"broker stopped for {down_s:g} s" if down_s else "clean broker restart"
+    result = ScenarioResult(scenario=name, injected=f"{len(restart_log)} × {how} while the simulator "
                             "produced (acks=all, idempotent) and a detector consumed")
     sim = outcome.get("sim")
     inputs = [r for key in INPUTS for r in records(settings, getattr(settings.topics, key).name)]

@@ -4,6 +4,9 @@ AlertRaised records are produced straight to the alerts topic, spread before, du
 after the outage; a real ``fleetpulse dispatch`` process delivers them to a real receiver
 (restarted on the same port and JSONL file). Counted: alerts never stored, alerts POSTed
 again (dropped by the receiver's Idempotency-Key check), alerts stored twice.
+
+With ``answer_s`` the receiver stays up and answers every request that late instead
+(receiver-slow): it stores the alert, but the dispatcher's request times out first.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from ground.kafka import admin
 from ground.launch import child_env, fleetpulse_argv, launch
 from schemas import AlertRaised, Codec
 from streams.webhooks import start_receiver
+from streams.webhooks.outbox import Outbox
 
 NAME = "receiver-down"
 
@@ -59,6 +63,12 @@ def stored_keys(out: Path) -> list[str]:
     return keys
 
 
+def outbox_counts(folder: Path) -> dict[str, int]:
+    """The dispatcher's own view: deliveries still pending or given up (dead) in its outbox."""
+    with Outbox.in_dir(folder / "outbox") as outbox:
+        return outbox.stats()._asdict()
+
+
 def _dispatcher(settings: Any, url: str, secret: str, folder: Path) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
     dispatch = settings.with_section(
         "webhooks", urls=[url], secret=SecretStr(secret), group_id=f"{settings.topics.prefix}dispatch",
@@ -71,11 +81,12 @@ def _dispatcher(settings: Any, url: str, secret: str, folder: Path) -> tuple[sub
 
 
 def run(
-    ctx: FaultContext, alerts: int = 300, outage_s: float = 60.0, before_s: float = 10.0, after_s: float = 10.0
-) -> ScenarioResult:
+    ctx: FaultContext, alerts: int = 300, outage_s: float = 60.0, before_s: float = 10.0, after_s: float = 10.0,
+    *, answer_s: float = 0.0, name: str = NAME,
+) -> ScenarioResult:  # fmt: skip
     clock = Clock()
-    folder = ctx.folder(NAME)
-    settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(NAME))
+    folder = ctx.folder(name)
+    settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(name))
     admin.create_topics(settings, [settings.topics.alerts])
     secret = secrets.token_hex(16)
     out = folder / "received.jsonl"
@@ -102,22 +113,32 @@ def run(
     try:
         producer = threading.Thread(target=produce, name="fault-alerts", daemon=True)
         producer.start()
-        ctx.say(f"{NAME}: {alerts} alerts over {span:g} s; receiver goes down after {before_s:g} s for {outage_s:g} s")
+        fault = f"answers {answer_s:g} s late" if answer_s else "goes down"
+        ctx.say(f"{name}: {alerts} alerts over {span:g} s; receiver {fault} after {before_s:g} s for {outage_s:g} s")
         time.sleep(before_s)
-        receiver.stop()
+        if answer_s:
+            receiver.receiver.ack_delay_s = answer_s
+        else:
+            receiver.stop()
+            wire_duplicates += receiver.stats.duplicates
         down = time.monotonic()
-        wire_duplicates += receiver.stats.duplicates
         outage["down_at_s"] = clock()
         time.sleep(outage_s)
-        receiver = start_receiver(port, secret.encode(), out)
+        if answer_s:
+            receiver.receiver.ack_delay_s = 0.0
+        else:
+            receiver = start_receiver(port, secret.encode(), out)
         outage["seconds"] = round(time.monotonic() - down, 2)
         outage["up_at_s"] = clock()
-        ctx.say(f"{NAME}: receiver back on port {port}")
+        ctx.say(f"{name}: receiver back to normal on port {port}")
         producer.join(span + 120)
         if proc.poll() is not None:
-            raise ScenarioError(NAME, f"the dispatcher exited ({proc.returncode}); log {folder / 'dispatch.log'}")
+            raise ScenarioError(name, f"the dispatcher exited ({proc.returncode}); log {folder / 'dispatch.log'}")
         wanted = {r["payload"]["alert_id"] for r in batch}
-        wait_until(lambda: wanted <= set(stored_keys(out)), 120, interval_s=1.0)
+        wait_until(lambda: wanted <= set(stored_keys(out)), 120 + answer_s, interval_s=1.0)
+        outage["all_stored_after_s"] = round(time.monotonic() - down - outage_s, 1)
+        wait_until(lambda: outbox_counts(folder)["pending"] == 0, 120 + answer_s, interval_s=1.0)
+        outage["outbox_drained_after_s"] = round(time.monotonic() - down - outage_s, 1)
         time.sleep(3)  # late repeats of already-stored alerts still count as wire duplicates
     finally:
         receiver.stop()
@@ -134,14 +155,15 @@ def run(
     produced = {r["payload"]["alert_id"] for r in batch}
     counts = count_alerts(produced, stored_keys(out), wire_duplicates)
     during = sum(1 for t in produced_at if before_s <= t < before_s + outage_s)
+    fault = f"answering every request {answer_s:g} s late for" if answer_s else "down"
     result = ScenarioResult(
-        scenario=NAME,
-        injected=f"webhook receiver down {outage_s:g} s while {alerts} alerts flowed ({during} during the outage)",
+        scenario=name,
+        injected=f"webhook receiver {fault} {outage_s:g} s while {alerts} alerts flowed ({during} during the fault)",
         alerts_lost=counts.lost,
         alerts_wire_duplicates=counts.wire_duplicates,
         alerts_accepted_twice=counts.accepted_twice,
     )
     result.details.update(produced=counts.produced, in_topic=len(in_topic), received=counts.received,
-                          produced_during_outage=during, outage=outage)  # fmt: skip
+                          produced_during_outage=during, outage=outage, outbox=outbox_counts(folder))  # fmt: skip
     result.duration_s = clock()
     return result
