@@ -36,7 +36,8 @@ from streams.metrics import DetectMetrics
 from streams.planner import Planner, unplannable
 from streams.policy import Policy
 from streams.repeat import HostState, fold_host
-from streams.samples import SampleFolder, SamplesStage, SourceRecord
+from streams.sample_folder import SampleFolder
+from streams.samples import SamplesStage, SourceRecord
 from streams.slow import ClusterStage
 from streams.slow_messages import cluster_message, items_of
 from streams.slow_state import ClusterMeta

@@ -44,17 +44,17 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from schemas import Codec, DecodeError
 from streams.errors import InvalidRecordError
+from streams.idle_sources import IdleSources, caught_up
 from streams.metrics import DetectMetrics
 from streams.policy import Policy
+from streams.sample_folder import SampleFolder, capped
 from streams.samples_checkpoint import PartitionState
-from streams.slow import HostStage, window_bounds
-from streams.slow_messages import ClusterItem, SourceIdle, SourceProgress, SummaryBundle, encode
+from streams.slow_messages import ClusterItem, SummaryBundle, encode
 from streams.validate import decode_checked
 
 log = logging.getLogger(__name__)
@@ -80,126 +80,6 @@ class SourceRecord:
 
 
 DeadLetter = Callable[[DecodeError | InvalidRecordError, SourceRecord], Awaitable[Awaitable[Any]]]
-
-
-class SampleFolder:
-    """The pure part: one decoded sample -> messages for the cluster stage (summaries, progress)."""
-
-    def __init__(self, policy: Policy, nsrc: int, clusters: Callable[[], Iterable[str]]) -> None:
-        self.stage = HostStage(policy.slow_host)
-        self.window = policy.slow_host.window
-        self.nsrc = nsrc
-        self.clusters = clusters  # every cluster the inventory knows (progress goes to each)
-        self.seen_clusters: set[str] = set()
-
-    def fold(
-        self, state: PartitionState, record: dict[str, Any], now_ms: int | None = None
-    ) -> tuple[list[ClusterItem], bool]:
-        """Fold one valid record; (messages keyed by their ``cluster``, was_late).
-
-        With ``now_ms``, the event time reported downstream (progress, summaries' ``wm``) is
-        capped at it: one host's fast clock must not close every cluster's windows early.
-        """
-        out: list[ClusterItem] = []
-        late = False
-        if record["event_type"] == "HostSampled":
-            summaries, late = self.stage.add_sample(state.hosts, record)
-            for summary in summaries:
-                wm = _capped(summary.wm, now_ms)
-                out.append(msgspec.structs.replace(summary, src=state.partition, nsrc=self.nsrc, wm=wm))
-        out += self._progress(state, record, now_ms)
-        return out, late
-
-    def _progress(
-        self, state: PartitionState, record: dict[str, Any], now_ms: int | None = None
-    ) -> list[ClusterItem]:
-        """Tell every cluster when this partition's event time (capped at ``now_ms``) enters a new window."""
-        ts = _capped(record["ts"], now_ms)
-        if ts <= state.wm:
-            return []
-        state.wm = ts
-        interval = record["payload"].get("interval_s", 0) if record["event_type"] == "HostSampled" else 0
-        start, _ = window_bounds(ts, interval, self.window)
-        self.seen_clusters.add(record["cluster"])
-        if state.wm_window == start:
-            return []
-        state.wm_window = start
-        return self.progress(state)
-
-    def progress(self, state: PartitionState, kind: str = "wm") -> list[ClusterItem]:
-        """The partition's event time (``wm``) or its idleness (``idle``), for every known cluster."""
-        clusters = sorted(self.seen_clusters | set(self.clusters()))
-        mark = SourceIdle if kind == "idle" else SourceProgress
-        return [mark(c, state.partition, self.nsrc, state.wm) for c in clusters]
-
-
-def _capped(ts: int, now_ms: int | None) -> int:
-    """An event time no later than now: validation lets a clock run ``max_future`` ahead."""
-    return ts if now_ms is None else min(ts, now_ms)
-
-
-class IdleSources:
-    """Which owned partitions are idle: caught up, by fresh fetches, for ``timeout_ms`` of wall time.
-
-    Pure bookkeeping; the stage feeds it what its consumer knows after every fetch. An idle
-    partition is announced again every ``timeout_ms`` while it stays idle, so a cluster that
-    appears later (a fleet grows) hears of it too and does not wait for it forever.
-    """
-
-    def __init__(self, timeout_ms: int) -> None:
-        self.timeout_ms = timeout_ms
-        self._since: dict[int, int] = {}  # partition -> wall time it was first seen caught up
-        self._said: dict[int, int] = {}  # declared idle -> wall time it was last announced
-        self._taken_over: set[int] = set()  # newly owned: an earlier owner may have declared it idle
-
-    def observe(self, partition: int, *, caught_up: bool, now_ms: int) -> bool:
-        """True when the partition should be announced idle: after the whole timeout caught up, then every timeout."""
-        if not caught_up:
-            self._since.pop(partition, None)  # a declared partition stays idle until it has records
-            return False
-        since = self._since.setdefault(partition, now_ms)
-        said = self._said.get(partition)
-        if now_ms - since >= self.timeout_ms and (said is None or now_ms - said >= self.timeout_ms):
-            self._said[partition] = now_ms
-            return True
-        return False
-
-    def retract(self, partition: int) -> None:
-        """The announcement could not be made (no cluster known yet): try again at the next fetch."""
-        self._said.pop(partition, None)
-
-    def resume(self, partition: int) -> bool:
-        """The partition has records; True if it may be counted as idle downstream (say it is not)."""
-        self._since.pop(partition, None)
-        was = partition in self._said or partition in self._taken_over
-        self._said.pop(partition, None)
-        self._taken_over.discard(partition)
-        return was
-
-    def take_over(self, partition: int) -> None:
-        """Newly owned (start, rebalance): its first records are announced, whatever an earlier owner said."""
-        self.forget(partition)
-        self._taken_over.add(partition)
-
-    def declared(self) -> list[int]:
-        return sorted(self._said)
-
-    def forget(self, partition: int) -> None:
-        self._since.pop(partition, None)
-        self._said.pop(partition, None)
-        self._taken_over.discard(partition)
-
-
-def caught_up(
-    next_offset: int, highwater: int | None, polled_ms: int | None, now_ms: int, fresh_ms: int
-) -> bool:
-    """Nothing left to read, as a fetch answered within ``fresh_ms`` says (a failing broker gives no answer)."""
-    return (
-        highwater is not None
-        and polled_ms is not None
-        and now_ms - polled_ms <= fresh_ms
-        and next_offset >= highwater
-    )
 
 
 class SamplesStage:
@@ -375,7 +255,7 @@ class SamplesStage:
                 self._pending.append(await self.dead_letter(failure, _source(message)))
             elif record is not None:
                 counts[record["event_type"]] += 1
-                newest = max(newest, _capped(record["ts"], now_ms))  # a fast clock must not run ticks early
+                newest = max(newest, capped(record["ts"], now_ms))  # a fast clock must not run ticks early
                 out, was_late = self.folder.fold(state, record, now_ms)
                 late += was_late
                 for msg in out:

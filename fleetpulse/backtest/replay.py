@@ -24,7 +24,7 @@ from streams.lifecycle import Action, FleetState, apply_logged
 from streams.planner import Planner, unplannable
 from streams.policy import Policy
 from streams.repeat import HostState, fold_host
-from streams.samples import SampleFolder
+from streams.sample_folder import SampleFolder
 from streams.samples_checkpoint import PartitionState
 from streams.slow import ClusterStage
 from streams.slow_messages import ClusterItem

@@ -14,9 +14,12 @@ from aiokafka import TopicPartition
 from aiokafka.errors import KafkaError
 
 from schemas import Codec
+from streams.idle_sources import IdleSources, caught_up
 from streams.metrics import DetectMetrics
 from streams.policy import Policy
-from streams.samples import IdleSources, PartitionState, SampleFolder, SamplesStage, caught_up
+from streams.sample_folder import SampleFolder
+from streams.samples import SamplesStage
+from streams.samples_checkpoint import PartitionState
 from streams.slow import ClusterStage
 from streams.slow_messages import ClusterItem, HostSummary, SourceIdle, SourceProgress
 from streams.testing import START_TS
