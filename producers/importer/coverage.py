@@ -26,6 +26,8 @@ class ImportSummary:
     new_hosts: list[str] = field(default_factory=list)
     already_imported: int = 0
     sent: int = 0
+    hardware: int = 0  # hardware events the incidents stand for ([signals]), for the repeat-offender rules
+    hardware_sent: int = 0
 
     @property
     def classified(self) -> int:
@@ -94,10 +96,12 @@ def render(summary: ImportSummary, *, source: str, dry_run: bool, max_listed: in
     for row, first in s.duplicate_rows[:max_listed]:
         lines.append(f"duplicate row {row}: the same incident as row {first} (skipped)")
     if dry_run:
-        lines.append("dry run: nothing sent")
+        would = f" (would send {_count(s.hardware, 'hardware event')} with the incidents)" if s.hardware else ""
+        lines.append(f"dry run: nothing sent{would}")
         return lines
     if s.new_hosts:
         shown = ", ".join(s.new_hosts[:max_listed]) + (" …" if len(s.new_hosts) > max_listed else "")
         lines.append(f"unknown hosts: {len(s.new_hosts)} inventory records created ({shown})")
-    lines.append(f"sent {s.sent} incidents; {s.already_imported} were already imported")
+    hardware = f" and {_count(s.hardware_sent, 'hardware event')}" if s.hardware_sent else ""
+    lines.append(f"sent {s.sent} incidents{hardware}; {s.already_imported} were already imported")
     return lines

@@ -60,7 +60,7 @@ def plan_import(
     )
     classes = {r["payload"]["source_class"] for r in fresh}
     hardware = hardware_records(fresh, {c: mapping.signal_of(c) for c in classes})
-    return ImportPlan(fresh, inventory, summary, hardware)
+    return ImportPlan(fresh, inventory, dataclasses.replace(summary, hardware=len(hardware)), hardware)
 
 
 def run_import(
@@ -75,4 +75,4 @@ def run_import(
     """Import ``path`` into Kafka; returns the summary with what was sent."""
     plan = plan_import(path, mapping, start_ms=start_ms, fmt=fmt, fleet=read(settings))
     sent = send(settings, plan.inventory, plan.records, hardware=plan.hardware)
-    return dataclasses.replace(plan.summary, sent=sent)
+    return dataclasses.replace(plan.summary, sent=sent, hardware_sent=len(plan.hardware))  # send raised unless all were acked

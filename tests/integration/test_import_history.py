@@ -109,6 +109,7 @@ def test_import_a_fault_trace_end_to_end(settings, tmp_path: Path) -> None:  # t
 
     again = run_import(settings, path, MAPPING, start_ms=parse_start(start))
     assert (again.sent, again.already_imported, again.new_hosts) == (0, 13, [])
+    assert again.hardware_sent == 0 and first.hardware_sent == first.hardware
     on_kafka = decoded(settings, "actions")
     assert Counter(r["event_type"] for r in on_kafka) == {"IncidentReported": 13}
     inventory = [r["payload"]["maintenance_domain"] for r in decoded(settings, "inventory")]

@@ -93,6 +93,8 @@ def test_incidents_naming_only_the_host_reach_the_repeat_offender_rules(tmp_path
     plan = plan_import(write(tmp_path, csv), mapping, start_ms=START)
     hw = {r["event_id"]: r for r in plan.hardware}
     assert sorted(hw) == sorted(f"{r['event_id']}-hw" for r in plan.records)
+    assert plan.summary.hardware == 3
+    assert "would send 3 hardware events" in "\n".join(render(plan.summary, source="h.csv", dry_run=True))
     gpu_lost = next(r for r in plan.hardware if r["host_id"] == "n2")
     assert (gpu_lost["payload"]["gpu"], gpu_lost["payload"]["xid"]) == (5, 79)  # the component named the GPU
     codec, policy = Codec(), load_policy()
