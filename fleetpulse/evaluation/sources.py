@@ -1,4 +1,4 @@
-"""I/O shell of ``fleetpulse score``: read the truth directory and the findings (Kafka or lake), render the report."""
+"""I/O shell of ``fleetpulse score``: read the truth directory and the findings (Kafka or lake); printing is ``render``."""
 
 from __future__ import annotations
 
@@ -10,20 +10,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
-from rich.table import Table
 
 from analytics.lake import scan
 from fleetpulse.evaluation.detection import (
     DAY_MS,
     DEFAULT_RULES,
-    DetectorScore,
     RepeatRule,
     ScoreReport,
     ScoringError,
     WindowPeriod,
     score,
 )
-from fleetpulse.evaluation.report import PageScore
 from fleetpulse.evaluation.rule_met import ScopedRule, kinds_of
 from ground.errors import FleetpulseError, TopicReadError
 from ground.kafka.reading import read_to_end
@@ -31,7 +28,6 @@ from schemas import Codec, DecodeError
 from schemas.arrow import flatten
 
 if TYPE_CHECKING:
-    from rich.console import Console
 
     from ground.settings import Settings
     from streams.policy import Policy
@@ -262,106 +258,3 @@ def score_with_policy(
 def _widened(window_s: float, interval_s: object) -> float:
     """The detector widens a window to at least one sample interval (``slow.window_bounds``)."""
     return max(window_s, float(interval_s)) if isinstance(interval_s, int | float) else window_s
-
-
-def _fmt(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "–"
-    sign = "-" if seconds < 0 else ""
-    s = abs(seconds)
-    if s < 120:
-        return f"{sign}{s:.0f} s"
-    if s < 7200:
-        return f"{sign}{s / 60:.1f} min"
-    if s < 2 * 86400:
-        return f"{sign}{s / 3600:.1f} h"
-    return f"{sign}{s / 86400:.1f} d"
-
-
-def render(
-    report: ScoreReport, console: Console, title: str = "Detection quality vs ground truth (hosts)"
-) -> None:
-    """One table row per detector, then the per-kind breakdown; the live segment of a run apart."""
-
-    table = Table(title=title)
-    for col in (
-        "detector",
-        "TP",
-        "FP",
-        "rule met",
-        "FN",
-        "precision",
-        "recall",
-        "detectable/truth",
-        "TTD p50",
-        "TTD p90",
-        "TTD windows p50/p90",
-    ):
-        table.add_column(col, justify="left" if col == "detector" else "right")
-    for s in report.detectors.values():
-        windows = (
-            "–" if s.ttd_median_windows is None else f"{s.ttd_median_windows:.1f} / {s.ttd_p90_windows:.1f}"
-        )
-        table.add_row(
-            s.detector,
-            str(s.tp),
-            str(s.fp),
-            "–" if s.rule_met is None else str(s.rule_met),
-            str(s.fn),
-            _fmt(s.precision),
-            _fmt(s.recall),
-            f"{s.detectable}/{s.truth}",
-            _duration(s.ttd_median_s),
-            _duration(s.ttd_p90_s),
-            windows,
-        )
-    console.print(table)
-    for s in report.detectors.values():
-        console.print(f"[bold]{s.detector}[/]: {_notes(s)}")
-    if report.pages is not None:
-        console.print(f"[bold]pages[/]: {_pages(report.pages)}")
-    if report.live is not None:
-        render(report.live, console, "The live segment alone (live window)")
-
-
-def _pages(p: PageScore) -> str:
-    if not p.incidents:
-        return f"no true incident; {p.pages_elsewhere} page(s) on hosts, {p.fleet_pages} about the fleet"
-    return (
-        f"{p.pages_on_incidents} page(s) (alert groups; {p.alerts_on_incidents} alerts) for {p.incidents} true "
-        f"incident(s): {_fmt(p.pages_per_incident, 2)} per incident (goal ≤ 1.2; most on one host "
-        f"{p.max_pages_per_incident}); {p.after_repair_pages} of them because the host failed again after a "
-        f"repair, {_fmt(p.first_pages_per_incident, 2)} per incident without those; {p.pages_elsewhere} on other "
-        f"hosts, {p.fleet_pages} about the fleet, {p.resolved} resolved notification(s)"
-    )
-
-
-def _notes(s: DetectorScore) -> str:
-    parts = [
-        f"{kind} {row['found']}/{row['detectable']} found/detectable ({row['truth']} in truth)"
-        for kind, row in sorted(s.breakdown.items())
-    ]
-    if s.lag_median_s is not None:
-        parts.append(f"lag after threshold p50 {_duration(s.lag_median_s)}, p90 {_duration(s.lag_p90_s)}")
-    if s.rule_met:
-        parts.append(
-            f"{s.rule_met} healthy host(s) flagged whose own faults meet a rule (rule met, not a lemon)"
-        )
-    if s.fp_per_day_per_1k_hosts is not None:
-        parts.append(
-            f"{s.fp_findings} FP finding(s): {s.fp_per_day_per_1k_hosts:.3f} per day per 1,000 hosts"
-        )
-    if s.tp_undetectable:
-        parts.append(f"{s.tp_undetectable} found although below the detectability rule")
-    if s.ttd_busy_median_windows is not None:
-        parts.append(
-            f"time to detect in windows the host ran a job while slow, p50 "
-            f"{s.ttd_busy_median_windows:.1f} / p90 {_fmt(s.ttd_busy_p90_windows, 1)}"
-        )
-    if s.window_s is not None:
-        parts.append(f"window {s.window_s:g} s ({s.window_source})")
-    return "; ".join(parts) or "no ground truth for this detector"
