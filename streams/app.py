@@ -196,6 +196,7 @@ class DetectApp:
 
     def _rewind_fleet(self) -> None:
         self.fleet = FleetState()  # the snapshot is of another log: fold this one from its start
+        self.snapshots.rewound()
 
     def _lag(self) -> Iterable[tuple[str, int, int]]:
         consumer = getattr(self.app, "_consumer", None)

@@ -105,6 +105,10 @@ class FleetSnapshots:
                  self.path, snapshot.state.count, self.topic, snapshot.marks)  # fmt: skip
         return snapshot.state, dict(snapshot.marks)
 
+    def rewound(self) -> None:
+        """The loaded state was dropped (its log was not this one): count records from zero again."""
+        self._count_at_last = 0
+
     def progress(self, state: FleetState, marks: dict[int, LogMark]) -> bool:
         """Prune and snapshot ``state`` at ``marks`` when due; True when one was written."""
         if state.count - self._count_at_last < self.every or self.busy():

@@ -49,6 +49,7 @@ def fold(settings: Settings, keeper: FleetSnapshots) -> tuple[FleetState, LogTai
     def rewind() -> None:
         rewound.append(True)
         holder["state"] = FleetState()
+        keeper.rewound()
 
     tailer = LogTailer(
         settings.topics.actions.name, settings.kafka.aiokafka(settings.bootstrap_servers),

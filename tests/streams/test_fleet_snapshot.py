@@ -108,6 +108,20 @@ def test_snapshots_wait_for_enough_records_and_for_acknowledged_actions(tmp_path
     assert loaded == state and marks == {0: LogMark(100, 1)}
 
 
+def test_after_a_rewind_the_new_log_is_snapshotted_as_soon_as_it_is_due(tmp_path: Path) -> None:
+    old = FleetState()
+    for i in range(1_000):
+        apply(old, _suspected(i))
+    write_snapshot(tmp_path / "snap", FleetSnapshot("fleet.actions", {0: LogMark(1_000, 1)}, old))
+    keeper = FleetSnapshots(tmp_path / "snap", "fleet.actions", every=100, keep_ids=10_000, ended_horizon_ms=DAY)
+    assert keeper.load()[0].count == 1_000
+    keeper.rewound()  # the saved state was of another log: the worker folds this one from the start
+    fresh = FleetState()
+    for i in range(150):
+        apply(fresh, _suspected(10_000 + i))
+    assert keeper.progress(fresh, {0: LogMark(150, 2)})
+
+
 def _suspected(i: int) -> Action:
     return Action(action_id=f"a{i}", kind="suspected", host_id=f"h{i}", cluster="c0", domain="d0",
                   operation="reboot", ts=f.START_TS + i, finding_id=f"f{i}", rule="r")  # fmt: skip
