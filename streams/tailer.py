@@ -123,8 +123,9 @@ class LogTailer:
     async def _resume(self, consumer: AIOKafkaConsumer) -> None:
         """Seek to ``start``, or rewind when it is not a position in this log."""
         by_partition = {tp.partition: tp for tp in self._partitions}
+        ends = await consumer.end_offsets(self._partitions)
         if set(self.start) - set(by_partition) or not all(
-            [await self._holds(consumer, by_partition[p], mark) for p, mark in self.start.items()]
+            [await self._holds(consumer, by_partition[p], mark, ends) for p, mark in self.start.items()]
         ):
             log.warning("%s: the saved positions are not of this log: reading it from the start", self.topic)
             self.marks = {}
@@ -136,9 +137,10 @@ class LogTailer:
             consumer.seek(by_partition[p], mark.next_offset)
 
     @staticmethod
-    async def _holds(consumer: AIOKafkaConsumer, tp: TopicPartition, mark: LogMark) -> bool:
+    async def _holds(
+        consumer: AIOKafkaConsumer, tp: TopicPartition, mark: LogMark, ends: Mapping[TopicPartition, int]
+    ) -> bool:
         """True when the record before ``mark`` is in the log with the same checksum."""
-        ends = await consumer.end_offsets([tp])
         if mark.next_offset > ends[tp]:
             return False
         consumer.seek(tp, mark.next_offset - 1)

@@ -31,7 +31,8 @@ def alerts_from_kafka(settings: Settings, topic: str | None = None, timeout_s: f
 def alerts_from_lake(lake: str | Path) -> pl.DataFrame:
     """The lake's ``alert_raised`` table (an empty frame when the lake has none)."""
     try:
-        frame = scan(lake, "alert_raised").collect()
+        wanted = [c for c in ALERT_COLUMNS if c != "group_key"]
+        frame = scan(lake, "alert_raised").select(*wanted, "labels").collect()
     except FleetpulseError:
         return pl.DataFrame(schema=ALERT_COLUMNS)
     except pl.exceptions.PolarsError as exc:
