@@ -21,7 +21,8 @@ from rich.table import Table
 
 from analytics.lake import Lake
 from fleetpulse.broker import ensure_running
-from fleetpulse.supervisor import PartFailedError, Supervisor, wait_until
+from fleetpulse.demo_parts import live_simulator_argv, start_parts
+from fleetpulse.supervisor import Supervisor, wait_until
 from ground.kafka.admin import ensure_topics
 from ground.kafka.reading import event_type_counts, group_lags, read_to_end, record_count
 from ground.launch import child_env, fleetpulse_argv
@@ -128,18 +129,7 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
     summary: dict[str, Any] = {"run_id": plan.run_id, "run_dir": str(plan.run_dir)}
     with Supervisor(plan.run_dir / "logs", env) as sup:
         with phases.phase("parts started: webhook receiver, detectors, dispatcher, archiver"):
-            receiver = sup.start("receiver", fleetpulse_argv(
-                "receiver", "--port", str(plan.receiver_port), "--out", str(plan.run_dir / "alerts.jsonl")))
-            detectors = [
-                sup.start(f"detect-{i}", fleetpulse_argv(
-                    "detect", "--web-port", str(port), "--data-dir", str(plan.run_dir / f"detect-{i}")))
-                for i, port in enumerate(plan.web_ports)
-            ]
-            dispatcher = sup.start("dispatch", fleetpulse_argv("dispatch"))
-            archiver = sup.start("archive", fleetpulse_argv("archive"))
-            _wait_http(f"{plan.receiver_url}/stats", 30, sup, receiver)
-            for port, part in zip(plan.web_ports, detectors, strict=True):
-                _wait_http(f"http://127.0.0.1:{port}/health", 90, sup, part)
+            parts = start_parts(sup, plan)
 
         with phases.phase(f"simulated history: {plan.history_days:g} days of the {plan.preset} fleet (fast-forward)"):
             sup.run("simulate-history", fleetpulse_argv(
@@ -147,14 +137,11 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
                 "--seed", str(plan.seed), "--truth-out", str(plan.truth), "--no-progress"), timeout_s=600)
         if plan.live_seconds > 0:
             with phases.phase(f"live traffic: {plan.live_seconds:g} s at {plan.speed:g}× real time"):
-                sup.run("simulate-live", fleetpulse_argv(
-                    "simulate", "--preset", plan.preset, "--mode", "live", "--duration", f"{plan.live_seconds:g}s",
-                    "--speed", str(plan.speed), "--seed", str(plan.seed), "--continue-from", str(plan.truth),
-                    "--truth-out", str(plan.live_truth), "--no-progress"), timeout_s=plan.live_seconds + 300)
+                sup.run("simulate-live", live_simulator_argv(plan), timeout_s=plan.live_seconds + 300)
         with phases.phase("detectors and dispatcher catch up"):
-            _drain(parts_settings, plan, sup, [*detectors, dispatcher, receiver])
+            _drain(parts_settings, plan, sup, [*parts.detectors, parts.dispatcher, parts.receiver])
         with phases.phase("archiver catches up (exactly once into the lake)"):
-            archiver.stop()
+            parts.archiver.stop()
             sup.run("archive-final", fleetpulse_argv("archive", "--until-idle"), timeout_s=600)
         stats = _receiver_stats(plan)
         api = _api_snapshot(plan)
@@ -176,18 +163,6 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
     summary["phases_s"] = {k: round(v, 1) for k, v in phases.timings.items()}
     _print_summary(summary, plan)
     return summary
-
-
-def _wait_http(url: str, timeout_s: float, sup: Supervisor, part: Any) -> None:
-    def up() -> bool:
-        sup.check_alive(part)
-        try:
-            return httpx.get(url, timeout=2).status_code < 500
-        except httpx.HTTPError:
-            return False
-
-    if not wait_until(up, timeout_s):
-        raise PartFailedError(f"{part.name} did not answer {url} within {timeout_s:.0f} s (log {part.log_path})")
 
 
 def _receiver_stats(plan: DemoPlan) -> dict[str, Any]:
