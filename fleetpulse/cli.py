@@ -31,6 +31,7 @@ import streams.webhooks.cli
 from ground.errors import FleetpulseError
 from ground.settings import Settings
 from streams.quiet_logs import install as quiet_harmless_logs
+from streams.repeat_logs import install as limit_repeated_logs
 
 app = typer.Typer(
     name="fleetpulse",
@@ -79,6 +80,7 @@ def _root(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     quiet_harmless_logs()  # every part's known-harmless library warnings, not only the detectors'
+    limit_repeated_logs()  # a broker outage's connection errors: one line per kind per 30 s, with a count
     ctx.obj = Settings.load(config)
 
 
