@@ -16,6 +16,7 @@ from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.scenarios import (
     broker_outage,
     broker_restart,
+    disk_full,
     poison_flood,
     receiver_down,
     receiver_slow,
@@ -34,6 +35,7 @@ SCENARIOS: dict[str, Scenario] = {
     poison_flood.NAME: poison_flood.run,
     broker_outage.NAME: broker_outage.run,
     receiver_slow.NAME: receiver_slow.run,
+    disk_full.NAME: disk_full.run,
 }
 
 
