@@ -29,6 +29,7 @@ import streams.cli
 import streams.ops_cli
 import streams.webhooks.cli
 from ground.errors import FleetpulseError
+from ground.launch import die_with_parent
 from ground.settings import Settings
 from streams.quiet_logs import install as quiet_harmless_logs
 from streams.repeat_logs import install as limit_repeated_logs
@@ -86,6 +87,7 @@ def _root(
 
 def main() -> None:
     """Console entry point: fleetpulse errors become one clear line and exit code 2."""
+    die_with_parent()
     try:
         app()
     except FleetpulseError as exc:

@@ -38,12 +38,13 @@ class SmallDisk:
         self.holder: subprocess.Popen[str] | None = None
 
     def start(self, ready_timeout_s: float = 20.0) -> None:
-        if not (shutil.which("unshare") and shutil.which("nsenter")):
-            raise SmallDiskError("the disk-full scenario needs util-linux's unshare and nsenter on PATH")
+        if not all(shutil.which(tool) for tool in ("setpriv", "unshare", "nsenter")):
+            raise SmallDiskError("the disk-full scenario needs util-linux's setpriv, unshare and nsenter on PATH")
         self.mount_point.mkdir(parents=True, exist_ok=True)
         script = 'mount -t tmpfs -o "size=$1m,mode=0777" fleetpulse-disk "$2" && echo ready && exec sleep infinity'
         self.holder = subprocess.Popen(
-            ["unshare", "--user", "--map-root-user", "--mount", "--propagation", "private",
+            ["setpriv", "--pdeathsig", "KILL",  # gone with the scenario's process, however it ends
+             "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private",
              "sh", "-c", script, "small-disk", str(self.size_mb), str(self.mount_point)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
             cwd=os.getcwd(), start_new_session=True,
