@@ -22,6 +22,7 @@ from streams.quiet_logs import attach
 
 SOURCES = (
     *DEMOTED_SOURCES,
+    "aiokafka",  # aiokafka.client logs here, not under its module's name
     "aiokafka.conn",
     "aiokafka.producer.sender",
     "aiokafka.producer.producer",
