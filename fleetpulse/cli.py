@@ -29,8 +29,10 @@ import streams.cli
 import streams.ops_cli
 import streams.webhooks.cli
 from ground.errors import FleetpulseError
+from ground.launch import die_with_parent
 from ground.settings import Settings
 from streams.quiet_logs import install as quiet_harmless_logs
+from streams.repeat_logs import install as limit_repeated_logs
 
 app = typer.Typer(
     name="fleetpulse",
@@ -79,11 +81,13 @@ def _root(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     quiet_harmless_logs()  # every part's known-harmless library warnings, not only the detectors'
+    limit_repeated_logs()  # a broker outage's connection errors: one line per kind per 30 s, with a count
     ctx.obj = Settings.load(config)
 
 
 def main() -> None:
     """Console entry point: fleetpulse errors become one clear line and exit code 2."""
+    die_with_parent()
     try:
         app()
     except FleetpulseError as exc:

@@ -21,6 +21,7 @@ import msgspec
 from aiokafka.errors import KafkaError
 
 from schemas import Codec, DecodeError, HostInventoried
+from streams import state_store
 from streams.alerts import DlqSurge, alerts_for
 from streams.cache import CheckpointCache
 from streams.classify import classify
@@ -97,7 +98,7 @@ class DetectApp:
             d.app_id,
             broker=[f"kafka://{b.strip()}" for b in settings.bootstrap_servers.split(",")],
             broker_credentials=settings.kafka.faust_credentials(),
-            store="rocksdb://" if d.store == "rocksdb" else "memory://",
+            store=state_store.URL if d.store == "rocksdb" else "memory://",
             datadir=str(data_dir),
             processing_guarantee="at_least_once",
             autodiscover=False,

@@ -90,12 +90,17 @@ class DemoteHarmless(logging.Filter):
         return True
 
 
+def attach(log_filter: logging.Filter, sources: tuple[str, ...]) -> None:
+    """Put ``log_filter`` on every source logger, replacing a filter of its type put there before."""
+    for name in sources:
+        logger = logging.getLogger(name)
+        for old in [f for f in logger.filters if type(f) is type(log_filter)]:
+            logger.removeFilter(old)
+        logger.addFilter(log_filter)
+
+
 def install(sources: tuple[str, ...] = SOURCES) -> DemoteHarmless:
     """Attach one filter to every source logger (idempotent: an earlier one is replaced)."""
     demote = DemoteHarmless()
-    for name in sources:
-        logger = logging.getLogger(name)
-        for old in [f for f in logger.filters if isinstance(f, DemoteHarmless)]:
-            logger.removeFilter(old)
-        logger.addFilter(demote)
+    attach(demote, sources)
     return demote

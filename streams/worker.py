@@ -23,10 +23,13 @@ from streams.app import DetectApp
 from streams.errors import WorkerError
 from streams.policy import Policy, load_policy
 from streams.quiet_logs import install as quiet_harmless_logs
+from streams.repeat_logs import install as limit_repeated_logs
 from streams.shutdown import ShutdownDeadline
 from streams.topology import internal_topics
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ground.settings import Settings
 
 
@@ -83,6 +86,7 @@ def run_worker(
     deadline = ShutdownDeadline(settings.detect.shutdown_timeout_s)
     deadline.arm()  # first: every thread started from here on inherits the blocked signals
     quiet_harmless_logs()
+    limit_repeated_logs()
     detect = build_detect_app(settings, policy_file=policy_file, web_port=web_port, data_dir=data_dir)
     worker = bounded_shutdown_worker(
         detect.app,
@@ -182,10 +186,15 @@ def spawn_worker(
     policy_file: Path | None = None,
     log_path: Path | None = None,
     extra_env: dict[str, str] | None = None,
+    wrap: Callable[[list[str]], list[str]] | None = None,
 ) -> WorkerProcess:
-    """Start ``fleetpulse detect`` in a child process with these settings; returns at once."""
+    """Start ``fleetpulse detect`` in a child process with these settings; returns at once.
+
+    ``wrap`` turns the command into the one to run (e.g. inside another mount namespace); it must
+    exec the command in the same process, so that signals reach the worker.
+    """
     args = fleetpulse_argv("detect", "--web-port", str(web_port), "--data-dir", str(data_dir))
     if policy_file is not None:
         args += ["--policy", str(policy_file)]
-    proc, _log = launch(args, child_env(settings, extra_env), log_path)
+    proc, _log = launch(wrap(args) if wrap else args, child_env(settings, extra_env), log_path)
     return WorkerProcess(proc, web_port, log_path)

@@ -28,6 +28,7 @@ from analytics.lake.publish import Clock, PublishedBatch, Publisher, utc_now
 from analytics.lake.reader import Lake
 from analytics.quality.gate import QualityGate
 from ground.delta import DeltaTables
+from ground.errors import LakeStorageError
 from ground.kafka.admin import tcp_reachable
 from schemas import Codec
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INVENTORY_CATCH_UP_S = 10.0
+LAKE_RETRY_S = 5.0  # between attempts to resume after the lake refused a write
 
 
 @dataclass
@@ -275,10 +277,32 @@ class Archiver:
             due = len(buffer) >= lake.flush_records or size >= lake.flush_bytes
             due = due or (bool(buffer) and time.monotonic() - first_at >= lake.flush_seconds)
             if buffer and (due or finishing):
-                self._flush(consumer, tps, publisher, buffer, stats, on_batch)
+                try:
+                    self._flush(consumer, tps, publisher, buffer, stats, on_batch)
+                except LakeStorageError as exc:
+                    publisher = self._resume_after(exc, consumer, tps, stop)
                 buffer, size = [], 0
             if finishing:
                 return
+
+    def _resume_after(
+        self, exc: LakeStorageError, consumer: Any, tps: list[Any], stop: threading.Event | None
+    ) -> Publisher:
+        """The lake refused a write (a full disk): wait, then go on from what the lake holds, as a restart would.
+
+        The batch is dropped and read again from the lake's offsets; rows a table already took are
+        left out of the replay, so nothing is lost or doubled. Set ``stop`` ends the wait with the error.
+        """
+        while True:
+            log.warning("%s; resuming from the lake's offsets in %.0f s", exc, LAKE_RETRY_S)
+            if stop is not None and stop.wait(LAKE_RETRY_S):
+                raise exc
+            if stop is None:
+                time.sleep(LAKE_RETRY_S)
+            try:
+                return self._start(consumer, tps)
+            except LakeStorageError as again:
+                exc = again
 
     def _flush(
         self,

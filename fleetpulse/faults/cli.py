@@ -16,14 +16,14 @@ from rich.console import Console
 from ground.cli_context import settings_of
 
 app = typer.Typer(
-    help="Fault injection: kill detect workers, restart or stop the broker, take the webhook receiver down or slow it, feed poison.",
+    help="Fault injection: kill detect workers, restart or stop the broker, take the webhook receiver down or slow it, fill the disk, feed poison.",
     no_args_is_help=True,
 )
 
 
 @app.callback()
 def faults() -> None:
-    """Fault injection: kill detect workers, restart or stop the broker, take the webhook receiver down or slow it, feed poison."""
+    """Fault injection: kill detect workers, restart or stop the broker, take the webhook receiver down or slow it, fill the disk, feed poison."""
 
 
 @app.command("run")
@@ -31,7 +31,7 @@ def run(
     ctx: typer.Context,
     scenario: Annotated[
         list[str] | None,
-        typer.Option("--scenario", "-s", help="worker-kill, broker-restart, receiver-down, poison, broker-outage, receiver-slow (repeatable; default all)."),
+        typer.Option("--scenario", "-s", help="worker-kill, broker-restart, receiver-down, poison, broker-outage, receiver-slow, disk-full (repeatable; default all)."),
     ] = None,
     write: Annotated[
         Path | None, typer.Option(help="Update this Markdown file's results table (e.g. docs/RELIABILITY.md).")

@@ -8,6 +8,7 @@ count of kills and restarts it went through.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,6 +46,8 @@ class Detector:
     kills: int = 0
     starts: int = 0
     worker: WorkerProcess | None = field(default=None, repr=False)
+    state_dir: Path | None = None  # default: <folder>/state
+    wrap: Callable[[list[str]], list[str]] | None = field(default=None, repr=False)  # see spawn_worker
 
     @property
     def log_path(self) -> Path:
@@ -53,7 +56,8 @@ class Detector:
     def start(self, ready_timeout_s: float = 120.0) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.worker = spawn_worker(
-            self.settings, web_port=free_port(), data_dir=self.folder / "state", log_path=self.log_path
+            self.settings, web_port=free_port(), data_dir=self.state_dir or self.folder / "state",
+            log_path=self.log_path, wrap=self.wrap,
         )
         self.starts += 1
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-GOALS = "0 events, findings, actions, alerts lost; 0 duplicate events, RMAs or alerts accepted twice; 100 % of poison in the DLQ with a reason; precision and recall as in the clean reference"
+GOALS = "0 events, findings, actions, alerts lost; 0 duplicate events, RMAs or alerts accepted twice; 100 % of poison in the DLQ with a reason; precision and recall as in the clean reference; every part recovers by itself"
 
 
 @dataclass
@@ -32,6 +32,7 @@ class ScenarioResult:
     alerts_wire_duplicates: int | None = None  # POSTed again, dropped by the receiver's Idempotency-Key check
     alerts_accepted_twice: int | None = None
     dlq_share: float | None = None
+    parts_restarted: int | None = None  # parts that exited under the fault and had to be started again
     precision: dict[str, float | None] = field(default_factory=dict)  # detector -> value (faulty run)
     recall: dict[str, float | None] = field(default_factory=dict)
     reference_precision: dict[str, float | None] = field(default_factory=dict)
@@ -53,6 +54,7 @@ class ScenarioResult:
             "duplicate RMAs": self.duplicate_rmas,
             "alerts lost": self.alerts_lost,
             "alerts accepted twice": self.alerts_accepted_twice,
+            "parts that exited and had to be restarted": self.parts_restarted,
         }
         out += [f"{name}: {value}" for name, value in zero.items() if value]
         if self.dlq_share is not None and self.dlq_share < 1.0:

@@ -16,6 +16,7 @@ from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.scenarios import (
     broker_outage,
     broker_restart,
+    disk_full,
     poison_flood,
     receiver_down,
     receiver_slow,
@@ -34,6 +35,7 @@ SCENARIOS: dict[str, Scenario] = {
     poison_flood.NAME: poison_flood.run,
     broker_outage.NAME: broker_outage.run,
     receiver_slow.NAME: receiver_slow.run,
+    disk_full.NAME: disk_full.run,
 }
 
 
@@ -70,8 +72,8 @@ def own_broker(base: Settings, data_dir: Path, say: Callable[[str], None] = lamb
         controller = free_port()
     settings = base.broker.model_copy(update={"port": port, "controller_port": controller, "data_dir": data_dir})
     broker = LocalBroker(settings, reporter=say)
-    broker.start()
-    try:
+    try:  # an interrupt while it starts stops it too (the JVM runs in a session of its own)
+        broker.start()
         yield broker
     finally:
         broker.stop()

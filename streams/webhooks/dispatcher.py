@@ -8,6 +8,7 @@ the outbox ignores, so an alert is neither lost nor queued twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -23,7 +24,13 @@ from ground.log_redaction import redact_in_logs
 from schemas import FLEET, Codec, DecodeError, RecordDeadLettered
 from streams.webhooks.backoff import BackoffPolicy
 from streams.webhooks.delivery import Deliverer
-from streams.webhooks.errors import UnexpectedEventError, UnusableAlertError, WebhookConfigError, WebhookError
+from streams.webhooks.errors import (
+    OutboxError,
+    UnexpectedEventError,
+    UnusableAlertError,
+    WebhookConfigError,
+    WebhookError,
+)
 from streams.webhooks.metrics import WebhookMetrics
 from streams.webhooks.outbox import Outbox
 from streams.webhooks.payload import Notification, notification
@@ -36,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DAY_S = 86400.0
+OUTBOX_RETRY_S = 1.0  # pause before a batch the outbox refused (a full disk) is read again
 
 
 class KafkaRecord(Protocol):
@@ -163,6 +171,26 @@ class Dispatcher:
             self.deliverer.wake()
         return {tp: recs[-1].offset + 1 for tp, recs in batches.items() if recs}
 
+    async def take(self, consumer: Any, batches: Mapping[Any, Sequence[KafkaRecord]]) -> bool:
+        """Store a batch and commit its offsets; False, with the consumer rewound to it, if the outbox refused it.
+
+        An outbox that cannot write (a full disk) is waited out, not fatal: nothing of the batch is
+        committed, so it is read again and stored once the disk has room; the outbox ignores repeats.
+        """
+        try:
+            offsets = await self.ingest(batches)
+        except OutboxError as exc:
+            log.warning("%s; reading the batch again in %.0f s", exc, OUTBOX_RETRY_S)
+            for tp, recs in batches.items():
+                if recs:
+                    consumer.seek(tp, recs[0].offset)
+            return False
+        try:
+            await consumer.commit(offsets)
+        except KafkaError as exc:  # e.g. a rebalance: re-read later, the outbox ignores repeats
+            log.warning("offset commit failed (%s); the batch will be re-read", exc)
+        return True
+
     async def _dead_letter(self, records: list[dict[str, Any]]) -> None:
         if self._dlq_producer is None:
             self._dlq_producer = AIOKafkaProducer(
@@ -232,13 +260,9 @@ class Dispatcher:
                     ready.set()
                 while not stop.is_set():
                     batches = await consumer.getmany(timeout_ms=200, max_records=500)
-                    if not batches:
-                        continue
-                    offsets = await self.ingest(batches)
-                    try:
-                        await consumer.commit(offsets)
-                    except KafkaError as exc:  # e.g. a rebalance: re-read later, the outbox ignores repeats
-                        log.warning("offset commit failed (%s); the batch will be re-read", exc)
+                    if batches and not await self.take(consumer, batches):
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(stop.wait(), OUTBOX_RETRY_S)
             finally:
                 stop.set()
                 await consumer.stop()

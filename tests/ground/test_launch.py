@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -60,3 +63,45 @@ def test_launch_writes_the_childs_output_to_its_log(tmp_path: Path) -> None:
     log.close()
     assert log_path.read_text().strip() == "hello from the part"
     assert fleetpulse_argv("detect")[1:] == ["-m", "fleetpulse", "detect"]
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie waits for whoever adopted it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+PARENT = """
+import secrets, sys, time
+from pathlib import Path
+from ground.launch import child_env, fleetpulse_argv, launch
+from ground.settings import Settings
+out = Path(sys.argv[1])
+proc, _log = launch(fleetpulse_argv("receiver", "--port", "0", "--out", str(out / "alerts.jsonl")),
+                    child_env(Settings.load(), {"FLEETPULSE_WEBHOOKS__SECRET": secrets.token_urlsafe(32)}), out / "child.log")
+print(proc.pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_child_ends_when_its_parent_is_killed_before_it_stopped_it(tmp_path: Path) -> None:
+    """An interrupted start-up (the parent gone before its clean-up ran) leaves no orphaned part."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    time.sleep(8)
+    assert _running(child), (tmp_path / "child.log").read_text(errors="replace")[-2000:]
+    parent.kill()
+    parent.wait(10)
+    deadline = time.monotonic() + 30
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    try:
+        assert not _running(child), (tmp_path / "child.log").read_text(errors="replace")[-2000:]
+    finally:
+        if _running(child):
+            os.kill(child, signal.SIGKILL)

@@ -16,7 +16,7 @@ from fleetpulse.faults.detectors import Detector
 from fleetpulse.faults.kafka_io import records
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.sandbox import INPUTS, sandbox, variant
-from fleetpulse.faults.scenarios.common import judge, outputs, paced_producer
+from fleetpulse.faults.scenarios.common import judge, outputs, paced_producer, reference_run
 from ground.kafka import admin
 
 NAME = "broker-restart"
@@ -64,12 +64,7 @@ def run(
         drain_live = live.wait_drained()
         live.stop()
         ctx.say(f"{name}: production done; reference worker on the same topics")
-        reference = Detector(variant(settings, "ref"), folder / "ref", name)
-        try:
-            reference.start()
-            reference.wait_drained()
-        finally:
-            reference.stop()
+        reference = reference_run(settings, folder, name)
     finally:
         live.stop()
     how = f"broker stopped for {down_s:g} s" if down_s else "clean broker restart"

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 from fleetpulse.evaluation.faults import detection_score, split
 from fleetpulse.faults.context import FaultContext, simulate
 from fleetpulse.faults.counting import compare_findings, judge_actions, rmas_from_new_findings
+from fleetpulse.faults.detectors import Detector
 from fleetpulse.faults.kafka_io import records
 from fleetpulse.faults.lifecycle_check import check_log
 from fleetpulse.faults.results import ScenarioResult
+from fleetpulse.faults.sandbox import variant
 from producers.runner import parse_start
 
 if TYPE_CHECKING:
@@ -99,6 +101,17 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
         result.explanations.append(
             f"the faulty run's action log is incomplete: {verdict.log_check} (steps dropped by the fault)"
         )
+
+
+def reference_run(settings: Settings, folder: Path, scenario: str) -> Detector:
+    """A clean worker (variant ``ref``) through the same input topics, drained and stopped."""
+    reference = Detector(variant(settings, "ref"), folder / "ref", scenario)
+    try:
+        reference.start()
+        reference.wait_drained()
+    finally:
+        reference.stop()
+    return reference
 
 
 def describe_findings(records: list[dict[str, Any]], ids: list[str]) -> list[str]:

@@ -25,7 +25,7 @@ def test_variants_share_inputs_and_own_outputs_and_groups() -> None:
 
 def test_scenario_names() -> None:
     assert check_names([]) == list(SCENARIOS) == [
-        "worker-kill", "broker-restart", "receiver-down", "poison", "broker-outage", "receiver-slow",
+        "worker-kill", "broker-restart", "receiver-down", "poison", "broker-outage", "receiver-slow", "disk-full",
     ]  # fmt: skip
     assert check_names(["poison", "poison"]) == ["poison"]
     with pytest.raises(UnknownScenarioError, match="choose from"):

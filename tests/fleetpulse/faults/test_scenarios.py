@@ -18,7 +18,8 @@ from fleetpulse.faults.context import FaultContext
 from fleetpulse.faults.report import print_table
 from fleetpulse.faults.results import ScenarioResult
 from fleetpulse.faults.runner import run_scenario
-from fleetpulse.faults.scenarios import broker_outage, receiver_slow
+from fleetpulse.faults.scenarios import broker_outage, disk_full, receiver_slow
+from fleetpulse.faults.small_disk import SmallDiskError
 
 pytestmark = pytest.mark.faults
 
@@ -102,3 +103,22 @@ def test_poison(fault_context: FaultContext) -> None:
     assert r.details["without_reason"] == 0 and r.details["dlq_not_poison"] == 0
     assert r.findings_extra == 0, r.details["findings"]
     assert_detection_kept(r)
+
+
+def test_disk_full(fault_context: FaultContext) -> None:
+    """The short variant of disk-full (2 minutes full in ``fleetpulse faults run``): 15 s full."""
+    full_s = 15.0
+    try:
+        r = disk_full.run(fault_context, full_s=full_s, produce_s=25.0, first_after_s=5.0)
+    except SmallDiskError as exc:
+        pytest.skip(str(exc))
+    print_table([r])
+    fault = r.details["fault"]
+    assert fault["producing_when_full"] and fault["freed_at_s"] - fault["full_from_s"] >= full_s
+    assert fault["free_after_fill_bytes"] < 64 * 1024, fault
+    assert all(r.details["disk_full_log_lines"].values()), r.details["disk_full_log_lines"]  # each part hit it
+    assert r.details["simulator_error"] is None
+    assert r.events_lost == 0 and r.events_duplicated == 0, r.details["lake_events"]
+    assert r.parts_restarted == 0, (r.details["part_crashes"], r.details["detect_exits"])  # nothing after the disk freed
+    assert_detection_kept(r)
+    assert_alerts_delivered_once(r)

@@ -13,6 +13,7 @@ import pytest
 
 from schemas import Codec, XidRaised
 from streams.webhooks import Dispatcher, WebhookConfigError, check_config
+from streams.webhooks.errors import OutboxError
 from tests.streams.webhooks.conftest import SECRET, Recorder, webhook_settings
 
 URL = "http://hooks.example/alerts"
@@ -185,3 +186,35 @@ def test_the_event_loop_runs_on_while_another_process_holds_the_outbox_lock(
     assert offsets == {"tp0": 1}
     assert d.outbox.stats().pending == 1  # stored once the lock was released
     assert ticks >= held_s / 0.05 / 2  # the loop went on meanwhile (it was frozen for the whole second)
+
+
+class FakeConsumer:
+    def __init__(self) -> None:
+        self.seeks: list[tuple[str, int]] = []
+        self.commits: list[dict[str, int]] = []
+
+    def seek(self, tp: str, offset: int) -> None:
+        self.seeks.append((tp, offset))
+
+    async def commit(self, offsets: dict[str, int]) -> None:
+        self.commits.append(offsets)
+
+
+def test_a_batch_the_outbox_refuses_is_read_again_not_committed_and_the_dispatcher_goes_on(
+    dispatcher: Any, alert: Callable[..., dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = dispatcher()
+    consumer = FakeConsumer()
+    batch = records([Codec().encode(alert("a1")), Codec().encode(alert("a2"))], offset=7)
+    add = d.outbox.add
+
+    def full(*args: Any) -> int:
+        raise OutboxError(d.outbox.path, "add failed: database or disk is full")
+
+    monkeypatch.setattr(d.outbox, "add", full)
+    assert asyncio.run(d.take(consumer, batch)) is False
+    assert consumer.seeks == [("tp0", 7)] and consumer.commits == []  # rewound, nothing acknowledged
+    monkeypatch.setattr(d.outbox, "add", add)  # the disk has room again
+    assert asyncio.run(d.take(consumer, batch)) is True
+    assert consumer.commits == [{"tp0": 9}]
+    assert d.outbox.stats().pending == 2

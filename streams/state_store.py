@@ -1,0 +1,79 @@
+"""The worker's RocksDB table store, ending the worker at once when it cannot write (a full disk).
+
+After a failed write RocksDB turns read-only for good, and Faust logs the error, restarts the agent
+and acknowledges the record whose state was never stored: the worker stays up, commits input it did
+not process and never writes again, even once the disk has room. So the first failed write ends the
+process (like a SIGKILL, before any further commit); started again, the worker resumes from its
+last commit and its changelog, as after any crash. Registered as the ``fleetpulse-rocksdb`` store.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from faust.stores import STORES
+from faust.stores.rocksdb import Store as RocksDBStore
+
+log = logging.getLogger(__name__)
+
+URL = "fleetpulse-rocksdb://"
+EXIT_STATE_WRITE = 75  # EX_TEMPFAIL: start the worker again once the disk has room
+
+
+def _exit(code: int) -> None:
+    os._exit(code)
+
+
+def end_process(exc: BaseException, exit_now: Callable[[int], None] = _exit) -> None:
+    """End the process if ``exc`` is RocksDB refusing a write; any other error is the caller's to raise."""
+    if "IO error" not in str(exc):
+        return
+    log.critical(
+        "state store write failed (%s); ending the worker (exit %d) before it acknowledges the record",
+        exc, EXIT_STATE_WRITE,
+    )  # fmt: skip
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    sys.stderr.flush()
+    exit_now(EXIT_STATE_WRITE)
+
+
+class FailFastStore(RocksDBStore):  # type: ignore[misc]
+    """``faust.stores.rocksdb.Store`` whose writes end the process when RocksDB refuses them."""
+
+    exit_now: Callable[[int], None] = staticmethod(_exit)
+
+    def _set(self, key: bytes, value: bytes | None) -> None:
+        try:
+            super()._set(key, value)
+        except Exception as exc:  # noqa: BLE001 - rocksdict raises plain Exception("IO error: …")
+            end_process(exc, self.exit_now)
+            raise
+
+    def _del(self, key: bytes) -> None:
+        try:
+            super()._del(key)
+        except Exception as exc:  # noqa: BLE001
+            end_process(exc, self.exit_now)
+            raise
+
+    def set_persisted_offset(self, tp: Any, offset: int) -> None:
+        try:
+            super().set_persisted_offset(tp, offset)
+        except Exception as exc:  # noqa: BLE001
+            end_process(exc, self.exit_now)
+            raise
+
+    def apply_changelog_batch(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            super().apply_changelog_batch(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001
+            end_process(exc, self.exit_now)
+            raise
+
+
+STORES.aliases["fleetpulse-rocksdb"] = f"{__name__}:FailFastStore"
