@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import faust
 import msgspec
 from aiokafka.errors import KafkaError
+from aiokafka.partitioner import murmur2
 
 from schemas import Codec, DecodeError, HostInventoried
 from streams import state_store
@@ -32,8 +33,10 @@ from streams.fleet_snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.inventory import Inventory
 from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, apply_logged
 from streams.membership import instance_id, stage_instance_id
-from streams.messages import PlanFinding, PlanTick, planner_message, to_wire
+from streams.messages import PlanFinding, PlanProgress, PlanTick, SourceMark, planner_message, to_wire
 from streams.metrics import DetectMetrics
+from streams.plan_order import Mark, OrderedPlan, all_sources
+from streams.plan_sources import SourceTimes, cluster_floor
 from streams.planner import Planner, unplannable
 from streams.policy import Policy
 from streams.repeat import HostState, fold_host
@@ -53,6 +56,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RETRY_BACKOFF_MS = 1000
+PROGRESS_KEEPALIVE_S = 10.0
 
 
 class DetectApp:
@@ -88,6 +92,11 @@ class DetectApp:
         self.cluster_stage = ClusterStage(policy.slow_host)
         self.dlq_surge = DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window)
         self.watermark = 0
+        self.ordered = d.plan_order == "event_time"
+        self.source_times = SourceTimes()
+        self._plans: dict[int, OrderedPlan] = {}
+        self._marks_sent: tuple[Any, ...] = ()
+        self._marks_sent_at = 0.0
         self.agents: dict[str, Any] = {}  # name -> Faust agent (tests drive them with test_context)
         self._last_offsets: dict[tuple[str, int], int] = {}
         self._ticked: dict[str, tuple[Any, ...]] = {}
@@ -144,6 +153,9 @@ class DetectApp:
             "repeat-hosts", partitions=parts.get(t.errors.name, t.errors.partitions), **table
         )
         self.cluster_table = self.app.Table("cluster-windows", partitions=d.internal_partitions, **table)
+        # findings the planner holds until every source has passed their event time (streams.plan_order)
+        self.held_table = self.app.Table("planner-held", partitions=d.internal_partitions, **table)
+        self._sources = all_sources(parts.get(t.errors.name, t.errors.partitions), d.internal_partitions)
         self.cluster_cache = CheckpointCache(
             self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")
         )
@@ -252,10 +264,42 @@ class DetectApp:
             await self._send_alert(surge)
         return sent
 
-    async def _send_finding(self, finding: Finding) -> None:
+    async def _send_finding(self, finding: Finding, source: Any) -> None:
+        """Publish a finding, and send it straight to its domain's planner (ahead of the source's progress).
+
+        ``source`` is the message that raised it: a finding the planner could not act on is
+        dead-lettered under that message's coordinates.
+        """
         record = finding.to_record()
-        await self.findings_topic.send(key=finding.host_id.encode(), value=self.codec.encode(record))
+        value = self.codec.encode(record)
+        await self.findings_topic.send(key=finding.host_id.encode(), value=value)
         self.metrics.findings.labels(finding.detector, finding.rule).inc()
+        why = unplannable(record)
+        if why is not None:
+            refused = InvalidRecordError(why, host_id=finding.host_id, event_type="FindingRaised")
+            await self._dead_letter(refused, _source(source, value))
+            return
+        await _caught_up(self.inventory_tailer)
+        domain = self.inventory.domain_of(finding.host_id)
+        await self.planner_topic.send(
+            key=domain.encode(), value=to_wire(PlanFinding(domain, record)), force=True
+        )
+
+    def _planner_partition(self, domain: str) -> int:
+        """The planner partition a domain's messages go to (Kafka's default partitioner, as Faust sends)."""
+        return (murmur2(domain.encode()) & 0x7FFFFFFF) % self.settings.detect.internal_partitions
+
+    def _plan_of(self, partition: int) -> OrderedPlan:
+        plan = self._plans.get(partition)
+        if plan is None:
+            plan = self._plans[partition] = OrderedPlan(
+                self.planner,
+                self._sources,
+                self.held_table,
+                size=self.inventory.domain_size,
+                owns=lambda domain: self._planner_partition(domain) == partition,
+            )
+        return plan
 
     async def _send_alert(self, record: dict[str, Any], *, now: bool = False) -> Any:
         self.metrics.alerts.labels(record["payload"]["alertname"]).inc()
@@ -293,24 +337,27 @@ class DetectApp:
         async def errors(stream: faust.StreamT) -> None:
             async for event in stream.events():
                 record = await self._valid_record(event)
-                signal = classify(record, policy) if record is not None else None
-                if signal is None:
+                if record is None:
                     continue
                 msg = event.message
-                stored = HostState.from_stored(self.repeat_table.get(signal.host_id))
-                step = fold_host(stored, signal, (msg.partition, msg.offset), policy)
-                if step.late:
-                    self.metrics.late.labels("errors").inc()
-                if step.state is not None:
-                    self.repeat_table[signal.host_id] = step.state.stored()
-                if step.finding is not None:
-                    await self._send_finding(step.finding)
+                signal = classify(record, policy)
+                if signal is not None:
+                    stored = HostState.from_stored(self.repeat_table.get(signal.host_id))
+                    step = fold_host(stored, signal, (msg.partition, msg.offset), policy)
+                    if step.late:
+                        self.metrics.late.labels("errors").inc()
+                    if step.state is not None:
+                        self.repeat_table[signal.host_id] = step.state.stored()
+                    if step.finding is not None:
+                        await self._send_finding(step.finding, msg)
+                self.source_times.errors_read(msg.partition, record["ts"])
 
         @app.agent(self.summaries_topic, name="cluster")
         async def cluster(stream: faust.StreamT) -> None:
             async for event in stream.events():
                 t0 = time.perf_counter()
                 source = event.message
+                self._last_offsets[(source.topic, source.partition)] = source.offset
                 try:
                     msg = cluster_message(event.value)
                 except msgspec.DecodeError as exc:
@@ -333,31 +380,11 @@ class DetectApp:
                 if _windows(self.cluster_cache.get(meta_key)) != before:
                     self.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
                 for finding in findings:
-                    await self._send_finding(finding)
+                    await self._send_finding(finding, source)
+                floor = cluster_floor(ClusterMeta.from_stored(self.cluster_cache.get(meta_key)), policy.slow_host)
+                self.source_times.cluster_read(source.partition, msg.cluster, floor)
                 self.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
                 self.metrics.handled.labels("cluster").inc(len(items))
-
-        @app.agent(self.findings_topic, name="route-findings")
-        async def route_findings(stream: faust.StreamT) -> None:
-            async for event in stream.events():
-                try:
-                    record = self.codec.decode(event.value).record
-                except DecodeError as exc:
-                    await self._dead_letter(exc, _source(event.message, event.value))
-                    continue
-                if record["event_type"] != "FindingRaised":
-                    continue
-                why = unplannable(record)
-                if why is not None:
-                    refused = InvalidRecordError(
-                        why, host_id=record.get("host_id"), event_type="FindingRaised"
-                    )
-                    await self._dead_letter(refused, _source(event.message, event.value))
-                    continue
-                log.debug("route finding %s for %s", record["event_id"], record["host_id"])
-                await _caught_up(self.inventory_tailer)
-                domain = self.inventory.domain_of(record["host_id"])
-                await self.planner_topic.send(key=domain.encode(), value=to_wire(PlanFinding(domain, record)))
 
         @app.agent(self.planner_topic, name="planner")
         async def planner(stream: faust.StreamT) -> None:
@@ -369,28 +396,23 @@ class DetectApp:
                     await self._dead_letter(refused, _source(event.message, event.value))
                     continue
                 await _caught_up(self.actions_tailer)
-                size = self.inventory.domain_size(msg.domain)
-                finding = Finding.from_record(msg.finding) if isinstance(msg, PlanFinding) else None
                 # left raised if publishing fails: no snapshot may keep actions the log never got
                 self._unacked += 1
-                if finding is not None:
-                    actions = self.planner.on_finding(self.fleet, finding, msg.domain, size)
-                else:
-                    actions = self.planner.reconcile(self.fleet, msg.domain, size, msg.ts)
-                await self._publish(actions)
+                await self._publish(self._plan(msg, event.message.partition))
                 self._unacked -= 1
 
         self.agents = {
             "errors": errors,
             "cluster": cluster,
-            "route-findings": route_findings,
             "planner": planner,
         }
 
         @app.timer(self.settings.detect.tick_interval_s)
         async def tick() -> None:
             self.metrics.sample_rate()
-            if self.actions_tailer.started and self.inventory_tailer.started:
+            if self.ordered:
+                await self._send_progress()
+            elif self.actions_tailer.started and self.inventory_tailer.started:
                 await self._send_ticks()
 
         async def on_revoked(sender: Any, *args: Any, **kwargs: Any) -> None:
@@ -407,6 +429,56 @@ class DetectApp:
             await self.samples_stage.run_until_stopped()
 
         register_views(self)
+
+    def _plan(self, msg: Any, partition: int) -> list[Action]:
+        """The planner's actions for one message of its topic, in event-time order or as they come."""
+        if isinstance(msg, PlanProgress):
+            marks = [(m.source, Mark(m.ts, m.idle)) for m in msg.marks]
+            return self._plan_of(partition).progress(self.fleet, marks) if self.ordered else []
+        size = self.inventory.domain_size(msg.domain)
+        if isinstance(msg, PlanTick):
+            return self.planner.reconcile(self.fleet, msg.domain, size, msg.ts)
+        finding = Finding.from_record(msg.finding)
+        if self.ordered:
+            return self._plan_of(partition).finding(self.fleet, finding, msg.domain)
+        return self.planner.on_finding(self.fleet, finding, msg.domain, size)
+
+    async def _send_progress(self) -> None:
+        """Tell every planner partition how far the finding sources this worker owns have got.
+
+        Sent when a mark changed, and every ``PROGRESS_KEEPALIVE_S`` for planners that restarted.
+        """
+        consumer = getattr(self.app, "_consumer", None)
+        if consumer is None:
+            return
+        owned: dict[str, list[tuple[int, bool]]] = {"errors": [], "cluster": []}
+        stage_of = {self.errors_topic.get_topic_name(): "errors", self.summaries_topic.get_topic_name(): "cluster"}
+        for tp in sorted(consumer.assignment()):
+            stage = stage_of.get(tp.topic)
+            if stage is not None:
+                owned[stage].append((tp.partition, self._caught_up_on(consumer, tp)))
+        marks = self.source_times.marks(owned["errors"], owned["cluster"])
+        now = time.monotonic()
+        if not marks or (tuple(marks) == self._marks_sent and now - self._marks_sent_at < PROGRESS_KEEPALIVE_S):
+            return
+        self._marks_sent, self._marks_sent_at = tuple(marks), now
+        value = to_wire(PlanProgress([SourceMark(src, m.ts, m.idle) for src, m in marks]))
+        for partition in range(self.settings.detect.internal_partitions):
+            await self.planner_topic.send(key=None, partition=partition, value=value, force=True)
+
+    def _caught_up_on(self, consumer: Any, tp: Any) -> bool:
+        """Whether the agent has handled every record of ``tp`` the broker has (False while unknown)."""
+        try:
+            high = consumer.highwater(tp)
+        except Exception:  # no fetch answer yet
+            return False
+        if high is None:
+            return False
+        last = self._last_offsets.get((tp.topic, tp.partition))
+        if last is None:
+            committed = consumer._committed_offset.get(tp)
+            return high == 0 or (committed is not None and committed >= high - 1)
+        return last + 1 >= high
 
     async def _send_ticks(self) -> None:
         """Ask the planner (through its topic: one writer per domain) to move domains with work due."""

@@ -15,7 +15,7 @@ MESSAGE_VERSION = 1
 
 
 class PlanFinding(msgspec.Struct, frozen=True, tag="finding", tag_field="type"):
-    """route-findings → planner: a finding for the planner of its maintenance domain."""
+    """errors or cluster stage → planner: a finding for the planner of its maintenance domain."""
 
     domain: str
     finding: dict[str, Any]  # the FindingRaised record, as the findings topic carries it
@@ -30,7 +30,26 @@ class PlanTick(msgspec.Struct, frozen=True, tag="tick", tag_field="type"):
     v: int = MESSAGE_VERSION
 
 
-PlannerMessage = PlanFinding | PlanTick
+class SourceMark(msgspec.Struct, frozen=True, array_like=True):
+    """One source's progress: no finding it sends later is at or before ``ts``; ``idle``: caught up."""
+
+    source: str  # errors/<partition> or cluster/<partition>
+    ts: int | None
+    idle: bool
+
+
+class PlanProgress(msgspec.Struct, frozen=True, tag="progress", tag_field="type"):
+    """A worker's timer → every planner partition: how far the sources it owns have got.
+
+    Sent after the findings those sources sent, on the same partitions, so a planner that has it
+    has every finding they sent up to those times (``streams.plan_order``).
+    """
+
+    marks: list[SourceMark]
+    v: int = MESSAGE_VERSION
+
+
+PlannerMessage = PlanFinding | PlanTick | PlanProgress
 
 
 def to_wire(message: msgspec.Struct) -> dict[str, Any]:

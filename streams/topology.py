@@ -33,6 +33,7 @@ def internal_topics(settings: Settings, partitions: dict[str, int] | None = None
     changelogs = {
         "repeat-hosts": parts.get(t.errors.name, t.errors.partitions),
         "cluster-windows": d.internal_partitions,
+        "planner-held": d.internal_partitions,
     }
     out += [
         TopicSpec(name=f"{d.app_id}-{table}-changelog", partitions=n, cleanup_policy="compact", **spec)
@@ -65,7 +66,7 @@ def consumer_groups(settings: Settings) -> dict[str, list[str]]:
     committed lag reaches 0 up to that long after the last sample was processed.
     """
     d, t = settings.detect, settings.topics
-    faust_topics = [t.errors.name, t.findings.name, f"{d.app_id}-cluster-summaries", f"{d.app_id}-planner"]
+    faust_topics = [t.errors.name, f"{d.app_id}-cluster-summaries", f"{d.app_id}-planner"]
     return {d.app_id: faust_topics, samples_group(settings): [t.samples.name]}
 
 
@@ -100,17 +101,19 @@ TOPOLOGY: tuple[Stage, ...] = (
     Stage("samples", "aiokafka consumer", ("samples",), "host_id", ("app:cluster-summaries", "dlq", "alerts"),
           "host windows checkpointed with their offsets (app:host-windows-checkpoints); a replay re-sends "
           "the same bundle ids"),
-    Stage("errors", "faust agent", ("errors",), "host_id", ("findings", "alerts", "dlq"),
+    Stage("errors", "faust agent", ("errors",), "host_id", ("findings", "app:planner", "alerts", "dlq"),
           "validate, then repeat-offender rules on per-host state (table repeat-hosts); finding ids are "
-          "deterministic, so a replay re-sends the same findings"),
-    Stage("cluster", "faust agent", ("app:cluster-summaries",), "cluster", ("findings", "dlq", "alerts"),
+          "deterministic, so a replay re-sends the same findings; each finding also goes to its "
+          "domain's planner, and the partition's progress after it"),
+    Stage("cluster", "faust agent", ("app:cluster-summaries",), "cluster",
+          ("findings", "app:planner", "dlq", "alerts"),
           "peer comparison per cluster window (table cluster-windows), closed by the watermark of every "
-          "samples partition; a window is judged once; a message that does not decode is dead-lettered"),
-    Stage("route-findings", "faust agent", ("findings",), "host_id", ("app:planner", "dlq", "alerts"),
-          "a finding goes to its maintenance domain's planner; one the planner cannot act on is dead-lettered"),
+          "samples partition; a window is judged once; a message that does not decode is dead-lettered; "
+          "findings and progress go to the planner as the errors stage's do"),
     Stage("planner", "faust agent", ("app:planner",), "maintenance domain", ("actions", "alerts"),
-          "domain buffers and serialised work over the folded actions log; action and alert ids are "
-          "deterministic, alerts are sent before their action"),
+          "findings decided in event-time order once every source's progress has passed them (held in "
+          "table planner-held meanwhile); domain buffers and serialised work over the folded actions "
+          "log; action and alert ids are deterministic, alerts are sent before their action"),
     Stage("lifecycle", "log tailer", ("actions", "inventory"), "maintenance domain", (),
           "every worker folds the whole actions log and the inventory from the beginning (host state, "
           "hosts out, the planner's memory)"),

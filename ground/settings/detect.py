@@ -54,6 +54,12 @@ class DetectSettings(BaseModel):
         description="after SIGTERM/SIGINT the process is gone within this long: the graceful shutdown "
         "gets 80 % of it, then the worker exits anyway",
     )
+    plan_order: Literal["event_time", "arrival"] = Field(
+        "event_time",
+        description="event_time: the planner decides findings in event-time order once every finding "
+        "source has passed their time (the same actions whatever order findings arrive in; pages wait "
+        "for the slowest source, about two slow-host windows); arrival: as they arrive, at once",
+    )
     snapshot_every: int = Field(
         100_000,
         ge=1,

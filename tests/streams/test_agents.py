@@ -56,6 +56,7 @@ def detect(tmp_path: Path, policy: Policy) -> Iterator[tuple[DetectApp, Sent]]:
     app.app.producer = MagicMock(
         name="producer", maybe_start=AsyncMock(), start=AsyncMock(), send=sent.send, send_and_wait=AsyncMock()
     )
+    app.inventory_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
     app.app.finalize()
     app.app.flow_control.resume()
     yield app, sent
@@ -159,28 +160,26 @@ def test_a_malformed_cluster_stage_message_is_dead_lettered_and_the_agent_goes_o
     assert [r["host_id"] for r in sent.decoded(app.settings.topics.findings.name)] == ["h7"]
 
 
-def test_a_finding_the_planner_cannot_act_on_is_dead_lettered_not_routed(
+def _raised_by(topic: str = "fleet.errors", partition: int = 0, offset: int = 7) -> Any:
+    """The coordinates of the message a finding came from (as a Faust message carries them)."""
+    return MagicMock(topic=topic, partition=partition, offset=offset, key=b"h1", timestamp=None)
+
+
+def test_a_finding_the_planner_cannot_act_on_is_published_and_dead_lettered_not_planned(
     detect: tuple[DetectApp, Sent],
 ) -> None:
     """An unknown recommended_action would raise in the planner and jam its whole domain."""
     app, sent = detect
-    codec = Codec()
-    bad = f.finding("h1", fid="bad").to_record()
-    bad["payload"]["recommended_action"] = "bogus"
     app.inventory_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
-    routed = app.planner_topic.send = AsyncMock()  # type: ignore[method-assign]
-
-    async def feed() -> None:
-        async with app.agents["route-findings"].test_context() as agent:
-            await agent.put(codec.encode(bad), key=b"h1")
-            await agent.put(codec.encode(f.finding("h2", fid="good").to_record()), key=b"h2")
-
-    run(app, feed())
+    planned = app.planner_topic.send = AsyncMock()  # type: ignore[method-assign]
+    run(app, app._send_finding(f.finding("h1", fid="bad", action="bogus"), _raised_by()))
+    run(app, app._send_finding(f.finding("h2", fid="good"), _raised_by(offset=8)))
     dead = sent.decoded(app.settings.topics.dlq.name)
-    assert [d["payload"]["reason"] for d in dead] == [
-        "unplannable_finding: unknown recommended_action 'bogus'"
-    ]
-    assert [c.kwargs["value"]["finding"]["host_id"] for c in routed.await_args_list] == ["h2"]
+    assert [d["payload"]["reason"] for d in dead] == ["unplannable_finding: unknown recommended_action 'bogus'"]
+    assert dead[0]["payload"]["source_offset"] == 7
+    assert [r["event_id"] for r in sent.decoded(app.settings.topics.findings.name)] == ["bad", "good"]
+    assert [c.kwargs["value"]["finding"]["host_id"] for c in planned.await_args_list] == ["h2"]
+    assert all(c.kwargs["force"] for c in planned.await_args_list)  # ahead of the source's progress
 
 
 def test_a_catch_up_timeout_delays_a_finding_instead_of_dropping_it(
@@ -189,22 +188,64 @@ def test_a_catch_up_timeout_delays_a_finding_instead_of_dropping_it(
     """faust-streaming acks an event whose processing raised: a timeout must be retried, not raised."""
     import streams.app
 
-    app, sent = detect
+    app, _ = detect
     monkeypatch.setattr(streams.app, "CATCH_UP_RETRY_S", 0.01)
     app.inventory_tailer.catch_up = AsyncMock(side_effect=[TimeoutError(), None])  # type: ignore[method-assign]
-    routed = app.planner_topic.send = AsyncMock()  # type: ignore[method-assign]
+    planned = app.planner_topic.send = AsyncMock()  # type: ignore[method-assign]
+    run(app, app._send_finding(f.finding("h1", fid="ok"), _raised_by()))
+    assert app.inventory_tailer.catch_up.await_count == 2
+    assert [c.kwargs["value"]["finding"]["host_id"] for c in planned.await_args_list] == ["h1"]
+
+
+def test_the_errors_agent_plans_its_finding_before_it_reports_the_partition_past_it(
+    detect: tuple[DetectApp, Sent],
+) -> None:
+    app, _ = detect
+    app.inventory_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
+    order: list[str] = []
+
+    async def planned(*args: Any, **kwargs: Any) -> None:
+        order.append(f"plan@{app.source_times.errors.get(0)}")
+
+    app.planner_topic.send = planned  # type: ignore[method-assign]
+    codec = Codec()
 
     async def feed() -> None:
-        async with app.agents["route-findings"].test_context() as agent:
-            await agent.put(Codec().encode(f.finding("h1", fid="ok").to_record()), key=b"h1")
-            for _ in range(100):  # put() returns once the event is taken; the retry comes after
-                if routed.await_count:
-                    break
-                await asyncio.sleep(0.01)
+        async with app.agents["errors"].test_context() as agent:
+            for i in range(2):
+                ecc = f.ecc(host="h1", ts=START_TS + i * 1000, gpu=0)
+                await agent.put(codec.encode(ecc), key=b"h1", partition=0)
 
     run(app, feed())
-    assert app.inventory_tailer.catch_up.await_count == 2
-    assert [c.kwargs["value"]["finding"]["host_id"] for c in routed.await_args_list] == ["h1"]
+    assert order == [f"plan@{START_TS - 1}"]  # sent while the partition was still before it
+    assert app.source_times.errors[0] == START_TS + 1000 - 1
+
+
+def test_the_planner_holds_a_finding_until_every_source_has_passed_it(detect: tuple[DetectApp, Sent]) -> None:
+    from streams.messages import PlanFinding, PlanProgress, SourceMark, to_wire
+
+    app, _ = detect
+    app.actions_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
+    published: list[list[Any]] = []
+    app._publish = AsyncMock(side_effect=lambda actions: published.append(actions))  # type: ignore[method-assign]
+    finding = f.finding("h1", ts=START_TS + 10).to_record()
+    domain = "d0"
+    partition = app._planner_partition(domain)
+    sources = sorted(app._sources)
+    behind = [SourceMark(s, START_TS, False) for s in sources]
+    past = [SourceMark(s, START_TS + 10, False) for s in sources]
+
+    async def feed() -> None:
+        async with app.agents["planner"].test_context() as agent:
+            await agent.put(to_wire(PlanFinding(domain, finding)), key=domain.encode(), partition=partition)
+            await agent.put(to_wire(PlanProgress(behind)), partition=partition)
+            await agent.put(to_wire(PlanProgress(past)), partition=partition)
+
+    run(app, feed())
+    kinds = [[a.kind for a in actions] for actions in published]
+    assert kinds[:2] == [[], []]  # held: one source or more not past it yet
+    assert kinds[2][0] == "suspected" and "rma_opened" in kinds[2]
+    assert len(app.held_table) == 0
 
 
 def test_an_actions_alerts_are_sent_before_the_action(detect: tuple[DetectApp, Sent]) -> None:

@@ -20,7 +20,7 @@ def test_variants_share_inputs_and_own_outputs_and_groups() -> None:
     assert ref.detect.app_id != kill.detect.app_id and ref.bootstrap_servers == "127.0.0.1:1"
     groups = consumed_topics(kill)
     assert groups[f"{kill.detect.app_id}-samples"] == ["run1.wk.fleet.samples"]
-    assert groups[kill.detect.app_id][:2] == ["run1.wk.fleet.errors", "run1.wk.kill.fleet.findings"]
+    assert groups[kill.detect.app_id][:2] == ["run1.wk.fleet.errors", f"{kill.detect.app_id}-cluster-summaries"]
 
 
 def test_scenario_names() -> None:

@@ -1,0 +1,57 @@
+"""How far the finding sources a worker owns have got, for the planner's event-time order.
+
+A source is one partition of a stage that raises findings: an errors partition (repeat-offender
+rules) or a cluster-summaries partition (slow hosts). Its mark is a time no finding it sends
+later is at or before, and whether it is caught up (idle: nothing left to read, so it holds no
+one back). The worker's timer sends the marks of the partitions it owns to every planner
+partition (``streams.plan_order``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from streams.plan_order import Mark, cluster_source, errors_source
+from streams.policy import SlowHostPolicy
+from streams.slow import ClusterStage
+from streams.slow_state import ClusterMeta
+
+
+def cluster_floor(meta: ClusterMeta, policy: SlowHostPolicy) -> int | None:
+    """No slow-host finding of this cluster comes later at or before this time.
+
+    A finding's time is its window's end. Windows close in order once the cluster's watermark is
+    a grace past their end, so a window not closed yet ends after the last one closed and after
+    the watermark less that grace; None before the cluster has any time at all.
+    """
+    wm = ClusterStage.watermark(meta)
+    bounds = [t for t in (meta.closed, None if wm is None else wm - max(policy.cluster_grace, policy.window))]
+    known = [t for t in bounds if t is not None]
+    return max(known) if known else None
+
+
+@dataclass(slots=True)
+class SourceTimes:
+    """Per source partition, the time its findings have passed (updated after the findings are sent)."""
+
+    errors: dict[int, int] = field(default_factory=dict)
+    clusters: dict[int, dict[str, int | None]] = field(default_factory=dict)
+
+    def errors_read(self, partition: int, ts: int) -> None:
+        """An errors record of ``ts`` was handled: a later one of the same time may still raise a finding."""
+        self.errors[partition] = max(self.errors.get(partition, ts - 1), ts - 1)
+
+    def cluster_read(self, partition: int, cluster: str, floor: int | None) -> None:
+        self.clusters.setdefault(partition, {})[cluster] = floor
+
+    def marks(
+        self, errors: Iterable[tuple[int, bool]], clusters: Iterable[tuple[int, bool]]
+    ) -> list[tuple[str, Mark]]:
+        """Marks of the partitions owned, each with whether it is caught up."""
+        out = [(errors_source(p), Mark(self.errors.get(p), idle)) for p, idle in errors]
+        for p, idle in clusters:
+            floors = list(self.clusters.get(p, {}).values())
+            known = None if not floors or any(f is None for f in floors) else min(f for f in floors if f is not None)
+            out.append((cluster_source(p), Mark(known, idle)))
+        return out
