@@ -7,11 +7,15 @@ import logging
 import pytest
 
 from streams.quiet_logs import DemoteHarmless, install
+from streams.repeat_logs import SOURCES, RateLimitRepeats
 
 
 @pytest.fixture
 def captured(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     caplog.set_level(logging.INFO)
+    for name in SOURCES:  # a command run by an earlier test limits repeats on these loggers
+        logger = logging.getLogger(name)
+        logger.filters = [f for f in logger.filters if not isinstance(f, RateLimitRepeats)]
     return caplog
 
 
