@@ -18,17 +18,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kafka import KafkaProducer
 
 from ground.kafka import admin
 from ground.launch import child_env, fleetpulse_argv
 from producers.importer import HistoryMapping, run_import
 from producers.importer.incidents import parse_start
 from producers.importer.mapping import Columns, InventoryDefaults
-from schemas import Codec
 from streams.findings import Finding
+from streams.messages import PlanFinding, to_wire
 from streams.worker import spawn_worker
 from tests.conftest import free_ports
-from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for
+from tests.streams.kafka_io import decoded, isolated_settings, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -154,7 +155,14 @@ def test_import_a_fault_trace_end_to_end(settings, tmp_path: Path) -> None:  # t
             window_end=ts,
             recommended_action="rma",
         )
-        produce(settings, [("findings", b"node-17", Codec().encode(finding.to_record()))])
+        # as the errors stage hands a finding to its domain's planner (the planner topic is JSON)
+        planned = json.dumps(to_wire(PlanFinding("imported-md000", finding.to_record()))).encode()
+        producer = KafkaProducer(**settings.kafka.kafka_python(settings.bootstrap_servers), acks="all")
+        try:
+            producer.send(f"{settings.detect.app_id}-planner", key=b"imported-md000", value=planned)
+            producer.flush(30)
+        finally:
+            producer.close()
         kinds = wait_for(
             lambda: (
                 [

@@ -225,6 +225,7 @@ def test_the_planner_holds_a_finding_until_every_source_has_passed_it(detect: tu
     from streams.messages import PlanFinding, PlanProgress, SourceMark, to_wire
 
     app, _ = detect
+    app.ordered = True
     app.actions_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
     published: list[list[Any]] = []
     app._publish = AsyncMock(side_effect=lambda actions: published.append(actions))  # type: ignore[method-assign]
