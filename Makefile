@@ -36,7 +36,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 types: $(STAMP)
-	$(BIN)/mypy schemas ground fleetpulse
+	$(BIN)/mypy schemas ground producers streams analytics fleetpulse
 
 ## layers: the import-linter contracts in pyproject.toml (schemas → ground → parts → shell)
 layers: $(STAMP)

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import faust
 import msgspec
 from aiokafka.errors import KafkaError
-from aiokafka.partitioner import murmur2
 
 from schemas import Codec, DecodeError, HostInventoried
 from streams import state_store
@@ -33,11 +32,12 @@ from streams.fleet_snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.inventory import Inventory
 from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, apply_logged
 from streams.membership import instance_id, stage_instance_id
-from streams.messages import PlanFinding, PlanProgress, PlanTick, SourceMark, planner_message, to_wire
+from streams.messages import PlanFinding, planner_message, to_wire
 from streams.metrics import DetectMetrics
-from streams.plan_order import Mark, OrderedPlan, all_sources
-from streams.plan_sources import SourceTimes, cluster_floor
+from streams.plan_order import all_sources
+from streams.plan_sources import cluster_floor
 from streams.planner import Planner, unplannable
+from streams.planner_shell import PlannerShell
 from streams.policy import Policy
 from streams.repeat import HostState, fold_host
 from streams.sample_folder import SampleFolder
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RETRY_BACKOFF_MS = 1000
-PROGRESS_KEEPALIVE_S = 10.0
 
 
 class DetectApp:
@@ -92,14 +91,8 @@ class DetectApp:
         self.cluster_stage = ClusterStage(policy.slow_host)
         self.dlq_surge = DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window)
         self.watermark = 0
-        self.ordered = d.plan_order == "event_time"
-        self.source_times = SourceTimes()
-        self._plans: dict[int, OrderedPlan] = {}
-        self._marks_sent: tuple[Any, ...] = ()
-        self._marks_sent_at = 0.0
         self.agents: dict[str, Any] = {}  # name -> Faust agent (tests drive them with test_context)
         self._last_offsets: dict[tuple[str, int], int] = {}
-        self._ticked: dict[str, tuple[Any, ...]] = {}
         t = settings.topics
         parts = partitions or {}
         self.instance_id = instance_id(d, data_dir)
@@ -155,7 +148,15 @@ class DetectApp:
         self.cluster_table = self.app.Table("cluster-windows", partitions=d.internal_partitions, **table)
         # findings the planner holds until every source has passed their event time (streams.plan_order)
         self.held_table = self.app.Table("planner-held", partitions=d.internal_partitions, **table)
-        self._sources = all_sources(parts.get(t.errors.name, t.errors.partitions), d.internal_partitions)
+        self.plans = PlannerShell(
+            self.planner,
+            self.held_table,
+            size=self.inventory.domain_size,
+            sources=all_sources(parts.get(t.errors.name, t.errors.partitions), d.internal_partitions),
+            partitions=d.internal_partitions,
+            stage_of={self.errors_topic.get_topic_name(): "errors", self.summaries_topic.get_topic_name(): "cluster"},
+            ordered=d.plan_order == "event_time",
+        )
         self.cluster_cache = CheckpointCache(
             self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")
         )
@@ -285,22 +286,6 @@ class DetectApp:
             key=domain.encode(), value=to_wire(PlanFinding(domain, record)), force=True
         )
 
-    def _planner_partition(self, domain: str) -> int:
-        """The planner partition a domain's messages go to (Kafka's default partitioner, as Faust sends)."""
-        return (murmur2(domain.encode()) & 0x7FFFFFFF) % self.settings.detect.internal_partitions
-
-    def _plan_of(self, partition: int) -> OrderedPlan:
-        plan = self._plans.get(partition)
-        if plan is None:
-            plan = self._plans[partition] = OrderedPlan(
-                self.planner,
-                self._sources,
-                self.held_table,
-                size=self.inventory.domain_size,
-                owns=lambda domain: self._planner_partition(domain) == partition,
-            )
-        return plan
-
     async def _send_alert(self, record: dict[str, Any], *, now: bool = False) -> Any:
         self.metrics.alerts.labels(record["payload"]["alertname"]).inc()
         return await self.alerts_topic.send(
@@ -350,7 +335,7 @@ class DetectApp:
                         self.repeat_table[signal.host_id] = step.state.stored()
                     if step.finding is not None:
                         await self._send_finding(step.finding, msg)
-                self.source_times.errors_read(msg.partition, record["ts"])
+                self.plans.source_times.errors_read(msg.partition, record["ts"])
 
         @app.agent(self.summaries_topic, name="cluster")
         async def cluster(stream: faust.StreamT) -> None:
@@ -382,7 +367,7 @@ class DetectApp:
                 for finding in findings:
                     await self._send_finding(finding, source)
                 floor = cluster_floor(ClusterMeta.from_stored(self.cluster_cache.get(meta_key)), policy.slow_host)
-                self.source_times.cluster_read(source.partition, msg.cluster, floor)
+                self.plans.source_times.cluster_read(source.partition, msg.cluster, floor)
                 self.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
                 self.metrics.handled.labels("cluster").inc(len(items))
 
@@ -398,7 +383,7 @@ class DetectApp:
                 await _caught_up(self.actions_tailer)
                 # left raised if publishing fails: no snapshot may keep actions the log never got
                 self._unacked += 1
-                await self._publish(self._plan(msg, event.message.partition))
+                await self._publish(self.plans.decide(self.fleet, msg, event.message.partition))
                 self._unacked -= 1
 
         self.agents = {
@@ -410,10 +395,11 @@ class DetectApp:
         @app.timer(self.settings.detect.tick_interval_s)
         async def tick() -> None:
             self.metrics.sample_rate()
-            if self.ordered:
+            if self.plans.ordered:
                 await self._send_progress()
             elif self.actions_tailer.started and self.inventory_tailer.started:
-                await self._send_ticks()
+                for tick in self.plans.ticks(self.fleet, self.watermark):
+                    await self.planner_topic.send(key=tick.domain.encode(), value=to_wire(tick), force=True)
 
         async def on_revoked(sender: Any, *args: Any, **kwargs: Any) -> None:
             self.cluster_cache.drop()  # the table is the truth again after a rebalance
@@ -430,66 +416,20 @@ class DetectApp:
 
         register_views(self)
 
-    def _plan(self, msg: Any, partition: int) -> list[Action]:
-        """The planner's actions for one message of its topic, in event-time order or as they come."""
-        if isinstance(msg, PlanProgress):
-            marks = [(m.source, Mark(m.ts, m.idle)) for m in msg.marks]
-            return self._plan_of(partition).progress(self.fleet, marks) if self.ordered else []
-        size = self.inventory.domain_size(msg.domain)
-        if isinstance(msg, PlanTick):
-            return self.planner.reconcile(self.fleet, msg.domain, size, msg.ts)
-        finding = Finding.from_record(msg.finding)
-        if self.ordered:
-            return self._plan_of(partition).finding(self.fleet, finding, msg.domain)
-        return self.planner.on_finding(self.fleet, finding, msg.domain, size)
-
     async def _send_progress(self) -> None:
-        """Tell every planner partition how far the finding sources this worker owns have got.
-
-        Sent when a mark changed, and every ``PROGRESS_KEEPALIVE_S`` for planners that restarted.
-        """
+        """Tell every planner partition how far the finding sources this worker owns have got."""
         consumer = getattr(self.app, "_consumer", None)
         if consumer is None:
             return
-        owned: dict[str, list[tuple[int, bool]]] = {"errors": [], "cluster": []}
-        stage_of = {self.errors_topic.get_topic_name(): "errors", self.summaries_topic.get_topic_name(): "cluster"}
-        for tp in sorted(consumer.assignment()):
-            stage = stage_of.get(tp.topic)
-            if stage is not None:
-                owned[stage].append((tp.partition, self._caught_up_on(consumer, tp)))
-        marks = self.source_times.marks(owned["errors"], owned["cluster"])
-        now = time.monotonic()
-        if not marks or (tuple(marks) == self._marks_sent and now - self._marks_sent_at < PROGRESS_KEEPALIVE_S):
+        # Faust keeps the offsets committed at assignment only here; a partition with nothing handled
+        # since is caught up when they reach its end
+        committed = getattr(consumer, "_committed_offset", {})
+        progress = await self.plans.progress(consumer, self._last_offsets, committed)
+        if progress is None:
             return
-        self._marks_sent, self._marks_sent_at = tuple(marks), now
-        value = to_wire(PlanProgress([SourceMark(src, m.ts, m.idle) for src, m in marks]))
+        value = to_wire(progress)
         for partition in range(self.settings.detect.internal_partitions):
             await self.planner_topic.send(key=None, partition=partition, value=value, force=True)
-
-    def _caught_up_on(self, consumer: Any, tp: Any) -> bool:
-        """Whether the agent has handled every record of ``tp`` the broker has (False while unknown)."""
-        try:
-            high = consumer.highwater(tp)
-        except Exception:  # no fetch answer yet
-            return False
-        if high is None:
-            return False
-        last = self._last_offsets.get((tp.topic, tp.partition))
-        if last is None:
-            committed = consumer._committed_offset.get(tp)
-            return high == 0 or (committed is not None and committed >= high - 1)
-        return last + 1 >= high
-
-    async def _send_ticks(self) -> None:
-        """Ask the planner (through its topic: one writer per domain) to move domains with work due."""
-        wm = self.watermark
-        for domain in sorted(self.fleet.domains):
-            signature = self.planner.work_signature(self.fleet, domain, self.inventory.domain_size(domain), wm)
-            if signature is not None and self._ticked.get(domain) != signature:
-                self._ticked[domain] = signature
-                await self.planner_topic.send(
-                    key=domain.encode(), value=to_wire(PlanTick(domain, wm)), force=True
-                )
 
 
 def _windows(stored: dict[str, Any] | None) -> tuple[Any, ...]:

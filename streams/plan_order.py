@@ -109,12 +109,13 @@ class OrderedPlan:
         self.size = size
         self.owns = owns
         self.late = 0
+        self.released: int | None = None  # every held finding up to this time is decided
 
     def finding(self, state: FleetState, finding: Finding, domain: str) -> list[Action]:
         """Hold a finding until the horizon passes it; decide it now if it already has (late)."""
         if finding.finding_id in state.findings:
             return []  # decided before (a replay upstream)
-        h = self.horizon.value()
+        h = _latest(self.horizon.value(), self.released)
         if h is not None and finding.ts <= h:
             self.late += 1
             return self.planner.on_finding(state, finding, domain, self.size(domain))
@@ -123,12 +124,12 @@ class OrderedPlan:
 
     def progress(self, state: FleetState, marks: Iterable[tuple[str, Mark]]) -> list[Action]:
         """Note the sources' progress; decide whatever a horizon that moved released."""
-        before = self._reach()
         for source, mark in marks:
             self.horizon.note(source, mark)
         h = self._reach()
-        if h is None or (before is not None and h <= before):
+        if h is None or (self.released is not None and h <= self.released):
             return []
+        self.released = h
         return self.release(state, h)
 
     def _reach(self) -> int | None:
@@ -137,7 +138,7 @@ class OrderedPlan:
         if not self.horizon.all_idle():
             return h
         held = [int(k.split("|", 2)[1]) for k in self.held if self.owns(k.split("|", 1)[0])]
-        return max([t for t in (h, *held) if t is not None], default=None)
+        return _latest(h, *held)
 
     def release(self, state: FleetState, horizon: int) -> list[Action]:
         """Decide every held finding and every due repair up to ``horizon``, in event-time order."""
@@ -176,3 +177,7 @@ class OrderedPlan:
             out += self.planner.reconcile(state, domain, size, due)
             last = due
         return out
+
+
+def _latest(*times: int | None) -> int | None:
+    return max((t for t in times if t is not None), default=None)

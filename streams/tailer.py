@@ -24,7 +24,7 @@ from schemas import Codec, DecodeError
 log = logging.getLogger(__name__)
 
 OnRecord = Callable[[dict[str, Any]], None]
-OnProgress = Callable[[dict[int, "LogMark"]], None]
+OnProgress = Callable[[dict[int, "LogMark"]], object]  # what it returns is ignored
 
 
 class LogMark(NamedTuple):

@@ -55,11 +55,10 @@ class DetectSettings(BaseModel):
         "gets 80 % of it, then the worker exits anyway",
     )
     plan_order: Literal["event_time", "arrival"] = Field(
-        "arrival",
-        description="arrival: the planner decides findings as they arrive, at once; event_time: in "
-        "event-time order once every finding source has passed their time (the same actions whatever "
-        "order findings arrive in; pages wait for the slowest source, about two slow-host windows). "
-        "event_time waits forever for a source partition that was never fetched: not the default yet",
+        "event_time",
+        description="event_time: the planner decides findings in event-time order once every finding "
+        "source has passed their time, so the same findings give the same actions whatever order they "
+        "arrive in (a page waits until the slowest busy source has passed it); arrival: at once, as they come",
     )
     snapshot_every: int = Field(
         100_000,

@@ -205,7 +205,7 @@ def test_the_errors_agent_plans_its_finding_before_it_reports_the_partition_past
     order: list[str] = []
 
     async def planned(*args: Any, **kwargs: Any) -> None:
-        order.append(f"plan@{app.source_times.errors.get(0)}")
+        order.append(f"plan@{app.plans.source_times.errors.get(0)}")
 
     app.planner_topic.send = planned  # type: ignore[method-assign]
     codec = Codec()
@@ -218,21 +218,21 @@ def test_the_errors_agent_plans_its_finding_before_it_reports_the_partition_past
 
     run(app, feed())
     assert order == [f"plan@{START_TS - 1}"]  # sent while the partition was still before it
-    assert app.source_times.errors[0] == START_TS + 1000 - 1
+    assert app.plans.source_times.errors[0] == START_TS + 1000 - 1
 
 
 def test_the_planner_holds_a_finding_until_every_source_has_passed_it(detect: tuple[DetectApp, Sent]) -> None:
     from streams.messages import PlanFinding, PlanProgress, SourceMark, to_wire
 
     app, _ = detect
-    app.ordered = True
+    app.plans.ordered = True
     app.actions_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
     published: list[list[Any]] = []
     app._publish = AsyncMock(side_effect=lambda actions: published.append(actions))  # type: ignore[method-assign]
     finding = f.finding("h1", ts=START_TS + 10).to_record()
     domain = "d0"
-    partition = app._planner_partition(domain)
-    sources = sorted(app._sources)
+    partition = app.plans.partition_of(domain)
+    sources = sorted(app.plans.sources)
     behind = [SourceMark(s, START_TS, False) for s in sources]
     past = [SourceMark(s, START_TS + 10, False) for s in sources]
 

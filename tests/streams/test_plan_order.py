@@ -60,6 +60,28 @@ def test_a_finding_waits_for_every_source_and_a_quiet_one_holds_nothing_back(pol
     assert drained(released) == ["h1"] and plan.held == {}
 
 
+def test_a_finding_that_comes_while_every_source_is_idle_is_released_by_its_sources_next_progress(
+    policy: Policy,
+) -> None:
+    plan, state = ordered(policy), FleetState()
+    assert run(plan, [(s, Mark(START_TS, idle=True)) for s in SOURCES], state) == []
+    assert plan.finding(state, f.finding("h1", ts=START_TS + 10), "d0") == []
+    # its source, caught up again, has handled the record that raised it: nothing earlier is on its way
+    released = plan.progress(state, [("errors/0", Mark(START_TS + 9, idle=True))])
+    assert drained(released) == ["h1"] and plan.held == {}
+
+
+def test_a_finding_at_or_before_what_was_released_is_decided_at_once(policy: Policy) -> None:
+    plan, state = ordered(policy), FleetState()
+    run(plan, [(s, Mark(START_TS, idle=True)) for s in SOURCES], state)
+    plan.finding(state, f.finding("h1", ts=START_TS + 10), "d0")
+    plan.progress(state, [("errors/0", Mark(START_TS + 9, idle=True))])  # releases up to START_TS + 10
+    plan.progress(state, [("errors/0", Mark(START_TS + 9))])  # busy again: the horizon is back at +9
+    decided = plan.finding(state, f.finding("h2", ts=START_TS + 10), "d0")
+    assert [a.kind for a in decided if a.host_id == "h2"][:1] == ["suspected"]
+    assert plan.late == 1 and plan.held == {}
+
+
 def test_a_finding_behind_the_horizon_is_decided_at_once_and_counted_late(policy: Policy) -> None:
     plan, state = ordered(policy), FleetState()
     run(plan, [(s, Mark(START_TS + HOUR)) for s in SOURCES], state)

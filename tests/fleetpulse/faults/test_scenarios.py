@@ -1,13 +1,9 @@
 """The fault scenarios against a real broker of the suite's own; each asserts the reliability goals.
 
-One deliberate gap, stated rather than hidden: "actions lost vs the reference" (and "more RMAs
-than the reference") is not asserted. Two runs of the same input can differ there: when two
-hosts of a domain compete for its last capacity slot, which one drains first depends on the order
-their findings arrive through different partitions (docs/RELIABILITY.md, last section; the
-wall-clock race test_planner_race.py guarded against is fixed). What a fault could drop is asserted instead:
-every finding kept, a complete action log (no step without its cause or successor, no finding
-left without action), no RMA for a finding the reference never raised. The strict numbers are
-in the table and in docs/RELIABILITY.md.
+The planner decides findings in event-time order (``detect.plan_order``), so a faulty run must
+write exactly the reference's actions: none lost, none extra. What a fault could drop is also
+checked on its own: every finding kept, a complete action log (no step without its cause or
+successor, no finding left without action), no RMA for a finding the reference never raised.
 """
 
 from __future__ import annotations
@@ -33,6 +29,7 @@ def run(ctx: FaultContext, name: str) -> ScenarioResult:
 def assert_detection_kept(r: ScenarioResult) -> None:
     assert r.findings_lost == 0, r.details["findings"]
     assert r.actions_broken == 0, r.details["actions"]["log_check"]
+    assert r.actions_lost == 0 and r.details["actions"]["extra"] == 0, r.details["actions"]
     assert r.details["actions"]["rmas_from_new_findings"] == []
     assert r.action_replays is not None
     for detector, ref in r.reference_precision.items():

@@ -1,0 +1,166 @@
+"""A detect worker's planner side: deciding each planner-topic message, and what its timer sends.
+
+The planner agent and the timer in ``streams.app`` only move bytes. This shell keeps the planning
+state around the pure ``Planner``: one ``OrderedPlan`` per planner partition in event-time order,
+the finding sources' times, and what was last sent. It also asks the consumer how far each
+source partition this worker owns has been read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any, Protocol
+
+from aiokafka.errors import KafkaError
+from aiokafka.partitioner import murmur2
+
+from streams.findings import Finding
+from streams.lifecycle import Action, FleetState
+from streams.messages import PlanProgress, PlanTick, SourceMark
+from streams.plan_order import Mark, OrderedPlan
+from streams.plan_sources import SourceTimes
+from streams.planner import Planner
+
+log = logging.getLogger(__name__)
+
+PROGRESS_KEEPALIVE_S = 10.0  # a planner that restarted hears every source again within this long
+LIST_OFFSETS_TIMEOUT_S = 5.0
+
+
+class SourceConsumer(Protocol):
+    """What the shell reads of Faust's consumer."""
+
+    def assignment(self) -> set[Any]: ...
+    def highwater(self, tp: Any) -> int: ...
+    async def highwaters(self, *partitions: Any) -> Mapping[Any, int]: ...
+
+
+class PlannerShell:
+    """Decides planner messages for this worker's partitions; works out progress marks and ticks.
+
+    ``stage_of`` maps the finding sources' topic names to ``"errors"`` or ``"cluster"``.
+    """
+
+    def __init__(
+        self,
+        planner: Planner,
+        held: MutableMapping[str, Any],
+        *,
+        size: Callable[[str], int],
+        sources: frozenset[str],
+        partitions: int,
+        stage_of: Mapping[str, str],
+        ordered: bool,
+    ) -> None:
+        self.planner = planner
+        self.held = held
+        self.size = size
+        self.sources = sources
+        self.partitions = partitions
+        self.stage_of = dict(stage_of)
+        self.ordered = ordered
+        self.source_times = SourceTimes()
+        self.plans: dict[int, OrderedPlan] = {}
+        self._marks_sent: tuple[Any, ...] = ()
+        self._marks_sent_at = 0.0
+        self._ticked: dict[str, tuple[Any, ...]] = {}
+        self._listed: dict[Any, int] = {}  # end offsets asked of the broker for partitions not fetched yet
+
+    def partition_of(self, domain: str) -> int:
+        """The planner partition a domain's messages go to (Kafka's default partitioner, as Faust sends)."""
+        return (murmur2(domain.encode()) & 0x7FFFFFFF) % self.partitions
+
+    def plan_of(self, partition: int) -> OrderedPlan:
+        plan = self.plans.get(partition)
+        if plan is None:
+            plan = self.plans[partition] = OrderedPlan(
+                self.planner,
+                self.sources,
+                self.held,
+                size=self.size,
+                owns=lambda domain: self.partition_of(domain) == partition,
+            )
+        return plan
+
+    def decide(self, fleet: FleetState, msg: Any, partition: int) -> list[Action]:
+        """The actions for one planner-topic message, in event-time order or as they come."""
+        if isinstance(msg, PlanProgress):
+            marks = [(m.source, Mark(m.ts, m.idle)) for m in msg.marks]
+            return self.plan_of(partition).progress(fleet, marks) if self.ordered else []
+        size = self.size(msg.domain)
+        if isinstance(msg, PlanTick):
+            return self.planner.reconcile(fleet, msg.domain, size, msg.ts)
+        finding = Finding.from_record(msg.finding)
+        if self.ordered:
+            return self.plan_of(partition).finding(fleet, finding, msg.domain)
+        return self.planner.on_finding(fleet, finding, msg.domain, size)
+
+    async def progress(
+        self, consumer: SourceConsumer, handled: Mapping[tuple[str, int], int], committed: Mapping[Any, int | None]
+    ) -> PlanProgress | None:
+        """The marks of the source partitions this worker owns, or None when nothing is worth sending.
+
+        Sent when a mark changed, and every ``PROGRESS_KEEPALIVE_S`` for planners that restarted.
+        ``handled`` is the last offset handled per (topic, partition) since assignment; ``committed``
+        the offsets the group had committed when the partitions were assigned.
+        """
+        owned = sorted(tp for tp in consumer.assignment() if tp.topic in self.stage_of)
+        await self._list_unfetched(consumer, owned)
+        read: dict[str, list[tuple[int, bool]]] = {"errors": [], "cluster": []}
+        for tp in owned:
+            read[self.stage_of[tp.topic]].append((tp.partition, self._caught_up(consumer, tp, handled, committed)))
+        marks = self.source_times.marks(read["errors"], read["cluster"])
+        now = time.monotonic()
+        if not marks or (tuple(marks) == self._marks_sent and now - self._marks_sent_at < PROGRESS_KEEPALIVE_S):
+            return None
+        self._marks_sent, self._marks_sent_at = tuple(marks), now
+        return PlanProgress([SourceMark(source, m.ts, m.idle) for source, m in marks])
+
+    async def _list_unfetched(self, consumer: SourceConsumer, owned: list[Any]) -> None:
+        """Ask the broker for the end of partitions the consumer has no fetch answer for yet.
+
+        Without it a partition Faust has not fetched (paused, or quiet since assignment) would
+        never count as caught up, and would hold every finding back.
+        """
+        unknown = [tp for tp in owned if _highwater(consumer, tp) is None]
+        if not unknown:
+            return
+        try:
+            self._listed.update(await asyncio.wait_for(consumer.highwaters(*unknown), LIST_OFFSETS_TIMEOUT_S))
+        except (TimeoutError, KafkaError) as exc:
+            log.debug("end offsets of %d partitions not known yet: %s", len(unknown), type(exc).__name__)
+
+    def _caught_up(
+        self, consumer: SourceConsumer, tp: Any, handled: Mapping[tuple[str, int], int], committed: Mapping[Any, int | None]
+    ) -> bool:
+        """Whether every record of ``tp`` the broker has was handled (False while that is unknown)."""
+        high = _highwater(consumer, tp)
+        if high is None:
+            high = self._listed.get(tp)
+        if high is None:
+            return False
+        last = handled.get((tp.topic, tp.partition))
+        if last is None:
+            before = committed.get(tp)
+            return high == 0 or (before is not None and before >= high)
+        return last + 1 >= high
+
+    def ticks(self, fleet: FleetState, watermark: int) -> list[PlanTick]:
+        """Ticks for the domains whose work changed since their last tick (arrival order only)."""
+        out = []
+        for domain in sorted(fleet.domains):
+            signature = self.planner.work_signature(fleet, domain, self.size(domain), watermark)
+            if signature is not None and self._ticked.get(domain) != signature:
+                self._ticked[domain] = signature
+                out.append(PlanTick(domain, watermark))
+        return out
+
+
+def _highwater(consumer: SourceConsumer, tp: Any) -> int | None:
+    try:
+        return consumer.highwater(tp)
+    except Exception:  # not assigned any more
+        return None
