@@ -31,7 +31,7 @@ from ground.settings import Settings  # noqa: E402
 from schemas import Codec  # noqa: E402
 from streams.fleet_snapshot import FleetSnapshots  # noqa: E402
 from streams.lifecycle import Action, FleetState, apply_logged  # noqa: E402
-from streams.tailer import LogMark  # noqa: E402
+from streams.log_mark import LogMark  # noqa: E402
 
 HOSTS, DOMAINS = 24_576, 1_536
 LIFECYCLE = ("suspected", "drain_requested", "drained", "rma_opened", "repaired", "verified", "returned")

@@ -19,7 +19,7 @@ import msgspec
 
 from streams.fleet_retention import forget
 from streams.lifecycle import FleetState
-from streams.tailer import LogMark
+from streams.log_mark import LogMark
 
 log = logging.getLogger(__name__)
 

@@ -13,30 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import zlib
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from schemas import Codec, DecodeError
+from streams.log_mark import LogMark, checksum
 
 log = logging.getLogger(__name__)
 
 OnRecord = Callable[[dict[str, Any]], None]
-OnProgress = Callable[[dict[int, "LogMark"]], object]  # what it returns is ignored
-
-
-class LogMark(NamedTuple):
-    """Where a reader of one partition stands: the next offset, and a checksum of the record before it
-    (so a recreated log that has grown past the same offset is told from the one the reader left)."""
-
-    next_offset: int
-    crc: int
-
-
-def checksum(value: bytes | None) -> int:
-    return zlib.crc32(value or b"")
+OnProgress = Callable[[dict[int, LogMark]], object]  # what it returns is ignored
 
 
 class LogTailer:

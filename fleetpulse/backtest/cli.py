@@ -70,13 +70,16 @@ def backtest(
     with console.status(f"reading {lake_path}"):
         history = read_history(Lake(lake_path), period)
     with console.status(f"replaying {len(history.events):,} records through {len(grid)} policy variant(s)"):
-        results = run_backtest(history, grid, truth_frames, tick_ms=parse_duration_ms(tick))
+        results = run_backtest(
+            history, grid, truth_frames, tick_ms=parse_duration_ms(tick), plan_order=settings.detect.plan_order
+        )
     params = {
         "lake": str(lake_path),
         "policy": str(policy_file or "packaged policy"),
         "from": from_ or "start",
         "to": to or "end",
         "tick": tick,
+        "plan order": settings.detect.plan_order,
         "records": len(history.events),
     }
     html_path, md_path = write_report(results, out, params)

@@ -2,8 +2,10 @@
 
 Errors go through ``classify`` and ``fold_host`` (repeat offenders), samples through ``SampleFolder``
 (host windows) and ``ClusterStage`` (peer comparison), findings through ``Planner`` over a
-``FleetState`` that also folds the lake's incidents and operators' steps. Everything is held in
-plain dicts, one source partition, event time only: the same history and policy give the same output.
+``FleetState`` that also folds the lake's incidents and operators' steps. Findings are decided as the
+live planner decides them (``detect.plan_order``): in event-time order once both sources (errors, and
+the cluster stage's closed windows) have passed them, or as they come. Everything is held in plain
+dicts, one source partition, event time only: the same history and policy give the same output.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from fleetpulse.backtest.events import History, Record
 from schemas import HostSampled
@@ -21,6 +23,8 @@ from streams.errors import InvalidRecordError
 from streams.findings import Finding
 from streams.inventory import Inventory
 from streams.lifecycle import Action, FleetState, apply_logged
+from streams.plan_order import OrderedPlan, all_sources
+from streams.plan_sources import SourceTimes, cluster_floor
 from streams.planner import Planner, unplannable
 from streams.policy import Policy
 from streams.repeat import HostState, fold_host
@@ -28,12 +32,14 @@ from streams.sample_folder import SampleFolder
 from streams.samples_checkpoint import PartitionState
 from streams.slow import ClusterStage
 from streams.slow_messages import ClusterItem
+from streams.slow_state import ClusterMeta
 from streams.validate import check
 
 # Event time between two planner ticks (the live worker ticks every second of wall time).
 DEFAULT_TICK_MS = 60_000
 BUNDLE = 2_000  # cluster-stage messages sent as one bundle per cluster (the worker bundles per fetched batch)
 PARTITION = 0  # the replay is one ordered source, as one samples partition and one errors partition
+PlanOrder = Literal["event_time", "arrival"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +60,12 @@ class Replay:
     """One policy's detectors and planner over an ordered history (state in dicts, as in the stage tests)."""
 
     def __init__(
-        self, policy: Policy, inventory: Iterable[Record], *, tick_ms: int = DEFAULT_TICK_MS
+        self,
+        policy: Policy,
+        inventory: Iterable[Record],
+        *,
+        tick_ms: int = DEFAULT_TICK_MS,
+        plan_order: PlanOrder = "event_time",
     ) -> None:
         self.policy = policy
         self.tick_ms = tick_ms
@@ -63,6 +74,13 @@ class Replay:
             self.inventory.apply(record)
         self.fleet = FleetState()
         self.planner = Planner(policy, members=self.inventory.hosts_in)
+        self.ordered = (
+            OrderedPlan(self.planner, all_sources(1, 1), {}, size=self.inventory.domain_size)
+            if plan_order == "event_time"
+            else None
+        )
+        self.times = SourceTimes()
+        self.sampled = False  # a cluster source with no sample yet holds nothing back
         self.repeat: dict[str, HostState] = {}
         self.folder = SampleFolder(policy, 1, lambda: {h.cluster for h in self.inventory.hosts.values()})
         self.partition = PartitionState(PARTITION)
@@ -120,6 +138,7 @@ class Replay:
             self._sample(record)
         else:
             self._error(record)
+            self.times.errors_read(PARTITION, ts)
 
     def _error(self, record: Record) -> None:
         self._flush()  # samples before this error reach the planner before it does
@@ -135,6 +154,7 @@ class Replay:
             self._plan(step.finding)
 
     def _sample(self, record: Record) -> None:
+        self.sampled = True
         messages, late = self.folder.fold(self.partition, record)
         if late:
             self.late["samples"] += 1
@@ -156,6 +176,8 @@ class Replay:
                 self.late["cluster"] += late
             for finding in findings:
                 self._plan(finding)
+            meta = ClusterMeta.from_stored(self.cluster_store.get(f"{cluster}|meta"))
+            self.times.cluster_read(PARTITION, cluster, cluster_floor(meta, self.policy.slow_host))
 
     # -- the planner ------------------------------------------------------------------------------
 
@@ -166,6 +188,9 @@ class Replay:
             self.rejected[why.split(":", 1)[0]] += 1
             return
         domain = self.inventory.domain_of(finding.host_id)
+        if self.ordered is not None:
+            self.actions += self.ordered.finding(self.fleet, finding, domain)
+            return
         size = self.inventory.domain_size(domain)
         self.actions += self.planner.on_finding(self.fleet, finding, domain, size)
 
@@ -176,6 +201,9 @@ class Replay:
         rest changes only with the fleet state (``FleetState.count``). Unless one of those moved, no
         signature can have changed since the last tick, and it is skipped without asking each domain.
         """
+        if self.ordered is not None:
+            self._progress(idle=False)
+            return
         wm = self.watermark
         if wm is None or (self.fleet.count == self._tick_count and (self._due is None or wm < self._due)):
             return
@@ -191,11 +219,20 @@ class Replay:
         ]
         self._due = min(dues, default=None)
 
+    def _progress(self, *, idle: bool) -> None:
+        """Both sources' progress to the ordered planner, as a worker's timer sends it."""
+        assert self.ordered is not None
+        marks = self.times.marks([(PARTITION, idle)], [(PARTITION, idle or not self.sampled)])
+        self.actions += self.ordered.progress(self.fleet, marks)
+
     def finish(self, start_ts: int | None) -> ReplayResult:
         """The source goes idle (every window its data passed closes), then a last tick."""
         self.pending += self.folder.progress(self.partition, "idle")
         self._flush()
-        self.tick()
+        if self.ordered is not None:
+            self._progress(idle=True)  # the end of the history: every held finding is decided
+        else:
+            self.tick()
         return ReplayResult(
             findings=list(self.findings),
             actions=list(self.actions),
@@ -208,6 +245,8 @@ class Replay:
         )
 
 
-def replay(history: History, policy: Policy, *, tick_ms: int = DEFAULT_TICK_MS) -> ReplayResult:
+def replay(
+    history: History, policy: Policy, *, tick_ms: int = DEFAULT_TICK_MS, plan_order: PlanOrder = "event_time"
+) -> ReplayResult:
     """Run ``policy`` over ``history``: pure, the same inputs give the same findings and actions in the same order."""
-    return Replay(policy, history.inventory, tick_ms=tick_ms).run(history)
+    return Replay(policy, history.inventory, tick_ms=tick_ms, plan_order=plan_order).run(history)

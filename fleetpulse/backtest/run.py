@@ -15,7 +15,7 @@ import polars as pl
 from fleetpulse.backtest.capacity import CapacityImpact, capacity_impact
 from fleetpulse.backtest.compare import action_diff, finding_diff, score_against
 from fleetpulse.backtest.events import History
-from fleetpulse.backtest.replay import DEFAULT_TICK_MS, ReplayResult, replay
+from fleetpulse.backtest.replay import DEFAULT_TICK_MS, PlanOrder, ReplayResult, replay
 from fleetpulse.backtest.sweep import Variant
 from fleetpulse.evaluation.detection import DETECTORS, ScoreReport
 from fleetpulse.evaluation.sources import Truth
@@ -40,9 +40,14 @@ class VariantResult:
 
 
 def run_variant(
-    history: History, variant: Variant, truth: Truth | None = None, *, tick_ms: int = DEFAULT_TICK_MS
+    history: History,
+    variant: Variant,
+    truth: Truth | None = None,
+    *,
+    tick_ms: int = DEFAULT_TICK_MS,
+    plan_order: PlanOrder = "event_time",
 ) -> VariantResult:
-    result = replay(history, variant.policy, tick_ms=tick_ms)
+    result = replay(history, variant.policy, tick_ms=tick_ms, plan_order=plan_order)
     inventory = Inventory()
     for record in history.inventory:
         inventory.apply(record)
@@ -64,8 +69,9 @@ def run_backtest(
     truth: Truth | None = None,
     *,
     tick_ms: int = DEFAULT_TICK_MS,
+    plan_order: PlanOrder = "event_time",
 ) -> list[VariantResult]:
-    return [run_variant(history, v, truth, tick_ms=tick_ms) for v in variants]
+    return [run_variant(history, v, truth, tick_ms=tick_ms, plan_order=plan_order) for v in variants]
 
 
 def sweep_table(results: Sequence[VariantResult]) -> pl.DataFrame:

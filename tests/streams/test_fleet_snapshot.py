@@ -8,10 +8,10 @@ from pathlib import Path
 from streams.fleet_retention import forget
 from streams.fleet_snapshot import FleetSnapshot, FleetSnapshots, read_snapshot, write_snapshot
 from streams.lifecycle import Action, FleetState, apply
+from streams.log_mark import LogMark
 from streams.outages import MAX_DURATIONS, Outages
 from streams.planner import Planner
 from streams.policy import load_policy
-from streams.tailer import LogMark
 from tests.streams import factories as f
 from tests.streams.test_outages import HOUR, T0, incident
 

@@ -8,9 +8,12 @@ import pytest
 
 from analytics.lake import Lake
 from fleetpulse.backtest.events import History, Period, read_history
+from fleetpulse.backtest.replay import PlanOrder, Replay
 from fleetpulse.backtest.run import run_backtest, sweep_table
 from fleetpulse.backtest.sweep import parse_setting, read_policy_data, variants
+from streams.policy import load_policy
 from tests.fleetpulse.backtest import lake as hand
+from tests.streams import factories as f
 
 
 @pytest.fixture(scope="module")
@@ -122,3 +125,13 @@ def test_an_incident_counts_against_the_domain_buffers(tmp_path: Path, history: 
     assert "1 out for incidents" in md0[1].reason
     assert result.capacity.outage_host_days == pytest.approx(1.0)
     assert result.capacity.trains_halted == 1
+
+
+@pytest.mark.parametrize(("order", "first"), [("event_time", "h01"), ("arrival", "h02")])
+def test_the_replay_decides_findings_in_the_live_planners_order(order: PlanOrder, first: str) -> None:
+    """md0 (5 hosts) drains one host at a time: the earlier finding takes the slot, or the first to come."""
+    run = Replay(load_policy(), hand.inventory(), plan_order=order)
+    run._plan(f.finding("h02", ts=hand.START + 20))  # closed later, found first (a slow-host window)
+    run._plan(f.finding("h01", ts=hand.START + 10))
+    result = run.finish(hand.START)
+    assert [a.host_id for a in result.actions if a.kind == "drain_requested"] == [first]
