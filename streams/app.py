@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RETRY_BACKOFF_MS = 1000
+PROGRESS_INTERVAL_S = 0.25  # how often the finding sources' marks are looked at (event-time planning)
 
 
 class DetectApp:
@@ -156,6 +157,7 @@ class DetectApp:
             partitions=d.internal_partitions,
             stage_of={self.errors_topic.get_topic_name(): "errors", self.summaries_topic.get_topic_name(): "cluster"},
             ordered=d.plan_order == "event_time",
+            quiet_s=d.plan_quiet_s,
         )
         self.cluster_cache = CheckpointCache(
             self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")
@@ -395,11 +397,13 @@ class DetectApp:
         @app.timer(self.settings.detect.tick_interval_s)
         async def tick() -> None:
             self.metrics.sample_rate()
-            if self.plans.ordered:
-                await self._send_progress()
-            elif self.actions_tailer.started and self.inventory_tailer.started:
+            if not self.plans.ordered and self.actions_tailer.started and self.inventory_tailer.started:
                 for tick in self.plans.ticks(self.fleet, self.watermark):
                     await self.planner_topic.send(key=tick.domain.encode(), value=to_wire(tick), force=True)
+
+        @app.timer(PROGRESS_INTERVAL_S)
+        async def progress() -> None:
+            await self._send_progress()  # sent only when a mark changed, or as a keepalive
 
         async def on_revoked(sender: Any, *args: Any, **kwargs: Any) -> None:
             self.cluster_cache.drop()  # the table is the truth again after a rebalance
@@ -419,12 +423,14 @@ class DetectApp:
     async def _send_progress(self) -> None:
         """Tell every planner partition how far the finding sources this worker owns have got."""
         consumer = getattr(self.app, "_consumer", None)
-        if consumer is None:
+        if consumer is None or not self.plans.ordered:
             return
         # Faust keeps the offsets committed at assignment only here; a partition with nothing handled
         # since is caught up when they reach its end
         committed = getattr(consumer, "_committed_offset", {})
-        progress = await self.plans.progress(consumer, self._last_offsets, committed)
+        lag = self.samples_stage.lag()
+        upstream_quiet = bool(lag) and all(behind == 0 for _, _, behind in lag)
+        progress = await self.plans.progress(consumer, self._last_offsets, committed, upstream_quiet=upstream_quiet)
         if progress is None:
             return
         value = to_wire(progress)

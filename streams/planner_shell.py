@@ -54,6 +54,8 @@ class PlannerShell:
         partitions: int,
         stage_of: Mapping[str, str],
         ordered: bool,
+        quiet_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.planner = planner
         self.held = held
@@ -62,12 +64,15 @@ class PlannerShell:
         self.partitions = partitions
         self.stage_of = dict(stage_of)
         self.ordered = ordered
+        self.quiet_s = quiet_s
+        self.clock = clock
         self.source_times = SourceTimes()
         self.plans: dict[int, OrderedPlan] = {}
         self._marks_sent: tuple[Any, ...] = ()
         self._marks_sent_at = 0.0
         self._ticked: dict[str, tuple[Any, ...]] = {}
         self._listed: dict[Any, int] = {}  # end offsets asked of the broker for partitions not fetched yet
+        self._quiet: dict[Any, tuple[int | None, float]] = {}  # partition -> (last handled, caught up since)
 
     def partition_of(self, domain: str) -> int:
         """The planner partition a domain's messages go to (Kafka's default partitioner, as Faust sends)."""
@@ -99,19 +104,29 @@ class PlannerShell:
         return self.planner.on_finding(fleet, finding, msg.domain, size)
 
     async def progress(
-        self, consumer: SourceConsumer, handled: Mapping[tuple[str, int], int], committed: Mapping[Any, int | None]
+        self,
+        consumer: SourceConsumer,
+        handled: Mapping[tuple[str, int], int],
+        committed: Mapping[Any, int | None],
+        *,
+        upstream_quiet: bool = True,
     ) -> PlanProgress | None:
         """The marks of the source partitions this worker owns, or None when nothing is worth sending.
 
         Sent when a mark changed, and every ``PROGRESS_KEEPALIVE_S`` for planners that restarted.
         ``handled`` is the last offset handled per (topic, partition) since assignment; ``committed``
-        the offsets the group had committed when the partitions were assigned.
+        the offsets the group had committed when the partitions were assigned. A source is idle once
+        it has been caught up, with nothing new handled, for ``quiet_s``: a finding of another source
+        still in flight (a producer's retry, a stage's next batch) gets that long to arrive. A cluster
+        source is idle only while ``upstream_quiet`` (the samples stage feeding it is caught up too).
         """
         owned = sorted(tp for tp in consumer.assignment() if tp.topic in self.stage_of)
         await self._list_unfetched(consumer, owned)
         read: dict[str, list[tuple[int, bool]]] = {"errors": [], "cluster": []}
         for tp in owned:
-            read[self.stage_of[tp.topic]].append((tp.partition, self._caught_up(consumer, tp, handled, committed)))
+            stage = self.stage_of[tp.topic]
+            caught_up = self._caught_up(consumer, tp, handled, committed) and (stage == "errors" or upstream_quiet)
+            read[stage].append((tp.partition, self._idle(tp, handled.get((tp.topic, tp.partition)), caught_up)))
         marks = self.source_times.marks(read["errors"], read["cluster"])
         now = time.monotonic()
         if not marks or (tuple(marks) == self._marks_sent and now - self._marks_sent_at < PROGRESS_KEEPALIVE_S):
@@ -132,6 +147,18 @@ class PlannerShell:
             self._listed.update(await asyncio.wait_for(consumer.highwaters(*unknown), LIST_OFFSETS_TIMEOUT_S))
         except (TimeoutError, KafkaError) as exc:
             log.debug("end offsets of %d partitions not known yet: %s", len(unknown), type(exc).__name__)
+
+    def _idle(self, tp: Any, last: int | None, caught_up: bool) -> bool:
+        """Caught up, with the same last record handled, for ``quiet_s``."""
+        now = self.clock()
+        if not caught_up:
+            self._quiet.pop(tp, None)
+            return False
+        seen = self._quiet.get(tp)
+        if seen is None or seen[0] != last:
+            self._quiet[tp] = (last, now)
+            return self.quiet_s <= 0
+        return now - seen[1] >= self.quiet_s
 
     def _caught_up(
         self, consumer: SourceConsumer, tp: Any, handled: Mapping[tuple[str, int], int], committed: Mapping[Any, int | None]

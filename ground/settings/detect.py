@@ -60,6 +60,13 @@ class DetectSettings(BaseModel):
         "source has passed their time, so the same findings give the same actions whatever order they "
         "arrive in (a page waits until the slowest busy source has passed it); arrival: at once, as they come",
     )
+    plan_quiet_s: float = Field(
+        1.0,
+        ge=0,
+        description="event_time: a finding source counts as idle (holds no finding back) once it has been "
+        "caught up, with nothing new, this long; a finding of another source still in flight gets this long "
+        "to arrive, and it is about what a page waits while every source is quiet",
+    )
     snapshot_every: int = Field(
         100_000,
         ge=1,

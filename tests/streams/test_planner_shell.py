@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from streams.messages import PlanProgress
@@ -35,10 +35,10 @@ class Consumer:
         return {tp: self.ends[tp] for tp in partitions}
 
 
-def shell(policy: Policy) -> PlannerShell:
+def shell(policy: Policy, *, quiet_s: float = 0.0, clock: Callable[[], float] = lambda: 0.0) -> PlannerShell:
     return PlannerShell(
         Planner(policy), {}, size=lambda d: 10, sources=all_sources(1, 1), partitions=1,
-        stage_of={"errors": "errors", "summaries": "cluster"}, ordered=True,
+        stage_of={"errors": "errors", "summaries": "cluster"}, ordered=True, quiet_s=quiet_s, clock=clock,
     )  # fmt: skip
 
 
@@ -76,3 +76,30 @@ def test_progress_is_sent_again_only_when_a_mark_changes(policy: Policy) -> None
     s.source_times.errors_read(0, 2_000)
     progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
     assert progress is not None and {m.source: m.ts for m in progress.marks}["errors/0"] == 1_999
+
+
+def test_a_source_is_idle_only_once_it_has_been_quiet_for_a_while(policy: Policy) -> None:
+    """A finding of another source still in flight (a producer's retry) gets ``quiet_s`` to arrive."""
+    errors, summaries = TP("errors", 0), TP("summaries", 0)
+    now = [0.0]
+    s = shell(policy, quiet_s=1.0, clock=lambda: now[0])
+    consumer = Consumer({errors: 5, summaries: 0}, ends={})
+
+    def marks(handled: int) -> dict[str, bool]:
+        s._marks_sent = ()  # look at every answer, not only changed ones
+        return idle(asyncio.run(s.progress(consumer, {("errors", 0): handled}, {})))
+
+    assert marks(4) == {"errors/0": False, "cluster/0": False}  # caught up just now
+    now[0] = 1.0
+    assert marks(4) == {"errors/0": True, "cluster/0": True}
+    consumer.fetched[errors] = 6
+    now[0] = 1.5
+    assert marks(5)["errors/0"] is False  # a new record: quiet again from now
+    now[0] = 2.5
+    assert marks(5)["errors/0"] is True
+
+
+def test_a_cluster_source_is_not_idle_while_the_samples_stage_feeding_it_is_behind(policy: Policy) -> None:
+    consumer = Consumer({TP("errors", 0): 0, TP("summaries", 0): 0}, ends={})
+    progress = asyncio.run(shell(policy).progress(consumer, {}, {}, upstream_quiet=False))
+    assert idle(progress) == {"errors/0": True, "cluster/0": False}
