@@ -53,12 +53,28 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def queued_s(pid: int) -> float:
+    """Seconds the process's threads were runnable but waiting for a core so far (run-queue wait, schedstat).
+
+    Tells a part that idles (low CPU, little wait) from one starved by other processes (low CPU, long wait).
+    """
+    total = 0
+    for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        try:
+            total += int(stat.read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / 1e9
+
+
 def part_usage(root: int) -> dict[str, Any]:
-    """RSS (MB), open file descriptors and CPU seconds summed over ``root``'s process tree; zeros once it has exited."""
+    """RSS (MB), open file descriptors, CPU seconds and run-queue wait summed over ``root``'s process tree;
+    zeros once it has exited."""
     pids = descendants(root)
     rss = [r for r in (rss_mb(pid) for pid in pids) if not math.isnan(r)]
     return {"pids": pids, "rss_mb": round(sum(rss), 1), "fds": sum(open_fds(pid) for pid in pids),
-            "cpu_s": round(sum(cpu_s(pid) for pid in pids), 1)}  # fmt: skip
+            "cpu_s": round(sum(cpu_s(pid) for pid in pids), 1),
+            "queued_s": round(sum(queued_s(pid) for pid in pids), 1)}  # fmt: skip
 
 
 def lag_probe(settings: Settings, groups: Mapping[str, Sequence[str]]) -> dict[str, dict[str, Any]]:

@@ -42,10 +42,12 @@ def memory_rows(samples: Sequence[Mapping[str, Any]], ref_min: float) -> list[di
         peak = max(s["parts"].get(name, {}).get("rss_mb", 0.0) for s in samples)
         span_s = (end["t_min"] - ref["t_min"]) * 60
         cpu = at_end.get("cpu_s", 0.0) - at_ref.get("cpu_s", 0.0)
+        queued = at_end.get("queued_s", 0.0) - at_ref.get("queued_s", 0.0)  # absent in soaks before it was sampled
         rows.append({
             "part": name, "ref_t_min": ref["t_min"], "rss_ref_mb": at_ref["rss_mb"], "rss_end_mb": at_end["rss_mb"],
             "rss_peak_mb": peak, "ratio": ratio, "fds_ref": at_ref["fds"], "fds_end": at_end["fds"],
             "cores": cpu / span_s if span_s > 0 else None,
+            "queued": queued / span_s if span_s > 0 else None,  # threads waiting for a core, in cores
             "within": ratio is not None and ratio <= MEMORY_LIMIT,
         })  # fmt: skip
     return rows
@@ -92,7 +94,8 @@ def _n(value: Any, spec: str = ",.0f") -> str:
 
 def minute_table(sample: Mapping[str, Any]) -> str:
     lines = [f"--- {sample['t_min']:.0f} min  load {sample['load'][0]:.2f} {sample['load'][1]:.2f} {sample['load'][2]:.2f}"]
-    lines += [f"  {name:<16} RSS {p['rss_mb']:8.1f} MB  fds {p['fds']:5d}  CPU {p['cpu_s']:8.1f} s  pids {len(p['pids'])}"
+    lines += [f"  {name:<16} RSS {p['rss_mb']:8.1f} MB  fds {p['fds']:5d}  CPU {p['cpu_s']:8.1f} s  "
+              f"waiting {p.get('queued_s', 0.0):8.1f} s  pids {len(p['pids'])}"
               for name, p in sample["parts"].items()]  # fmt: skip
     lines += [f"  lag {group:<40} {_n(g['lag']):>12}  of {g['produced']:,}" for group, g in sample["lags"].items()]
     return "\n".join(lines)
@@ -105,13 +108,13 @@ def markdown(meta: Mapping[str, Any], verdict: Mapping[str, Any]) -> str:
         f"Command: `{meta['command']}`  ", f"Started {meta['started_utc']} on {meta['host']} ({meta['cpus']} CPUs); "
         f"load average over the run {meta['load_min']:.2f}–{meta['load_max']:.2f} (mean {meta['load_mean']:.2f}).", "",
         f"| part | RSS at {ref:g} min | RSS at end | end / ref | peak | fds at {ref:g} min | fds at end "
-        "| CPU cores used after the mark | within 10 % |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| CPU cores used after the mark | cores' worth of waiting for a CPU | within 10 % |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]  # fmt: skip
     for r in verdict["memory"]:
         out.append(f"| {r['part']} | {r['rss_ref_mb']:.0f} MB | {r['rss_end_mb']:.0f} MB | {_n(r['ratio'], '.3f')} | "
                    f"{r['rss_peak_mb']:.0f} MB | {r['fds_ref']} | {r['fds_end']} | {_n(r['cores'], '.2f')} | "
-                   f"{'yes' if r['within'] else 'no'} |")
+                   f"{_n(r['queued'], '.2f')} | {'yes' if r['within'] else 'no'} |")
     out += ["", "| consumer group | max lag, first half | max lag, last half | last | trend, last half (records/min) "
             "| input (records/min) | bounded |", "|---|---|---|---|---|---|---|"]
     for r in verdict["lags"]:

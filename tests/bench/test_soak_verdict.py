@@ -74,3 +74,13 @@ def test_the_verdict_needs_both() -> None:
     assert steady["met"] and steady["memory_ok"] and steady["lag_ok"]
     lagging = judge(_run([100.0] * 61, [t * 5_000 for t in range(61)]), 60)
     assert lagging["memory_ok"] and not lagging["lag_ok"] and not lagging["met"]
+
+
+def test_waiting_for_a_core_is_reported_beside_the_cores_used() -> None:
+    """A part at 0.4 of a core is starved or idle: the run-queue wait says which (0 when not sampled)."""
+    samples = _run([100.0] * 21, [0] * 21)
+    for s in samples:
+        s["parts"]["archive"]["queued_s"] = s["t_min"] * 18  # 0.3 of a core's worth of waiting
+    row = memory_rows(samples, 10)[0]
+    assert row["cores"] == 0.5 and row["queued"] == 0.3
+    assert memory_rows(_run([100.0] * 21, [0] * 21), 10)[0]["queued"] == 0.0
