@@ -100,7 +100,7 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
             yield KafkaCluster(bootstrap, pointed_at(settings, bootstrap), "testcontainers")
         return
     data_dir = tmp_path_factory.mktemp("kafka-session")
-    broker = LocalBroker(local_broker_settings(settings.broker, data_dir))
+    broker = LocalBroker(local_broker_settings(settings.broker, data_dir), die_with_caller=True)
     try:
         broker.start()
     except ToolMissingError as exc:
@@ -125,7 +125,7 @@ def local_broker_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
 
     def make(**overrides: Any) -> LocalBroker:
         data_dir = overrides.pop("data_dir", None) or tmp_path_factory.mktemp("kafka-own")
-        broker = LocalBroker(local_broker_settings(base, data_dir, **overrides))
+        broker = LocalBroker(local_broker_settings(base, data_dir, **overrides), die_with_caller=True)
         made.append(broker)
         return broker
 

@@ -11,9 +11,11 @@ import contextlib
 import errno
 import fcntl
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -55,8 +57,11 @@ class LocalBroker:
         kafka: KafkaSettings | None = None,
         reporter: Reporter = lambda message: None,
         clock: Callable[[], float] = time.monotonic,
+        die_with_caller: bool = False,
     ) -> None:
         self.settings = settings
+        # a test's or a fault run's broker: the kernel ends it if this process is killed before stop()
+        self._die_with_caller = die_with_caller
         self.files = BrokerFiles.of(settings.data_dir)
         self._kafka = kafka or KafkaSettings()  # the local broker speaks PLAINTEXT
         self._report = reporter
@@ -246,6 +251,8 @@ class LocalBroker:
             "kafka.Kafka",
             str(self.files.server_properties),
         ]
+        if self._die_with_caller:
+            argv = [*_parent_death_prefix(), *argv]
         with self.files.console_file.open("ab") as console:
             console.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(argv)}\n".encode())
             console.flush()
@@ -388,3 +395,13 @@ def stop_if_started_within(
     finally:
         if broker is not None and not was_running and not keep:
             broker.stop()
+
+
+def _parent_death_prefix() -> list[str]:
+    """``setpriv --pdeathsig TERM`` (util-linux), which execs the JVM with the kernel's parent-death signal set.
+
+    A Java child cannot call prctl itself, and a ``preexec_fn`` is unsafe in a process with threads.
+    Elsewhere (no setpriv, not Linux) the broker outlives a killed caller, as before.
+    """
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM"] if setpriv and sys.platform.startswith("linux") else []

@@ -71,7 +71,7 @@ def own_broker(base: Settings, data_dir: Path, say: Callable[[str], None] = lamb
     while controller == port:
         controller = free_port()
     settings = base.broker.model_copy(update={"port": port, "controller_port": controller, "data_dir": data_dir})
-    broker = LocalBroker(settings, reporter=say)
+    broker = LocalBroker(settings, reporter=say, die_with_caller=True)
     try:  # an interrupt while it starts stops it too (the JVM runs in a session of its own)
         broker.start()
         yield broker

@@ -5,7 +5,11 @@ Restart tests use their own LocalBroker (own ports and data dir), never the sess
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -19,6 +23,7 @@ from fleetpulse.broker import (
     ensure_running,
     stop_if_started_within,
 )
+from fleetpulse.broker.process import pid_alive
 from fleetpulse.cli import app
 from ground.kafka import admin
 from ground.kafka.config import KafkaSettings
@@ -228,3 +233,35 @@ def test_a_run_stops_only_the_broker_it_started(
         ensure_running(settings)
     assert fresh.status().running
     fresh.stop()
+
+
+CALLER = """
+import sys, time
+from pathlib import Path
+from fleetpulse.broker import LocalBroker
+from ground.settings import Settings
+from tests.conftest import local_broker_settings
+broker = LocalBroker(local_broker_settings(Settings.load().broker, Path(sys.argv[1])), die_with_caller=True)
+broker.start()
+print(broker.status().pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_broker_started_to_die_with_its_caller_is_gone_when_the_caller_is_killed(tmp_path: Path) -> None:
+    """A killed test run or fault run must not leave its broker JVM behind (SIGKILL: no clean-up runs)."""
+    caller = subprocess.Popen(
+        [sys.executable, "-c", CALLER, str(tmp_path / "broker")],
+        stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    try:
+        assert caller.stdout is not None
+        pid = int(caller.stdout.readline())
+        assert pid_alive(pid)
+    finally:
+        caller.kill()
+        caller.wait(30)
+    deadline = time.monotonic() + 30
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not pid_alive(pid)
