@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from fleetpulse.backtest.events import History, Record
+from ground.settings.detect import PlanOrder
 from schemas import HostSampled
 from streams.classify import classify
 from streams.deadletter import reason_label
@@ -39,7 +40,6 @@ from streams.validate import check
 DEFAULT_TICK_MS = 60_000
 BUNDLE = 2_000  # cluster-stage messages sent as one bundle per cluster (the worker bundles per fetched batch)
 PARTITION = 0  # the replay is one ordered source, as one samples partition and one errors partition
-PlanOrder = Literal["event_time", "arrival"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +195,7 @@ class Replay:
         self.actions += self.planner.on_finding(self.fleet, finding, domain, size)
 
     def tick(self) -> None:
-        """Move every domain with work due at the watermark (``DetectApp._send_ticks`` and the planner agent).
+        """Move every domain with work due at the watermark (``PlannerShell.ticks`` and the planner agent).
 
         A domain's work signature depends on the event time only through its next due repair; the
         rest changes only with the fleet state (``FleetState.count``). Unless one of those moved, no

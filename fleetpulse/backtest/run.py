@@ -15,10 +15,11 @@ import polars as pl
 from fleetpulse.backtest.capacity import CapacityImpact, capacity_impact
 from fleetpulse.backtest.compare import action_diff, finding_diff, score_against
 from fleetpulse.backtest.events import History
-from fleetpulse.backtest.replay import DEFAULT_TICK_MS, PlanOrder, ReplayResult, replay
+from fleetpulse.backtest.replay import DEFAULT_TICK_MS, ReplayResult, replay
 from fleetpulse.backtest.sweep import Variant
 from fleetpulse.evaluation.detection import DETECTORS, ScoreReport
 from fleetpulse.evaluation.sources import Truth
+from ground.settings.detect import PlanOrder
 from streams.inventory import Inventory
 
 

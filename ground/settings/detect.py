@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+PlanOrder = Literal["event_time", "arrival"]  # how the planner orders findings (the backtest follows it)
 
 class DetectSettings(BaseModel):
     """One detect worker; run several processes (same ``app_id``) to share the partitions."""
@@ -54,7 +55,7 @@ class DetectSettings(BaseModel):
         description="after SIGTERM/SIGINT the process is gone within this long: the graceful shutdown "
         "gets 80 % of it, then the worker exits anyway",
     )
-    plan_order: Literal["event_time", "arrival"] = Field(
+    plan_order: PlanOrder = Field(
         "event_time",
         description="event_time: the planner decides findings in event-time order once every finding "
         "source has passed their time, so the same findings give the same actions whatever order they "
