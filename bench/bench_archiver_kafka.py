@@ -1,6 +1,6 @@
 """Benchmark the archiver over a Kafka backlog (not a test): records/s, CPU use and where wall time goes.
 
-    nice -n 10 .venv/bin/python bench/bench_archiver_kafka.py --records 600000
+    nice -n 10 .venv/bin/python bench/bench_archiver_kafka.py --records 600000 --per-record-runs 1
     nice -n 10 .venv/bin/python bench/bench_archiver_kafka.py --bootstrap 127.0.0.1:19092 --no-gates
 
 Starts a LocalBroker on free ports (or uses --bootstrap), creates the archived topics with the real
@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analytics.lake import Archiver  # noqa: E402
 from analytics.lake import archiver as archiver_module  # noqa: E402
+from analytics.lake.batch import plan_batch  # noqa: E402
 from analytics.lake.publish import Publisher  # noqa: E402
 from analytics.lake.synthetic import synthetic_records  # noqa: E402
 from fleetpulse.broker import LocalBroker  # noqa: E402
@@ -201,6 +202,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--runs", type=int, default=1, help="archiver runs over the same backlog")
     p.add_argument("--partition-fetch-mb", type=float, nargs="*", default=[],
                    help="after the default runs, one run per value with max_partition_fetch_bytes set to it")  # fmt: skip
+    p.add_argument("--per-record-runs", type=int, default=0, help="more runs decoding one record at a time (the baseline)")
     p.add_argument("--bootstrap", help="an existing broker (default: start a LocalBroker on free ports)")
     p.add_argument("--no-gates", action="store_true", help="quality gates off (production runs them)")
     p.add_argument("--live-rate", type=float, default=0.0, help="records/s a producer process adds during each run")
@@ -218,7 +220,12 @@ def main() -> None:
         kafka = base.kafka.model_copy(update={"bootstrap_servers": bootstrap})
         fill(base.model_copy(update={"kafka": kafka, "topics": topics}), 10_000_000, rate=float(rate), tag="live")
         return
-    archiver_module.plan_batch = timed(archiver_module.plan_batch, "plan_s")  # type: ignore[attr-defined]
+    columnar = {"on": True}  # the per-record runs decode one record at a time, as before the block decoder
+
+    def plan(records: Any, codec: Codec) -> Any:
+        return plan_batch(records, codec, columnar=columnar["on"])
+
+    archiver_module.plan_batch = timed(plan, "plan_s")  # type: ignore[attr-defined]
     Publisher.publish = timed(Publisher.publish, "publish_s")  # type: ignore[method-assign]
     print("command: python bench/bench_archiver_kafka.py " + " ".join(sys.argv[1:]))
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
@@ -244,8 +251,12 @@ def main() -> None:
         produced = fill(settings, args.records)
         print(f"backlog: {produced} records on {sum(s.partitions for s in topics.all())} partitions "
               f"in {time.perf_counter() - t:.0f} s")  # fmt: skip
-        variants = [None] * args.runs + [int(mb * 1024 * 1024) for mb in args.partition_fetch_mb]
-        for i, fetch_bytes in enumerate(variants):
+        variants = (
+            [(None, True)] * args.runs
+            + [(int(mb * 1024 * 1024), True) for mb in args.partition_fetch_mb]
+            + [(None, False)] * args.per_record_runs
+        )
+        for i, (fetch_bytes, columnar["on"]) in enumerate(variants):
             TimedConsumer.overrides = {} if fetch_bytes is None else {"max_partition_fetch_bytes": fetch_bytes}
             producer = live(settings, args.live_rate) if args.live_rate else None
             try:
@@ -254,7 +265,8 @@ def main() -> None:
                 if producer is not None:
                     producer.terminate()
                     producer.wait(30)
-            label = f"run {i + 1} ({'no gates' if args.no_gates else 'gates on'}, {TimedConsumer.overrides or 'defaults'})"
+            decoding = "column-wise" if columnar["on"] else "per record"
+            label = f"run {i + 1} ({'no gates' if args.no_gates else 'gates on'}, {decoding}, {TimedConsumer.overrides or 'defaults'})"
             print(describe(label, result), flush=True)
             shutil.rmtree(work / f"lake{i}", ignore_errors=True)
         admin.delete_topics(settings, [s.name for s in topics.all()])

@@ -7,6 +7,7 @@ Kafka tool that speaks the Confluent framing can read fleetpulse records given t
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 from io import BytesIO
@@ -18,6 +19,7 @@ from schemas.errors import EncodeError, FramingError, PayloadError, UnknownSchem
 from schemas.registry import SchemaRegistry, SchemaVersion
 
 MAGIC_BYTE = 0
+_OBJECT_AT = re.compile(r" from <[^<>]* at 0x[0-9a-f]+>")  # an address would make the same fault read differently
 HEADER = struct.Struct(">bI")
 
 
@@ -82,8 +84,9 @@ class Codec:
             else:
                 record = schemaless_reader(body, writer.parsed, reader.parsed)
         except Exception as exc:  # fastavro raises many types on corrupt input; all mean the same here
+            detail = _OBJECT_AT.sub("", str(exc))  # "cannot read float from <_io.BytesIO object at 0x…>"
             raise PayloadError(
-                f"Avro body does not decode as {writer.subject} v{writer.version}: {type(exc).__name__}: {exc}",
+                f"Avro body does not decode as {writer.subject} v{writer.version}: {type(exc).__name__}: {detail}",
                 schema_id,
             ) from exc
         if body.tell() != len(raw):
@@ -97,3 +100,28 @@ class Codec:
                 schema_id,
             )
         return DecodedEvent(writer.subject, schema_id, writer.version, record)
+
+
+def body_event_id(body: bytes | memoryview) -> str | None:
+    """The ``event_id`` an Avro body opens with, without decoding the rest; None when the bytes cannot hold one.
+
+    Every schema's first field is the envelope's ``event_id`` string (the registry's tests pin the
+    order): a zig-zag varint length, then its UTF-8 bytes.
+    """
+    z = shift = pos = 0
+    while True:
+        if pos >= len(body) or pos > 9:
+            return None
+        byte = body[pos]
+        z |= (byte & 0x7F) << shift
+        pos += 1
+        if not byte & 0x80:
+            break
+        shift += 7
+    length = (z >> 1) ^ -(z & 1)
+    if length < 0 or pos + length > len(body):
+        return None
+    try:
+        return bytes(body[pos : pos + length]).decode()
+    except UnicodeDecodeError:
+        return None

@@ -9,16 +9,18 @@ event id the batch already holds: a producer's retry delivered it twice, and one
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import pyarrow as pa
 
-from analytics.errors import LakeError
-from analytics.lake.layout import TopicPartition, date_of
-from schemas import Codec, DecodeError
+from analytics.lake.columnar import BlockDecoder
+from analytics.lake.layout import CALENDAR_MS, TopicPartition
+from schemas import Codec, DecodedEvent, DecodeError
 from schemas.arrow import table_name, to_table
+from schemas.codec import HEADER, MAGIC_BYTE
 
 REJECTED_SCHEMA = pa.schema(
     [
@@ -57,7 +59,7 @@ class Rejected(NamedTuple):
 
 
 TIMESTAMP_OUT_OF_RANGE = "TimestampOutOfRange"
-CHUNK_ROWS = 5_000  # decoded dicts are turned into Arrow this many at a time, to bound memory
+CHUNK_ROWS = 5_000  # records are turned into Arrow this many at a time, to bound memory
 
 
 @dataclass
@@ -70,6 +72,14 @@ class TableBatch:
     sources: list[tuple[TopicPartition, int]] = field(default_factory=list)
     chunks: list[pa.Table] = field(default_factory=list)
     chunk_rows: int = CHUNK_ROWS
+
+    def add_table(self, table: pa.Table, sources: list[tuple[TopicPartition, int]]) -> None:
+        """Rows decoded column-wise, after the records added so far."""
+        if self.records:
+            self.chunks.append(to_table(self.event_type, self.records))
+            self.records = []
+        self.chunks.append(table)
+        self.sources.extend(sources)
 
     def add(self, record: dict[str, Any], tp: TopicPartition, offset: int) -> None:
         self.records.append(record)
@@ -125,54 +135,150 @@ def calendar_error(ts: int) -> str | None:
     Checked while planning so such a record is rejected like an undecodable one: left in the
     batch it would fail the file split on every retry and the partition could never commit.
     """
+    if ts in CALENDAR_MS:
+        return None
+    return f"event time ts={ts} ms is outside the calendar (years 1-9999); microseconds sent as milliseconds?"
+
+
+class _Rows(NamedTuple):
+    """Rows decoded column-wise: one chunk of one writer schema, the batch index of each row, which stay."""
+
+    event_type: str
+    table: pa.Table
+    indices: list[int]
+    keep: list[bool]
+
+
+@dataclass
+class _Decoded:
+    """Every record of a batch decoded, in lists by its index in the batch (no object per record to collect)."""
+
+    outcome: list[DecodedEvent | Rejected | int]  # an int: the number of its chunk in ``chunks``
+    event_type: list[str]
+    event_id: list[str]
+    ts: list[int]
+    row: list[int]  # its row in its chunk
+    chunks: list[_Rows]
+
+
+@functools.lru_cache(maxsize=8)
+def block_decoder(codec: Codec) -> BlockDecoder:
+    """One per codec: building one writes a container header per schema."""
+    return BlockDecoder(codec.registry)
+
+
+def _decode_one(rec: ConsumedRecord, codec: Codec) -> DecodedEvent | Rejected:
     try:
-        date_of(ts)
-    except LakeError:
-        return f"event time ts={ts} ms is outside the calendar (years 1-9999); microseconds sent as milliseconds?"
-    return None
+        return codec.decode(rec.value)
+    except DecodeError as exc:
+        return Rejected(rec, type(exc).__name__, exc.reason)
 
 
-def plan_batch(records: Iterable[ConsumedRecord], codec: Codec, *, chunk_rows: int = CHUNK_ROWS) -> BatchPlan:
+def _partitions(records: list[ConsumedRecord]) -> tuple[list[TopicPartition], dict[TopicPartition, PartitionRange]]:
+    """The partition of each record (one shared object per partition) and the offsets seen of each."""
+    shared: dict[tuple[str, int], TopicPartition] = {}
+    spans: dict[TopicPartition, list[int]] = {}
+    tps = []
+    for rec in records:
+        tp = shared.get((rec.topic, rec.partition))
+        if tp is None:
+            tp = shared[(rec.topic, rec.partition)] = rec.tp
+            spans[tp] = [rec.offset, rec.offset, 0]
+        span = spans[tp]
+        span[0], span[1], span[2] = min(span[0], rec.offset), max(span[1], rec.offset), span[2] + 1
+        tps.append(tp)
+    return tps, {tp: PartitionRange(*span) for tp, span in spans.items()}
+
+
+def _decode(records: list[ConsumedRecord], codec: Codec, blocks: BlockDecoder | None, chunk_rows: int) -> _Decoded:
+    """Every record decoded: a chunk at a time where its writer schema allows, else one by one."""
+    n = len(records)
+    out = _Decoded([0] * n, [""] * n, [""] * n, [0] * n, [0] * n, [])
+    groups: dict[tuple[int, str], list[int]] = {}
+    singles = []
+    for i, rec in enumerate(records):
+        value = rec.value
+        if blocks is not None and value is not None and len(value) > HEADER.size and value[0] == MAGIC_BYTE:
+            schema_id = HEADER.unpack_from(value)[1]
+            subject = blocks.subject(schema_id)
+            if subject is not None:
+                groups.setdefault((schema_id, subject), []).append(i)
+                continue
+        singles.append(i)
+    for (schema_id, subject), indices in groups.items():
+        assert blocks is not None
+        for at in range(0, len(indices), chunk_rows):
+            chunk = indices[at : at + chunk_rows]
+            table = blocks.decode(schema_id, [memoryview(records[i].value or b"")[HEADER.size :] for i in chunk])
+            if table is None:
+                singles.extend(chunk)
+                continue
+            number = len(out.chunks)
+            out.chunks.append(_Rows(subject, table, chunk, [False] * len(chunk)))
+            ids, times = table.column("event_id").to_pylist(), table.column("ts").to_pylist()
+            for row, i in enumerate(chunk):
+                out.outcome[i], out.event_type[i], out.event_id[i], out.ts[i], out.row[i] = (
+                    number, subject, ids[row], times[row], row
+                )  # fmt: skip
+    for i in singles:
+        item = out.outcome[i] = _decode_one(records[i], codec)
+        if isinstance(item, DecodedEvent):
+            out.event_type[i], out.event_id[i], out.ts[i] = item.event_type, str(item.record["event_id"]), item.record["ts"]
+    return out
+
+
+def plan_batch(
+    records: Iterable[ConsumedRecord], codec: Codec, *, chunk_rows: int = CHUNK_ROWS, columnar: bool = True
+) -> BatchPlan:
     """Decode records and group them by lake table.
 
     Undecodable records and records whose ``ts`` is off the calendar become ``Rejected`` with the reason;
     a record whose event id the batch already holds is counted in ``repeats`` and dropped (the quality
-    gates require unique ids, so one delivered twice would otherwise quarantine its whole batch).
+    gates require unique ids, so one delivered twice would otherwise quarantine its whole batch). Both
+    are judged in consumption order. ``columnar`` decodes the latest schemas a block at a time
+    (``columnar.BlockDecoder``); the plan is the same either way (see there for damaged bodies).
     """
-    tables: dict[str, TableBatch] = {}
-    by_type: dict[str, TableBatch] = {}
+    consumed = list(records)
+    tps, ranges = _partitions(consumed)
+    decoded = _decode(consumed, codec, block_decoder(codec) if columnar else None, chunk_rows)
     rejected: list[Rejected] = []
-    ranges: dict[TopicPartition, PartitionRange] = {}
-    seen: set[tuple[str, str]] = set()
+    seen: dict[str, set[str]] = {}
     repeats = 0
-    for rec in records:
-        tp = rec.tp
-        prev = ranges.get(tp)
-        ranges[tp] = (
-            PartitionRange(rec.offset, rec.offset, 1)
-            if prev is None
-            else PartitionRange(min(prev.first, rec.offset), max(prev.last, rec.offset), prev.records + 1)
-        )
-        try:
-            event = codec.decode(rec.value)
-        except DecodeError as exc:
-            rejected.append(Rejected(rec, type(exc).__name__, exc.reason))
+    singles: dict[str, list[int]] = {}
+    order: dict[str, None] = {}  # event types in the order they first appear
+    for i, item in enumerate(decoded.outcome):
+        if isinstance(item, Rejected):
+            rejected.append(item)
             continue
-        off_calendar = calendar_error(event.record["ts"])
-        if off_calendar is not None:
-            rejected.append(Rejected(rec, TIMESTAMP_OUT_OF_RANGE, off_calendar))
+        ts = decoded.ts[i]
+        if ts not in CALENDAR_MS:
+            rejected.append(Rejected(consumed[i], TIMESTAMP_OUT_OF_RANGE, calendar_error(ts) or ""))
             continue
-        key = (event.event_type, str(event.record["event_id"]))
-        if key in seen:
+        event_type, event_id = decoded.event_type[i], decoded.event_id[i]
+        ids = seen.get(event_type)
+        if ids is None:
+            ids = seen[event_type] = set()
+            order[event_type] = None
+        if event_id in ids:
             repeats += 1
             continue
-        seen.add(key)
-        batch = by_type.get(event.event_type)
-        if batch is None:
-            name = table_name(event.event_type)
-            batch = TableBatch(name, event.event_type, chunk_rows=chunk_rows)
-            by_type[event.event_type] = tables[name] = batch
-        batch.add(event.record, tp, rec.offset)
+        ids.add(event_id)
+        if isinstance(item, int):
+            decoded.chunks[item].keep[decoded.row[i]] = True
+        else:
+            singles.setdefault(event_type, []).append(i)
+    tables: dict[str, TableBatch] = {}
+    for event_type in order:
+        batch = TableBatch(table_name(event_type), event_type, chunk_rows=chunk_rows)
+        for rows in decoded.chunks:
+            if rows.event_type == event_type and any(rows.keep):
+                kept = [i for i, k in zip(rows.indices, rows.keep, strict=True) if k]
+                batch.add_table(rows.table.filter(pa.array(rows.keep)), [(tps[i], consumed[i].offset) for i in kept])
+        for i in singles.get(event_type, []):
+            event = decoded.outcome[i]
+            assert isinstance(event, DecodedEvent)
+            batch.add(event.record, tps[i], consumed[i].offset)
+        tables[batch.table] = batch
     return BatchPlan(tables, rejected, ranges, repeats)
 
 

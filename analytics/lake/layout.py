@@ -73,6 +73,10 @@ def date_of_day(day: int) -> str:
         raise LakeError(f"event time of day {day} since the epoch is outside the calendar") from None
 
 
+CALENDAR_MS = range((dt.date.min - EPOCH).days * DAY_MS, ((dt.date.max - EPOCH).days + 1) * DAY_MS)
+"""Event times (epoch ms) that ``date_of`` files under a date: years 1 to 9999."""
+
+
 def date_of(ts_ms: int) -> str:
     """UTC date partition of an event time in epoch milliseconds."""
     return date_of_day(ts_ms // DAY_MS)

@@ -15,6 +15,7 @@ from producers.batches import RecordBatch
 from producers.importer.encoding import IncidentEncoder
 from producers.sinks.kafka import KafkaSink
 from schemas import Codec, DecodeError, HostInventoried, IncidentReported
+from schemas.codec import HEADER, body_event_id
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -53,9 +54,7 @@ def read_fleet(settings: Settings, codec: Codec | None = None) -> FleetView:
 def leading_event_id(value: bytes | None, schema_ids: set[int]) -> str | None:
     """The event id of a framed record written with one of ``schema_ids``, without decoding the rest.
 
-    Every schema opens with the envelope's ``event_id`` string (the registry's tests pin the order),
-    so it is the zig-zag varint length right after the 5-byte header and its UTF-8 bytes. The
-    actions log is mostly the planner's own records: skipping them by schema id keeps a re-import
+    The actions log is mostly the planner's own records: skipping them by schema id keeps a re-import
     of a long history from decoding the whole log.
     """
     if (
@@ -65,21 +64,7 @@ def leading_event_id(value: bytes | None, schema_ids: set[int]) -> str | None:
         or int.from_bytes(value[1:5], "big") not in schema_ids
     ):
         return None
-    z = shift = 0
-    pos = 5
-    while True:
-        if pos >= len(value):
-            return None  # the length's varint is cut off
-        byte = value[pos]
-        z |= (byte & 0x7F) << shift
-        pos += 1
-        if not byte & 0x80:
-            break
-        shift += 7
-    length = (z >> 1) ^ -(z & 1)
-    if length < 0 or pos + length > len(value):
-        return None
-    return value[pos : pos + length].decode("utf-8", errors="replace")
+    return body_event_id(memoryview(value)[HEADER.size :])
 
 
 class IncidentBatch(RecordBatch):

@@ -21,8 +21,10 @@ from schemas import (
     UnknownSchemaError,
     XidRaised,
 )
+from schemas.codec import HEADER
 from schemas.errors import DecodeError
 from tests.schemas.strategies import record_for
+from tests.streams import factories
 
 REGISTRY = SchemaRegistry.load()
 CODEC = Codec(REGISTRY)
@@ -113,3 +115,15 @@ def test_fuzzed_bodies_behind_a_valid_header_never_crash(subject: str, body: byt
     header = struct.pack(">bI", 0, REGISTRY.latest(subject).schema_id)
     with contextlib.suppress(DecodeError):
         CODEC.decode(header + body)
+
+
+def test_the_reason_for_a_truncated_body_is_the_same_every_time() -> None:
+    """fastavro names its buffer object (with its address) when a float runs out; the reason must not."""
+    data = CODEC.encode(factories.sample())
+    for cut in range(HEADER.size + 1, len(data)):
+        reasons = set()
+        for _ in range(2):
+            with pytest.raises(PayloadError) as info:
+                CODEC.decode(data[:cut])
+            reasons.add(info.value.reason)
+        assert len(reasons) == 1 and " at 0x" not in reasons.pop()

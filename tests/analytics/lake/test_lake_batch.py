@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from analytics.lake.batch import TIMESTAMP_OUT_OF_RANGE, plan_batch, rejected_table
 from analytics.lake.layout import TopicPartition
 from analytics.lake.synthetic import synthetic_records
@@ -78,13 +80,15 @@ def test_rejected_rows_keep_bytes_reason_and_offsets() -> None:
     assert plan.ranges[TopicPartition("fleet.samples", 1)] == (5, 9, 2)
 
 
-def test_large_batches_are_converted_in_chunks_in_order() -> None:
+@pytest.mark.parametrize("columnar", [True, False])
+def test_large_batches_are_converted_in_chunks_in_order(columnar: bool) -> None:
     samples = [
         r for r in synthetic_records(n_hosts=5, samples_per_host=50) if r["event_type"] == "HostSampled"
     ]
-    plan = plan_batch(as_consumed(samples, partitions=1), Codec(), chunk_rows=60)
+    plan = plan_batch(as_consumed(samples, partitions=1), Codec(), chunk_rows=60, columnar=columnar)
     batch = plan.tables["host_sampled"]
-    assert len(batch.chunks) == len(samples) // 60
+    pending = [len(batch.records)] if batch.records else []
+    assert [c.num_rows for c in batch.chunks] + pending == [60, 60, 60, 60, 10]
     arrow = batch.arrow()
     assert arrow.column("event_id").to_pylist() == [r["event_id"] for r in samples]
     assert [o for _, o in batch.sources] == list(range(len(samples)))
