@@ -368,7 +368,7 @@ class DetectApp:
                     self.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
                 for finding in findings:
                     await self._send_finding(finding, source)
-                floor = cluster_floor(ClusterMeta.from_stored(self.cluster_cache.get(meta_key)), policy.slow_host)
+                floor = cluster_floor(self.cluster_cache, msg.cluster, policy.slow_host)
                 self.plans.source_times.cluster_read(source.partition, msg.cluster, floor)
                 self.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
                 self.metrics.handled.labels("cluster").inc(len(items))

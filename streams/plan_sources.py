@@ -9,8 +9,9 @@ partition (``streams.plan_order``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from streams.plan_order import Mark, cluster_source, errors_source
 from streams.policy import SlowHostPolicy
@@ -18,13 +19,15 @@ from streams.slow import ClusterStage
 from streams.slow_state import ClusterMeta
 
 
-def cluster_floor(meta: ClusterMeta, policy: SlowHostPolicy) -> int | None:
-    """No slow-host finding of this cluster comes later at or before this time.
+def cluster_floor(store: Mapping[str, Any], cluster: str, policy: SlowHostPolicy) -> int | None:
+    """No slow-host finding of ``cluster`` comes later at or before this time, as its meta in ``store`` says.
 
-    A finding's time is its window's end. Windows close in order once the cluster's watermark is
-    a grace past their end, so a window not closed yet ends after the last one closed and after
-    the watermark less that grace; None before the cluster has any time at all.
+    ``store`` is what the cluster stage writes to (its table's cache live, a plain dict in the
+    backtest). A finding's time is its window's end. Windows close in order once the cluster's
+    watermark is a grace past their end, so a window not closed yet ends after the last one closed
+    and after the watermark less that grace; None before the cluster has any time at all.
     """
+    meta = ClusterMeta.from_stored(store.get(f"{cluster}|meta"))
     wm = ClusterStage.watermark(meta)
     bounds = [t for t in (meta.closed, None if wm is None else wm - max(policy.cluster_grace, policy.window))]
     known = [t for t in bounds if t is not None]

@@ -33,7 +33,6 @@ from streams.sample_folder import SampleFolder
 from streams.samples_checkpoint import PartitionState
 from streams.slow import ClusterStage
 from streams.slow_messages import ClusterItem
-from streams.slow_state import ClusterMeta
 from streams.validate import check
 
 # Event time between two planner ticks (the live worker ticks every second of wall time).
@@ -176,8 +175,8 @@ class Replay:
                 self.late["cluster"] += late
             for finding in findings:
                 self._plan(finding)
-            meta = ClusterMeta.from_stored(self.cluster_store.get(f"{cluster}|meta"))
-            self.times.cluster_read(PARTITION, cluster, cluster_floor(meta, self.policy.slow_host))
+            floor = cluster_floor(self.cluster_store, cluster, self.policy.slow_host)
+            self.times.cluster_read(PARTITION, cluster, floor)
 
     # -- the planner ------------------------------------------------------------------------------
 
