@@ -22,6 +22,7 @@ from streams.lifecycle import Action, FleetState
 from streams.messages import PlanProgress, PlanTick, SourceMark
 from streams.plan_order import Mark, OrderedPlan
 from streams.plan_sources import SourceTimes
+from streams.plan_ticks import TickSchedule
 from streams.planner import Planner
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class PlannerShell:
         self.plans: dict[int, OrderedPlan] = {}
         self._marks_sent: tuple[Any, ...] = ()
         self._marks_sent_at = 0.0
-        self._ticked: dict[str, tuple[Any, ...]] = {}
+        self._ticks = TickSchedule(planner, size)
         self._listed: dict[Any, int] = {}  # end offsets asked of the broker for partitions not fetched yet
         self._quiet: dict[Any, tuple[int | None, float]] = {}  # partition -> (last handled, caught up since)
 
@@ -177,12 +178,8 @@ class PlannerShell:
 
     def ticks(self, fleet: FleetState, watermark: int) -> list[PlanTick]:
         """Ticks for the domains whose work changed since their last tick (arrival order only)."""
-        out = []
-        for domain in sorted(fleet.domains):
-            signature = self.planner.work_signature(fleet, domain, self.size(domain), watermark)
-            if signature is not None and self._ticked.get(domain) != signature:
-                self._ticked[domain] = signature
-                out.append(PlanTick(domain, watermark))
+        out: list[PlanTick] = []
+        self._ticks.tick(fleet, watermark, lambda domain: out.append(PlanTick(domain, watermark)))
         return out
 
 
