@@ -405,8 +405,11 @@ class DetectApp:
         async def progress() -> None:
             await self._send_progress()  # sent only when a mark changed, or as a keepalive
 
-        async def on_revoked(sender: Any, *args: Any, **kwargs: Any) -> None:
+        async def on_revoked(sender: Any, revoked: set[Any], *args: Any, **kwargs: Any) -> None:
             self.cluster_cache.drop()  # the table is the truth again after a rebalance
+            self.plans.revoked(revoked)
+            for tp in revoked:  # handled by another worker meanwhile: caught up is judged by the commit again
+                self._last_offsets.pop((tp.topic, tp.partition), None)
 
         app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
 

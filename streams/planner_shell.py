@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from aiokafka.errors import KafkaError
@@ -134,6 +134,16 @@ class PlannerShell:
             return None
         self._marks_sent, self._marks_sent_at = tuple(marks), now
         return PlanProgress([SourceMark(source, m.ts, m.idle) for source, m in marks])
+
+    def revoked(self, partitions: Iterable[Any]) -> None:
+        """Forget what was seen of partitions this worker no longer owns.
+
+        Back after a rebalance, a partition is quiet again only after ``quiet_s`` from then, and its
+        end is asked of the broker again: an earlier ownership's answers are out of date.
+        """
+        for tp in partitions:
+            self._quiet.pop(tp, None)
+            self._listed.pop(tp, None)
 
     async def _list_unfetched(self, consumer: SourceConsumer, owned: list[Any]) -> None:
         """Ask the broker for the end of partitions the consumer has no fetch answer for yet.

@@ -221,6 +221,26 @@ def test_the_errors_agent_plans_its_finding_before_it_reports_the_partition_past
     assert app.plans.source_times.errors[0] == START_TS + 1000 - 1
 
 
+def test_a_revoked_partition_is_forgotten_by_the_progress_it_reports(detect: tuple[DetectApp, Sent]) -> None:
+    """Back after a rebalance, another worker may have handled its records: only its commit says how far."""
+    from faust.types import TP
+
+    app, _ = detect
+    codec = Codec()
+    topic = app.errors_topic.get_topic_name()
+
+    async def feed() -> None:
+        async with app.agents["errors"].test_context() as agent:
+            await agent.put(codec.encode(f.ecc(host="h1", ts=START_TS)), key=b"h1", partition=0)
+
+    run(app, feed())
+    tp = TP(topic, 0)
+    app.plans._quiet[tp] = (0, 0.0)
+    assert (topic, 0) in app._last_offsets
+    run(app, app.app.on_partitions_revoked.send({tp}))
+    assert (topic, 0) not in app._last_offsets and tp not in app.plans._quiet
+
+
 def test_the_planner_holds_a_finding_until_every_source_has_passed_it(detect: tuple[DetectApp, Sent]) -> None:
     from streams.messages import PlanFinding, PlanProgress, SourceMark, to_wire
 
