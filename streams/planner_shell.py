@@ -1,6 +1,6 @@
 """A detect worker's planner side: deciding each planner-topic message, and what its timer sends.
 
-The planner agent and the timer in ``streams.app`` only move bytes. This shell keeps the planning
+The planner agent and the timers in ``streams.agents`` only move bytes. This shell keeps the planning
 state around the pure ``Planner``: one ``OrderedPlan`` per planner partition in event-time order,
 the finding sources' times, and what was last sent. It also asks the consumer how far each
 source partition this worker owns has been read.

@@ -41,13 +41,13 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from schemas import Codec, DecodeError
+from streams.deadletter import DeadLetter, consumer_source
 from streams.errors import InvalidRecordError
 from streams.idle_sources import IdleSources, caught_up
 from streams.metrics import DetectMetrics
@@ -65,21 +65,6 @@ STOP_TIMEOUT_S = 5.0
 RESTART_AFTER_S = 1.0  # after a failure: as the clients' reconnect backoff (kafka.reconnect_backoff_max_ms)
 FETCH_MAX_WAIT_MS = 100  # a caught-up consumer fetches about this often
 FETCH_FRESH_MS = 20 * FETCH_MAX_WAIT_MS  # an older fetch answer says nothing about "caught up now"
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRecord:
-    """Where a record came from, for its dead letter."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    timestamp_ms: int | None
-
-
-DeadLetter = Callable[[DecodeError | InvalidRecordError, SourceRecord], Awaitable[Awaitable[Any]]]
 
 
 class SamplesStage:
@@ -252,7 +237,7 @@ class SamplesStage:
                 continue  # already inside the checkpoint this partition resumed from
             record, failure = self._valid(message, now_ms)
             if failure is not None:
-                self._pending.append(await self.dead_letter(failure, _source(message)))
+                self._pending.append(await self.dead_letter(failure, consumer_source(message)))
             elif record is not None:
                 counts[record["event_type"]] += 1
                 newest = max(newest, capped(record["ts"], now_ms))  # a fast clock must not run ticks early
@@ -423,14 +408,3 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         await self.stage.on_assigned(assigned)
-
-
-def _source(message: ConsumerRecord[bytes, bytes]) -> SourceRecord:
-    return SourceRecord(
-        topic=message.topic,
-        partition=message.partition,
-        offset=message.offset,
-        key=message.key,
-        value=message.value,
-        timestamp_ms=message.timestamp,
-    )
