@@ -37,6 +37,7 @@ from streams.planner import Planner, unplannable
 from streams.planner_shell import PlannerShell
 from streams.policy import Policy
 from streams.sample_folder import SampleFolder
+from streams.sample_partitions import SamplePartitions
 from streams.samples import SamplesStage
 from streams.slow import ClusterStage
 from streams.tailer import LogTailer, catch_up_retrying
@@ -171,11 +172,10 @@ class DetectApp:
             on_rewind=self._rewind_fleet,
             on_progress=lambda positions: self.snapshots.progress(self.fleet, positions),
         )
-        self.samples_stage = SamplesStage(
+        samples = SamplePartitions(
             topic=t.samples.name,
             summaries_topic=self.summaries_topic.get_topic_name(),
             checkpoint_topic=checkpoint_topic(settings),
-            group_id=samples_group(settings),
             client_config=client,
             folder=SampleFolder(
                 policy,
@@ -186,14 +186,18 @@ class DetectApp:
             policy=policy,
             metrics=self.metrics,
             dead_letter=self.send_dead_letter,
+            on_watermark=self._advance_watermark,
+            clock=clock,
+        )
+        self.samples_stage = SamplesStage(
+            samples,
+            group_id=samples_group(settings),
             checkpoint_s=d.samples_checkpoint_s,
             group_config={
                 "session_timeout_ms": round(d.session_timeout_s * 1000),
                 "heartbeat_interval_ms": round(d.heartbeat_interval_s * 1000),
                 "group_instance_id": stage_instance_id(self.instance_id, "samples"),
             },
-            on_watermark=self._advance_watermark,
-            clock=clock,
         )
         self.metrics.add_lag_source(self._lag)
         register_agents(self)

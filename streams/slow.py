@@ -30,7 +30,7 @@ class ClusterStage:
     summaries and as watermark messages); the cluster's watermark is the minimum over all
     partitions, so a partition consumed ahead of the others (fast-forward) cannot close a
     window its peers still feed. Only a partition its consumer declared idle (an ``idle``
-    message: caught up, nothing new, see ``streams.samples``) stops holding the watermark
+    message: caught up, nothing new, see ``streams.sample_partitions``) stops holding the watermark
     back, until it speaks again; a partition merely unheard of is waited for. No wall clock
     is read here, so the same messages close the same windows, outage or not. A window closes
     once the watermark passes its end plus max(grace, one window): by then every host has
