@@ -19,7 +19,7 @@ from streams.classify import classify
 from streams.deadletter import faust_source
 from streams.errors import InvalidRecordError
 from streams.messages import planner_message, to_wire
-from streams.plan_sources import cluster_floor
+from streams.plan_sources import cluster_drained, cluster_floor
 from streams.repeat import HostState, fold_host
 from streams.slow_messages import cluster_message, items_of
 from streams.slow_state import ClusterMeta
@@ -85,7 +85,8 @@ def register_agents(detect: DetectApp) -> None:
             for finding in findings:
                 await detect.send_finding(finding, source)
             floor = cluster_floor(detect.cluster_cache, msg.cluster, policy.slow_host)
-            detect.plans.source_times.cluster_read(source.partition, msg.cluster, floor)
+            drained = cluster_drained(detect.cluster_cache, msg.cluster)
+            detect.plans.source_times.cluster_read(source.partition, msg.cluster, floor, drained=drained)
             detect.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
             detect.metrics.handled.labels("cluster").inc(len(items))
 

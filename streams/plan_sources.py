@@ -34,19 +34,40 @@ def cluster_floor(store: Mapping[str, Any], cluster: str, policy: SlowHostPolicy
     return max(known) if known else None
 
 
+def cluster_drained(store: Mapping[str, Any], cluster: str) -> bool:
+    """Every samples partition has declared itself idle to ``cluster``: none of its summaries is on its way.
+
+    The samples partitions' owners say so on the summaries partition itself (``SourceIdle``, after
+    whatever they sent before), so a worker that owns no samples partition knows it too.
+    """
+    meta = ClusterMeta.from_stored(store.get(f"{cluster}|meta"))
+    return len(meta.pwm) >= meta.nsrc and set(meta.pwm) <= set(meta.idle)
+
+
 @dataclass(slots=True)
 class SourceTimes:
     """Per source partition, the time its findings have passed (updated after the findings are sent)."""
 
     errors: dict[int, int] = field(default_factory=dict)
     clusters: dict[int, dict[str, int | None]] = field(default_factory=dict)
+    drained: dict[int, dict[str, bool]] = field(default_factory=dict)  # per partition, ``cluster_drained``
 
     def errors_read(self, partition: int, ts: int) -> None:
         """An errors record of ``ts`` was handled: a later one of the same time may still raise a finding."""
         self.errors[partition] = max(self.errors.get(partition, ts - 1), ts - 1)
 
-    def cluster_read(self, partition: int, cluster: str, floor: int | None) -> None:
+    def cluster_read(self, partition: int, cluster: str, floor: int | None, *, drained: bool = False) -> None:
         self.clusters.setdefault(partition, {})[cluster] = floor
+        self.drained.setdefault(partition, {})[cluster] = drained
+
+    def upstream_idle(self, partition: int) -> bool:
+        """Every cluster the partition has carried is drained (none yet: not known to be)."""
+        flags = self.drained.get(partition, {})
+        return bool(flags) and all(flags.values())
+
+    def forget_upstream(self, partition: int) -> None:
+        """Another worker owned it meanwhile: what its clusters said then is out of date."""
+        self.drained.pop(partition, None)
 
     def marks(
         self, errors: Iterable[tuple[int, bool]], clusters: Iterable[tuple[int, bool]]

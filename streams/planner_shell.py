@@ -119,14 +119,18 @@ class PlannerShell:
         the offsets the group had committed when the partitions were assigned. A source is idle once
         it has been caught up, with nothing new handled, for ``quiet_s``: a finding of another source
         still in flight (a producer's retry, a stage's next batch) gets that long to arrive. A cluster
-        source is idle only while ``upstream_quiet`` (the samples stage feeding it is caught up too).
+        source is idle only while the samples feeding it are caught up too: ``upstream_quiet`` (this
+        worker's samples stage is), or every samples partition has declared itself idle to every
+        cluster the source carries (``SourceTimes.upstream_idle``; a worker owning no samples
+        partition has only that).
         """
         owned = sorted(tp for tp in consumer.assignment() if tp.topic in self.stage_of)
         await self._list_unfetched(consumer, owned)
         read: dict[str, list[tuple[int, bool]]] = {"errors": [], "cluster": []}
         for tp in owned:
             stage = self.stage_of[tp.topic]
-            caught_up = self._caught_up(consumer, tp, handled, committed) and (stage == "errors" or upstream_quiet)
+            quiet = stage == "errors" or upstream_quiet or self.source_times.upstream_idle(tp.partition)
+            caught_up = self._caught_up(consumer, tp, handled, committed) and quiet
             read[stage].append((tp.partition, self._idle(tp, handled.get((tp.topic, tp.partition)), caught_up)))
         marks = self.source_times.marks(read["errors"], read["cluster"])
         now = time.monotonic()
@@ -144,6 +148,8 @@ class PlannerShell:
         for tp in partitions:
             self._quiet.pop(tp, None)
             self._listed.pop(tp, None)
+            if self.stage_of.get(tp.topic) == "cluster":
+                self.source_times.forget_upstream(tp.partition)
 
     async def _list_unfetched(self, consumer: SourceConsumer, owned: list[Any]) -> None:
         """Ask the broker for the end of partitions the consumer has no fetch answer for yet.

@@ -21,7 +21,7 @@ from ground.settings import Settings
 from schemas import Codec
 from streams.app import DetectApp
 from streams.policy import Policy
-from streams.slow_messages import ClusterItem, HostSummary, SourceProgress, SummaryBundle, encode
+from streams.slow_messages import ClusterItem, HostSummary, SourceIdle, SourceProgress, SummaryBundle, encode
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -132,6 +132,21 @@ def test_cluster_agent_scores_a_bundle_and_reports_the_slow_host(
     findings = sent.decoded(app.settings.topics.findings.name)
     assert [r["host_id"] for r in findings] == ["h7"]
     assert findings[0]["payload"]["evidence"]["slow_windows"].startswith("2/")
+
+
+def test_the_cluster_agent_tells_the_planner_shell_when_every_samples_partition_is_idle(
+    detect: tuple[DetectApp, Sent],
+) -> None:
+    app, _ = detect
+
+    async def feed(item: ClusterItem) -> None:
+        async with app.agents["cluster"].test_context() as agent:
+            await agent.put(encode(SummaryBundle("c0", (item,))), key=b"c0", partition=0)
+
+    run(app, feed(SourceProgress(cluster="c0", src=0, nsrc=1, wm=START_TS)))
+    assert not app.plans.source_times.upstream_idle(0)
+    run(app, feed(SourceIdle(cluster="c0", src=0, nsrc=1, wm=START_TS)))
+    assert app.plans.source_times.upstream_idle(0)
 
 
 def test_a_malformed_cluster_stage_message_is_dead_lettered_and_the_agent_goes_on(

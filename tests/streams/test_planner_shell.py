@@ -140,3 +140,23 @@ def test_a_partition_back_after_a_rebalance_asks_the_broker_for_its_end_again(po
     consumer.highwaters = no_answer  # type: ignore[method-assign]
     s._marks_sent = ()
     assert idle(asyncio.run(s.progress(consumer, {}, {})))["cluster/0"] is False
+
+
+def test_a_worker_owning_no_samples_partition_idles_a_cluster_source_whose_clusters_are_drained(
+    policy: Policy,
+) -> None:
+    """Its own samples stage has nothing to be caught up on: the samples partitions' idle notices say it."""
+    summaries = TP("summaries", 0)
+    consumer = Consumer({TP("errors", 0): 0, summaries: 0}, ends={})
+    s = shell(policy)
+
+    def cluster_idle() -> bool:
+        s._marks_sent = ()
+        return idle(asyncio.run(s.progress(consumer, {}, {}, upstream_quiet=False)))["cluster/0"]
+
+    s.source_times.cluster_read(0, "c0", 1_000, drained=False)
+    assert cluster_idle() is False
+    s.source_times.cluster_read(0, "c0", 1_000, drained=True)
+    assert cluster_idle() is True
+    s.revoked({summaries})  # what its clusters said is forgotten with it
+    assert cluster_idle() is False
