@@ -13,7 +13,9 @@ from streams.lifecycle import Action, FleetState, HostState, apply, fold, replay
 from streams.planner import DomainBudget, Planner, budget
 from streams.policy import DEFAULT_POLICY_FILE, Policy, load_policy, parse_policy
 from streams.repeat import observe
-from streams.slow import ClusterStage, HostStage, robust_z
+from streams.slow import ClusterStage
+from streams.slow_scores import robust_z
+from streams.slow_windows import HostStage
 from streams.validate import check
 
 __all__ = [

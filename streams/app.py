@@ -1,4 +1,4 @@
-"""The Faust app of a detect worker: topics, tables, and thin agents around the pure rules.
+"""The Faust app of a detect worker: topics, tables, stages, and the steps its agents (``streams.agents``) take.
 
 validate (-> fleet.dlq) -> repeat offender (errors, keyed by host) and host windows (samples,
 read by ``streams.samples.SamplesStage``: a plain consumer, since samples are most of the input)
@@ -17,35 +17,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import faust
-import msgspec
-from aiokafka.errors import KafkaError
 
 from schemas import Codec, DecodeError, HostInventoried
 from streams import state_store
+from streams.agents import register_agents
 from streams.alerts import DlqSurge, alerts_for
 from streams.cache import CheckpointCache
-from streams.classify import classify
-from streams.deadletter import dead_letter, reason_label
+from streams.deadletter import SourceRecord, dead_letter, faust_source, reason_label
 from streams.errors import InvalidRecordError
 from streams.findings import Finding
 from streams.fleet_snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.inventory import Inventory
 from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, apply_logged
 from streams.membership import instance_id, stage_instance_id
-from streams.messages import PlanFinding, planner_message, to_wire
+from streams.messages import PlanFinding, to_wire
 from streams.metrics import DetectMetrics
 from streams.plan_order import all_sources
-from streams.plan_sources import cluster_floor
 from streams.planner import Planner, unplannable
 from streams.planner_shell import PlannerShell
 from streams.policy import Policy
-from streams.repeat import HostState, fold_host
 from streams.sample_folder import SampleFolder
-from streams.samples import SamplesStage, SourceRecord
+from streams.sample_partitions import SamplePartitions
+from streams.samples import SamplesStage
 from streams.slow import ClusterStage
-from streams.slow_messages import cluster_message, items_of
-from streams.slow_state import ClusterMeta
-from streams.tailer import LogTailer
+from streams.tailer import LogTailer, catch_up_retrying
 from streams.topology import checkpoint_topic, samples_group
 from streams.validate import decode_checked
 from streams.web import register_views
@@ -56,7 +51,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RETRY_BACKOFF_MS = 1000
-PROGRESS_INTERVAL_S = 0.25  # how often the finding sources' marks are looked at (event-time planning)
 
 
 class DetectApp:
@@ -78,14 +72,14 @@ class DetectApp:
         self.metrics = DetectMetrics()
         self.inventory = Inventory()
         d = settings.detect
-        self._unacked = 0  # planner events whose actions are applied here but not yet acknowledged
+        self.unacked = 0  # planner events whose actions are applied here but not yet acknowledged
         self.snapshots = FleetSnapshots(
             data_dir / SNAPSHOT_NAME,
             settings.topics.actions.name,
             every=d.snapshot_every,
             keep_ids=d.remember_ids,
             ended_horizon_ms=round(d.forget_ended_after_s * 1000),
-            busy=lambda: self._unacked > 0,
+            busy=lambda: self.unacked > 0,
         )
         self.fleet, fleet_offsets = self.snapshots.load()
         self.planner = Planner(policy, members=self.inventory.hosts_in)
@@ -93,7 +87,7 @@ class DetectApp:
         self.dlq_surge = DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window)
         self.watermark = 0
         self.agents: dict[str, Any] = {}  # name -> Faust agent (tests drive them with test_context)
-        self._last_offsets: dict[tuple[str, int], int] = {}
+        self.last_offsets: dict[tuple[str, int], int] = {}
         t = settings.topics
         parts = partitions or {}
         self.instance_id = instance_id(d, data_dir)
@@ -178,11 +172,10 @@ class DetectApp:
             on_rewind=self._rewind_fleet,
             on_progress=lambda positions: self.snapshots.progress(self.fleet, positions),
         )
-        self.samples_stage = SamplesStage(
+        samples = SamplePartitions(
             topic=t.samples.name,
             summaries_topic=self.summaries_topic.get_topic_name(),
             checkpoint_topic=checkpoint_topic(settings),
-            group_id=samples_group(settings),
             client_config=client,
             folder=SampleFolder(
                 policy,
@@ -192,18 +185,23 @@ class DetectApp:
             codec=self.codec,
             policy=policy,
             metrics=self.metrics,
-            dead_letter=self._dead_letter,
+            dead_letter=self.send_dead_letter,
+            on_watermark=self._advance_watermark,
+            clock=clock,
+        )
+        self.samples_stage = SamplesStage(
+            samples,
+            group_id=samples_group(settings),
             checkpoint_s=d.samples_checkpoint_s,
             group_config={
                 "session_timeout_ms": round(d.session_timeout_s * 1000),
                 "heartbeat_interval_ms": round(d.heartbeat_interval_s * 1000),
                 "group_instance_id": stage_instance_id(self.instance_id, "samples"),
             },
-            on_watermark=self._advance_watermark,
-            clock=clock,
         )
         self.metrics.add_lag_source(self._lag)
-        self._register()
+        register_agents(self)
+        register_views(self)
 
     # -- shared steps ---------------------------------------------------------------------------
 
@@ -219,7 +217,7 @@ class DetectApp:
         if consumer is None:
             return []
         out = []
-        for (topic, partition), last in sorted(self._last_offsets.items()):
+        for (topic, partition), last in sorted(self.last_offsets.items()):
             try:
                 high = consumer.highwater(faust.types.TP(topic, partition))
             except Exception:  # not assigned any more, or no fetch yet
@@ -233,21 +231,21 @@ class DetectApp:
             self.watermark = ts
             self.metrics.watermark.set(ts)
 
-    async def _valid_record(self, event: faust.types.EventT) -> dict[str, Any] | None:
+    async def valid_record(self, event: faust.types.EventT) -> dict[str, Any] | None:
         """Decode and validate; dead-letter and return None if it fails."""
         msg = event.message
-        self._last_offsets[(msg.topic, msg.partition)] = msg.offset
+        self.last_offsets[(msg.topic, msg.partition)] = msg.offset
         value = event.value
         try:
             record = decode_checked(self.codec, value, self.policy.validation, int(self.clock() * 1000))
         except (DecodeError, InvalidRecordError) as exc:
-            await self._dead_letter(exc, _source(msg, value))
+            await self.send_dead_letter(exc, faust_source(msg, value))
             return None
         self.metrics.consumed(msg.topic, record["event_type"])
         self._advance_watermark(record["ts"])
         return record
 
-    async def _dead_letter(self, exc: DecodeError | InvalidRecordError, src: SourceRecord) -> Any:
+    async def send_dead_letter(self, exc: DecodeError | InvalidRecordError, src: SourceRecord) -> Any:
         """Send the record to the DLQ with its reason; returns the send's future (await it to know it landed)."""
         arrived_ms = src.timestamp_ms if src.timestamp_ms else int(self.clock() * 1000)
         record = dead_letter(
@@ -267,7 +265,7 @@ class DetectApp:
             await self._send_alert(surge)
         return sent
 
-    async def _send_finding(self, finding: Finding, source: Any) -> None:
+    async def send_finding(self, finding: Finding, source: Any) -> None:
         """Publish a finding, and send it straight to its domain's planner (ahead of the source's progress).
 
         ``source`` is the message that raised it: a finding the planner could not act on is
@@ -280,9 +278,9 @@ class DetectApp:
         why = unplannable(record)
         if why is not None:
             refused = InvalidRecordError(why, host_id=finding.host_id, event_type="FindingRaised")
-            await self._dead_letter(refused, _source(source, value))
+            await self.send_dead_letter(refused, faust_source(source, value))
             return
-        await _caught_up(self.inventory_tailer)
+        await catch_up_retrying(self.inventory_tailer)
         domain = self.inventory.domain_of(finding.host_id)
         await self.planner_topic.send(
             key=domain.encode(), value=to_wire(PlanFinding(domain, record)), force=True
@@ -294,7 +292,7 @@ class DetectApp:
             key=record["payload"]["alert_id"].encode(), value=self.codec.encode(record), force=now
         )
 
-    async def _publish(self, actions: list[Action]) -> None:
+    async def publish(self, actions: list[Action]) -> None:
         """Send actions (and the alerts they raise) now and wait until the broker has them all.
 
         Each action's alerts go first: nothing derives alerts from the log again, so an action
@@ -313,164 +311,3 @@ class DetectApp:
             self.metrics.actions.labels(action.kind).inc()
         if pending:
             await asyncio.gather(*pending)
-
-    # -- agents ---------------------------------------------------------------------------------
-
-    def _register(self) -> None:
-        app = self.app
-        policy = self.policy
-
-        @app.agent(self.errors_topic, name="errors")
-        async def errors(stream: faust.StreamT) -> None:
-            async for event in stream.events():
-                record = await self._valid_record(event)
-                if record is None:
-                    continue
-                msg = event.message
-                signal = classify(record, policy)
-                if signal is not None:
-                    stored = HostState.from_stored(self.repeat_table.get(signal.host_id))
-                    step = fold_host(stored, signal, (msg.partition, msg.offset), policy)
-                    if step.late:
-                        self.metrics.late.labels("errors").inc()
-                    if step.state is not None:
-                        self.repeat_table[signal.host_id] = step.state.stored()
-                    if step.finding is not None:
-                        await self._send_finding(step.finding, msg)
-                self.plans.source_times.errors_read(msg.partition, record["ts"])
-
-        @app.agent(self.summaries_topic, name="cluster")
-        async def cluster(stream: faust.StreamT) -> None:
-            async for event in stream.events():
-                t0 = time.perf_counter()
-                source = event.message
-                self._last_offsets[(source.topic, source.partition)] = source.offset
-                try:
-                    msg = cluster_message(event.value)
-                except msgspec.DecodeError as exc:
-                    refused = InvalidRecordError(f"not a cluster-stage message: {exc}")
-                    await self._dead_letter(refused, _source(source, event.value))
-                    continue
-                items = items_of(msg)
-                meta_key = f"{msg.cluster}|meta"
-                before = _windows(self.cluster_cache.get(meta_key))
-                findings, verdicts, late = self.cluster_stage.add_bundle(
-                    self.cluster_cache,
-                    msg.cluster,
-                    items,
-                    f"{source.partition}.{source.offset}",  # the same id when Faust replays it
-                )
-                if late:
-                    self.metrics.late.labels("cluster").inc(late)
-                if verdicts:
-                    self.metrics.windows_closed(msg.cluster, len({v.window_start for v in verdicts}))
-                if _windows(self.cluster_cache.get(meta_key)) != before:
-                    self.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
-                for finding in findings:
-                    await self._send_finding(finding, source)
-                floor = cluster_floor(ClusterMeta.from_stored(self.cluster_cache.get(meta_key)), policy.slow_host)
-                self.plans.source_times.cluster_read(source.partition, msg.cluster, floor)
-                self.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
-                self.metrics.handled.labels("cluster").inc(len(items))
-
-        @app.agent(self.planner_topic, name="planner")
-        async def planner(stream: faust.StreamT) -> None:
-            async for event in stream.events():
-                try:
-                    msg = planner_message(event.value)
-                except msgspec.ValidationError as exc:
-                    refused = InvalidRecordError(f"not a planner message: {exc}")
-                    await self._dead_letter(refused, _source(event.message, event.value))
-                    continue
-                await _caught_up(self.actions_tailer)
-                # left raised if publishing fails: no snapshot may keep actions the log never got
-                self._unacked += 1
-                await self._publish(self.plans.decide(self.fleet, msg, event.message.partition))
-                self._unacked -= 1
-
-        self.agents = {
-            "errors": errors,
-            "cluster": cluster,
-            "planner": planner,
-        }
-
-        @app.timer(self.settings.detect.tick_interval_s)
-        async def tick() -> None:
-            self.metrics.sample_rate()
-            if not self.plans.ordered and self.actions_tailer.started and self.inventory_tailer.started:
-                for tick in self.plans.ticks(self.fleet, self.watermark):
-                    await self.planner_topic.send(key=tick.domain.encode(), value=to_wire(tick), force=True)
-
-        @app.timer(PROGRESS_INTERVAL_S)
-        async def progress() -> None:
-            await self._send_progress()  # sent only when a mark changed, or as a keepalive
-
-        async def on_revoked(sender: Any, *args: Any, **kwargs: Any) -> None:
-            self.cluster_cache.drop()  # the table is the truth again after a rebalance
-
-        app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
-
-        @app.task
-        async def tailers() -> None:
-            await asyncio.gather(self.inventory_tailer.run(), self.actions_tailer.run())
-
-        @app.task
-        async def samples() -> None:
-            await self.samples_stage.run_until_stopped()
-
-        register_views(self)
-
-    async def _send_progress(self) -> None:
-        """Tell every planner partition how far the finding sources this worker owns have got."""
-        consumer = getattr(self.app, "_consumer", None)
-        if consumer is None or not self.plans.ordered:
-            return
-        # Faust keeps the offsets committed at assignment only here; a partition with nothing handled
-        # since is caught up when they reach its end
-        committed = getattr(consumer, "_committed_offset", {})
-        lag = self.samples_stage.lag()
-        upstream_quiet = bool(lag) and all(behind == 0 for _, _, behind in lag)
-        progress = await self.plans.progress(consumer, self._last_offsets, committed, upstream_quiet=upstream_quiet)
-        if progress is None:
-            return
-        value = to_wire(progress)
-        for partition in range(self.settings.detect.internal_partitions):
-            await self.planner_topic.send(key=None, partition=partition, value=value, force=True)
-
-
-def _windows(stored: dict[str, Any] | None) -> tuple[Any, ...]:
-    """The part of a cluster's meta that must be persisted at once when it changes."""
-    meta = ClusterMeta.from_stored(stored)
-    return tuple(sorted(meta.open)), meta.closed
-
-
-def _source(msg: Any, value: Any) -> SourceRecord:
-    """A Faust message's coordinates (its timestamp is in seconds)."""
-    key = msg.key if isinstance(msg.key, bytes | bytearray) else None
-    return SourceRecord(
-        topic=msg.topic,
-        partition=msg.partition,
-        offset=msg.offset,
-        key=bytes(key) if key is not None else None,
-        value=bytes(value) if isinstance(value, bytes | bytearray) else None,
-        timestamp_ms=int(msg.timestamp * 1000) if msg.timestamp else None,
-    )
-
-
-CATCH_UP_RETRY_S = 1.0
-
-
-async def _caught_up(tailer: LogTailer) -> None:
-    """``tailer.catch_up()``, retried until it succeeds (a broker outage, a long replay on start).
-
-    Giving up would lose the message being handled: faust-streaming acks an event whose
-    processing raised, so the finding would never be planned.
-    """
-
-    while True:
-        try:
-            await tailer.catch_up()
-            return
-        except (TimeoutError, KafkaError) as exc:
-            log.warning("%s: not caught up yet (%s); retrying", tailer.topic, type(exc).__name__)
-            await asyncio.sleep(CATCH_UP_RETRY_S)

@@ -6,7 +6,7 @@ updates, or at once when the caller says the update matters (a window closed). I
 on every rebalance, so a partition that comes back is read from the table again.
 
 Used by the cluster stage (keyed by cluster; the per-host windows on ``fleet.samples`` have
-their own checkpoints, see ``streams.samples``). Trade-off: after a crash, a key's state
+their own checkpoints, see ``streams.sample_partitions``). Trade-off: after a crash, a key's state
 restarts from its last write while the stream restarts from the last committed offset, so
 up to ``every`` updates of it may be applied twice or not at all; writes the caller marks
 as mattering (a window opened or closed) always go through at once.

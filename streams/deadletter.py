@@ -2,11 +2,57 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from schemas import FLEET, DecodeError, RecordDeadLettered
 from streams.errors import InvalidRecordError
 from streams.ids import dead_letter_id
+
+if TYPE_CHECKING:
+    from aiokafka.structs import ConsumerRecord
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    """Where a record came from, for its dead letter."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp_ms: int | None
+
+
+# sends a dead letter; what it returns is the send's future (await it to know it landed)
+DeadLetter = Callable[[DecodeError | InvalidRecordError, SourceRecord], Awaitable[Awaitable[Any]]]
+
+
+def faust_source(msg: Any, value: Any) -> SourceRecord:
+    """A Faust message's coordinates (its timestamp is in seconds)."""
+    key = msg.key if isinstance(msg.key, bytes | bytearray) else None
+    return SourceRecord(
+        topic=msg.topic,
+        partition=msg.partition,
+        offset=msg.offset,
+        key=bytes(key) if key is not None else None,
+        value=bytes(value) if isinstance(value, bytes | bytearray) else None,
+        timestamp_ms=int(msg.timestamp * 1000) if msg.timestamp else None,
+    )
+
+
+def consumer_source(message: ConsumerRecord[bytes, bytes]) -> SourceRecord:
+    """An aiokafka record's coordinates (its timestamp is in milliseconds)."""
+    return SourceRecord(
+        topic=message.topic,
+        partition=message.partition,
+        offset=message.offset,
+        key=message.key,
+        value=message.value,
+        timestamp_ms=message.timestamp,
+    )
 
 
 def dead_letter(

@@ -1,7 +1,7 @@
 """Which of a worker's samples partitions are idle: caught up, by fresh fetches, for a whole timeout.
 
-Idleness is declared at the source and nowhere else (see ``streams.samples``): pure bookkeeping here,
-fed by the stage after every fetch.
+Idleness is declared at the source and nowhere else (see ``streams.sample_partitions``): pure
+bookkeeping here, fed by the stage after every fetch.
 """
 
 from __future__ import annotations

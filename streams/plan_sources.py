@@ -9,8 +9,9 @@ partition (``streams.plan_order``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from streams.plan_order import Mark, cluster_source, errors_source
 from streams.policy import SlowHostPolicy
@@ -18,17 +19,29 @@ from streams.slow import ClusterStage
 from streams.slow_state import ClusterMeta
 
 
-def cluster_floor(meta: ClusterMeta, policy: SlowHostPolicy) -> int | None:
-    """No slow-host finding of this cluster comes later at or before this time.
+def cluster_floor(store: Mapping[str, Any], cluster: str, policy: SlowHostPolicy) -> int | None:
+    """No slow-host finding of ``cluster`` comes later at or before this time, as its meta in ``store`` says.
 
-    A finding's time is its window's end. Windows close in order once the cluster's watermark is
-    a grace past their end, so a window not closed yet ends after the last one closed and after
-    the watermark less that grace; None before the cluster has any time at all.
+    ``store`` is what the cluster stage writes to (its table's cache live, a plain dict in the
+    backtest). A finding's time is its window's end. Windows close in order once the cluster's
+    watermark is a grace past their end, so a window not closed yet ends after the last one closed
+    and after the watermark less that grace; None before the cluster has any time at all.
     """
+    meta = ClusterMeta.from_stored(store.get(f"{cluster}|meta"))
     wm = ClusterStage.watermark(meta)
     bounds = [t for t in (meta.closed, None if wm is None else wm - max(policy.cluster_grace, policy.window))]
     known = [t for t in bounds if t is not None]
     return max(known) if known else None
+
+
+def cluster_drained(store: Mapping[str, Any], cluster: str) -> bool:
+    """Every samples partition has declared itself idle to ``cluster``: none of its summaries is on its way.
+
+    The samples partitions' owners say so on the summaries partition itself (``SourceIdle``, after
+    whatever they sent before), so a worker that owns no samples partition knows it too.
+    """
+    meta = ClusterMeta.from_stored(store.get(f"{cluster}|meta"))
+    return len(meta.pwm) >= meta.nsrc and set(meta.pwm) <= set(meta.idle)
 
 
 @dataclass(slots=True)
@@ -37,13 +50,24 @@ class SourceTimes:
 
     errors: dict[int, int] = field(default_factory=dict)
     clusters: dict[int, dict[str, int | None]] = field(default_factory=dict)
+    drained: dict[int, dict[str, bool]] = field(default_factory=dict)  # per partition, ``cluster_drained``
 
     def errors_read(self, partition: int, ts: int) -> None:
         """An errors record of ``ts`` was handled: a later one of the same time may still raise a finding."""
         self.errors[partition] = max(self.errors.get(partition, ts - 1), ts - 1)
 
-    def cluster_read(self, partition: int, cluster: str, floor: int | None) -> None:
+    def cluster_read(self, partition: int, cluster: str, floor: int | None, *, drained: bool = False) -> None:
         self.clusters.setdefault(partition, {})[cluster] = floor
+        self.drained.setdefault(partition, {})[cluster] = drained
+
+    def upstream_idle(self, partition: int) -> bool:
+        """Every cluster the partition has carried is drained (none yet: not known to be)."""
+        flags = self.drained.get(partition, {})
+        return bool(flags) and all(flags.values())
+
+    def forget_upstream(self, partition: int) -> None:
+        """Another worker owned it meanwhile: what its clusters said then is out of date."""
+        self.drained.pop(partition, None)
 
     def marks(
         self, errors: Iterable[tuple[int, bool]], clusters: Iterable[tuple[int, bool]]

@@ -1,6 +1,6 @@
 """A detect worker's planner side: deciding each planner-topic message, and what its timer sends.
 
-The planner agent and the timer in ``streams.app`` only move bytes. This shell keeps the planning
+The planner agent and the timers in ``streams.agents`` only move bytes. This shell keeps the planning
 state around the pure ``Planner``: one ``OrderedPlan`` per planner partition in event-time order,
 the finding sources' times, and what was last sent. It also asks the consumer how far each
 source partition this worker owns has been read.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from aiokafka.errors import KafkaError
@@ -22,6 +22,7 @@ from streams.lifecycle import Action, FleetState
 from streams.messages import PlanProgress, PlanTick, SourceMark
 from streams.plan_order import Mark, OrderedPlan
 from streams.plan_sources import SourceTimes
+from streams.plan_ticks import TickSchedule
 from streams.planner import Planner
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class PlannerShell:
         self.plans: dict[int, OrderedPlan] = {}
         self._marks_sent: tuple[Any, ...] = ()
         self._marks_sent_at = 0.0
-        self._ticked: dict[str, tuple[Any, ...]] = {}
+        self._ticks = TickSchedule(planner, size)
         self._listed: dict[Any, int] = {}  # end offsets asked of the broker for partitions not fetched yet
         self._quiet: dict[Any, tuple[int | None, float]] = {}  # partition -> (last handled, caught up since)
 
@@ -118,14 +119,18 @@ class PlannerShell:
         the offsets the group had committed when the partitions were assigned. A source is idle once
         it has been caught up, with nothing new handled, for ``quiet_s``: a finding of another source
         still in flight (a producer's retry, a stage's next batch) gets that long to arrive. A cluster
-        source is idle only while ``upstream_quiet`` (the samples stage feeding it is caught up too).
+        source is idle only while the samples feeding it are caught up too: ``upstream_quiet`` (this
+        worker's samples stage is), or every samples partition has declared itself idle to every
+        cluster the source carries (``SourceTimes.upstream_idle``; a worker owning no samples
+        partition has only that).
         """
         owned = sorted(tp for tp in consumer.assignment() if tp.topic in self.stage_of)
         await self._list_unfetched(consumer, owned)
         read: dict[str, list[tuple[int, bool]]] = {"errors": [], "cluster": []}
         for tp in owned:
             stage = self.stage_of[tp.topic]
-            caught_up = self._caught_up(consumer, tp, handled, committed) and (stage == "errors" or upstream_quiet)
+            quiet = stage == "errors" or upstream_quiet or self.source_times.upstream_idle(tp.partition)
+            caught_up = self._caught_up(consumer, tp, handled, committed) and quiet
             read[stage].append((tp.partition, self._idle(tp, handled.get((tp.topic, tp.partition)), caught_up)))
         marks = self.source_times.marks(read["errors"], read["cluster"])
         now = time.monotonic()
@@ -133,6 +138,18 @@ class PlannerShell:
             return None
         self._marks_sent, self._marks_sent_at = tuple(marks), now
         return PlanProgress([SourceMark(source, m.ts, m.idle) for source, m in marks])
+
+    def revoked(self, partitions: Iterable[Any]) -> None:
+        """Forget what was seen of partitions this worker no longer owns.
+
+        Back after a rebalance, a partition is quiet again only after ``quiet_s`` from then, and its
+        end is asked of the broker again: an earlier ownership's answers are out of date.
+        """
+        for tp in partitions:
+            self._quiet.pop(tp, None)
+            self._listed.pop(tp, None)
+            if self.stage_of.get(tp.topic) == "cluster":
+                self.source_times.forget_upstream(tp.partition)
 
     async def _list_unfetched(self, consumer: SourceConsumer, owned: list[Any]) -> None:
         """Ask the broker for the end of partitions the consumer has no fetch answer for yet.
@@ -177,12 +194,8 @@ class PlannerShell:
 
     def ticks(self, fleet: FleetState, watermark: int) -> list[PlanTick]:
         """Ticks for the domains whose work changed since their last tick (arrival order only)."""
-        out = []
-        for domain in sorted(fleet.domains):
-            signature = self.planner.work_signature(fleet, domain, self.size(domain), watermark)
-            if signature is not None and self._ticked.get(domain) != signature:
-                self._ticked[domain] = signature
-                out.append(PlanTick(domain, watermark))
+        out: list[PlanTick] = []
+        self._ticks.tick(fleet, watermark, lambda domain: out.append(PlanTick(domain, watermark)))
         return out
 
 

@@ -13,8 +13,8 @@ import msgspec
 
 from streams.policy import Policy
 from streams.samples_checkpoint import PartitionState
-from streams.slow import HostStage, window_bounds
 from streams.slow_messages import ClusterItem, SourceIdle, SourceProgress
+from streams.slow_windows import HostStage, window_bounds
 
 
 class SampleFolder:

@@ -2,36 +2,10 @@
 
 Samples are nearly all of a worker's input, and Faust's per-event stream, ack and table
 machinery cost ~5x what decoding them does (docs/benchmarks/detect.md). This stage reads
-them in batches instead, folds them into per-host event-time windows (``HostStage``, pure)
-held in memory, and sends each closed window's summary, and each partition's event-time
-progress, to the cluster stage's topic (a Faust agent again), bundled per cluster per batch
-so that Faust handles one event per batch rather than one per summary (``SummaryBundle``,
-``streams.slow_messages``).
-
-State is checkpointed, not changelogged: every ``samples_checkpoint_s`` the worker waits
-for its summaries and dead letters to be acknowledged, then writes one record per owned
-partition holding the partition's whole host-window state *and* the offset it is valid
-for (``streams.samples_checkpoint``), to a compacted topic with one partition per samples
-partition. A worker taking a
-partition over (restart, rebalance, crash) reads that one record and seeks to its offset,
-so the state it resumes from is exactly the state those offsets produced: the replayed
-records re-emit the same summaries (the cluster stage stores each host's summary under one
-key, so a repeat overwrites itself; only the progress mark they carry may differ, and the
-cluster stage keeps the highest), and no window is missed or double-counted. A partition
-whose fold was interrupted (cancelled, or a dead letter failed) or whose sends were not
-acknowledged is not checkpointed: the windows that fold closed would be gone from the saved
-state without their summaries ever sent.
-
-Event time used for progress is capped at the wall clock: validation lets a record through up
-to ``max_future`` ahead, and one host whose clock runs ahead must not close every cluster's
-windows before its peers' summaries arrive.
-
-Idleness is declared here, at the source, and nowhere else: a partition whose fetches have
-come back empty, with nothing left to read, for ``idle_partition_timeout`` of wall time is
-announced idle to every cluster, and stops holding their watermarks back until it has data
-again. A partition merely not heard from (the broker restarting, the worker down, a fetch
-failing) is never idle: the cluster stage waits for it, so an outage cannot make one
-partition's hosts late for the others' windows.
+them in batches instead, in a consumer group of its own, and hands each batch to the
+partitions it owns (``streams.sample_partitions``: host windows, the summaries sent to the
+cluster stage, checkpoints, idle partitions). Here: the clients, the fetch loop, the rebalance
+listener, and starting again from the checkpoints when a run fails.
 """
 
 from __future__ import annotations
@@ -39,47 +13,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
-from aiokafka.structs import ConsumerRecord
 
-from schemas import Codec, DecodeError
-from streams.errors import InvalidRecordError
-from streams.idle_sources import IdleSources, caught_up
-from streams.metrics import DetectMetrics
-from streams.policy import Policy
-from streams.sample_folder import SampleFolder, capped
-from streams.samples_checkpoint import PartitionState
-from streams.slow_messages import ClusterItem, SummaryBundle, encode
-from streams.validate import decode_checked
+from streams.sample_partitions import FETCH_MAX_WAIT_MS, SamplePartitions
 
 log = logging.getLogger(__name__)
 
-YIELD_EVERY = 200  # records folded between two turns of the event loop
 FINAL_CHECKPOINT_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
 RESTART_AFTER_S = 1.0  # after a failure: as the clients' reconnect backoff (kafka.reconnect_backoff_max_ms)
-FETCH_MAX_WAIT_MS = 100  # a caught-up consumer fetches about this often
-FETCH_FRESH_MS = 20 * FETCH_MAX_WAIT_MS  # an older fetch answer says nothing about "caught up now"
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRecord:
-    """Where a record came from, for its dead letter."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    timestamp_ms: int | None
-
-
-DeadLetter = Callable[[DecodeError | InvalidRecordError, SourceRecord], Awaitable[Awaitable[Any]]]
 
 
 class SamplesStage:
@@ -87,65 +32,38 @@ class SamplesStage:
 
     def __init__(
         self,
+        partitions: SamplePartitions,
         *,
-        topic: str,
-        summaries_topic: str,
-        checkpoint_topic: str,
         group_id: str,
-        client_config: dict[str, Any],
-        folder: SampleFolder,
-        codec: Codec,
-        policy: Policy,
-        metrics: DetectMetrics,
-        dead_letter: DeadLetter,
         checkpoint_s: float,
-        bundle_max: int = 500,
         group_config: Mapping[str, Any] | None = None,
-        on_watermark: Callable[[int], None] = lambda ts: None,
-        clock: Callable[[], float] = time.time,
     ) -> None:
-        self.topic = topic
-        self.summaries_topic = summaries_topic
-        self.checkpoint_topic = checkpoint_topic
+        self.partitions = partitions
+        self.topic = partitions.topic
+        self.summaries_topic = partitions.summaries_topic
+        self.client_config = partitions.client_config
         self.group_id = group_id
-        self.client_config = client_config
-        self.folder = folder
-        self.codec = codec
-        self.policy = policy
-        self.metrics = metrics
-        self.dead_letter = dead_letter
         self.checkpoint_s = checkpoint_s
-        self.bundle_max = bundle_max  # summaries per message to the cluster stage (one Faust event)
         self.group_config = dict(group_config or {})  # session timeout, heartbeats: as the Faust agents'
-        self.on_watermark = on_watermark
-        self.clock = clock
-        self.parts: dict[int, PartitionState] = {}
-        self._dirty: set[int] = set()
-        self._torn: set[int] = set()  # mid-fold: state ahead of the summaries sent for it
-        self._pending: list[Awaitable[Any]] = []
-        self._lock = asyncio.Lock()
-        self._consumer: AIOKafkaConsumer | None = None
-        self._producer: AIOKafkaProducer | None = None
         self._stopping = False
         self.restarts = 0  # times run() failed and was started again (/health)
         self.started = asyncio.Event()
-        self.idle = IdleSources(policy.slow_host.idle_partition_timeout)
 
     # -- observation ----------------------------------------------------------------------------
 
     def assignment(self) -> list[str]:
-        return [f"{self.topic}[{p}]" for p in sorted(self.parts)]
+        return [f"{self.topic}[{p}]" for p in sorted(self.partitions.parts)]
 
     def idle_partitions(self) -> list[str]:
         """Owned partitions declared idle (caught up, nothing new for the idle timeout)."""
-        return [f"{self.topic}[{p}]" for p in self.idle.declared()]
+        return [f"{self.topic}[{p}]" for p in self.partitions.idle.declared()]
 
     def lag(self) -> list[tuple[str, int, int]]:
-        consumer = self._consumer
+        consumer = self.partitions.consumer
         if consumer is None:
             return []
         out = []
-        for p, state in sorted(self.parts.items()):
+        for p, state in sorted(self.partitions.parts.items()):
             high = consumer.highwater(TopicPartition(self.topic, p))
             if high is not None:
                 out.append((self.topic, p, max(0, high - state.next_offset)))
@@ -180,16 +98,8 @@ class SamplesStage:
                 "samples stage failed (%s: %s); starting again from its checkpoints in %g s",
                 type(failure).__name__, failure, retry_s,
             )  # fmt: skip
-            self._forget_all()
+            self.partitions.forget_all()
             await asyncio.sleep(retry_s)
-
-    def _forget_all(self) -> None:
-        for p in list(self.parts):
-            self.idle.forget(p)
-        self.parts.clear()
-        self._dirty.clear()
-        self._torn.clear()
-        self._pending.clear()
 
     async def run(self) -> None:
         """Consume until ``stop()`` or cancellation; checkpoint what is owned on the way out."""
@@ -206,231 +116,42 @@ class SamplesStage:
         try:  # a start that fails (broker gone) stops both clients too: run() is started again
             await producer.start()
             await consumer.start()
-            self._consumer, self._producer = consumer, producer
-            consumer.subscribe([self.topic], listener=_Listener(self))
+            parts = self.partitions
+            parts.consumer, parts.producer = consumer, producer
+            consumer.subscribe([self.topic], listener=_Listener(parts))
             self.started.set()
             last_checkpoint = time.monotonic()
             while not self._stopping:
                 batches = await consumer.getmany(timeout_ms=200, max_records=2000)
-                async with self._lock:
+                async with parts.lock:
                     for tp, messages in batches.items():
-                        await self._fold_batch(tp.partition, messages)
-                    await self._declare_idle(consumer)
+                        await parts.fold_batch(tp.partition, messages)
+                    await parts.declare_idle(consumer)
                     if time.monotonic() - last_checkpoint >= self.checkpoint_s:
-                        await self._checkpoint(sorted(self._dirty))
+                        await parts.checkpoint(sorted(parts.dirty))
                         last_checkpoint = time.monotonic()
         finally:
+            parts = self.partitions
             try:
-                if self._producer is not None:
-                    async with self._lock:
-                        await asyncio.wait_for(self._checkpoint(sorted(self._dirty)), FINAL_CHECKPOINT_TIMEOUT_S)
+                if parts.producer is not None:
+                    async with parts.lock:
+                        await asyncio.wait_for(parts.checkpoint(sorted(parts.dirty)), FINAL_CHECKPOINT_TIMEOUT_S)
             except Exception as exc:  # the broker is gone: the last checkpoint stands
                 log.warning("samples stage: no final checkpoint (%s)", exc)
-            self._consumer = self._producer = None
+            parts.consumer = parts.producer = None
             for client in (consumer, producer):
                 try:  # with the broker gone a stop can wait for request timeouts: do not hold up shutdown
                     await asyncio.wait_for(client.stop(), STOP_TIMEOUT_S)
                 except Exception as exc:
                     log.warning("samples stage: %s did not stop cleanly: %s", type(client).__name__, exc)
 
-    # -- the hot path ---------------------------------------------------------------------------
-
-    async def _fold_batch(self, partition: int, messages: list[ConsumerRecord[bytes, bytes]]) -> None:
-        state = self.parts.get(partition)
-        if state is None:
-            return  # revoked while this batch was in flight
-        self._torn.add(partition)  # until its summaries are sent, a checkpoint would lose them
-        counts: Counter[str] = Counter()
-        bundles: dict[str, list[ClusterItem]] = {}
-        late = 0
-        newest = -1
-        now_ms = int(self.clock() * 1000)
-        for n, message in enumerate(messages, 1):
-            if n % YIELD_EVERY == 0:
-                await asyncio.sleep(0)  # let the API, the heartbeats and the other stages run
-            if message.offset < state.next_offset:
-                continue  # already inside the checkpoint this partition resumed from
-            record, failure = self._valid(message, now_ms)
-            if failure is not None:
-                self._pending.append(await self.dead_letter(failure, _source(message)))
-            elif record is not None:
-                counts[record["event_type"]] += 1
-                newest = max(newest, capped(record["ts"], now_ms))  # a fast clock must not run ticks early
-                out, was_late = self.folder.fold(state, record, now_ms)
-                late += was_late
-                for msg in out:
-                    bundles.setdefault(msg.cluster, []).append(msg)
-            state.next_offset = message.offset + 1
-        if messages and self.idle.resume(partition) and state.wm >= 0:
-            for msg in self.folder.progress(state):  # count this partition in the watermark again
-                bundles.setdefault(msg.cluster, []).append(msg)
-        await self._send_bundles(bundles)
-        self._dirty.add(partition)
-        self._torn.discard(partition)
-        for event_type, n in counts.items():
-            self.metrics.consumed(self.topic, event_type, n)
-        if late:
-            self.metrics.late.labels("samples").inc(late)
-        if newest >= 0:
-            self.on_watermark(newest)
-
-    async def _send_bundles(self, bundles: dict[str, list[ClusterItem]]) -> None:
-        """Messages for the cluster stage, one bundle (one Faust event) per cluster and ``bundle_max``."""
-        assert self._producer is not None
-        for cluster, items in bundles.items():
-            for i in range(0, len(items), self.bundle_max):
-                value = encode(SummaryBundle(cluster, tuple(items[i : i + self.bundle_max])))
-                sent = await self._producer.send(self.summaries_topic, key=cluster.encode(), value=value)
-                self._pending.append(sent)
-
-    async def _declare_idle(self, consumer: AIOKafkaConsumer) -> None:
-        """Announce partitions that fresh fetches have shown caught up for the whole idle timeout."""
-        now_ms = int(time.time() * 1000)  # aiokafka stamps its fetch answers with the wall clock
-        assigned = consumer.assignment()
-        bundles: dict[str, list[ClusterItem]] = {}
-        for p, state in sorted(self.parts.items()):
-            tp = TopicPartition(self.topic, p)
-            if tp not in assigned:
-                continue
-            done = caught_up(
-                state.next_offset,
-                consumer.highwater(tp),
-                consumer.last_poll_timestamp(tp),
-                now_ms,
-                FETCH_FRESH_MS,
-            )
-            if self.idle.observe(p, caught_up=done, now_ms=now_ms):
-                notices = self.folder.progress(state, "idle")
-                if not notices:
-                    self.idle.retract(p)  # no cluster known yet (empty inventory): nobody to tell
-                    continue
-                log.debug("samples[%d]: idle (caught up at offset %d, nothing new)", p, state.next_offset)
-                for msg in notices:
-                    bundles.setdefault(msg.cluster, []).append(msg)
-        await self._send_bundles(bundles)
-
-    def _valid(
-        self, message: ConsumerRecord[bytes, bytes], now_ms: int
-    ) -> tuple[dict[str, Any] | None, DecodeError | InvalidRecordError | None]:
-        try:
-            record = decode_checked(self.codec, message.value, self.policy.validation, now_ms)
-        except (DecodeError, InvalidRecordError) as exc:
-            return None, exc
-        return record, None
-
-    # -- checkpoints ----------------------------------------------------------------------------
-
-    async def _checkpoint(self, partitions: Iterable[int]) -> None:
-        """Wait for every output so far, then write the state of ``partitions`` with its offsets."""
-        producer = self._producer
-        if producer is None:
-            return
-        await self._await_pending()
-        partitions = [p for p in partitions if p not in self._torn]  # their last checkpoint stands
-        acks = []
-        offsets = {}
-        for p in partitions:
-            state = self.parts.get(p)
-            if state is None:
-                continue
-            acks.append(
-                await producer.send(
-                    self.checkpoint_topic, key=str(p).encode(), value=state.to_bytes(), partition=p
-                )
-            )
-            offsets[TopicPartition(self.topic, p)] = state.next_offset
-        if acks:
-            await asyncio.gather(*acks)
-        self._dirty.difference_update(partitions)
-        if offsets and self._consumer is not None:
-            try:  # for lag tools only: the checkpoint is what a worker resumes from
-                await self._consumer.commit(offsets)
-            except Exception as exc:  # e.g. a rebalance is under way
-                log.debug("samples stage: offset commit skipped: %s", exc)
-
-    async def _await_pending(self) -> None:
-        """Wait for the outputs sent so far; a failed one stays pending, so no checkpoint can pass it."""
-        pending = list(self._pending)
-        if pending:
-            await asyncio.gather(*pending)
-        del self._pending[: len(pending)]
-
-    async def load(self, partitions: Iterable[int]) -> dict[int, PartitionState]:
-        """The newest checkpoint of each partition (the last record of its checkpoint partition)."""
-        tps = [TopicPartition(self.checkpoint_topic, p) for p in partitions]
-        if not tps:
-            return {}
-        reader = AIOKafkaConsumer(group_id=None, enable_auto_commit=False, **self.client_config)
-        await reader.start()
-        try:
-            reader.assign(tps)
-            ends = await reader.end_offsets(tps)
-            found: dict[int, PartitionState] = {}
-            for tp in tps:
-                if ends[tp] > 0:
-                    reader.seek(tp, ends[tp] - 1)
-            waiting = {tp for tp in tps if ends[tp] > 0}
-            while waiting:
-                batches = await reader.getmany(*waiting, timeout_ms=1000)
-                for tp, messages in batches.items():
-                    for message in messages:
-                        if message.value is not None:
-                            found[tp.partition] = PartitionState.from_bytes(message.value)
-                    if await reader.position(tp) >= ends[tp]:
-                        waiting.discard(tp)
-            return found
-        finally:
-            await reader.stop()
-
-    async def on_assigned(self, assigned: set[TopicPartition]) -> None:
-        consumer = self._consumer
-        mine = sorted(tp.partition for tp in assigned if tp.topic == self.topic)
-        loaded = await self.load([p for p in mine if p not in self.parts])
-        for p in mine:
-            if p in self.parts:
-                continue
-            state = loaded.get(p) or PartitionState(partition=p)
-            self.parts[p] = state
-            self.idle.take_over(p)
-            if consumer is not None:
-                tp = TopicPartition(self.topic, p)
-                if p in loaded:
-                    consumer.seek(tp, state.next_offset)
-                else:
-                    await consumer.seek_to_beginning(tp)
-            log.info("samples[%d]: resuming at offset %d (%d hosts)", p, state.next_offset, len(state.hosts))
-
-    async def on_revoked(self, revoked: set[TopicPartition]) -> None:
-        mine = sorted(tp.partition for tp in revoked if tp.topic == self.topic and tp.partition in self.parts)
-        async with self._lock:
-            try:
-                await self._checkpoint(mine)  # skips a torn partition: the next owner replays it
-            except Exception as exc:  # the next owner resumes from the previous checkpoint
-                log.warning("samples stage: checkpoint on revoke failed: %s", exc)
-            for p in mine:
-                self.parts.pop(p, None)
-                self._dirty.discard(p)
-                self._torn.discard(p)
-                self.idle.forget(p)
-
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
-    def __init__(self, stage: SamplesStage) -> None:
-        self.stage = stage
+    def __init__(self, partitions: SamplePartitions) -> None:
+        self.partitions = partitions
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        await self.stage.on_revoked(revoked)
+        await self.partitions.on_revoked(revoked)
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
-        await self.stage.on_assigned(assigned)
-
-
-def _source(message: ConsumerRecord[bytes, bytes]) -> SourceRecord:
-    return SourceRecord(
-        topic=message.topic,
-        partition=message.partition,
-        offset=message.offset,
-        key=message.key,
-        value=message.value,
-        timestamp_ms=message.timestamp,
-    )
+        await self.partitions.on_assigned(assigned)

@@ -1,4 +1,4 @@
-"""The samples stage's per-partition state and its checkpoint record (see ``streams.samples``).
+"""The samples stage's per-partition state and its checkpoint record (see ``streams.sample_partitions``).
 
 ``PartitionState`` is the live, mutable state of one samples partition; ``Checkpoint`` is the
 typed, versioned record written for it to the compacted checkpoint topic: the same JSON keys

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
 
 from schemas import Codec, DecodeError
 from streams.log_mark import LogMark, checksum
@@ -184,3 +185,21 @@ class LogTailer:
     @property
     def started(self) -> bool:
         return self._started.is_set()
+
+
+CATCH_UP_RETRY_S = 1.0
+
+
+async def catch_up_retrying(tailer: LogTailer) -> None:
+    """``tailer.catch_up()``, retried until it succeeds (a broker outage, a long replay on start).
+
+    Giving up would lose the message being handled: faust-streaming acks an event whose
+    processing raised, so the finding would never be planned.
+    """
+    while True:
+        try:
+            await tailer.catch_up()
+            return
+        except (TimeoutError, KafkaError) as exc:
+            log.warning("%s: not caught up yet (%s); retrying", tailer.topic, type(exc).__name__)
+            await asyncio.sleep(CATCH_UP_RETRY_S)

@@ -26,6 +26,7 @@ from streams.inventory import Inventory
 from streams.lifecycle import Action, FleetState, apply_logged
 from streams.plan_order import OrderedPlan, all_sources
 from streams.plan_sources import SourceTimes, cluster_floor
+from streams.plan_ticks import TickSchedule
 from streams.planner import Planner, unplannable
 from streams.policy import Policy
 from streams.repeat import HostState, fold_host
@@ -33,7 +34,6 @@ from streams.sample_folder import SampleFolder
 from streams.samples_checkpoint import PartitionState
 from streams.slow import ClusterStage
 from streams.slow_messages import ClusterItem
-from streams.slow_state import ClusterMeta
 from streams.validate import check
 
 # Event time between two planner ticks (the live worker ticks every second of wall time).
@@ -80,6 +80,7 @@ class Replay:
             else None
         )
         self.times = SourceTimes()
+        self.ticks = TickSchedule(self.planner, self.inventory.domain_size, skip_unchanged=True)
         self.sampled = False  # a cluster source with no sample yet holds nothing back
         self.repeat: dict[str, HostState] = {}
         self.folder = SampleFolder(policy, 1, lambda: {h.cluster for h in self.inventory.hosts.values()})
@@ -94,9 +95,6 @@ class Replay:
         self.offset = 0
         self.watermark: int | None = None
         self.next_tick: int | None = None
-        self._ticked: dict[str, tuple[Any, ...]] = {}
-        self._tick_count = -1  # FleetState.count at the last tick
-        self._due: int | None = None  # the earliest repair due, as of the last tick
         self.pending: list[ClusterItem] = []  # cluster-stage messages not sent yet
 
     # -- the stream -------------------------------------------------------------------------------
@@ -176,8 +174,8 @@ class Replay:
                 self.late["cluster"] += late
             for finding in findings:
                 self._plan(finding)
-            meta = ClusterMeta.from_stored(self.cluster_store.get(f"{cluster}|meta"))
-            self.times.cluster_read(PARTITION, cluster, cluster_floor(meta, self.policy.slow_host))
+            floor = cluster_floor(self.cluster_store, cluster, self.policy.slow_host)
+            self.times.cluster_read(PARTITION, cluster, floor)
 
     # -- the planner ------------------------------------------------------------------------------
 
@@ -195,29 +193,16 @@ class Replay:
         self.actions += self.planner.on_finding(self.fleet, finding, domain, size)
 
     def tick(self) -> None:
-        """Move every domain with work due at the watermark (``PlannerShell.ticks`` and the planner agent).
-
-        A domain's work signature depends on the event time only through its next due repair; the
-        rest changes only with the fleet state (``FleetState.count``). Unless one of those moved, no
-        signature can have changed since the last tick, and it is skipped without asking each domain.
-        """
+        """Move every domain with work due at the watermark, as ``PlannerShell.ticks`` and the planner agent do."""
         if self.ordered is not None:
             self._progress(idle=False)
             return
         wm = self.watermark
-        if wm is None or (self.fleet.count == self._tick_count and (self._due is None or wm < self._due)):
-            return
-        for domain in sorted(self.fleet.domains):
-            size = self.inventory.domain_size(domain)
-            signature = self.planner.work_signature(self.fleet, domain, size, wm)
-            if signature is not None and self._ticked.get(domain) != signature:
-                self._ticked[domain] = signature
-                self.actions += self.planner.reconcile(self.fleet, domain, size, wm)
-        self._tick_count = self.fleet.count
-        dues = [
-            d for d in (self.planner.next_due(self.fleet, dom) for dom in self.fleet.domains) if d is not None
-        ]
-        self._due = min(dues, default=None)
+        if wm is not None:
+            self.ticks.tick(self.fleet, wm, lambda domain: self._reconcile(domain, wm))
+
+    def _reconcile(self, domain: str, now: int) -> None:
+        self.actions += self.planner.reconcile(self.fleet, domain, self.inventory.domain_size(domain), now)
 
     def _progress(self, *, idle: bool) -> None:
         """Both sources' progress to the ordered planner, as a worker's timer sends it."""

@@ -21,7 +21,7 @@ from ground.settings import Settings
 from schemas import Codec
 from streams.app import DetectApp
 from streams.policy import Policy
-from streams.slow_messages import ClusterItem, HostSummary, SourceProgress, SummaryBundle, encode
+from streams.slow_messages import ClusterItem, HostSummary, SourceIdle, SourceProgress, SummaryBundle, encode
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -134,6 +134,21 @@ def test_cluster_agent_scores_a_bundle_and_reports_the_slow_host(
     assert findings[0]["payload"]["evidence"]["slow_windows"].startswith("2/")
 
 
+def test_the_cluster_agent_tells_the_planner_shell_when_every_samples_partition_is_idle(
+    detect: tuple[DetectApp, Sent],
+) -> None:
+    app, _ = detect
+
+    async def feed(item: ClusterItem) -> None:
+        async with app.agents["cluster"].test_context() as agent:
+            await agent.put(encode(SummaryBundle("c0", (item,))), key=b"c0", partition=0)
+
+    run(app, feed(SourceProgress(cluster="c0", src=0, nsrc=1, wm=START_TS)))
+    assert not app.plans.source_times.upstream_idle(0)
+    run(app, feed(SourceIdle(cluster="c0", src=0, nsrc=1, wm=START_TS)))
+    assert app.plans.source_times.upstream_idle(0)
+
+
 def test_a_malformed_cluster_stage_message_is_dead_lettered_and_the_agent_goes_on(
     detect: tuple[DetectApp, Sent],
 ) -> None:
@@ -172,8 +187,8 @@ def test_a_finding_the_planner_cannot_act_on_is_published_and_dead_lettered_not_
     app, sent = detect
     app.inventory_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
     planned = app.planner_topic.send = AsyncMock()  # type: ignore[method-assign]
-    run(app, app._send_finding(f.finding("h1", fid="bad", action="bogus"), _raised_by()))
-    run(app, app._send_finding(f.finding("h2", fid="good"), _raised_by(offset=8)))
+    run(app, app.send_finding(f.finding("h1", fid="bad", action="bogus"), _raised_by()))
+    run(app, app.send_finding(f.finding("h2", fid="good"), _raised_by(offset=8)))
     dead = sent.decoded(app.settings.topics.dlq.name)
     assert [d["payload"]["reason"] for d in dead] == ["unplannable_finding: unknown recommended_action 'bogus'"]
     assert dead[0]["payload"]["source_offset"] == 7
@@ -186,13 +201,13 @@ def test_a_catch_up_timeout_delays_a_finding_instead_of_dropping_it(
     detect: tuple[DetectApp, Sent], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """faust-streaming acks an event whose processing raised: a timeout must be retried, not raised."""
-    import streams.app
+    import streams.tailer
 
     app, _ = detect
-    monkeypatch.setattr(streams.app, "CATCH_UP_RETRY_S", 0.01)
+    monkeypatch.setattr(streams.tailer, "CATCH_UP_RETRY_S", 0.01)
     app.inventory_tailer.catch_up = AsyncMock(side_effect=[TimeoutError(), None])  # type: ignore[method-assign]
     planned = app.planner_topic.send = AsyncMock()  # type: ignore[method-assign]
-    run(app, app._send_finding(f.finding("h1", fid="ok"), _raised_by()))
+    run(app, app.send_finding(f.finding("h1", fid="ok"), _raised_by()))
     assert app.inventory_tailer.catch_up.await_count == 2
     assert [c.kwargs["value"]["finding"]["host_id"] for c in planned.await_args_list] == ["h1"]
 
@@ -221,6 +236,26 @@ def test_the_errors_agent_plans_its_finding_before_it_reports_the_partition_past
     assert app.plans.source_times.errors[0] == START_TS + 1000 - 1
 
 
+def test_a_revoked_partition_is_forgotten_by_the_progress_it_reports(detect: tuple[DetectApp, Sent]) -> None:
+    """Back after a rebalance, another worker may have handled its records: only its commit says how far."""
+    from faust.types import TP
+
+    app, _ = detect
+    codec = Codec()
+    topic = app.errors_topic.get_topic_name()
+
+    async def feed() -> None:
+        async with app.agents["errors"].test_context() as agent:
+            await agent.put(codec.encode(f.ecc(host="h1", ts=START_TS)), key=b"h1", partition=0)
+
+    run(app, feed())
+    tp = TP(topic, 0)
+    app.plans._quiet[tp] = (0, 0.0)
+    assert (topic, 0) in app.last_offsets
+    run(app, app.app.on_partitions_revoked.send({tp}))
+    assert (topic, 0) not in app.last_offsets and tp not in app.plans._quiet
+
+
 def test_the_planner_holds_a_finding_until_every_source_has_passed_it(detect: tuple[DetectApp, Sent]) -> None:
     from streams.messages import PlanFinding, PlanProgress, SourceMark, to_wire
 
@@ -228,7 +263,7 @@ def test_the_planner_holds_a_finding_until_every_source_has_passed_it(detect: tu
     app.plans.ordered = True
     app.actions_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
     published: list[list[Any]] = []
-    app._publish = AsyncMock(side_effect=lambda actions: published.append(actions))  # type: ignore[method-assign]
+    app.publish = AsyncMock(side_effect=lambda actions: published.append(actions))  # type: ignore[method-assign]
     finding = f.finding("h1", ts=START_TS + 10).to_record()
     domain = "d0"
     partition = app.plans.partition_of(domain)
@@ -269,7 +304,7 @@ def test_an_actions_alerts_are_sent_before_the_action(detect: tuple[DetectApp, S
     app.actions_topic.send = recorder("action")  # type: ignore[method-assign]
     app._send_alert = recorder("alert")  # type: ignore[method-assign]
     actions = Planner(app.policy).on_finding(FleetState(), f.finding("h1"), "d0", 20)  # ends with rma_opened
-    run(app, app._publish(actions))
+    run(app, app.publish(actions))
     assert order == ["action"] * (len(actions) - 1) + ["alert", "action"]
 
 

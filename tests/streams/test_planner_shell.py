@@ -103,3 +103,60 @@ def test_a_cluster_source_is_not_idle_while_the_samples_stage_feeding_it_is_behi
     consumer = Consumer({TP("errors", 0): 0, TP("summaries", 0): 0}, ends={})
     progress = asyncio.run(shell(policy).progress(consumer, {}, {}, upstream_quiet=False))
     assert idle(progress) == {"errors/0": True, "cluster/0": False}
+
+
+def test_a_partition_back_after_a_rebalance_is_quiet_again_only_after_quiet_s(policy: Policy) -> None:
+    """What was seen of it before it was taken away is out of date: it may have had records since."""
+    errors, summaries = TP("errors", 0), TP("summaries", 0)
+    now = [0.0]
+    s = shell(policy, quiet_s=1.0, clock=lambda: now[0])
+    consumer = Consumer({errors: 5, summaries: 0}, ends={})
+
+    def marks() -> dict[str, bool]:
+        s._marks_sent = ()
+        return idle(asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})))
+
+    marks()
+    now[0] = 1.0
+    assert marks()["errors/0"] is True
+    s.revoked({errors, summaries})
+    now[0] = 30.0  # assigned again, the same offset handled last
+    assert marks()["errors/0"] is False
+    now[0] = 31.0
+    assert marks()["errors/0"] is True
+
+
+def test_a_partition_back_after_a_rebalance_asks_the_broker_for_its_end_again(policy: Policy) -> None:
+    errors, summaries = TP("errors", 0), TP("summaries", 0)
+    consumer = Consumer({errors: 0, summaries: None}, ends={summaries: 0})
+    s = shell(policy)
+    assert idle(asyncio.run(s.progress(consumer, {}, {})))["cluster/0"] is True  # listed empty
+    s.revoked({summaries})
+    consumer.ends[summaries] = 9  # another worker's records since; the broker does not answer now
+
+    async def no_answer(*partitions: Any) -> Mapping[Any, int]:
+        raise TimeoutError
+
+    consumer.highwaters = no_answer  # type: ignore[method-assign]
+    s._marks_sent = ()
+    assert idle(asyncio.run(s.progress(consumer, {}, {})))["cluster/0"] is False
+
+
+def test_a_worker_owning_no_samples_partition_idles_a_cluster_source_whose_clusters_are_drained(
+    policy: Policy,
+) -> None:
+    """Its own samples stage has nothing to be caught up on: the samples partitions' idle notices say it."""
+    summaries = TP("summaries", 0)
+    consumer = Consumer({TP("errors", 0): 0, summaries: 0}, ends={})
+    s = shell(policy)
+
+    def cluster_idle() -> bool:
+        s._marks_sent = ()
+        return idle(asyncio.run(s.progress(consumer, {}, {}, upstream_quiet=False)))["cluster/0"]
+
+    s.source_times.cluster_read(0, "c0", 1_000, drained=False)
+    assert cluster_idle() is False
+    s.source_times.cluster_read(0, "c0", 1_000, drained=True)
+    assert cluster_idle() is True
+    s.revoked({summaries})  # what its clusters said is forgotten with it
+    assert cluster_idle() is False

@@ -18,6 +18,7 @@ from streams.idle_sources import IdleSources, caught_up
 from streams.metrics import DetectMetrics
 from streams.policy import Policy
 from streams.sample_folder import SampleFolder
+from streams.sample_partitions import SamplePartitions
 from streams.samples import SamplesStage
 from streams.samples_checkpoint import PartitionState
 from streams.slow import ClusterStage
@@ -211,22 +212,21 @@ def stage(
     producer: FakeProducer, dead_letter: Callable[..., Awaitable[Any]] = _no_dead_letter
 ) -> SamplesStage:
     """A stage owning partition 0 of ``samples``, its clock just after the records' hour."""
-    s = SamplesStage(
+    partitions = SamplePartitions(
         topic="samples",
         summaries_topic="summaries",
         checkpoint_topic="checkpoints",
-        group_id="g",
         client_config={},
         folder=folder({"c0", "c1"}),
         codec=Codec(),
         policy=Policy(),
         metrics=DetectMetrics(),
         dead_letter=dead_letter,
-        checkpoint_s=60.0,
         clock=lambda: (START_TS + 90 * MIN) / 1000,
     )
-    s._producer = cast(Any, producer)
-    s.parts[0] = PartitionState(partition=0)
+    s = SamplesStage(partitions, group_id="g", checkpoint_s=60.0)
+    s.partitions.producer = cast(Any, producer)
+    s.partitions.parts[0] = PartitionState(partition=0)
     return s
 
 
@@ -246,19 +246,19 @@ def test_a_fold_cancelled_midway_leaves_the_last_checkpoint_standing() -> None:
     async def go() -> tuple[FakeProducer, SamplesStage]:
         producer = FakeProducer()
         s = stage(producer)
-        await s._fold_batch(0, messages(records[:20]))  # partition 0 dirty, not checkpointed yet
-        task = asyncio.create_task(s._fold_batch(0, messages(records[20:460], 20)))
+        await s.partitions.fold_batch(0, messages(records[:20]))  # partition 0 dirty, not checkpointed yet
+        task = asyncio.create_task(s.partitions.fold_batch(0, messages(records[20:460], 20)))
         await asyncio.sleep(0)  # the fold runs to its first yield
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert s.parts[0].next_offset > 20  # really torn: state ahead, its summaries never sent
-        await s._checkpoint(sorted(s._dirty))  # as ``run()`` does on the way out
+        assert s.partitions.parts[0].next_offset > 20  # really torn: state ahead, its summaries never sent
+        await s.partitions.checkpoint(sorted(s.partitions.dirty))  # as ``run()`` does on the way out
         return producer, s
 
     producer, s = asyncio.run(go())
     assert not [c for c in producer.checkpoints() if c.next_offset > 20]
-    assert s._dirty == {0}  # still to be checkpointed, once a fold of it completes
+    assert s.partitions.dirty == {0}  # still to be checkpointed, once a fold of it completes
 
 
 def test_a_fold_cancelled_midway_is_not_checkpointed_when_revoked() -> None:
@@ -267,18 +267,18 @@ def test_a_fold_cancelled_midway_is_not_checkpointed_when_revoked() -> None:
     async def go() -> tuple[FakeProducer, SamplesStage]:
         producer = FakeProducer()
         s = stage(producer)
-        await s._fold_batch(0, messages(records[:20]))
-        await s._checkpoint(sorted(s._dirty))
-        task = asyncio.create_task(s._fold_batch(0, messages(records[20:460], 20)))
+        await s.partitions.fold_batch(0, messages(records[:20]))
+        await s.partitions.checkpoint(sorted(s.partitions.dirty))
+        task = asyncio.create_task(s.partitions.fold_batch(0, messages(records[20:460], 20)))
         await asyncio.sleep(0)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        await s.on_revoked({TopicPartition("samples", 0)})
+        await s.partitions.on_revoked({TopicPartition("samples", 0)})
         return producer, s
 
     producer, s = asyncio.run(go())
-    assert [c.next_offset for c in producer.checkpoints()] == [20] and s.parts == {}
+    assert [c.next_offset for c in producer.checkpoints()] == [20] and s.partitions.parts == {}
 
 
 def test_a_fold_failing_at_a_dead_letter_leaves_the_last_checkpoint_standing() -> None:
@@ -291,11 +291,11 @@ def test_a_fold_failing_at_a_dead_letter_leaves_the_last_checkpoint_standing() -
     async def go() -> FakeProducer:
         producer = FakeProducer()
         s = stage(producer, dlq_down)
-        await s._fold_batch(0, messages(records[:20]))
+        await s.partitions.fold_batch(0, messages(records[:20]))
         with pytest.raises(ConnectionError):
-            await s._fold_batch(0, messages(records[20:460], 20))
-        assert s.parts[0].next_offset == 300
-        await s._checkpoint(sorted(s._dirty))
+            await s.partitions.fold_batch(0, messages(records[20:460], 20))
+        assert s.partitions.parts[0].next_offset == 300
+        await s.partitions.checkpoint(sorted(s.partitions.dirty))
         return producer
 
     producer = asyncio.run(go())
@@ -308,10 +308,10 @@ def test_a_summary_send_that_failed_blocks_every_later_checkpoint() -> None:
     async def go() -> FakeProducer:
         producer = FakeProducer(failing=frozenset({"summaries"}))
         s = stage(producer)
-        await s._fold_batch(0, messages(records[:460]))
+        await s.partitions.fold_batch(0, messages(records[:460]))
         for _ in range(2):  # the failure is not forgotten once reported
             with pytest.raises(ConnectionError):
-                await s._checkpoint(sorted(s._dirty))
+                await s.partitions.checkpoint(sorted(s.partitions.dirty))
         return producer
 
     producer = asyncio.run(go())
@@ -342,19 +342,19 @@ def test_a_host_with_a_fast_clock_does_not_make_its_peers_late() -> None:
 def test_a_stage_whose_run_fails_starts_again_from_its_checkpoints() -> None:
     """A broker gone past a request timeout ends run() with an error; the stage must come back by itself."""
     s = stage(FakeProducer())
-    s._dirty.add(0)
-    s._torn.add(0)
+    s.partitions.dirty.add(0)
+    s.partitions.torn.add(0)
     owned_at_start: list[list[int]] = []
 
     async def run() -> None:
-        owned_at_start.append(sorted(s.parts))
+        owned_at_start.append(sorted(s.partitions.parts))
         if len(owned_at_start) == 1:
             raise KafkaError("LeaderNotAvailableError")
 
     s.run = run  # type: ignore[method-assign]
     asyncio.run(s.run_until_stopped(retry_s=0.0))
     assert owned_at_start == [[0], []]  # each partition reloads its checkpoint when assigned again
-    assert s.restarts == 1 and not s._dirty and not s._torn
+    assert s.restarts == 1 and not s.partitions.dirty and not s.partitions.torn
 
 
 def test_a_cancellation_from_inside_the_client_is_a_failure_but_cancelling_the_stage_stops_it() -> None:

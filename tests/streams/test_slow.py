@@ -10,17 +10,11 @@ import pytest
 
 from streams.findings import Finding
 from streams.policy import SlowHostPolicy
-from streams.slow import (
-    ClusterStage,
-    HostStage,
-    Verdict,
-    evaluate_window,
-    robust_z,
-    update_history,
-    window_bounds,
-)
+from streams.slow import ClusterStage
 from streams.slow_messages import HostSummary
+from streams.slow_scores import Verdict, evaluate_window, robust_z, update_history
 from streams.slow_state import ClusterMeta
+from streams.slow_windows import HostStage, window_bounds
 from streams.testing import START_TS
 from tests.streams import factories as f
 

@@ -10,7 +10,7 @@ from producers.agent.service import once
 from producers.agent.testing import FixtureHost, fake_pynvml
 from streams.classify import classify
 from streams.policy import load_policy
-from streams.slow import HostStage
+from streams.slow_windows import HostStage
 from streams.validate import check
 
 

@@ -1,0 +1,165 @@
+"""The detect worker's Faust agents, timers and tasks, kept thin: they decode, call a pure rule, send.
+
+The errors agent (repeat offenders, keyed by host), the cluster agent (the samples stage's
+summaries, keyed by cluster) and the planner agent (findings and progress marks, keyed by
+maintenance domain); the arrival-order tick and the event-time progress timers; the rebalance
+handler; the tailers and the samples stage as tasks. ``streams.app`` builds what they use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+import faust
+import msgspec
+
+from streams.classify import classify
+from streams.deadletter import faust_source
+from streams.errors import InvalidRecordError
+from streams.messages import planner_message, to_wire
+from streams.plan_sources import cluster_drained, cluster_floor
+from streams.repeat import HostState, fold_host
+from streams.slow_messages import cluster_message, items_of
+from streams.slow_state import ClusterMeta
+from streams.tailer import catch_up_retrying
+
+if TYPE_CHECKING:
+    from streams.app import DetectApp
+
+PROGRESS_INTERVAL_S = 0.25  # how often the finding sources' marks are looked at (event-time planning)
+
+
+def register_agents(detect: DetectApp) -> None:
+    """The worker's agents, timers, rebalance handler and background tasks, on ``detect.app``."""
+    app = detect.app
+    policy = detect.policy
+
+    @app.agent(detect.errors_topic, name="errors")
+    async def errors(stream: faust.StreamT) -> None:
+        async for event in stream.events():
+            record = await detect.valid_record(event)
+            if record is None:
+                continue
+            msg = event.message
+            signal = classify(record, policy)
+            if signal is not None:
+                stored = HostState.from_stored(detect.repeat_table.get(signal.host_id))
+                step = fold_host(stored, signal, (msg.partition, msg.offset), policy)
+                if step.late:
+                    detect.metrics.late.labels("errors").inc()
+                if step.state is not None:
+                    detect.repeat_table[signal.host_id] = step.state.stored()
+                if step.finding is not None:
+                    await detect.send_finding(step.finding, msg)
+            detect.plans.source_times.errors_read(msg.partition, record["ts"])
+
+    @app.agent(detect.summaries_topic, name="cluster")
+    async def cluster(stream: faust.StreamT) -> None:
+        async for event in stream.events():
+            t0 = time.perf_counter()
+            source = event.message
+            detect.last_offsets[(source.topic, source.partition)] = source.offset
+            try:
+                msg = cluster_message(event.value)
+            except msgspec.DecodeError as exc:
+                refused = InvalidRecordError(f"not a cluster-stage message: {exc}")
+                await detect.send_dead_letter(refused, faust_source(source, event.value))
+                continue
+            items = items_of(msg)
+            meta_key = f"{msg.cluster}|meta"
+            before = _windows(detect.cluster_cache.get(meta_key))
+            findings, verdicts, late = detect.cluster_stage.add_bundle(
+                detect.cluster_cache,
+                msg.cluster,
+                items,
+                f"{source.partition}.{source.offset}",  # the same id when Faust replays it
+            )
+            if late:
+                detect.metrics.late.labels("cluster").inc(late)
+            if verdicts:
+                detect.metrics.windows_closed(msg.cluster, len({v.window_start for v in verdicts}))
+            if _windows(detect.cluster_cache.get(meta_key)) != before:
+                detect.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
+            for finding in findings:
+                await detect.send_finding(finding, source)
+            floor = cluster_floor(detect.cluster_cache, msg.cluster, policy.slow_host)
+            drained = cluster_drained(detect.cluster_cache, msg.cluster)
+            detect.plans.source_times.cluster_read(source.partition, msg.cluster, floor, drained=drained)
+            detect.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
+            detect.metrics.handled.labels("cluster").inc(len(items))
+
+    @app.agent(detect.planner_topic, name="planner")
+    async def planner(stream: faust.StreamT) -> None:
+        async for event in stream.events():
+            try:
+                msg = planner_message(event.value)
+            except msgspec.ValidationError as exc:
+                refused = InvalidRecordError(f"not a planner message: {exc}")
+                await detect.send_dead_letter(refused, faust_source(event.message, event.value))
+                continue
+            await catch_up_retrying(detect.actions_tailer)
+            # left raised if publishing fails: no snapshot may keep actions the log never got
+            detect.unacked += 1
+            await detect.publish(detect.plans.decide(detect.fleet, msg, event.message.partition))
+            detect.unacked -= 1
+
+    detect.agents = {
+        "errors": errors,
+        "cluster": cluster,
+        "planner": planner,
+    }
+
+    @app.timer(detect.settings.detect.tick_interval_s)
+    async def tick() -> None:
+        detect.metrics.sample_rate()
+        if not detect.plans.ordered and detect.actions_tailer.started and detect.inventory_tailer.started:
+            for tick in detect.plans.ticks(detect.fleet, detect.watermark):
+                await detect.planner_topic.send(key=tick.domain.encode(), value=to_wire(tick), force=True)
+
+    @app.timer(PROGRESS_INTERVAL_S)
+    async def progress() -> None:
+        await send_progress(detect)  # sent only when a mark changed, or as a keepalive
+
+    async def on_revoked(sender: Any, revoked: set[Any], *args: Any, **kwargs: Any) -> None:
+        detect.cluster_cache.drop()  # the table is the truth again after a rebalance
+        detect.plans.revoked(revoked)
+        for tp in revoked:  # handled by another worker meanwhile: caught up is judged by the commit again
+            detect.last_offsets.pop((tp.topic, tp.partition), None)
+
+    app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
+
+    @app.task
+    async def tailers() -> None:
+        await asyncio.gather(detect.inventory_tailer.run(), detect.actions_tailer.run())
+
+    @app.task
+    async def samples() -> None:
+        await detect.samples_stage.run_until_stopped()
+
+
+async def send_progress(detect: DetectApp) -> None:
+    """Tell every planner partition how far the finding sources this worker owns have got."""
+    consumer = getattr(detect.app, "_consumer", None)
+    if consumer is None or not detect.plans.ordered:
+        return
+    # Faust keeps the offsets committed at assignment only here; a partition with nothing handled
+    # since is caught up when they reach its end
+    committed = getattr(consumer, "_committed_offset", {})
+    lag = detect.samples_stage.lag()
+    upstream_quiet = bool(lag) and all(behind == 0 for _, _, behind in lag)
+    progress = await detect.plans.progress(
+        consumer, detect.last_offsets, committed, upstream_quiet=upstream_quiet
+    )
+    if progress is None:
+        return
+    value = to_wire(progress)
+    for partition in range(detect.settings.detect.internal_partitions):
+        await detect.planner_topic.send(key=None, partition=partition, value=value, force=True)
+
+
+def _windows(stored: dict[str, Any] | None) -> tuple[Any, ...]:
+    """The part of a cluster's meta that must be persisted at once when it changes."""
+    meta = ClusterMeta.from_stored(stored)
+    return tuple(sorted(meta.open)), meta.closed
