@@ -132,7 +132,11 @@ def register_agents(detect: DetectApp) -> None:
 
     @app.task
     async def tailers() -> None:
-        await asyncio.gather(detect.inventory_tailer.run(), detect.actions_tailer.run())
+        await asyncio.gather(detect.inventory_tailer.run(), detect.actions_tailer.run(), inventory_read())
+
+    async def inventory_read() -> None:
+        await catch_up_retrying(detect.inventory_tailer)
+        detect.inventory_known.set()
 
     @app.task
     async def samples() -> None:
@@ -149,8 +153,9 @@ async def send_progress(detect: DetectApp) -> None:
     committed = getattr(consumer, "_committed_offset", {})
     lag = detect.samples_stage.lag()
     upstream_quiet = bool(lag) and all(behind == 0 for _, _, behind in lag)
+    clusters = detect.inventory.clusters() if detect.inventory_known.is_set() else None
     progress = await detect.plans.progress(
-        consumer, detect.last_offsets, committed, upstream_quiet=upstream_quiet
+        consumer, detect.last_offsets, committed, upstream_quiet=upstream_quiet, clusters=clusters
     )
     if progress is None:
         return

@@ -71,6 +71,7 @@ class DetectApp:
         self.codec = Codec()
         self.metrics = DetectMetrics()
         self.inventory = Inventory()
+        self.inventory_known = asyncio.Event()  # set once the inventory has been read to its end
         d = settings.detect
         self.unacked = 0  # planner events whose actions are applied here but not yet acknowledged
         self.snapshots = FleetSnapshots(
@@ -180,7 +181,7 @@ class DetectApp:
             folder=SampleFolder(
                 policy,
                 parts.get(t.samples.name, t.samples.partitions),
-                lambda: {h.cluster for h in self.inventory.hosts.values()},
+                self.inventory.clusters,
             ),
             codec=self.codec,
             policy=policy,

@@ -62,6 +62,9 @@ class Inventory:
         """Hosts the inventory puts in ``domain`` (the planner counts those out for any reason)."""
         return frozenset(self._members.get(domain, ()))
 
+    def clusters(self) -> set[str]:
+        return {h.cluster for h in self.hosts.values()}
+
     def domain_size(self, domain: str) -> int:
         return self._sizes.get(domain, 0)
 

@@ -75,9 +75,10 @@ class PlannerShell:
         self._listed: dict[Any, int] = {}  # end offsets asked of the broker for partitions not fetched yet
         self._quiet: dict[Any, tuple[int | None, float]] = {}  # partition -> (last handled, caught up since)
 
-    def partition_of(self, domain: str) -> int:
-        """The planner partition a domain's messages go to (Kafka's default partitioner, as Faust sends)."""
-        return (murmur2(domain.encode()) & 0x7FFFFFFF) % self.partitions
+    def partition_of(self, key: str) -> int:
+        """The internal partition a domain's planner messages, or a cluster's summaries, go to (Kafka's
+        default partitioner, as Faust and the samples stage send; both topics have ``partitions``)."""
+        return (murmur2(key.encode()) & 0x7FFFFFFF) % self.partitions
 
     def plan_of(self, partition: int) -> OrderedPlan:
         plan = self.plans.get(partition)
@@ -111,6 +112,7 @@ class PlannerShell:
         committed: Mapping[Any, int | None],
         *,
         upstream_quiet: bool = True,
+        clusters: Iterable[str] | None = None,
     ) -> PlanProgress | None:
         """The marks of the source partitions this worker owns, or None when nothing is worth sending.
 
@@ -122,14 +124,22 @@ class PlannerShell:
         source is idle only while the samples feeding it are caught up too: ``upstream_quiet`` (this
         worker's samples stage is), or every samples partition has declared itself idle to every
         cluster the source carries (``SourceTimes.upstream_idle``; a worker owning no samples
-        partition has only that).
+        partition has only that), or no cluster feeds it: ``clusters`` (every cluster of the
+        inventory, once it has been read to its end) has none whose summaries go to its partition,
+        and it has carried none.
         """
         owned = sorted(tp for tp in consumer.assignment() if tp.topic in self.stage_of)
         await self._list_unfetched(consumer, owned)
+        fed = None if clusters is None else {self.partition_of(c) for c in clusters}
         read: dict[str, list[tuple[int, bool]]] = {"errors": [], "cluster": []}
         for tp in owned:
             stage = self.stage_of[tp.topic]
-            quiet = stage == "errors" or upstream_quiet or self.source_times.upstream_idle(tp.partition)
+            quiet = (
+                stage == "errors"
+                or upstream_quiet
+                or self.source_times.upstream_idle(tp.partition)
+                or (fed is not None and tp.partition not in fed and not self.source_times.clusters.get(tp.partition))
+            )
             caught_up = self._caught_up(consumer, tp, handled, committed) and quiet
             read[stage].append((tp.partition, self._idle(tp, handled.get((tp.topic, tp.partition)), caught_up)))
         marks = self.source_times.marks(read["errors"], read["cluster"])

@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from aiokafka.partitioner import DefaultPartitioner
+
 from streams.messages import PlanProgress
 from streams.plan_order import all_sources
 from streams.planner import Planner
@@ -160,3 +162,37 @@ def test_a_worker_owning_no_samples_partition_idles_a_cluster_source_whose_clust
     assert cluster_idle() is True
     s.revoked({summaries})  # what its clusters said is forgotten with it
     assert cluster_idle() is False
+
+
+def test_a_cluster_source_no_cluster_feeds_is_idle_once_the_inventory_is_known(policy: Policy) -> None:
+    """A worker owning no samples partition, and a summaries partition no cluster's summaries go to.
+
+    Nothing will ever say its clusters are drained: without the inventory it held every finding back.
+    """
+    s = PlannerShell(
+        Planner(policy), {}, size=lambda d: 10, sources=all_sources(1, 2), partitions=2,
+        stage_of={"errors": "errors", "summaries": "cluster"}, ordered=True, quiet_s=0.0, clock=lambda: 0.0,
+    )  # fmt: skip
+    fed = next(c for c in (f"c{i}" for i in range(50)) if s.partition_of(c) == 0)
+    consumer = Consumer({TP("errors", 0): 0, TP("summaries", 0): 0, TP("summaries", 1): 0}, ends={})
+
+    def cluster_idle(clusters: set[str] | None) -> dict[str, bool]:
+        s._marks_sent = ()
+        marks = idle(asyncio.run(s.progress(consumer, {}, {}, upstream_quiet=False, clusters=clusters)))
+        return {k: v for k, v in marks.items() if k.startswith("cluster")}
+
+    assert cluster_idle(None) == {"cluster/0": False, "cluster/1": False}  # inventory not read yet
+    assert cluster_idle({fed}) == {"cluster/0": False, "cluster/1": True}
+    s.source_times.cluster_read(1, "new", None, drained=False)  # a cluster the inventory lacks came on it
+    assert cluster_idle({fed}) == {"cluster/0": False, "cluster/1": False}
+
+
+def test_a_clusters_summaries_partition_is_the_one_the_samples_stage_producer_picks(policy: Policy) -> None:
+    """The samples stage sends summaries keyed by cluster with aiokafka's default partitioner."""
+    s = PlannerShell(
+        Planner(policy), {}, size=lambda d: 10, sources=all_sources(1, 6), partitions=6,
+        stage_of={"errors": "errors", "summaries": "cluster"}, ordered=True,
+    )  # fmt: skip
+    partitions = list(range(6))
+    for cluster in ["rsc1", "rsc2", "c0", "ib-east", "roce-west-17"]:
+        assert s.partition_of(cluster) == DefaultPartitioner()(cluster.encode(), partitions, partitions)
