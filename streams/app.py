@@ -137,7 +137,10 @@ class DetectApp:
         summaries: dict[str, Any] = {**internal, "value_serializer": "raw"}
         self.summaries_topic = self.app.topic(f"{d.app_id}-cluster-summaries", **summaries)
         self.planner_topic = self.app.topic(f"{d.app_id}-planner", **internal)
-        table: dict[str, Any] = {"schema": faust.Schema(key_serializer="json", value_serializer="json")}
+        table: dict[str, Any] = {
+            "schema": faust.Schema(key_serializer="json", value_serializer="json"),
+            "options": state_store.table_options(d.state_write_buffer_mb, d.state_block_cache_mb),
+        }
         self.repeat_table = self.app.Table(
             "repeat-hosts", partitions=parts.get(t.errors.name, t.errors.partitions), **table
         )

@@ -24,6 +24,19 @@ URL = "fleetpulse-rocksdb://"
 EXIT_STATE_WRITE = 75  # EX_TEMPFAIL: start the worker again once the disk has room
 
 
+def table_options(write_buffer_mb: int, block_cache_mb: int) -> dict[str, int]:
+    """RocksDB options of every table partition: memtables and block cache of a known size.
+
+    Faust's defaults allow each partition 3 memtables of 64 MB and a 2 GB cache, so a worker's memory
+    grows for as long as its busiest partitions take to fill one memtable.
+    """
+    return {
+        "write_buffer_size": write_buffer_mb << 20,
+        "max_write_buffer_number": 2,
+        "block_cache_size": block_cache_mb << 20,
+    }
+
+
 def _exit(code: int) -> None:
     os._exit(code)
 

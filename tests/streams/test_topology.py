@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ground.settings import Settings
+from streams import state_store
 from streams.app import DetectApp
 from streams.policy import load_policy
 from streams.topology import TOPOLOGY, render_mermaid, topic_of
@@ -42,3 +43,15 @@ def test_design_doc_draws_the_declared_topology() -> None:
     assert BEGIN in text and END in text, "docs/DESIGN.md lost its topology markers"
     drawn = text.split(BEGIN, 1)[1].split(END, 1)[0]
     assert drawn == render_mermaid(), "regenerate it: python -m streams.topology"
+
+
+def test_every_table_partition_opens_rocksdb_with_bounded_memtables_and_cache(tmp_path: Path) -> None:
+    """Faust's own defaults (3 x 64 MB memtables, a 2 GB cache per partition) let a worker grow for half an hour."""
+    settings, detect = _app(tmp_path)
+    d = settings.detect
+    for table in (detect.repeat_table, detect.cluster_table, detect.held_table):
+        store = table._new_store_by_url(state_store.URL)
+        opts = store.rocksdb_options
+        assert (opts.write_buffer_size, opts.max_write_buffer_number, opts.block_cache_size) == (
+            d.state_write_buffer_mb << 20, 2, d.state_block_cache_mb << 20
+        )
