@@ -103,6 +103,7 @@ def register_agents(detect: DetectApp) -> None:
             # left raised if publishing fails: no snapshot may keep actions the log never got
             detect.unacked += 1
             await detect.publish(detect.plans.decide(detect.fleet, msg, event.message.partition))
+            detect.plans.settle(event.message.partition)  # only now may decided findings leave the table
             detect.unacked -= 1
 
     detect.agents = {

@@ -12,6 +12,10 @@ same findings give the same actions whatever order they arrived in.
 A finding at or before the horizon when it arrives is late (its source had declared itself idle,
 or ran ahead of its own progress) and is decided at once. Held findings live in a store the
 caller makes durable (a Faust table): the planner topic's offsets are committed while they wait.
+A decided finding leaves that store only when the caller says its actions are in the log
+(``settle``): a worker killed in between would otherwise restart with the finding neither held
+nor acted on. Held again after such a crash, it is decided again, and the fleet state, folded
+from the log, makes that a no-op if its actions had landed.
 """
 
 from __future__ import annotations
@@ -110,6 +114,7 @@ class OrderedPlan:
         self.owns = owns
         self.late = 0
         self.released: int | None = None  # every held finding up to this time is decided
+        self.decided: set[str] = set()  # held keys decided since the last settle()
 
     def finding(self, state: FleetState, finding: Finding, domain: str) -> list[Action]:
         """Hold a finding until the horizon passes it; decide it now if it already has (late)."""
@@ -137,13 +142,22 @@ class OrderedPlan:
         h = self.horizon.value()
         if not self.horizon.all_idle():
             return h
-        held = [int(k.split("|", 2)[1]) for k in self.held if self.owns(k.split("|", 1)[0])]
+        held = [int(k.split("|", 2)[1]) for k in self._waiting() if self.owns(k.split("|", 1)[0])]
         return _latest(h, *held)
+
+    def _waiting(self) -> list[str]:
+        return sorted(k for k in self.held if k not in self.decided)
+
+    def settle(self) -> None:
+        """Drop the findings decided so far from the held store: their actions are in the log now."""
+        for key in self.decided:
+            self.held.pop(key, None)
+        self.decided.clear()
 
     def release(self, state: FleetState, horizon: int) -> list[Action]:
         """Decide every held finding and every due repair up to ``horizon``, in event-time order."""
         by_domain: dict[str, list[tuple[str, Finding]]] = {}
-        for key in sorted(self.held):
+        for key in self._waiting():
             domain, ts, _ = key.split("|", 2)
             if int(ts) <= horizon and self.owns(domain):
                 by_domain.setdefault(domain, []).append((key, Finding.from_record(self.held[key])))
@@ -161,7 +175,7 @@ class OrderedPlan:
         for key, finding in held:
             out += self._repairs_before(state, domain, size, finding.ts)
             out += self.planner.on_finding(state, finding, domain, size)
-            del self.held[key]
+            self.decided.add(key)
         out += self._repairs_before(state, domain, size, horizon + 1)
         if self.planner.work_signature(state, domain, size, horizon) is not None:
             out += self.planner.reconcile(state, domain, size, horizon)

@@ -105,6 +105,12 @@ class PlannerShell:
             return self.plan_of(partition).finding(fleet, finding, msg.domain)
         return self.planner.on_finding(fleet, finding, msg.domain, size)
 
+    def settle(self, partition: int) -> None:
+        """The actions of the last message of ``partition`` are in the log: drop what they decided."""
+        plan = self.plans.get(partition)
+        if plan is not None:
+            plan.settle()
+
     async def progress(
         self,
         consumer: SourceConsumer,

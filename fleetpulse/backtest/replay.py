@@ -209,6 +209,7 @@ class Replay:
         assert self.ordered is not None
         marks = self.times.marks([(PARTITION, idle)], [(PARTITION, idle or not self.sampled)])
         self.actions += self.ordered.progress(self.fleet, marks)
+        self.ordered.settle()  # the replay's actions are kept as soon as they are decided
 
     def finish(self, start_ts: int | None) -> ReplayResult:
         """The source goes idle (every window its data passed closes), then a last tick."""

@@ -30,6 +30,7 @@ def run(plan: OrderedPlan, steps: list[tuple[str, Finding | Mark]], state: Fleet
             out += plan.finding(state, item, "d0")
         else:
             out += plan.progress(state, [(source, item)])
+        plan.settle()  # as the worker does once the actions are in the log
     return out
 
 
@@ -57,6 +58,7 @@ def test_a_finding_waits_for_every_source_and_a_quiet_one_holds_nothing_back(pol
     assert plan.progress(state, [("errors/1", Mark(START_TS + HOUR))]) == []
     assert plan.progress(state, [("cluster/0", Mark(START_TS + 5))]) == []  # the slow-host source is behind
     released = plan.progress(state, [("cluster/0", Mark(None, idle=True))])  # caught up: holds nothing back
+    plan.settle()
     assert drained(released) == ["h1"] and plan.held == {}
 
 
@@ -68,7 +70,28 @@ def test_a_finding_that_comes_while_every_source_is_idle_is_released_by_its_sour
     assert plan.finding(state, f.finding("h1", ts=START_TS + 10), "d0") == []
     # its source, caught up again, has handled the record that raised it: nothing earlier is on its way
     released = plan.progress(state, [("errors/0", Mark(START_TS + 9, idle=True))])
+    plan.settle()
     assert drained(released) == ["h1"] and plan.held == {}
+
+
+def test_a_decided_finding_stays_held_until_its_actions_are_in_the_log(policy: Policy) -> None:
+    """A worker killed after deciding but before publishing restarts with the finding still held."""
+    held: dict[str, object] = {}
+    idle = [(s, Mark(START_TS, idle=True)) for s in SOURCES]
+    plan, state = OrderedPlan(Planner(policy), frozenset(SOURCES), held, size=lambda d: 10), FleetState()
+    plan.finding(state, f.finding("h1", ts=START_TS + 10), "d0")
+    assert drained(plan.progress(state, idle)) == ["h1"]
+    assert len(held) == 1  # decided, not settled: the actions may not be in the log yet
+
+    # killed before publishing: the log (so the folded state) never got the actions
+    again = OrderedPlan(Planner(policy), frozenset(SOURCES), held, size=lambda d: 10)
+    assert drained(again.progress(FleetState(), idle)) == ["h1"]
+
+    # killed after publishing, before settling: the state folded from the log has them, nothing twice
+    after = OrderedPlan(Planner(policy), frozenset(SOURCES), held, size=lambda d: 10)
+    assert after.progress(state, idle) == []
+    after.settle()
+    assert held == {}
 
 
 def test_a_finding_at_or_before_what_was_released_is_decided_at_once(policy: Policy) -> None:
@@ -79,6 +102,7 @@ def test_a_finding_at_or_before_what_was_released_is_decided_at_once(policy: Pol
     plan.progress(state, [("errors/0", Mark(START_TS + 9))])  # busy again: the horizon is back at +9
     decided = plan.finding(state, f.finding("h2", ts=START_TS + 10), "d0")
     assert [a.kind for a in decided if a.host_id == "h2"][:1] == ["suspected"]
+    plan.settle()
     assert plan.late == 1 and plan.held == {}
 
 
