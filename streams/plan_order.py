@@ -146,7 +146,7 @@ class OrderedPlan:
         return _latest(h, *held)
 
     def _waiting(self) -> list[str]:
-        return sorted(k for k in self.held if k not in self.decided)
+        return [k for k in self.held if k not in self.decided]
 
     def settle(self) -> None:
         """Drop the findings decided so far from the held store: their actions are in the log now."""
@@ -157,7 +157,7 @@ class OrderedPlan:
     def release(self, state: FleetState, horizon: int) -> list[Action]:
         """Decide every held finding and every due repair up to ``horizon``, in event-time order."""
         by_domain: dict[str, list[tuple[str, Finding]]] = {}
-        for key in self._waiting():
+        for key in sorted(self._waiting()):
             domain, ts, _ = key.split("|", 2)
             if int(ts) <= horizon and self.owns(domain):
                 by_domain.setdefault(domain, []).append((key, Finding.from_record(self.held[key])))
