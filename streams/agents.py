@@ -99,7 +99,12 @@ def register_agents(detect: DetectApp) -> None:
                 refused = InvalidRecordError(f"not a planner message: {exc}")
                 await detect.send_dead_letter(refused, faust_source(event.message, event.value))
                 continue
-            await catch_up_retrying(detect.actions_tailer)
+            # the fleet state has every action published so far, the inventory every domain's size:
+            # a restarted worker deciding a re-delivered message on an unread inventory sized a domain
+            # by the hosts it had seen fail, and halted its train
+            await asyncio.gather(
+                catch_up_retrying(detect.actions_tailer), catch_up_retrying(detect.inventory_tailer)
+            )
             # left raised if publishing fails: no snapshot may keep actions the log never got
             detect.unacked += 1
             await detect.publish(detect.plans.decide(detect.fleet, msg, event.message.partition))

@@ -284,6 +284,38 @@ def test_the_planner_holds_a_finding_until_every_source_has_passed_it(detect: tu
     assert len(app.held_table) == 0
 
 
+def test_the_planner_sizes_a_domain_from_the_inventory_read_to_its_end(detect: tuple[DetectApp, Sent]) -> None:
+    """A restarted worker's first messages come before its inventory is read: deciding them then
+    sized the domain by the hosts seen failing (2 of 2 over a failure buffer of 1) and halted it."""
+    from streams.messages import PlanFinding, to_wire
+    from tests.streams.test_inventory import inventoried
+
+    app, _ = detect
+    app.plans.ordered = False  # decided as they come: no progress marks needed
+    domain = "d0"
+
+    async def read_inventory() -> None:  # the tailer reaching the end of the inventory topic
+        for i in range(8):
+            app.inventory.apply(inventoried(f"h{i}", domain))
+
+    app.inventory_tailer.catch_up = AsyncMock(side_effect=read_inventory)  # type: ignore[method-assign]
+    app.actions_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
+    published: list[list[Any]] = []
+    app.publish = AsyncMock(side_effect=lambda actions: published.append(actions))  # type: ignore[method-assign]
+    partition = app.plans.partition_of(domain)
+
+    async def feed() -> None:
+        async with app.agents["planner"].test_context() as agent:
+            for host in ("h1", "h2"):
+                finding = f.finding(host, fid=f"f-{host}", ts=START_TS + 10).to_record()
+                await agent.put(to_wire(PlanFinding(domain, finding)), key=domain.encode(), partition=partition)
+
+    run(app, feed())
+    kinds = [a.kind for actions in published for a in actions]
+    assert kinds.count("suspected") == 2
+    assert "train_halted" not in kinds  # 2 failing of 8 is within the 25 % failure buffer
+
+
 def test_an_actions_alerts_are_sent_before_the_action(detect: tuple[DetectApp, Sent]) -> None:
     """Nothing derives alerts from the log again: an action must never land without its alert."""
     from streams.lifecycle import FleetState
