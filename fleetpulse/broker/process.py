@@ -247,6 +247,7 @@ class LocalBroker:
         argv = [
             *self._java_base(java),
             f"-Xmx{self.settings.heap}",
+            f"-Xms{self.settings.heap}",  # as Kafka's own start script: RSS does not step up as the heap grows
             "-XX:+ExitOnOutOfMemoryError",
             "kafka.Kafka",
             str(self.files.server_properties),

@@ -19,7 +19,7 @@ class BrokerSettings(BaseModel):
     scala_version: str = "2.13"
     cache_dir: Path = Path("~/.cache/fleetpulse/kafka").expanduser()
     data_dir: Path = Path("~/.fleetpulse/broker").expanduser()
-    heap: str = Field("1g", description="JVM heap size, as in -Xmx1g")
+    heap: str = Field("1g", description="JVM heap size, taken whole at start (-Xms and -Xmx)")
     start_timeout_s: float = Field(90.0, gt=0)
     stop_timeout_s: float = Field(30.0, gt=0)
     fetch_timeout_s: float = Field(900.0, gt=0, description="limit for the first Maven download of Kafka")

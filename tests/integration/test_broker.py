@@ -83,6 +83,14 @@ def test_start_twice_is_safe(own_broker: LocalBroker):
     assert own_broker.status().ready
 
 
+def test_the_broker_takes_its_whole_heap_at_start(own_broker: LocalBroker):
+    """-Xms = -Xmx, as Kafka's start script sets them: a soak saw the RSS step once as the heap grew."""
+    pid = own_broker.start().pid
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    heap = own_broker.settings.heap.encode()
+    assert b"-Xmx" + heap in argv and b"-Xms" + heap in argv
+
+
 def test_stop_start_keeps_records(own_broker: LocalBroker, topic_name: str):
     make_topic(own_broker, topic_name)
     produce(own_broker.bootstrap_servers, topic_name, 50)
