@@ -105,7 +105,7 @@ def register_agents(detect: DetectApp) -> None:
             await asyncio.gather(
                 catch_up_retrying(detect.actions_tailer), catch_up_retrying(detect.inventory_tailer)
             )
-            # left raised if publishing fails: no snapshot may keep actions the log never got
+            # a failed publish ends the worker (DetectApp.publish): no snapshot may keep actions the log never got
             detect.unacked += 1
             await detect.publish(detect.plans.decide(detect.fleet, msg, event.message.partition))
             detect.plans.settle(event.message.partition)  # only now may decided findings leave the table

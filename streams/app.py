@@ -25,6 +25,7 @@ from streams.alerts import DlqSurge, alerts_for
 from streams.cache import CheckpointCache
 from streams.deadletter import SourceRecord, dead_letter, faust_source, reason_label
 from streams.errors import InvalidRecordError
+from streams.fatal import end_worker, exit_process
 from streams.findings import Finding
 from streams.fleet_snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.inventory import Inventory
@@ -73,6 +74,7 @@ class DetectApp:
         self.inventory = Inventory()
         self.inventory_known = asyncio.Event()  # set once the inventory has been read to its end
         d = settings.detect
+        self.exit_now = exit_process  # ends the worker when its fold and its log part (tests replace it)
         self.unacked = 0  # planner events whose actions are applied here but not yet acknowledged
         self.snapshots = FleetSnapshots(
             data_dir / SNAPSHOT_NAME,
@@ -302,16 +304,22 @@ class DetectApp:
         Each action's alerts go first: nothing derives alerts from the log again, so an action
         that landed without its alert (a crash between the two) would never page anyone, while
         an alert sent again after a crash has the same id and is dropped as a repeat downstream.
+        The actions are already applied to the fleet state: if the broker does not take them all,
+        the worker ends (``streams.fatal``) and, started again, folds the log that has them or not.
         """
-        pending = []
-        for action in actions:
-            for alert in alerts_for(action):
-                pending.append(await self._send_alert(alert, now=True))
-            pending.append(
-                await self.actions_topic.send(
-                    key=action.domain.encode(), value=self.codec.encode(action.to_record()), force=True
+        try:
+            pending = []
+            for action in actions:
+                for alert in alerts_for(action):
+                    pending.append(await self._send_alert(alert, now=True))
+                pending.append(
+                    await self.actions_topic.send(
+                        key=action.domain.encode(), value=self.codec.encode(action.to_record()), force=True
+                    )
                 )
-            )
-            self.metrics.actions.labels(action.kind).inc()
-        if pending:
-            await asyncio.gather(*pending)
+                self.metrics.actions.labels(action.kind).inc()
+            if pending:
+                await asyncio.gather(*pending)
+        except Exception as exc:  # noqa: BLE001 - whatever the cause, the fold is now ahead of the log
+            end_worker(f"publishing {len(actions)} actions failed ({exc!r})", self.exit_now)
+            raise

@@ -9,19 +9,16 @@ last commit and its changelog, as after any crash. Registered as the ``fleetpuls
 
 from __future__ import annotations
 
-import logging
-import os
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from faust.stores import STORES
 from faust.stores.rocksdb import Store as RocksDBStore
 
-log = logging.getLogger(__name__)
+from streams.fatal import EXIT_TEMPFAIL, end_worker, exit_process
 
 URL = "fleetpulse-rocksdb://"
-EXIT_STATE_WRITE = 75  # EX_TEMPFAIL: start the worker again once the disk has room
+EXIT_STATE_WRITE = EXIT_TEMPFAIL  # start the worker again once the disk has room
 
 
 def table_options(write_buffer_mb: int, block_cache_mb: int) -> dict[str, int]:
@@ -38,21 +35,13 @@ def table_options(write_buffer_mb: int, block_cache_mb: int) -> dict[str, int]:
 
 
 def _exit(code: int) -> None:
-    os._exit(code)
+    exit_process(code)
 
 
 def end_process(exc: BaseException, exit_now: Callable[[int], None] = _exit) -> None:
     """End the process if ``exc`` is RocksDB refusing a write; any other error is the caller's to raise."""
-    if "IO error" not in str(exc):
-        return
-    log.critical(
-        "state store write failed (%s); ending the worker (exit %d) before it acknowledges the record",
-        exc, EXIT_STATE_WRITE,
-    )  # fmt: skip
-    for handler in logging.getLogger().handlers:
-        handler.flush()
-    sys.stderr.flush()
-    exit_now(EXIT_STATE_WRITE)
+    if "IO error" in str(exc):
+        end_worker(f"state store write failed ({exc})", exit_now, EXIT_STATE_WRITE)
 
 
 class FailFastStore(RocksDBStore):  # type: ignore[misc]
