@@ -74,7 +74,7 @@ class DetectApp:
         self.inventory = Inventory()
         self.inventory_known = asyncio.Event()  # set once the inventory has been read to its end
         d = settings.detect
-        self.exit_now = exit_process  # ends the worker when its fold and its log part (tests replace it)
+        self.exit_now = exit_process  # ends the worker when its fold and its log disagree (tests replace it)
         self.unacked = 0  # planner events whose actions are applied here but not yet acknowledged
         self.snapshots = FleetSnapshots(
             data_dir / SNAPSHOT_NAME,

@@ -8,7 +8,6 @@ that records instead of sending.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -341,41 +340,34 @@ def test_an_actions_alerts_are_sent_before_the_action(detect: tuple[DetectApp, S
     assert order == ["action"] * (len(actions) - 1) + ["alert", "action"]
 
 
-def test_a_publish_the_broker_refuses_ends_the_worker_before_the_planner_goes_on(
-    detect: tuple[DetectApp, Sent],
-) -> None:
-    """Its actions are in the fleet state but not the log: going on would build on them for good."""
+def test_a_publish_the_broker_refuses_ends_the_worker(detect: tuple[DetectApp, Sent]) -> None:
+    """The actions are in the fleet state but not the log: going on would build on them for good."""
     from aiokafka.errors import KafkaTimeoutError
 
     from streams.fatal import EXIT_TEMPFAIL
-    from streams.messages import PlanFinding, to_wire
+    from streams.lifecycle import FleetState
+    from streams.planner import Planner
+
+    class Exited(Exception):
+        pass
 
     exits: list[int] = []
 
     def exit_now(code: int) -> None:  # os._exit in the worker: nothing after it runs
         exits.append(code)
-        raise SystemExit(code)
+        raise Exited(code)
 
     app, _ = detect
-    app.plans.ordered = False
     app.exit_now = exit_now
-    app.actions_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
 
     async def refused(*args: Any, **kwargs: Any) -> Any:
         raise KafkaTimeoutError()
 
     app.actions_topic.send = refused  # type: ignore[method-assign]
-    domain = "d0"
-    finding = f.finding("h1", ts=START_TS + 10).to_record()
-
-    async def feed() -> None:
-        async with app.agents["planner"].test_context() as agent:
-            await agent.put(to_wire(PlanFinding(domain, finding)), key=domain.encode())
-
-    with contextlib.suppress(SystemExit):
-        run(app, feed())
+    actions = Planner(app.policy).on_finding(FleetState(), f.finding("h1"), "d0", 20)
+    with pytest.raises(Exited):
+        run(app, app.publish(actions))
     assert exits == [EXIT_TEMPFAIL]
-    assert app.unacked == 1  # ended mid-message: nothing after the publish ran
 
 
 def test_a_dead_letter_of_the_largest_record_kafka_takes_fits_the_dlq(detect: tuple[DetectApp, Sent]) -> None:
