@@ -78,6 +78,7 @@ def run(n: int, tail: int, folder: Path) -> dict[str, float]:
     head = FleetState()
     fold(records[: n - tail], codec, head)  # what the worker folded before it stopped
     keeper.progress(head, {0: LogMark(n - tail, 0)})
+    keeper.flush()
     held_snap = len(head.applied) + len(head.findings) + len(head.op_hosts)
     del head
     gc.collect()

@@ -5,7 +5,9 @@ grow with history. A worker writes its folded state (pruned, ``streams.fleet_ret
 log position it covers to its data folder, and a restart folds only the records after it. Records
 the worker applied before they reached the log (its own actions) may lie past that position: folding
 them again is a no-op, as for any re-delivery. A snapshot that cannot be read, or belongs to another
-topic or format, is ignored (the worker folds the log from the start, as without one).
+topic or format, is ignored (the worker folds the log from the start, as without one). The state is
+encoded on the caller's thread (the event loop: nothing changes it meanwhile) and written and fsynced
+on a thread of its own, so a snapshot of tens of MB does not stall the worker's agents.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import msgspec
@@ -36,7 +39,10 @@ class FleetSnapshot(msgspec.Struct, frozen=True):
 
 def write_snapshot(path: Path, snapshot: FleetSnapshot) -> int:
     """Write atomically (a crash leaves the old snapshot or the new one, never half of one); bytes written."""
-    data = msgspec.msgpack.encode(snapshot)
+    return write_atomically(path, msgspec.msgpack.encode(snapshot))
+
+
+def write_atomically(path: Path, data: bytes) -> int:
     tmp = path.with_name(f".{path.name}.tmp")
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "wb") as f:
@@ -73,7 +79,8 @@ class FleetSnapshots:
 
     ``busy`` (the caller's) says when the state holds actions the broker has not acknowledged yet:
     a snapshot then could outlive a crash that loses them, and the finding re-delivered after it
-    would find its id already applied. No snapshot is written while it returns True.
+    would find its id already applied. No snapshot is taken while it returns True, nor while the last
+    one is still being written.
     """
 
     def __init__(
@@ -94,6 +101,8 @@ class FleetSnapshots:
         self.busy = busy
         self._count_at_last = 0
         self.written = 0
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet-snapshot")
+        self._pending: Future[None] | None = None
 
     def load(self) -> tuple[FleetState, dict[int, LogMark]]:
         """The saved state and where in the log it stands, or an empty state and no marks."""
@@ -110,15 +119,26 @@ class FleetSnapshots:
         self._count_at_last = 0
 
     def progress(self, state: FleetState, marks: dict[int, LogMark]) -> bool:
-        """Prune and snapshot ``state`` at ``marks`` when due; True when one was written."""
+        """Prune and snapshot ``state`` at ``marks`` when due; True when one was taken (written in the background)."""
         if state.count - self._count_at_last < self.every or self.busy():
             return False
+        if self._pending is not None and not self._pending.done():
+            return False
         forget(state, self.keep_ids, self.ended_horizon_ms)
+        data = msgspec.msgpack.encode(FleetSnapshot(self.topic, marks, state))
+        self._count_at_last = state.count
+        self._pending = self._writer.submit(self._write, data)
+        return True
+
+    def _write(self, data: bytes) -> None:
         try:
-            write_snapshot(self.path, FleetSnapshot(self.topic, marks, state))
+            write_atomically(self.path, data)
         except OSError as exc:  # a full or read-only disk costs a longer next start, not the worker
             log.warning("cannot write the fleet state snapshot %s: %s", self.path, exc)
-            return False
-        self._count_at_last = state.count
+            return
         self.written += 1
-        return True
+
+    def flush(self) -> None:
+        """Wait until the snapshot being written, if any, is on disk."""
+        if self._pending is not None:
+            self._pending.result()

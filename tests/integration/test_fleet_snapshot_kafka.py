@@ -64,6 +64,7 @@ def fold(settings: Settings, keeper: FleetSnapshots) -> tuple[FleetState, LogTai
         await task
 
     asyncio.run(run())
+    keeper.flush()
     return holder["state"], tailer, rewound  # type: ignore[return-value]
 
 

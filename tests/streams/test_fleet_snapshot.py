@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import copy
+import threading
 from pathlib import Path
 
+import pytest
+
+from streams import fleet_snapshot
 from streams.fleet_retention import forget
-from streams.fleet_snapshot import FleetSnapshot, FleetSnapshots, read_snapshot, write_snapshot
+from streams.fleet_snapshot import (
+    FleetSnapshot,
+    FleetSnapshots,
+    read_snapshot,
+    write_atomically,
+    write_snapshot,
+)
 from streams.lifecycle import Action, FleetState, apply
 from streams.log_mark import LogMark
 from streams.outages import MAX_DURATIONS, Outages
@@ -103,6 +113,8 @@ def test_snapshots_wait_for_enough_records_and_for_acknowledged_actions(tmp_path
     busy[0] = False
     assert keeper.progress(state, {0: LogMark(100, 1)})
     assert not keeper.progress(state, {0: LogMark(100, 1)})
+    keeper.flush()
+    assert keeper.written == 1
     loaded, marks = FleetSnapshots(tmp_path / "snap", "fleet.actions", every=100, keep_ids=10_000,
                                    ended_horizon_ms=DAY).load()  # fmt: skip
     assert loaded == state and marks == {0: LogMark(100, 1)}
@@ -120,6 +132,34 @@ def test_after_a_rewind_the_new_log_is_snapshotted_as_soon_as_it_is_due(tmp_path
     for i in range(150):
         apply(fresh, _suspected(10_000 + i))
     assert keeper.progress(fresh, {0: LogMark(150, 2)})
+
+
+def test_a_snapshot_is_written_off_the_callers_thread_one_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release, writers = threading.Event(), []
+
+    def slow_write(path: Path, data: bytes) -> int:
+        writers.append(threading.current_thread())
+        release.wait(10)
+        return write_atomically(path, data)
+
+    monkeypatch.setattr(fleet_snapshot, "write_atomically", slow_write)
+    keeper = FleetSnapshots(tmp_path / "snap", "fleet.actions", every=10, keep_ids=10_000, ended_horizon_ms=DAY)
+    state = FleetState()
+    for i in range(10):
+        apply(state, _suspected(i))
+    assert keeper.progress(state, {0: LogMark(10, 1)})  # returns while the write waits
+    for i in range(10, 30):
+        apply(state, _suspected(i))
+    assert not keeper.progress(state, {0: LogMark(30, 1)}), "the last snapshot is still being written"
+    release.set()
+    keeper.flush()
+    assert writers and writers[0] is not threading.current_thread()
+    loaded, marks = FleetSnapshots(tmp_path / "snap", "fleet.actions", every=10, keep_ids=10_000,
+                                   ended_horizon_ms=DAY).load()  # fmt: skip
+    assert loaded.count == 10 and marks == {0: LogMark(10, 1)}  # the state as it was when progress took it
+    assert keeper.progress(state, {0: LogMark(30, 1)})  # due again once written
 
 
 def _suspected(i: int) -> Action:
