@@ -1,4 +1,5 @@
-"""dcgm-exporter collector: scrape its Prometheus page and turn XID, ECC, PCIe, NVLink and row-remap fields into events.
+"""dcgm-exporter collector: scrape its Prometheus page and turn XID, ECC, PCIe, NVLink and row-remap fields into events
+and readings (with HostSampled v2's PCIe maximum link and clocks-event reasons where the exporter publishes them).
 
 ``DCGM_FI_DEV_XID_ERRORS`` holds only the last XID (a repeat does not change it), so the XID count
 ``DCGM_EXP_XID_ERRORS_COUNT`` is used where the exporter publishes it, the last-XID gauge otherwise.
@@ -34,6 +35,10 @@ COUNTERS = {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL": "ecc_sbe", "DCGM_FI_DEV_ECC_DBE_VOL
 ROWS = {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
         "DCGM_FI_DEV_ROW_REMAP_PENDING"}  # fmt: skip
 XID_LAST, XID_COUNT = "DCGM_FI_DEV_XID_ERRORS", "DCGM_EXP_XID_ERRORS_COUNT"
+# HostSampled v2's GPU fields, null in the sample when the exporter's counter list leaves them out
+NULLABLE = {"DCGM_FI_DEV_PCIE_MAX_LINK_GEN": "pcie_link_gen_max", "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH": "pcie_link_width_max",
+            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS": "throttle_reasons",  # NVML's clocks-event bitmask
+            "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": "throttle_reasons"}  # its name before DCGM 3.3  # fmt: skip
 
 
 Fetch = Callable[[str, float], str]  # (url, timeout in seconds) -> the page's text
@@ -115,6 +120,7 @@ class DcgmCollector:
 
     def _gpu_values(self, gpu: int, v: dict[str, float], now_ms: int, obs: Observation) -> None:
         reading: dict[str, Any] = {field: v[name] for name, field in GAUGES.items() if name in v}
+        reading.update({field: int(v[name]) for name, field in NULLABLE.items() if name in v})
         totals: dict[str, int] = defaultdict(int)
         for name, field in COUNTERS.items():
             if name in v:

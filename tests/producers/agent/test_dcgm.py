@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ground.settings.agent import DcgmSettings
+from producers.agent.assemble import SampleWindow
 from producers.agent.collector import Problems
 from producers.agent.dcgm import DcgmCollector
 from producers.agent.testing import GPU_BUSES
@@ -91,3 +92,26 @@ def test_the_xid_count_catches_repeats_the_last_xid_gauge_misses(problems: Probl
     assert [(f.payload["gpu"], f.payload["xid"]) for f in facts] == [(1, 79), (1, 79)]
     count["n"] = 1  # one aged out of the exporter's window: nothing new
     assert [f for f in c.collect(20_000).facts if f.event_type == "XidRaised"] == []
+
+
+def v2_lines(gpu: int, bus: str, fields: dict[str, int]) -> str:
+    labels = f'gpu="{gpu}",UUID="GPU-5f1e9b1a-0000-4000-8000-00000000000{gpu}",pci_bus_id="{bus}",device="nvidia{gpu}"'
+    return "".join(f"# TYPE {name} gauge\n{name}{{{labels}}} {value}\n" for name, value in fields.items())
+
+
+def test_the_pcie_maximum_and_clocks_event_reasons_fill_the_v2_fields(problems: Problems) -> None:
+    extra = v2_lines(0, "00000000:18:00.0", {"DCGM_FI_DEV_PCIE_MAX_LINK_GEN": 5, "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH": 16,
+                                             "DCGM_FI_DEV_CLOCKS_EVENT_REASONS": 0x60})  # fmt: skip
+    extra += v2_lines(1, "00000000:2A:00.0", {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": 0x4})  # DCGM before 3.3
+    window = SampleWindow()
+    window.add(scraper(lambda: page() + extra, problems).collect(0))
+    g0, g1 = window.payload(10, None, None)["gpus"]
+    assert (g0["pcie_link_gen_max"], g0["pcie_link_width_max"], g0["throttle_reasons"]) == (5, 16, 0x60)
+    assert (g1["pcie_link_gen_max"], g1["pcie_link_width_max"], g1["throttle_reasons"]) == (None, None, 0x4)
+
+
+def test_an_exporter_without_the_v2_fields_leaves_them_null(problems: Problems) -> None:
+    window = SampleWindow()
+    window.add(scraper(page, problems).collect(0))
+    for g in window.payload(10, None, None)["gpus"]:
+        assert (g["pcie_link_gen_max"], g["pcie_link_width_max"], g["throttle_reasons"]) == (None, None, None)
