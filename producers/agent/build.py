@@ -38,11 +38,8 @@ def build_parts(
     units.set_gpus(gpu_bus_ids(reader))
     collectors: list[Collector] = []
     if settings.infiniband.enabled:
-        ib = InfinibandCollector(
-            settings.infiniband, SysfsReader(settings.sysfs_root, problems, "infiniband"), problems
-        )
-        units.port_by_pci = {p.pci: p.index for p in ib.ports if p.pci and p.port == 1}
-        collectors.append(ib)
+        reader_ib = SysfsReader(settings.sysfs_root, problems, "infiniband")
+        collectors.append(InfinibandCollector(settings.infiniband, reader_ib, problems, units))
     if settings.nvml.enabled:
         collectors.append(NvmlCollector(settings.nvml, units, problems, nvml))
     if settings.dcgm.enabled:

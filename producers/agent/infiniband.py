@@ -1,13 +1,16 @@
 """InfiniBand/RoCE port collector: ``/sys/class/infiniband/<dev>/ports/<n>/`` counters and state.
 
-Link flaps (``link_downed`` increases), downs and ups (``state`` transitions) and symbol-error bursts
-become ``LinkEventObserved``; throughput and error deltas feed the host sample. Data counters are in
+Link flaps (``link_downed`` increases), downs and ups (``state`` transitions), symbol-error bursts and
+a lost adapter (its port folder gone from sysfs: the device fell off the bus or its driver let go of it)
+become ``LinkEventObserved``; throughput and error deltas feed the host sample. Ports keep the numbers
+of the agent's first start (saved with its state), so a port lost before a restart keeps its number. Data counters are in
 units of 4 bytes (IBTA PortXmitData/PortRcvData). Error counters are narrow: 16 bits for symbol
 errors, 8 for link_downed and link_error_recovery, so wrap-around and resets are told apart.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ground.settings.agent import InfinibandSettings
@@ -15,6 +18,7 @@ from producers.agent.collector import Fact, Observation, Problems
 from producers.agent.counters import CounterSet
 from producers.agent.sysfs import SysfsReader
 from producers.agent.topology import NicPort, nic_ports
+from producers.agent.units import Units
 
 SOURCE = "infiniband"
 COUNTER_BITS = {"port_rcv_data": 64, "port_xmit_data": 64, "symbol_error": 16, "link_downed": 8,
@@ -25,14 +29,18 @@ FABRIC_OF_LINK_LAYER = {"infiniband": "infiniband", "ethernet": "roce"}
 class InfinibandCollector:
     name = SOURCE
 
-    def __init__(self, settings: InfinibandSettings, reader: SysfsReader, problems: Problems) -> None:
-        self.settings, self.reader, self.problems = settings, reader, problems
+    def __init__(
+        self, settings: InfinibandSettings, reader: SysfsReader, problems: Problems, units: Units | None = None
+    ) -> None:
+        """``units``, when given, learns which port each NIC's PCI address is (for AER and kernel-log errors)."""
+        self.settings, self.reader, self.problems, self.units = settings, reader, problems, units
         self.interval_s = settings.interval_s
-        self.ports: list[NicPort] = nic_ports(reader)
+        self.ports: list[NicPort] = []
+        self._set_ports(nic_ports(reader))
         self.counters = CounterSet()
         self.active: dict[int, bool] = {}
         self.last_ms: dict[int, int] = {}
-        self._inventory = self.inventory()
+        self.lost: set[int] = set()
 
     def inventory(self) -> dict[str, Any]:
         layers = {self.reader.text(p.path / "link_layer") or "" for p in self.ports}
@@ -46,12 +54,22 @@ class InfinibandCollector:
 
     def state(self) -> dict[str, Any]:
         return {"counters": self.counters.state(), "active": {str(k): v for k, v in self.active.items()},
-                "last_ms": {str(k): v for k, v in self.last_ms.items()}}  # fmt: skip
+                "last_ms": {str(k): v for k, v in self.last_ms.items()}, "lost": sorted(self.lost),
+                "ports": [[p.device, p.port, p.pci] for p in self.ports]}  # fmt: skip
 
     def restore(self, state: dict[str, Any]) -> None:
         self.counters.restore(state.get("counters", {}))
         self.active = {int(k): bool(v) for k, v in state.get("active", {}).items()}
         self.last_ms = {int(k): int(v) for k, v in state.get("last_ms", {}).items()}
+        self.lost = {int(k) for k in state.get("lost", [])}
+        saved = [(str(d), int(n), pci) for d, n, pci in state.get("ports", [])]
+        self._set_ports(renumbered(self.ports, saved, self.reader.root / "class" / "infiniband"))
+
+    def _set_ports(self, ports: list[NicPort]) -> None:
+        self.ports = ports
+        self._inventory = self.inventory()
+        if self.units is not None:
+            self.units.port_by_pci = {p.pci: p.index for p in ports if p.pci and p.port == 1}
 
     def collect(self, now_ms: int) -> Observation:
         obs = Observation(inventory=dict(self._inventory))
@@ -69,6 +87,14 @@ class InfinibandCollector:
         return d.value
 
     def _port(self, port: NicPort, now_ms: int, obs: Observation) -> None:
+        if not port.path.is_dir():
+            if port.index not in self.lost:
+                self.lost.add(port.index)
+                payload = {"port": port.index, "kind": "nic_lost", "count": 1, "peer": None}
+                obs.facts.append(Fact("LinkEventObserved", now_ms, payload, SOURCE))
+            self.last_ms.pop(port.index, None)
+            return
+        self.lost.discard(port.index)
         state = self.reader.text(port.path / "state")
         deltas = {name: self._delta(port, name) for name in COUNTER_BITS}
         dt_ms = now_ms - self.last_ms[port.index] if port.index in self.last_ms else 0
@@ -103,3 +129,16 @@ class InfinibandCollector:
 
     def close(self) -> None:
         return None
+
+
+def renumbered(found: list[NicPort], saved: list[tuple[str, int, str | None]], folder: Path) -> list[NicPort]:
+    """The saved numbering (ports gone since keep theirs), then ports new since, numbered after them."""
+    if not saved:
+        return found
+    out = [NicPort(i, device, port, folder / device / "ports" / str(port), pci)
+           for i, (device, port, pci) in enumerate(saved)]  # fmt: skip
+    known = {(device, port) for device, port, _ in saved}
+    for p in found:
+        if (p.device, p.port) not in known:
+            out.append(NicPort(len(out), p.device, p.port, p.path, p.pci))
+    return out

@@ -7,6 +7,7 @@ changes it the way faults do: a GPU falling off the bus, an InfiniBand port flap
 
 from __future__ import annotations
 
+import shutil
 import time
 import types
 from dataclasses import dataclass, field
@@ -81,6 +82,10 @@ class FixtureHost:
     def flap(self, nic: int, times: int = 1) -> None:
         """The port went down and came back ``times`` times between two polls."""
         self.add_counter(nic, "link_downed", times)
+
+    def lose_nic(self, nic: int) -> None:
+        """The adapter fell off the bus: its RDMA device leaves ``class/infiniband``."""
+        shutil.rmtree(self.sys / "class" / "infiniband" / f"mlx5_{nic}")
 
     def set_aer(self, bus: str, filename: str, counts: dict[str, int]) -> None:
         names = AER_NAMES[filename]

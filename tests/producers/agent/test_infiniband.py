@@ -9,6 +9,7 @@ from producers.agent.collector import Problems
 from producers.agent.infiniband import InfinibandCollector
 from producers.agent.sysfs import SysfsReader
 from producers.agent.testing import FixtureHost
+from producers.agent.units import Units
 
 
 def make(host: FixtureHost, problems: Problems, threshold: int = 10) -> InfinibandCollector:
@@ -97,3 +98,44 @@ def test_missing_and_unreadable_files_are_counted(
     assert problems.counts[("infiniband", "missing_file")] == 3
     assert problems.counts[("infiniband", "garbled_value")] == 3
     assert problems.counts[("infiniband", "permission_denied")] == 3
+
+
+def test_a_lost_adapter_is_reported_once_and_its_return_resumes_readings(
+    tmp_path: Path, problems: Problems
+) -> None:
+    host = FixtureHost(tmp_path / "h", nics=4)
+    c = make(host, problems)
+    c.collect(0)
+    host.lose_nic(2)
+    obs = c.collect(1000)
+    assert [(f.payload["port"], f.payload["kind"]) for f in obs.facts] == [(2, "nic_lost")]
+    assert sorted(obs.nics) == [0, 1, 3]  # nothing read for the lost port, the others keep their numbers
+    assert kinds(c, 2000) == []  # once, not every poll
+    FixtureHost(tmp_path / "h", nics=4)  # the driver is back
+    obs = c.collect(3000)
+    assert obs.facts == [] and sorted(obs.nics) == [0, 1, 2, 3]
+    host.lose_nic(2)
+    assert kinds(c, 4000) == [(2, "nic_lost", 1)]  # lost again after it came back: a second loss
+
+
+def test_ports_keep_their_numbers_across_a_restart_with_an_adapter_gone(
+    tmp_path: Path, problems: Problems
+) -> None:
+    host = FixtureHost(tmp_path / "h", nics=4)
+    first = make(host, problems)
+    first.collect(0)
+    saved = first.state()
+    host.lose_nic(1)  # while the agent was down
+
+    units = Units()
+    again = InfinibandCollector(InfinibandSettings(), SysfsReader(host.sys, problems, "infiniband"), problems, units)
+    assert [p.device for p in again.ports] == ["mlx5_0", "mlx5_2", "mlx5_3"]  # as found: renumbered
+    again.restore(saved)
+    assert [(p.index, p.device) for p in again.ports] == [(0, "mlx5_0"), (1, "mlx5_1"), (2, "mlx5_2"), (3, "mlx5_3")]
+    assert units.port_by_pci["0000:2c:00.0"] == 1 and len(again.inventory()["nics"]) == 4
+    host.flap(2)
+    assert sorted(kinds(again, 1000)) == [(1, "nic_lost", 1), (2, "flap", 1)]
+
+    restarted = make(host, problems)
+    restarted.restore(again.state())
+    assert kinds(restarted, 2000) == []  # already reported before this restart
