@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -145,3 +145,11 @@ def _quantile(ordered: list[int], q: float) -> float:
     pos = (len(ordered) - 1) * q
     lo, hi = math.floor(pos), math.ceil(pos)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def change_times(records: Iterable[Mapping[str, Any]]) -> Iterator[int]:
+    """The times outage records change who is out other than their own time: incidents' recorded start and end."""
+    for record in records:
+        if record["event_type"] == IncidentReported.EVENT_TYPE:
+            p = record["payload"]
+            yield from (t for t in (p.get("start_ts"), p.get("end_ts")) if t is not None)

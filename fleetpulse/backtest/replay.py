@@ -24,6 +24,7 @@ from streams.errors import InvalidRecordError
 from streams.findings import Finding
 from streams.inventory import Inventory
 from streams.lifecycle import Action, FleetState, apply_logged
+from streams.outages import change_times
 from streams.plan_order import OrderedPlan, all_sources
 from streams.plan_sources import SourceTimes, cluster_floor
 from streams.plan_ticks import TickSchedule
@@ -101,6 +102,7 @@ class Replay:
 
     def run(self, history: History) -> ReplayResult:
         """Fold the whole history, then let the partition go idle and tick once more, as a worker would."""
+        self.ticks.wake_at(change_times(history.outages))
         outages = iter(history.outages)
         pending = next(outages, None)
         first: int | None = None

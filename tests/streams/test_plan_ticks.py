@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from streams.lifecycle import FleetState
+from streams.lifecycle import FleetState, apply_logged
+from streams.outages import change_times
 from streams.plan_ticks import TickSchedule
 from streams.planner import Planner
 from streams.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
+from tests.streams.test_outages import HOUR, incident
 
 
 def in_repair(planner: Planner) -> tuple[FleetState, int]:
@@ -45,3 +47,27 @@ def test_skipping_unchanged_ticks_still_moves_a_domain_once_its_repair_is_due(po
     ticks.tick(state, due, reconcile)
     assert moved[:3] == ["repaired h1", "verified h1", "returned h1"]  # and h2 takes the slot
     assert "drain_requested h2" in moved
+
+
+def test_a_skipped_tick_still_wakes_when_an_imported_outage_ends(policy: Policy) -> None:
+    """Two hosts out for incidents until ``end`` halt d0 at the finding; their return (no record of its own)
+    must resume the train though the fleet state's count has not changed since."""
+    hosts = [f"h{i}" for i in range(10)]
+    planner = Planner(policy, members=lambda domain: hosts)
+    state = FleetState()
+    end = START_TS + 6 * HOUR
+    incidents = [incident(f"i{n}", host, START_TS - HOUR, end) for n, host in enumerate(("h8", "h9"))]
+    for record in incidents:
+        apply_logged(state, record)
+    assert "train_halted" in [a.kind for a in planner.on_finding(state, f.finding("h1", ts=START_TS), "d0", 10)]
+
+    def moves(wakes: list[int]) -> list[str]:
+        moved: list[str] = []
+        ticks = TickSchedule(planner, lambda domain: 10, skip_unchanged=True)
+        ticks.wake_at(wakes)
+        for now in (START_TS + HOUR, end - 1, end, end + HOUR):
+            ticks.tick(state, now, moved.append)
+        return moved
+
+    assert moves(list(change_times(incidents))) == ["d0"]  # moved once the hosts were back
+    assert moves([]) == []  # what the replay did without the wakes: the halted train never resumed
