@@ -313,29 +313,3 @@ def replay(actions: Iterable[Action], state: FleetState | None = None) -> FleetS
     for action in actions:
         apply(state, action)
     return state
-
-
-def describe_host(host: HostState) -> dict[str, Any]:
-    """A JSON-friendly view of one host for the API."""
-
-    def op_view(op: Operation) -> dict[str, Any]:
-        return {
-            "op_id": op.op_id,
-            "operation": op.operation,
-            "phase": op.phase,
-            "finding_id": op.finding_id,
-            "rule": op.rule,
-            "suspected_ts": op.suspected_ts,
-            "started_ts": op.started_ts,
-        }
-
-    return {
-        "host_id": host.host_id,
-        "cluster": host.cluster,
-        "maintenance_domain": host.domain,
-        "status": host.status,
-        "current": op_view(host.current) if host.current else None,
-        "waiting": [op_view(op) for op in host.waiting],
-        "completed_operations": host.completed,
-        "last_ts": host.last_ts,
-    }

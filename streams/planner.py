@@ -17,43 +17,15 @@ fleet recorded and operators' steps (``streams.outages``), at the decision's eve
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from schemas import FLEET
+from streams.domain_budget import DomainBudget, DomainBuffers
 from streams.findings import Finding
-from streams.ids import action_id
-from streams.lifecycle import (
-    ABSORBED,
-    ESCALATED,
-    REQUEST_KIND,
-    Action,
-    FleetState,
-    HostState,
-    Operation,
-    apply,
-)
+from streams.lifecycle import ABSORBED, ESCALATED, REQUEST_KIND, Action, FleetState, HostState, Operation
+from streams.plan_actions import emit, finding_action, halt_action, op_action, resume_action
 from streams.policy import Policy
-
-
-def budget(size: int, pct: float) -> int:
-    """Hosts a buffer of ``pct`` per cent allows in a domain of ``size`` hosts (never below one)."""
-    return max(1, math.floor(size * pct / 100.0 + 1e-9))
-
-
-@dataclass(frozen=True, slots=True)
-class DomainBudget:
-    domain: str
-    size: int
-    out: int
-    capacity: int
-    failing: int
-    failure_budget: int
-    halted: bool
-    queued: int
-    out_elsewhere: int = 0  # of ``out``: hosts out for incidents or operators' steps, not the planner's work
 
 
 def unplannable(record: dict[str, Any]) -> str | None:
@@ -78,42 +50,11 @@ class Planner:
     def __init__(self, policy: Policy, members: Callable[[str], Iterable[str]] | None = None) -> None:
         """``members``: the domain's hosts per the inventory (those out without a planner action count too)."""
         self.policy = policy
-        self.members = members
-
-    def _domain_hosts(self, state: FleetState, domain: str) -> set[str]:
-        hosts = set(state.peek_domain(domain).hosts)
-        if self.members is not None:
-            hosts.update(self.members(domain))
-        return hosts
-
-    def _counts(self, state: FleetState, domain: str, now: int) -> tuple[int, int, int]:
-        """(out, failing, out for incidents or operators' steps only) among the domain's hosts at ``now``."""
-        out = failing = elsewhere = 0
-        for host_id in self._domain_hosts(state, domain):
-            host = state.hosts.get(host_id)
-            away = state.outages.out_at(host_id, now)
-            own_out = host is not None and host.is_out
-            out += own_out or away
-            failing += (host is not None and host.has_failure) or away
-            elsewhere += away and not own_out
-        return out, failing, elsewhere
+        self.buffers = DomainBuffers(policy, members)
 
     def budgets(self, state: FleetState, domain: str, size: int, now: int | None = None) -> DomainBudget:
         """The domain's buffers at event time ``now`` (default: the newest event folded)."""
-        hosts = self._domain_hosts(state, domain)
-        size = max(size, len(hosts))
-        out, failing, elsewhere = self._counts(state, domain, state.clock if now is None else now)
-        return DomainBudget(
-            domain=domain,
-            size=size,
-            out=out,
-            capacity=budget(size, self.policy.planner.capacity_buffer_pct),
-            failing=failing,
-            failure_budget=budget(size, self.policy.planner.failure_buffer_pct),
-            halted=state.peek_domain(domain).halted,
-            queued=len(state.peek_domain(domain).queue),
-            out_elsewhere=elsewhere,
-        )
+        return self.buffers.of(state, domain, size, now)
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -127,17 +68,17 @@ class Planner:
             pass  # re-delivered (a replay upstream): decided before
         elif (absorber := self._absorbing(state, finding)) is not None:
             why = f"already in {absorber.operation} for {absorber.finding_id} ({absorber.phase})"
-            self._emit(state, out, self._finding_action(finding, domain, ABSORBED, why))
+            emit(state, out, finding_action(finding, domain, ABSORBED, why))
         else:
             escalation = self._escalation(state, finding)
             if escalation is not None:
                 finding = replace(finding, recommended_action="rma")
             why = f"{finding.detector}: {finding.error_class} x{finding.count} on {finding.scope_key}"
-            suspected = self._finding_action(finding, domain, "suspected", why)
-            self._emit(state, out, suspected)
+            suspected = finding_action(finding, domain, "suspected", why)
+            emit(state, out, suspected)
             if escalation is not None:
-                escalated = self._finding_action(finding, domain, ESCALATED, escalation)
-                self._emit(state, out, replace(escalated, caused_by=suspected.action_id))
+                escalated = finding_action(finding, domain, ESCALATED, escalation)
+                emit(state, out, replace(escalated, caused_by=suspected.action_id))
             self._maybe_halt(state, domain, size, finding.ts, out)
         out.extend(self.reconcile(state, domain, size, finding.ts))
         return out
@@ -176,22 +117,6 @@ class Planner:
         return (due, b.out, b.queued, b.halted, state.count) if work else None
 
     # -- steps --------------------------------------------------------------------------------
-
-    @staticmethod
-    def _finding_action(finding: Finding, domain: str, kind: str, reason: str) -> Action:
-        """The action recording what became of a finding (``suspected`` or ``absorbed``)."""
-        return Action(
-            action_id=action_id(finding.host_id, kind, finding.recommended_action, finding.finding_id),
-            kind=kind,
-            host_id=finding.host_id,
-            cluster=finding.cluster,
-            domain=domain,
-            operation=finding.recommended_action,
-            ts=finding.ts,
-            finding_id=finding.finding_id,
-            rule=finding.rule,
-            reason=reason,
-        )
 
     def _escalation(self, state: FleetState, finding: Finding) -> str | None:
         """Why a finding escalates (its host returned from a repair within ``escalate_within``), else None."""
@@ -252,12 +177,12 @@ class Planner:
             assert op is not None
             prev = op.last_action_id
             for kind in ("repaired", "verified"):
-                prev = self._op_action(state, out, host, op, kind, when, caused_by=prev)
+                prev = op_action(state, out, host, op, kind, when, caused_by=prev)
             if host.waiting:
                 nxt = host.waiting[0]
                 if nxt.phase == "deferred":
-                    prev = self._op_action(state, out, host, nxt, "released", when, caused_by=prev)
-                self._op_action(
+                    prev = op_action(state, out, host, nxt, "released", when, caused_by=prev)
+                op_action(
                     state,
                     out,
                     host,
@@ -268,7 +193,7 @@ class Planner:
                     reason="handed over",
                 )
             else:
-                self._op_action(state, out, host, op, "returned", when, caused_by=prev)
+                op_action(state, out, host, op, "returned", when, caused_by=prev)
 
     @staticmethod
     def _in_repair(host: HostState) -> bool:
@@ -282,47 +207,15 @@ class Planner:
     def _maybe_halt(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
         """Halt when a new failure pushes the domain past its failure buffer (edge-triggered by findings)."""
         b = self.budgets(state, domain, size, now)
-        if b.halted or b.failing <= b.failure_budget:
-            return
-        self._emit(
-            state,
-            out,
-            Action(
-                action_id=action_id(
-                    domain, "train_halted", "drain", f"halt-{state.peek_domain(domain).halts + 1}"
-                ),
-                kind="train_halted",
-                host_id=FLEET,
-                cluster=FLEET,
-                domain=domain,
-                operation="drain",
-                ts=now,
-                reason=f"{b.failing} hosts failing > failure buffer {b.failure_budget} of {b.size}"
-                + (f" ({b.out_elsewhere} out for incidents or operators' steps)" if b.out_elsewhere else ""),
-            ),
-        )
+        if not b.halted and b.failing > b.failure_budget:
+            emit(state, out, halt_action(state, b, now))
 
     def resume(self, state: FleetState, domain: str, now: int, reason: str) -> list[Action]:
         """Resume a halted train (automatically, or by a person: ``fleetpulse detect-resume``)."""
-        dom = state.peek_domain(domain)
-        if not dom.halted:
+        if not state.peek_domain(domain).halted:
             return []
         out: list[Action] = []
-        self._emit(
-            state,
-            out,
-            Action(
-                action_id=action_id(domain, "train_resumed", "drain", dom.halt_action_id or "-"),
-                kind="train_resumed",
-                host_id=FLEET,
-                cluster=FLEET,
-                domain=domain,
-                operation="drain",
-                ts=now,
-                caused_by=dom.halt_action_id,
-                reason=reason,
-            ),
-        )
+        emit(state, out, resume_action(state, domain, now, reason))
         return out
 
     def _maybe_resume(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
@@ -337,28 +230,26 @@ class Planner:
     def _start_waiting(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
         self._finish_drains(state, domain, out)
         dom = state.peek_domain(domain)
-        capacity = budget(
-            max(size, len(self._domain_hosts(state, domain))), self.policy.planner.capacity_buffer_pct
-        )
+        capacity = self.buffers.capacity(state, domain, size)
         for op_id in list(dom.queue):
             host = state.hosts[state.op_hosts[op_id]]
             op = state.operation(host.host_id, op_id)
             assert op is not None
             if host.current is not None or host.waiting[0] is not op:
                 continue  # serialised: the host is busy or has earlier work; handed over later
-            if dom.halted or self._counts(state, domain, now)[0] >= capacity:
+            if dom.halted or self.buffers.counts(state, domain, now)[0] >= capacity:
                 if op.phase != "deferred":
                     why = "train halted" if dom.halted else f"domain at capacity ({capacity} hosts out)"
-                    self._op_action(
+                    op_action(
                         state, out, host, op, "deferred", now, caused_by=op.last_action_id, reason=why
                     )
                 continue
             prev = op.last_action_id
             if op.phase == "deferred":
-                prev = self._op_action(state, out, host, op, "released", now, caused_by=prev)
-            prev = self._op_action(state, out, host, op, "drain_requested", now, caused_by=prev)
-            prev = self._op_action(state, out, host, op, "drained", now, caused_by=prev)
-            self._op_action(state, out, host, op, REQUEST_KIND[op.operation], now, caused_by=prev)
+                prev = op_action(state, out, host, op, "released", now, caused_by=prev)
+            prev = op_action(state, out, host, op, "drain_requested", now, caused_by=prev)
+            prev = op_action(state, out, host, op, "drained", now, caused_by=prev)
+            op_action(state, out, host, op, REQUEST_KIND[op.operation], now, caused_by=prev)
 
     def _finish_drains(self, state: FleetState, domain: str, out: list[Action]) -> None:
         """A drain a crash cut short (the log ends at ``drain_requested`` or ``drained``): emit the rest.
@@ -373,41 +264,5 @@ class Planner:
                 continue
             prev = op.last_action_id
             if op.phase == "draining":
-                prev = self._op_action(state, out, host, op, "drained", host.last_ts, caused_by=prev)
-            self._op_action(state, out, host, op, REQUEST_KIND[op.operation], host.last_ts, caused_by=prev)
-
-    # -- emission -----------------------------------------------------------------------------
-
-    def _op_action(
-        self,
-        state: FleetState,
-        out: list[Action],
-        host: HostState,
-        op: Operation,
-        kind: str,
-        ts: int,
-        *,
-        caused_by: str | None,
-        reason: str = "",
-    ) -> str:
-        action = Action(
-            action_id=action_id(host.host_id, kind, op.operation, op.finding_id),
-            kind=kind,
-            host_id=host.host_id,
-            cluster=host.cluster,
-            domain=host.domain,
-            operation=op.operation,
-            ts=ts,
-            finding_id=op.finding_id,
-            rule=op.rule,
-            reason=reason,
-            caused_by=caused_by,
-        )
-        self._emit(state, out, action)
-        return action.action_id
-
-    @staticmethod
-    def _emit(state: FleetState, out: list[Action], action: Action) -> None:
-        if action.action_id not in state.applied:
-            apply(state, action)
-            out.append(action)
+                prev = op_action(state, out, host, op, "drained", host.last_ts, caused_by=prev)
+            op_action(state, out, host, op, REQUEST_KIND[op.operation], host.last_ts, caused_by=prev)

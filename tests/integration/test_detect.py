@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from kafka import KafkaProducer
 
-from streams.lifecycle import Action, describe_host, replay
+from streams.lifecycle import Action, replay
 from streams.policy import DEFAULT_POLICY_FILE
 from streams.testing import Scenario
+from streams.web import describe_host
 from streams.worker import spawn_worker
 from tests.conftest import free_ports
 from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for

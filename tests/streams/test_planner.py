@@ -6,8 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streams.alerts import alerts_for
+from streams.domain_budget import budget
 from streams.lifecycle import Action, FleetState, replay
-from streams.planner import Planner, budget
+from streams.planner import Planner
 from streams.policy import Policy, load_policy
 from streams.testing import START_TS
 from tests.streams import factories as f
