@@ -70,6 +70,7 @@ class Part:
         return self.process.poll() is None
 
     def stop(self, grace_s: float = 15.0) -> int | None:
+        self.keep_running = False  # stopped on purpose: not to be started again, whatever its exit
         if self.alive():
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -165,6 +166,8 @@ class Supervisor:
         A second Ctrl-C while waiting skips the grace: every part is killed, none is left behind.
         """
         live = [p for p in reversed(self.parts) if p.alive()]
+        for part in self.parts:
+            part.keep_running = False
         try:
             for part in live:
                 part.process.send_signal(signal.SIGTERM)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,19 @@ def test_services_are_tended_while_a_job_runs(tmp_path: Path) -> None:
 def test_a_job_that_exits_tempfail_is_not_started_again(tmp_path: Path) -> None:
     with supervisor(tmp_path) as sup, pytest.raises(PartFailedError, match=f"exited with {EXIT_TEMPFAIL}"):
         sup.run("job", [sys.executable, "-c", f"import sys; sys.exit({EXIT_TEMPFAIL})"], timeout_s=30)
+
+
+def test_a_service_stopped_on_purpose_is_not_started_again(tmp_path: Path) -> None:
+    ends_tempfail_on_term = (
+        "import signal, sys, time\n"
+        f"signal.signal(signal.SIGTERM, lambda *_: sys.exit({EXIT_TEMPFAIL}))\n"
+        "time.sleep(60)\n"
+    )
+    with supervisor(tmp_path) as sup:
+        part = sup.start("svc", [sys.executable, "-c", ends_tempfail_on_term])
+        time.sleep(0.5)  # its handler is installed
+        assert part.stop() == EXIT_TEMPFAIL
+
+        sup.tend()
+
+        assert not part.alive() and part.restarts == 0
