@@ -3,9 +3,10 @@
 Link flaps (``link_downed`` increases), downs and ups (``state`` transitions), symbol-error bursts and
 a lost adapter (its port folder gone from sysfs: the device fell off the bus or its driver let go of it)
 become ``LinkEventObserved``; throughput and error deltas feed the host sample. Ports keep the numbers
-of the agent's first start (saved with its state), so a port lost before a restart keeps its number. Data counters are in
-units of 4 bytes (IBTA PortXmitData/PortRcvData). Error counters are narrow: 16 bits for symbol
-errors, 8 for link_downed and link_error_recovery, so wrap-around and resets are told apart.
+of the agent's first start (saved with its state), so a port lost before a restart keeps its number.
+Data counters are in units of 4 bytes (IBTA PortXmitData/PortRcvData). Error counters are narrow:
+16 bits for symbol errors, 8 for link_downed and link_error_recovery, so wrap-around and resets are
+told apart.
 """
 
 from __future__ import annotations
