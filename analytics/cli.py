@@ -62,6 +62,12 @@ def archive(
         typer.Option("--max-seconds", help="Stop after this many seconds (after a final flush)."),
     ] = None,
     lake: LakeOpt = None,
+    member: Annotated[
+        str | None,
+        typer.Option("--member", metavar="I/N",
+                     help="Archive one share of the partitions, as member I (0-based) of N archivers "
+                          "(lake.member, lake.members); every member of 0 .. N-1 must run."),
+    ] = None,  # fmt: skip
 ) -> None:
     """Archive the fleet topics into the Delta lake, exactly once; safe to kill and restart at any time."""
     import signal
@@ -70,6 +76,8 @@ def archive(
     from analytics.lake.archiver import Archiver, ArchiveStats, archived_topics
 
     settings = _settings(ctx, lake)
+    if member is not None:
+        settings = settings.with_section("lake", **_member(member))
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -97,6 +105,13 @@ def archive(
     console.print(f"done in {stats.elapsed_s:.1f} s: {line(stats)}")
     if stats.quarantined_rows:
         console.print("[yellow]some batches failed their quality gate:[/] see `fleetpulse lake quarantine`")
+
+
+def _member(text: str) -> dict[str, int]:
+    index, sep, count = text.partition("/")
+    if not sep or not index.isdigit() or not count.isdigit() or int(index) >= int(count):
+        raise typer.BadParameter(f"{text!r} is not I/N with 0 <= I < N (e.g. 0/2)", param_hint="--member")
+    return {"member": int(index), "members": int(count)}
 
 
 def _lake(settings: Settings) -> Lake:

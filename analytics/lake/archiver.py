@@ -1,7 +1,7 @@
 """The archiver: Kafka topics → the Delta lake, exactly once per Kafka partition, resumable after any crash.
 
 A thin kafka-python shell around ``plan_batch`` and ``Publisher``: it assigns every partition of
-the archived topics, reads where each resumes from the ``_offsets`` table's app-transaction
+the archived topics (or its share of them, ``analytics.lake.members``), reads where each resumes from the ``_offsets`` table's app-transaction
 versions, seeks there and flushes by records / bytes / seconds. Group offsets are committed too,
 for lag dashboards only.
 """
@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTP
@@ -24,6 +24,7 @@ from analytics.errors import ArchiverError
 from analytics.lake import offsets
 from analytics.lake.batch import BatchPlan, ConsumedRecord, plan_batch
 from analytics.lake.layout import TopicPartition
+from analytics.lake.members import InventoryWatch, owned
 from analytics.lake.publish import Clock, PublishedBatch, Publisher, utc_now
 from analytics.lake.reader import Lake
 from analytics.quality.gate import QualityGate
@@ -53,44 +54,6 @@ class ArchiveStats:
     commits: int = 0
     lag: int | None = None
     elapsed_s: float = 0.0
-
-
-class _Partition(Protocol):
-    @property
-    def topic(self) -> str: ...
-
-
-P = TypeVar("P", bound=_Partition)
-
-
-def start_offsets(
-    begin: Mapping[P, int],
-    end: Mapping[P, int],
-    start_from: Literal["earliest", "latest"],
-    inventory_topic: str | None,
-) -> dict[P, int]:
-    """Where each partition new to the lake starts: ``start_from``, but inventory always at its beginning.
-
-    The inventory topic is compacted (one record per host, sent once): started at its end, the
-    lake would know no host and quarantine every sample and error of a ``latest`` start.
-    """
-    latest = start_from == "latest"
-    return {tp: end[tp] if latest and tp.topic != inventory_topic else first for tp, first in begin.items()}
-
-
-def lost_to_retention(
-    frontier: Mapping[TopicPartition, int], beginning: Mapping[TopicPartition, int]
-) -> dict[TopicPartition, tuple[int, int]]:
-    """Offsets ``(first, last)`` of each partition that Kafka deleted before the lake archived them.
-
-    ``frontier`` is the next offset the lake would archive, ``beginning`` the first one Kafka
-    still holds (or the first one fetched, if lower): everything between was skipped unseen.
-    """
-    return {
-        tp: (frontier[tp], first - 1)
-        for tp, first in beginning.items()
-        if tp in frontier and first > frontier[tp]
-    }
 
 
 def archived_topics(settings: Settings) -> dict[str, str]:
@@ -125,10 +88,11 @@ class Archiver:
         inventory = settings.topics.inventory.name
         self._inventory_topic = inventory if inventory in self.topics else None
         self._lost_reported: dict[TopicPartition, int] = {}  # last offset warned of as lost, per partition
+        self._watch: InventoryWatch | None = None  # the inventory partitions other members archive
 
     # -- set-up -------------------------------------------------------------------------------
 
-    def _consumer(self) -> Any:
+    def _consumer(self, *, in_group: bool = True) -> Any:
         bootstrap = self.settings.bootstrap_servers
         if self._consumer_factory is None and not tcp_reachable(bootstrap, timeout_s=2.0):
             raise ArchiverError(
@@ -138,8 +102,8 @@ class Archiver:
         lake = self.settings.lake
         config = dict(
             self.settings.kafka.kafka_python(self.settings.bootstrap_servers),
-            client_id=f"{self.settings.kafka.client_id_prefix}-archiver",
-            group_id=lake.group_id,
+            client_id=f"{self.settings.kafka.client_id_prefix}-archiver{'' if in_group else '-inventory'}",
+            group_id=lake.group_id if in_group else None,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             isolation_level="read_committed",
@@ -174,7 +138,7 @@ class Archiver:
         group = self.settings.lake.group_id
         frontier = offsets.resume_offsets(self.lake, group, [TopicPartition(tp.topic, tp.partition) for tp in tps])
         begin = consumer.beginning_offsets(tps)
-        start = start_offsets(
+        start = offsets.start_offsets(
             begin, consumer.end_offsets(tps), self.settings.lake.start_from, self._inventory_topic
         )
         new = {
@@ -187,7 +151,7 @@ class Archiver:
             frontier.update(new)
         latest = consumer.end_offsets(tps)
         self._lost_reported = {}
-        lost = lost_to_retention(frontier, {TopicPartition(tp.topic, tp.partition): begin[tp] for tp in tps})
+        lost = offsets.lost_to_retention(frontier, {TopicPartition(tp.topic, tp.partition): begin[tp] for tp in tps})
         for tp in tps:
             committed = frontier[TopicPartition(tp.topic, tp.partition)]
             if committed > latest[tp]:
@@ -202,6 +166,8 @@ class Archiver:
         self._commit_group(consumer, tps, frontier)
         quality = self.settings.lake.quality
         known = Lake(self.lake).known_hosts() if quality.enabled and quality.check_known_hosts else None
+        if known is not None and self._watch is not None:
+            known |= self._watch.catch_up()
         if known is not None and self._inventory_topic is None and not known:
             log.warning(
                 "known-host check off: the inventory topic is not archived and the lake has no inventory"
@@ -230,7 +196,9 @@ class Archiver:
         stats = ArchiveStats()
         consumer = self._consumer()
         try:
-            tps = self._partitions(consumer)
+            found = self._partitions(consumer)
+            tps = owned(found, member=self.settings.lake.member, members=self.settings.lake.members)
+            self._watch_inventory([tp for tp in found if tp.topic == self._inventory_topic and tp not in tps])
             consumer.assign(tps)
             publisher = self._start(consumer, tps)
             self._loop(consumer, tps, publisher, stats, until_idle, max_seconds, stop, on_batch, started)
@@ -240,8 +208,17 @@ class Archiver:
             ) from exc
         finally:
             consumer.close(autocommit=False)
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
             stats.elapsed_s = time.monotonic() - started
         return stats
+
+    def _watch_inventory(self, others: list[Any]) -> None:
+        """Read the inventory partitions other members archive, for the known-host gate."""
+        quality = self.settings.lake.quality
+        if others and quality.enabled and quality.check_known_hosts:
+            self._watch = InventoryWatch(self._consumer(in_group=False), others, self.codec)
 
     def _loop(
         self,
@@ -316,6 +293,8 @@ class Archiver:
         buffer.extend(self._inventory_catch_up(consumer, tps))
         plan = plan_batch(buffer, self.codec)
         self._check_retention(consumer, publisher.frontier, plan)
+        if self._watch is not None and publisher.known_hosts is not None:
+            publisher.known_hosts |= self._watch.catch_up()
         done = publisher.publish(plan)
         stats.batches += 1
         stats.records += done.plan.records
@@ -353,7 +332,7 @@ class Archiver:
             log.warning("cannot check offsets skipped in %s against Kafka's retention: %s", sorted(gaps), exc)
             return
         beginning = {tp: min(begin[KafkaTP(tp.topic, tp.partition)], first) for tp, first in gaps.items()}
-        self._report_lost(lost_to_retention(frontier, beginning))
+        self._report_lost(offsets.lost_to_retention(frontier, beginning))
 
     def _report_lost(self, lost: Mapping[TopicPartition, tuple[int, int]]) -> None:
         """Log each range lost to retention once (start-up and the first flush after it see the same one)."""

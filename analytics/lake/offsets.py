@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
+from typing import Literal, Protocol, TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -90,3 +91,41 @@ def read_frontier(tables: DeltaTables) -> dict[tuple[str, TopicPartition], int]:
         .collect()
     )
     return {(g, TopicPartition(t, p)): n for g, t, p, n in frame.iter_rows()}
+
+
+class _Partition(Protocol):
+    @property
+    def topic(self) -> str: ...
+
+
+P = TypeVar("P", bound=_Partition)
+
+
+def start_offsets(
+    begin: Mapping[P, int],
+    end: Mapping[P, int],
+    start_from: Literal["earliest", "latest"],
+    inventory_topic: str | None,
+) -> dict[P, int]:
+    """Where each partition new to the lake starts: ``start_from``, but inventory always at its beginning.
+
+    The inventory topic is compacted (one record per host, sent once): started at its end, the
+    lake would know no host and quarantine every sample and error of a ``latest`` start.
+    """
+    latest = start_from == "latest"
+    return {tp: end[tp] if latest and tp.topic != inventory_topic else first for tp, first in begin.items()}
+
+
+def lost_to_retention(
+    frontier: Mapping[TopicPartition, int], beginning: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, tuple[int, int]]:
+    """Offsets ``(first, last)`` of each partition that Kafka deleted before the lake archived them.
+
+    ``frontier`` is the next offset the lake would archive, ``beginning`` the first one Kafka
+    still holds (or the first one fetched, if lower): everything between was skipped unseen.
+    """
+    return {
+        tp: (frontier[tp], first - 1)
+        for tp, first in beginning.items()
+        if tp in frontier and first > frontier[tp]
+    }

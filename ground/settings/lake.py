@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 TopicFamilyName = Literal["inventory", "samples", "errors", "findings", "actions", "alerts", "dlq"]
 
@@ -59,3 +59,13 @@ class LakeSettings(BaseModel):
     # delta-rs storage options for an object-store lake (endpoint, region, credentials; ``AWS_*`` variables also work).
     storage_options: dict[str, str] = Field(default_factory=dict)
     quality: QualitySettings = QualitySettings()
+    # Archivers sharing the work: ``member`` (0-based) of ``members`` archives partition p of every topic where
+    # p % members == member. Each member needs its own value; together they must cover 0 .. members - 1.
+    members: int = Field(1, ge=1)
+    member: int = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _member_in_range(self) -> LakeSettings:
+        if self.member >= self.members:
+            raise ValueError(f"lake.member {self.member} is not one of 0 .. {self.members - 1} (lake.members)")
+        return self

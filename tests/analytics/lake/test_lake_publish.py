@@ -16,6 +16,7 @@ from kafka import TopicPartition as KafkaTP
 
 from analytics.errors import LakeIntegrityError
 from analytics.lake import archiver as archiver_module
+from analytics.lake import offsets
 from analytics.lake.archiver import Archiver, ArchiveStats
 from analytics.lake.batch import ConsumedRecord, plan_batch
 from analytics.lake.layout import (
@@ -420,9 +421,9 @@ def test_latest_start_reads_the_inventory_topic_from_its_beginning(
 def test_start_offsets_keep_the_inventory_at_its_beginning() -> None:
     inv, samples = TopicPartition("fleet.inventory", 0), TopicPartition("fleet.samples", 0)
     begin, end = {inv: 3, samples: 4}, {inv: 30, samples: 40}
-    assert archiver_module.start_offsets(begin, end, "latest", "fleet.inventory") == {inv: 3, samples: 40}
-    assert archiver_module.start_offsets(begin, end, "earliest", "fleet.inventory") == begin
-    assert archiver_module.start_offsets(begin, end, "latest", None) == end  # inventory not archived
+    assert offsets.start_offsets(begin, end, "latest", "fleet.inventory") == {inv: 3, samples: 40}
+    assert offsets.start_offsets(begin, end, "earliest", "fleet.inventory") == begin
+    assert offsets.start_offsets(begin, end, "latest", None) == end  # inventory not archived
 
 
 def test_restarted_archiver_knows_the_hosts_of_quarantined_inventory(
@@ -454,8 +455,8 @@ def test_a_restarted_archiver_seeks_to_the_committed_offsets(
 
 def test_lost_to_retention_names_the_skipped_offsets() -> None:
     a, b, c = (TopicPartition("fleet.errors", p) for p in range(3))
-    assert archiver_module.lost_to_retention({a: 3, b: 5}, {a: 6, b: 5, c: 9}) == {a: (3, 5)}
-    assert archiver_module.lost_to_retention({a: 3}, {a: 0}) == {}
+    assert offsets.lost_to_retention({a: 3, b: 5}, {a: 6, b: 5, c: 9}) == {a: (3, 5)}
+    assert offsets.lost_to_retention({a: 3}, {a: 0}) == {}
 
 
 class ScriptedConsumer(FakeConsumer):
