@@ -350,31 +350,24 @@ class Archiver:
             self._lost_reported[tp] = last
 
     def _inventory_catch_up(self, consumer: Any, tps: list[Any]) -> list[ConsumedRecord]:
-        """Read the inventory topic up to its current end before a flush.
+        """Read the inventory topic up to its current end before a flush (with whatever else comes: this batch's).
 
         Agents send their inventory before their samples, so once the inventory is read up to
         now, every host in the batch is known and the known-host gate cannot fire on a race.
+        The other partitions are not paused meanwhile: kafka-python 3.0.12 can park a paused
+        partition's fetched records and never fetch that partition again after ``resume`` (its
+        KAFKA-7548 port restores parked records only when no exhausted record set is in line).
         """
         inventory = [tp for tp in tps if tp.topic == self._inventory_topic]
         quality = self.settings.lake.quality
         if not inventory or not (quality.enabled and quality.check_known_hosts):
             return []
         end = consumer.end_offsets(inventory)
-        if all(consumer.position(tp) >= end[tp] for tp in inventory):
-            return []
-        others = [tp for tp in tps if tp.topic != self._inventory_topic]
         out: list[ConsumedRecord] = []
-        consumer.pause(*others)
-        try:
-            deadline = time.monotonic() + INVENTORY_CATCH_UP_S
-            while time.monotonic() < deadline and any(consumer.position(tp) < end[tp] for tp in inventory):
-                for messages in consumer.poll(timeout_ms=200).values():
-                    out.extend(
-                        ConsumedRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value)
-                        for m in messages
-                    )
-        finally:
-            consumer.resume(*others)
+        deadline = time.monotonic() + INVENTORY_CATCH_UP_S
+        while time.monotonic() < deadline and any(consumer.position(tp) < end[tp] for tp in inventory):
+            for messages in consumer.poll(timeout_ms=200).values():
+                out.extend(ConsumedRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value) for m in messages)
         return out
 
     def _commit_group(self, consumer: Any, tps: list[Any], frontier: Mapping[TopicPartition, int]) -> None:
