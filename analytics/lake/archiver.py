@@ -24,7 +24,7 @@ from analytics.errors import ArchiverError
 from analytics.lake import offsets
 from analytics.lake.batch import BatchPlan, ConsumedRecord, plan_batch
 from analytics.lake.layout import TopicPartition
-from analytics.lake.members import InventoryWatch, owned
+from analytics.lake.members import CATCH_UP_S, InventoryWatch, owned, read_to_end
 from analytics.lake.publish import Clock, PublishedBatch, Publisher, utc_now
 from analytics.lake.reader import Lake
 from analytics.quality.gate import QualityGate
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-INVENTORY_CATCH_UP_S = 10.0
 LAKE_RETRY_S = 5.0  # between attempts to resume after the lake refused a write
 
 
@@ -362,13 +361,8 @@ class Archiver:
         quality = self.settings.lake.quality
         if not inventory or not (quality.enabled and quality.check_known_hosts):
             return []
-        end = consumer.end_offsets(inventory)
-        out: list[ConsumedRecord] = []
-        deadline = time.monotonic() + INVENTORY_CATCH_UP_S
-        while time.monotonic() < deadline and any(consumer.position(tp) < end[tp] for tp in inventory):
-            for messages in consumer.poll(timeout_ms=200).values():
-                out.extend(ConsumedRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value) for m in messages)
-        return out
+        return [ConsumedRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value)
+                for m in read_to_end(consumer, inventory, CATCH_UP_S)]  # fmt: skip
 
     def _commit_group(self, consumer: Any, tps: list[Any], frontier: Mapping[TopicPartition, int]) -> None:
         """Mirror the lake's offsets into the consumer group so lag tools see progress (not used on restart).

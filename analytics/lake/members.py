@@ -14,14 +14,27 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from schemas import Codec, DecodeError
 
 log = logging.getLogger(__name__)
 
-CATCH_UP_S = 10.0  # a longer wait holds the batch back; hosts it misses are quarantined, and re-checked later
+CATCH_UP_S = 10.0  # reading the inventory to its end before a batch: a longer wait holds the batch back
+
+
+def read_to_end(consumer: Any, partitions: Sequence[Any], within_s: float) -> Iterator[Any]:
+    """Every record ``consumer`` polls (from any of its partitions) until ``partitions`` reach the end they had
+    when called, or ``within_s`` passes (then it logs which were left behind)."""
+    end = consumer.end_offsets(list(partitions))
+    deadline = time.monotonic() + within_s
+    while behind := [tp for tp in partitions if consumer.position(tp) < end[tp]]:
+        if time.monotonic() >= deadline:
+            log.warning("%s not read to its end within %.0f s", ", ".join(map(str, behind)), within_s)
+            return
+        for messages in consumer.poll(timeout_ms=200).values():
+            yield from messages
 
 
 def owned(partitions: Sequence[Any], *, member: int, members: int) -> list[Any]:
@@ -43,18 +56,11 @@ class InventoryWatch:
 
     def catch_up(self) -> set[str]:
         """Read to the partitions' current end; every host id seen so far."""
-        end = self.consumer.end_offsets(self.partitions)
-        deadline = time.monotonic() + CATCH_UP_S
-        while any(self.consumer.position(tp) < end[tp] for tp in self.partitions):
-            if time.monotonic() >= deadline:
-                log.warning("the other members' inventory was not read to its end within %.0f s", CATCH_UP_S)
-                break
-            for messages in self.consumer.poll(timeout_ms=200).values():
-                for m in messages:
-                    try:
-                        self.hosts.add(str(self.codec.decode(m.value).record["host_id"]))
-                    except (DecodeError, KeyError, TypeError):  # its owner rejects it with the reason
-                        continue
+        for m in read_to_end(self.consumer, self.partitions, CATCH_UP_S):
+            try:
+                self.hosts.add(str(self.codec.decode(m.value).record["host_id"]))
+            except (DecodeError, KeyError, TypeError):  # its owner rejects it with the reason
+                continue
         return self.hosts
 
     def close(self) -> None:
