@@ -20,19 +20,17 @@ class TickSchedule:
     """The domains due a tick at a watermark, each one handed to ``move`` before the next is looked at.
 
     With ``skip_unchanged`` a tick asks no domain while the fleet state (``FleetState.count``) has
-    not changed, the watermark has not reached the earliest repair due, nor passed one of ``wakes``
-    since the last tick: the replay's speed-up. ``wakes`` are the times the state changes without a
+    not changed, the watermark has not reached the earliest repair due, nor passed a wake time
+    since the last tick: the replay's speed-up. Wakes (``wake_at``) are the times the state changes without a
     record, imported outages' starts and ends (a host back from an incident frees its domain's buffer).
     It assumes sizes change only with the fleet state, as they do over the replay's fixed inventory.
     """
 
-    def __init__(
-        self, planner: Planner, size: Callable[[str], int], *, skip_unchanged: bool = False, wakes: Iterable[int] = ()
-    ) -> None:
+    def __init__(self, planner: Planner, size: Callable[[str], int], *, skip_unchanged: bool = False) -> None:
         self.planner = planner
         self.size = size
         self.skip_unchanged = skip_unchanged
-        self.wakes = sorted(wakes)
+        self.wakes: list[int] = []  # see ``wake_at``
         self._ticked: dict[str, tuple[Any, ...]] = {}
         self._count = -1  # FleetState.count at the end of the last tick
         self._due: int | None = None  # the earliest repair due, as of the last tick
