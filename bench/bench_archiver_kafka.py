@@ -29,6 +29,8 @@ from kafka import KafkaConsumer, KafkaProducer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_lake import LIBC, heap_line, rss_mb  # noqa: E402
+
 from analytics.lake import Archiver  # noqa: E402
 from analytics.lake import archiver as archiver_module  # noqa: E402
 from analytics.lake.batch import plan_batch  # noqa: E402
@@ -100,6 +102,9 @@ class TimedConsumer(KafkaConsumer):  # type: ignore[misc]
 
 class TimedArchiver(Archiver):
     timers = Timers()
+    memory_every_s = 0.0  # print RSS and where it sits after a flush, at most this often (0: never)
+    trim = False  # hand glibc's free pages back after every flush (tells fragmentation from held memory)
+    _started = _next_memory = 0.0
 
     def _flush(self, consumer: Any, tps: list[Any], publisher: Any, buffer: list[Any], *rest: Any) -> None:
         t, cpu, queued = time.perf_counter(), time.thread_time(), queued_s()
@@ -108,6 +113,14 @@ class TimedArchiver(Archiver):
         self.timers.flushes.append((n, time.perf_counter() - t))
         self.timers.flush_cpu_s += time.thread_time() - cpu
         self.timers.flush_queued_s += queued_s() - queued
+        if self.trim:
+            LIBC.malloc_trim(0)
+        if self.memory_every_s and time.perf_counter() >= self._next_memory:
+            self._started = self._started or t
+            self._next_memory = time.perf_counter() + self.memory_every_s
+            minutes = (time.perf_counter() - self._started) / 60
+            print(f"  {minutes:5.1f} min: RSS {rss_mb():.0f} MB after a {n:,}-record flush "
+                  f"({len(self.timers.flushes)} flushes); {heap_line()}", flush=True)  # fmt: skip
 
     def _inventory_catch_up(self, consumer: Any, tps: list[Any]) -> list[Any]:
         t = time.perf_counter()
@@ -207,6 +220,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--no-gates", action="store_true", help="quality gates off (production runs them)")
     p.add_argument("--live-rate", type=float, default=0.0, help="records/s a producer process adds during each run")
     p.add_argument("--seconds", type=float, help="run the archiver this long (default: until idle; needed with live)")
+    p.add_argument("--memory-every", type=float, default=0.0, help="print RSS after a flush at most every S seconds")
+    p.add_argument("--trim", action="store_true", help="malloc_trim after every flush (tells fragmentation from leaks)")
     p.add_argument("--produce", nargs=3, metavar=("BOOTSTRAP", "PREFIX", "RATE"), help=argparse.SUPPRESS)
     return p.parse_args()
 
@@ -227,6 +242,7 @@ def main() -> None:
 
     archiver_module.plan_batch = timed(plan, "plan_s")  # type: ignore[attr-defined]
     Publisher.publish = timed(Publisher.publish, "publish_s")  # type: ignore[method-assign]
+    TimedArchiver.memory_every_s, TimedArchiver.trim = args.memory_every, args.trim
     print("command: python bench/bench_archiver_kafka.py " + " ".join(sys.argv[1:]))
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     base = Settings.load()

@@ -74,13 +74,13 @@ class _MallInfo2(ctypes.Structure):
     _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
-_LIBC = ctypes.CDLL("libc.so.6")
-_LIBC.mallinfo2.restype = _MallInfo2
+LIBC = ctypes.CDLL("libc.so.6")
+LIBC.mallinfo2.restype = _MallInfo2
 
 
 def heap_line() -> str:
     """Where RSS sits: glibc malloc in use / free-but-held (fragmentation), Arrow's own pool, Python objects."""
-    m = _LIBC.mallinfo2()
+    m = LIBC.mallinfo2()
     mb = 1024 * 1024
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
     anon, files = (int(status[k].split()[0]) / 1024 for k in ("RssAnon", "RssFile"))
@@ -172,7 +172,7 @@ def soak(minutes: float, rate: float, hosts: int, gates: bool = True, trim: bool
                 shift[(tp.topic, tp.partition)] = max(shift.get((tp.topic, tp.partition), 0), rng.last + 1)
             publisher.publish(plan)
             if trim:
-                _LIBC.malloc_trim(0)
+                LIBC.malloc_trim(0)
             commits += 1
             records += len(batch)
             if elapsed >= next_sample:

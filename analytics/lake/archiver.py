@@ -1,9 +1,9 @@
 """The archiver: Kafka topics → the Delta lake, exactly once per Kafka partition, resumable after any crash.
 
-A thin kafka-python shell around ``plan_batch`` and ``Publisher``: it assigns every partition of
-the archived topics (or its share of them, ``analytics.lake.members``), reads where each resumes from the ``_offsets`` table's app-transaction
-versions, seeks there and flushes by records / bytes / seconds. Group offsets are committed too,
-for lag dashboards only.
+A thin shell around ``plan_batch`` and ``Publisher`` (its Kafka side in ``analytics.lake.source``): it
+assigns every partition of the archived topics (or its share of them, ``analytics.lake.members``), reads
+where each resumes from the ``_offsets`` table's app-transaction versions, seeks there and flushes by
+records / bytes / seconds. Group offsets are committed too, for lag dashboards only.
 """
 
 from __future__ import annotations
@@ -11,18 +11,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kafka import KafkaConsumer
-from kafka import TopicPartition as KafkaTP
 from kafka.errors import KafkaError
-from kafka.structs import OffsetAndMetadata
 
 from analytics.errors import ArchiverError
-from analytics.lake import offsets
-from analytics.lake.batch import BatchPlan, ConsumedRecord, plan_batch
+from analytics.lake import offsets, source
+from analytics.lake.batch import ConsumedRecord, plan_batch
 from analytics.lake.layout import TopicPartition
 from analytics.lake.members import CATCH_UP_S, InventoryWatch, owned, read_to_end
 from analytics.lake.publish import Clock, PublishedBatch, Publisher, utc_now
@@ -30,7 +27,6 @@ from analytics.lake.reader import Lake
 from analytics.quality.gate import QualityGate
 from ground.delta import DeltaTables
 from ground.errors import LakeStorageError
-from ground.kafka.admin import tcp_reachable
 from schemas import Codec
 
 if TYPE_CHECKING:
@@ -86,51 +82,10 @@ class Archiver:
         self.topics = archived_topics(settings)
         inventory = settings.topics.inventory.name
         self._inventory_topic = inventory if inventory in self.topics else None
-        self._lost_reported: dict[TopicPartition, int] = {}  # last offset warned of as lost, per partition
+        self._retention = source.RetentionWatch()
         self._watch: InventoryWatch | None = None  # the inventory partitions other members archive
 
     # -- set-up -------------------------------------------------------------------------------
-
-    def _consumer(self, *, in_group: bool = True) -> Any:
-        bootstrap = self.settings.bootstrap_servers
-        if self._consumer_factory is None and not tcp_reachable(bootstrap, timeout_s=2.0):
-            raise ArchiverError(
-                f"no Kafka broker listens at {bootstrap}; start one with `fleetpulse broker start` "
-                "or point FLEETPULSE_KAFKA__BOOTSTRAP_SERVERS at your cluster"
-            )
-        lake = self.settings.lake
-        config = dict(
-            self.settings.kafka.kafka_python(self.settings.bootstrap_servers),
-            client_id=f"{self.settings.kafka.client_id_prefix}-archiver{'' if in_group else '-inventory'}",
-            group_id=lake.group_id if in_group else None,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            isolation_level="read_committed",
-            max_poll_records=lake.max_poll_records,
-        )
-        self.settings.kafka.check_login(self.settings.bootstrap_servers)  # refused SASL login: fail now
-        try:
-            return (self._consumer_factory or KafkaConsumer)(**config)
-        except (KafkaError, OSError) as exc:
-            raise ArchiverError(
-                f"cannot connect to Kafka at {self.settings.bootstrap_servers}: {exc}; "
-                "is the broker running (`fleetpulse broker start`)?"
-            ) from exc
-
-    def _partitions(self, consumer: Any) -> list[Any]:
-        deadline = time.monotonic() + self.settings.lake.topic_wait_s
-        while True:
-            found = {t: consumer.partitions_for_topic(t) or set() for t in self.topics}
-            missing = sorted(t for t, parts in found.items() if not parts)
-            if not missing:
-                return [KafkaTP(t, p) for t, parts in sorted(found.items()) for p in sorted(parts)]
-            if time.monotonic() >= deadline:
-                raise ArchiverError(
-                    f"topics {', '.join(missing)} do not exist on {self.settings.bootstrap_servers}; "
-                    "create them with `fleetpulse topics create` or narrow lake.families",
-                    missing[0],
-                )
-            time.sleep(0.5)
 
     def _start(self, consumer: Any, tps: list[Any]) -> Publisher:
         """Read each partition's committed offset, give new partitions a starting point, seek there."""
@@ -149,7 +104,6 @@ class Archiver:
             offsets.commit(self.lake, group, dict.fromkeys(new), new, self.clock())
             frontier.update(new)
         latest = consumer.end_offsets(tps)
-        self._lost_reported = {}
         lost = offsets.lost_to_retention(frontier, {TopicPartition(tp.topic, tp.partition): begin[tp] for tp in tps})
         for tp in tps:
             committed = frontier[TopicPartition(tp.topic, tp.partition)]
@@ -161,8 +115,8 @@ class Archiver:
                     tp.topic,
                 )
             consumer.seek(tp, max(committed, begin[tp]))
-        self._report_lost(lost)
-        self._commit_group(consumer, tps, frontier)
+        self._retention.report(lost)
+        source.mirror_offsets(consumer, tps, frontier)
         quality = self.settings.lake.quality
         known = Lake(self.lake).known_hosts() if quality.enabled and quality.check_known_hosts else None
         if known is not None and self._watch is not None:
@@ -193,9 +147,9 @@ class Archiver:
 
         started = time.monotonic()
         stats = ArchiveStats()
-        consumer = self._consumer()
+        consumer = source.open_consumer(self.settings, self._consumer_factory)
         try:
-            found = self._partitions(consumer)
+            found = source.topic_partitions(consumer, self.topics, self.settings)
             tps = owned(found, member=self.settings.lake.member, members=self.settings.lake.members)
             self._watch_inventory([tp for tp in found if tp.topic == self._inventory_topic and tp not in tps])
             consumer.assign(tps)
@@ -217,7 +171,8 @@ class Archiver:
         """Read the inventory partitions other members archive, for the known-host gate."""
         quality = self.settings.lake.quality
         if others and quality.enabled and quality.check_known_hosts:
-            self._watch = InventoryWatch(self._consumer(in_group=False), others, self.codec)
+            consumer = source.open_consumer(self.settings, self._consumer_factory, in_group=False)
+            self._watch = InventoryWatch(consumer, others, self.codec)
 
     def _loop(
         self,
@@ -291,7 +246,7 @@ class Archiver:
     ) -> None:
         buffer.extend(self._inventory_catch_up(consumer, tps))
         plan = plan_batch(buffer, self.codec)
-        self._check_retention(consumer, publisher.frontier, plan)
+        self._retention.check(consumer, publisher.frontier, plan)
         if self._watch is not None and publisher.known_hosts is not None:
             publisher.known_hosts |= self._watch.catch_up()
         done = publisher.publish(plan)
@@ -303,7 +258,7 @@ class Archiver:
         stats.repeats += plan.repeats
         stats.replayed_rows += done.replayed_rows
         stats.commits += done.commits
-        self._commit_group(consumer, tps, publisher.frontier)
+        source.mirror_offsets(consumer, tps, publisher.frontier)
         try:
             end = consumer.end_offsets(tps)
             stats.lag = sum(max(0, end[tp] - consumer.position(tp)) for tp in tps)
@@ -311,42 +266,6 @@ class Archiver:
             stats.lag = None
         if on_batch is not None:
             on_batch(done, stats)
-
-    def _check_retention(
-        self, consumer: Any, frontier: Mapping[TopicPartition, int], plan: BatchPlan
-    ) -> None:
-        """Warn of offsets that expired while running, before the commit of ``plan`` skips them.
-
-        kafka-python resets an expired position to the earliest offset and says so only at INFO.
-        Kafka is asked for the beginning offsets (one request) only when a partition's batch starts
-        past its frontier: a gap can also be compaction, which loses nothing.
-        """
-
-        gaps = {tp: r.first for tp, r in plan.ranges.items() if tp in frontier and r.first > frontier[tp]}
-        if not gaps:
-            return
-        try:
-            begin = consumer.beginning_offsets([KafkaTP(tp.topic, tp.partition) for tp in gaps])
-        except Exception as exc:  # a diagnosis only: the archive itself is not at stake
-            log.warning("cannot check offsets skipped in %s against Kafka's retention: %s", sorted(gaps), exc)
-            return
-        beginning = {tp: min(begin[KafkaTP(tp.topic, tp.partition)], first) for tp, first in gaps.items()}
-        self._report_lost(offsets.lost_to_retention(frontier, beginning))
-
-    def _report_lost(self, lost: Mapping[TopicPartition, tuple[int, int]]) -> None:
-        """Log each range lost to retention once (start-up and the first flush after it see the same one)."""
-        for tp, (first, last) in sorted(lost.items()):
-            unreported = max(first, self._lost_reported.get(tp, -1) + 1)
-            if unreported > last:
-                continue
-            log.warning(
-                "%s[%d]: offsets %d-%d expired from Kafka before they were archived",
-                tp.topic,
-                tp.partition,
-                unreported,
-                last,
-            )
-            self._lost_reported[tp] = last
 
     def _inventory_catch_up(self, consumer: Any, tps: list[Any]) -> list[ConsumedRecord]:
         """Read the inventory topic up to its current end before a flush (with whatever else comes: this batch's).
@@ -363,24 +282,3 @@ class Archiver:
             return []
         return [ConsumedRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value)
                 for m in read_to_end(consumer, inventory, CATCH_UP_S)]  # fmt: skip
-
-    def _commit_group(self, consumer: Any, tps: list[Any], frontier: Mapping[TopicPartition, int]) -> None:
-        """Mirror the lake's offsets into the consumer group so lag tools see progress (not used on restart).
-
-        The whole frontier is mirrored, not only the partitions of the last batch: a crash between an
-        offsets commit and the group commit would otherwise leave the group behind on a partition that
-        gets no new records.
-        """
-
-        ours = {TopicPartition(tp.topic, tp.partition) for tp in tps}  # other archivers own the rest
-        offsets = {
-            KafkaTP(tp.topic, tp.partition): OffsetAndMetadata(offset, "", -1)
-            for tp, offset in frontier.items()
-            if tp in ours
-        }
-        try:
-            consumer.commit(offsets)
-        except (
-            Exception
-        ) as exc:  # the lake manifest is the truth; a failed group commit only delays lag metrics
-            log.warning("group offset commit failed (the lake's _offsets table is authoritative): %s", exc)
