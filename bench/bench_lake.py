@@ -58,14 +58,14 @@ def batches(n: int, hosts: int = HOSTS) -> list[list[Any]]:
     return out
 
 
-def rss_mb(pid: int | str = "self") -> float:
-    """Resident memory of a process (this one by default), NaN once it is gone."""
+def rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
+    """Resident memory of a process (this one by default), NaN once it is gone; ``field``: RssAnon for its heaps."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return float("nan")
     for line in status.splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 

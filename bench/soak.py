@@ -3,6 +3,7 @@ dispatcher and receiver for an hour, sampling every part's memory and open files
 
     .venv/bin/python bench/soak.py --minutes 60 --json out/soak.json --md docs/benchmarks/soak-run.md
     .venv/bin/python bench/soak.py --minutes 20 --preset demo --speed 10     # a lighter load
+    .venv/bin/python bench/soak.py --minutes 30 --archiver-b-env _RJEM_MALLOC_CONF=muzzy_decay_ms:0
 
 The parts are started exactly as ``fleetpulse demo`` starts them (``fleetpulse.demo_parts``), against a local
 broker of the run's own on free ports, with no history: the live simulator's fleet starts fresh. The verdict's
@@ -35,7 +36,7 @@ from fleetpulse.demo_parts import live_simulator_argv, start_parts  # noqa: E402
 from fleetpulse.demo_run import DemoPlan, run_settings  # noqa: E402
 from fleetpulse.supervisor import Part, Supervisor, free_ports  # noqa: E402
 from ground.kafka.admin import ensure_topics  # noqa: E402
-from ground.launch import child_env  # noqa: E402
+from ground.launch import child_env, fleetpulse_argv, settings_env  # noqa: E402
 from ground.settings import Settings  # noqa: E402
 from streams.topology import consumer_groups  # noqa: E402
 
@@ -50,6 +51,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--every-s", type=float, default=60.0, help="sampling interval")
     parser.add_argument("--out", type=Path, default=Path("out"), help="run folder parent (logs stay there)")
     parser.add_argument("--keep", action="store_true", help="keep the run's broker data and lake")
+    parser.add_argument("--archiver-b-env", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="also run a second archiver (its own group and lake) with these variables: a same-run "
+                        "comparison, e.g. of allocator settings")  # fmt: skip
     parser.add_argument("--json", type=Path, help="write every sample and the verdict here")
     parser.add_argument("--md", type=Path, help="write the summary (Markdown) here")
     return parser.parse_args()
@@ -105,6 +109,13 @@ def soak(args: argparse.Namespace, meta: dict[str, Any]) -> list[dict[str, Any]]
         broker_pid = LocalBroker(settings.broker).pid() if settings.uses_local_broker else None
         with Supervisor(plan.run_dir / "logs", child_env(parts_settings)) as sup:
             running: list[Part] = [*start_parts(sup, plan).all(), sup.start("simulate-live", live_simulator_argv(plan))]
+            if args.archiver_b_env:
+                b = parts_settings.with_section(
+                    "lake", path=str(plan.run_dir / "lake-b"), group_id=f"{parts_settings.lake.group_id}-b"
+                )
+                groups[b.lake.group_id] = groups[parts_settings.lake.group_id]
+                extra = dict(kv.split("=", 1) for kv in args.archiver_b_env)
+                running.append(sup.start("archive-b", fleetpulse_argv("archive"), {**settings_env(b), **extra}))
             pids = {"broker": broker_pid} if broker_pid else {}
             pids.update({p.name: p.pid for p in running})
             t0 = time.monotonic()
@@ -118,7 +129,7 @@ def soak(args: argparse.Namespace, meta: dict[str, Any]) -> list[dict[str, Any]]
                 if args.json:
                     args.json.write_text(json.dumps({"meta": meta, "samples": samples}, indent=1))
     if not args.keep:
-        for folder in ("broker", "lake", "outbox"):
+        for folder in ("broker", "lake", "lake-b", "outbox"):
             shutil.rmtree(plan.run_dir / folder, ignore_errors=True)
     return samples
 

@@ -68,11 +68,12 @@ def queued_s(pid: int) -> float:
 
 
 def part_usage(root: int) -> dict[str, Any]:
-    """RSS (MB), open file descriptors, CPU seconds and run-queue wait summed over ``root``'s process tree;
+    """RSS (MB; its anonymous part: heaps, not mapped libraries), open file descriptors, CPU seconds and run-queue wait summed over ``root``'s process tree;
     zeros once it has exited."""
     pids = descendants(root)
     rss = [r for r in (rss_mb(pid) for pid in pids) if not math.isnan(r)]
-    return {"pids": pids, "rss_mb": round(sum(rss), 1), "fds": sum(open_fds(pid) for pid in pids),
+    anon = [r for r in (rss_mb(pid, "RssAnon") for pid in pids) if not math.isnan(r)]
+    return {"pids": pids, "rss_mb": round(sum(rss), 1), "anon_mb": round(sum(anon), 1), "fds": sum(open_fds(pid) for pid in pids),
             "cpu_s": round(sum(cpu_s(pid) for pid in pids), 1),
             "queued_s": round(sum(queued_s(pid) for pid in pids), 1)}  # fmt: skip
 
