@@ -202,6 +202,8 @@ def score(
     *,
     rules: Mapping[str, RepeatRule] = DEFAULT_RULES,
     slow_k: int = DEFAULT_SLOW_K,
+    slow_n: int | None = None,
+    slow_min: float = 0.0,
     window_s: float | None = None,
     critical_kinds: Sequence[str] = DEFAULT_CRITICAL_KINDS,
     window_periods: Sequence[WindowPeriod] = (),
@@ -226,6 +228,8 @@ def score(
             window_periods,
             manifest.get("jobs") or (),
             manifest.get("slow_episodes") or (),
+            n=slow_n,
+            min_slowdown=slow_min,
         ),
         "critical_fault": score_critical_fault(findings, faults, start, end, critical_kinds),
     }
@@ -236,6 +240,8 @@ def score(
             for k, r in rules.items()
         },
         "slow_k": slow_k,
+        "slow_n": slow_n,
+        "slow_min_slowdown": slow_min,
         "window_s": window_s,
         "window_periods": [asdict(p) for p in window_periods],
         "critical_kinds": list(critical_kinds),

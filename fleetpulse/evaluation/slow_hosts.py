@@ -1,6 +1,10 @@
 """Slow-host scoring: detectable when k detector windows of the slowdown fit before the end,
 windows counted per segment of a continued run, time to detect also in the windows the host was
 busy (ran a job) while slow.
+
+An intermittent host is slow only in its episodes, and a window averages its samples: a window
+the host spent partly well shows a fraction of its slowdown. Such a host is detectable only when
+k of some n consecutive windows show at least the policy's ``min_slowdown``, as the detector asks.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from fleetpulse.evaluation.report import DetectorScore, assemble, first_findings, pct
@@ -44,6 +49,55 @@ def windows_between(a: int, b: int, periods: Sequence[WindowPeriod]) -> float:
     return total
 
 
+@dataclass(frozen=True, slots=True)
+class SlowRule:
+    """The detector's slow-host rule: ``k`` of ``n`` consecutive windows at least ``min_slowdown`` slower."""
+
+    k: int
+    n: int | None = None  # None: k windows anywhere
+    min_slowdown: float = 0.0
+
+
+def window_edges(a: int, b: int, periods: Sequence[WindowPeriod]) -> np.ndarray:
+    """Start of each detector window from ``a`` to ``b`` (ms), each period's windows laid from its start,
+    then ``b``: ``edges[i]`` to ``edges[i + 1]`` is one window (a partial one at either end)."""
+    starts: list[np.ndarray] = [np.array([a], dtype=np.int64)]
+    for p in periods:
+        step = max(1, int(p.window_s * 1000))
+        lo, hi = max(a, p.start_ts), min(b, p.end_ts)
+        if lo < hi:
+            first = p.start_ts + -(-(lo - p.start_ts) // step) * step
+            starts.append(np.arange(first, hi, step, dtype=np.int64))
+    edges = np.unique(np.concatenate([*starts, np.array([b], dtype=np.int64)]))
+    return edges[(edges >= a) & (edges <= b)]
+
+
+def slow_share(edges: np.ndarray, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Per window (between consecutive ``edges``), the share of it inside ``spans`` (sorted, not overlapping)."""
+    xs, ys, total = [], [], 0
+    for lo, hi in sorted(spans):
+        xs += [lo, hi]
+        ys += [total, total + (hi - lo)]
+        total += hi - lo
+    if not xs:
+        return np.zeros(len(edges) - 1)
+    inside = np.interp(edges, xs, ys)
+    return np.diff(inside) / np.maximum(np.diff(edges), 1)
+
+
+def reaches_rule(factor: float, onset: int, end: int, spans: Sequence[tuple[int, int]],
+                 periods: Sequence[WindowPeriod], rule: SlowRule) -> bool:  # fmt: skip
+    """Whether a host ``factor`` slower within ``spans`` shows it in ``rule.k`` of ``rule.n`` windows."""
+    edges = window_edges(onset, end, periods)
+    if len(edges) < 2:
+        return False
+    share = slow_share(edges, spans)
+    strong = (share > 0) & (factor * share >= rule.min_slowdown)
+    n = rule.n or len(strong)
+    best = np.convolve(strong.astype(int), np.ones(min(n, len(strong)), dtype=int), "valid").max()
+    return bool(best >= rule.k)
+
+
 def score_slow_host(
     findings: pl.DataFrame,
     hosts: pl.DataFrame,
@@ -54,8 +108,12 @@ def score_slow_host(
     periods: Sequence[WindowPeriod] = (),
     jobs: Sequence[Mapping[str, Any]] = (),
     episodes: Sequence[Mapping[str, Any]] = (),
+    *,
+    n: int | None = None,
+    min_slowdown: float = 0.0,
 ) -> DetectorScore:
-    """Slow hosts detectable when ``k`` windows of the slowdown fit before the end.
+    """Slow hosts detectable when ``k`` windows of the slowdown fit before the end and the slowdown reaches
+    ``min_slowdown`` (in an intermittent host's windows: in ``k`` of ``n`` of them; see the module).
 
     ``periods`` (a continued run's segments) give the window per stretch of time and override
     ``window_s``; times to detect are then counted in the windows of the periods they span.
@@ -63,8 +121,9 @@ def score_slow_host(
     was slow: host_id, start_ts, end_ts) also give the time to detect counted in the windows the host
     ran a job while slow: an idle host has no step time, an intermittent one off is not slow.
     """
+    rule = SlowRule(k, n, min_slowdown)
     if periods:
-        return _score_slow_host(findings, hosts, start, end, k, list(periods), "segments", jobs, episodes)
+        return _score_slow_host(findings, hosts, start, end, rule, list(periods), "segments", jobs, episodes)
     source = "argument"
     if window_s is None:
         spans = findings.filter(pl.col("detector") == "slow_host")
@@ -74,7 +133,7 @@ def score_slow_host(
         if not window_s:
             window_s, source = DEFAULT_WINDOW_S, "default"
     return _score_slow_host(
-        findings, hosts, start, end, k, [WindowPeriod(start, end, window_s)], source, jobs, episodes
+        findings, hosts, start, end, rule, [WindowPeriod(start, end, window_s)], source, jobs, episodes
     )
 
 
@@ -94,7 +153,7 @@ def _score_slow_host(
     hosts: pl.DataFrame,
     start: int,
     end: int,
-    k: int,
+    rule: SlowRule,
     periods: list[WindowPeriod],
     source: str,
     jobs: Sequence[Mapping[str, Any]] = (),
@@ -113,7 +172,7 @@ def _score_slow_host(
         row = breakdown.setdefault(h["slow_cause"], {"truth": 0, "detectable": 0, "found": 0})
         row["truth"] += 1
         onset = max(h["slow_onset_ts"] if h["slow_onset_ts"] is not None else start, start)
-        if onset <= end and windows_between(onset, end, periods) >= k:
+        if _detectable(h, onset, end, periods, rule, slow_at.get(h["host_id"])):
             detectable.add(h["host_id"])
             row["detectable"] += 1
         if h["host_id"] in first:
@@ -143,6 +202,16 @@ def _score_slow_host(
         window_s=periods[-1].window_s,
         window_source=source if len(periods) == 1 else f"{source}: {_window_chain(periods)}",
     )
+
+
+def _detectable(host: Mapping[str, Any], onset: int, end: int, periods: list[WindowPeriod], rule: SlowRule,
+                episodes: Sequence[tuple[int, int]] | None) -> bool:  # fmt: skip
+    if onset > end or windows_between(onset, end, periods) < rule.k:
+        return False
+    factor = float(host.get("slow_factor") or 0.0)
+    if host.get("slow_intermittent") and episodes:
+        return reaches_rule(factor, onset, end, episodes, periods, rule)
+    return factor >= rule.min_slowdown if host.get("slow_factor") is not None else True
 
 
 def _spans(rows: Sequence[Mapping[str, Any]], key: str) -> dict[str, list[tuple[int, int]]]:

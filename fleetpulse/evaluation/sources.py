@@ -233,6 +233,8 @@ def score_with_policy(
     common: dict[str, Any] = {
         "rules": rules if rules is not None else rules_from_policy(policy),
         "slow_k": slow_k if slow_k is not None else policy.slow_host.k,
+        "slow_n": max(policy.slow_host.n, slow_k or 0),
+        "slow_min": policy.slow_host.min_slowdown,
         "critical_kinds": critical_kinds_from_policy(policy),
         "met_rules": met_rules_from_policy(policy),
     }
@@ -248,7 +250,7 @@ def score_with_policy(
         in_live,
         hosts,
         faults,
-        {"start_ts": lo, "end_ts": hi, "jobs": manifest.get("jobs")},
+        {"start_ts": lo, "end_ts": hi, "jobs": manifest.get("jobs"), "slow_episodes": manifest.get("slow_episodes")},
         window_s=live_window,
         **common,
     )

@@ -493,3 +493,31 @@ def test_a_host_naming_only_itself_meets_the_host_level_rules_only() -> None:
     findings = pl.from_arrow(to_table("FindingRaised", [f.to_record() for f in flagged]))
     got = score_repeat_offender(findings, hosts, faults, S, END, DEFAULT_RULES, rules)  # type: ignore[arg-type]
     assert (got.fp_hosts, got.rule_met_hosts) == (["named"], ["only"])
+
+
+def test_a_slowdown_the_windows_never_show_at_the_policys_size_is_not_detectable() -> None:
+    """6 h windows, the rule 2 of 4 windows at least 2 % slow. An intermittent host 3 % slow for half of each
+    window shows 1.5 %: not detectable; 5 % slow, it shows 2.5 %: detectable; 3 % slow with two whole
+    windows slow in a row: detectable; a persistent host 1.5 % slow: not detectable."""
+    w = 6 * H
+    halves = [(S + i * w, S + i * w + w // 2) for i in range(40)]
+    whole = [*halves[:10], (S + 10 * w, S + 12 * w), *halves[12:]]
+    hosts = pl.DataFrame(
+        [
+            host(name, slow_cause="degraded_nic", slow_factor=factor, slow_onset_ts=S, slow_intermittent=True)
+            for name, factor in (("weak", 0.03), ("strong", 0.05), ("run", 0.03))
+        ]
+        + [host("faint", slow_cause="thermal_throttling", slow_factor=0.015, slow_onset_ts=S)],
+        schema=HOST_SCHEMA,
+    )
+    episodes = [{"host_id": h, "start_ts": a, "end_ts": b} for h, spans in
+                (("weak", halves), ("strong", halves), ("run", whole)) for a, b in spans]  # fmt: skip
+    manifest = {"start_ts": S, "end_ts": S + 40 * w, "slow_episodes": episodes}
+    no_findings = pl.from_arrow(to_table("FindingRaised", []))
+    assert isinstance(no_findings, pl.DataFrame)
+    faults = pl.DataFrame([], schema=FAULT_SCHEMA)
+    sh = score(no_findings, hosts, faults, manifest, window_s=21_600, slow_k=2, slow_n=4, slow_min=0.02)
+    assert sorted(sh.detectors["slow_host"].fn_hosts) == ["run", "strong"]
+    # without the policy's size every slow host with k windows left is detectable, as before
+    before = score(no_findings, hosts, faults, manifest, window_s=21_600, slow_k=2)
+    assert sorted(before.detectors["slow_host"].fn_hosts) == ["faint", "run", "strong", "weak"]
