@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bench.soak_verdict import judge, lag_row, memory_rows, reference_minute, slope
 
 
@@ -84,3 +86,15 @@ def test_waiting_for_a_core_is_reported_beside_the_cores_used() -> None:
     row = memory_rows(samples, 10)[0]
     assert row["cores"] == 0.5 and row["queued"] == 0.3
     assert memory_rows(_run([100.0] * 21, [0] * 21), 10)[0]["queued"] == 0.0
+
+
+def test_a_sawtooth_rss_is_judged_on_its_band_and_a_rising_floor_is_not_within() -> None:
+    """RSS swinging 700-1,100 MB with each flush: the point rule depends on where the samples fall, the
+    band (lowest and highest of five samples) does not; a floor that climbs 15 % is out of the band."""
+    swing = ([1100.0, 800.0, 700.0, 900.0] * 8)[:29]  # one sample a minute: a trough at 10, a crest at 28
+    row = memory_rows(_run(swing, [0] * 29), 10)[0]
+    assert row["ratio"] == pytest.approx(1100.0 / 700.0) and not row["within"]  # a crest against a trough
+    assert row["floor_ratio"] == 1.0 and row["ceiling_ratio"] == 1.0 and row["band_within"]
+    rising = [v + (115.0 if t > 20 else 0.0) for t, v in enumerate(swing)]
+    row = memory_rows(_run(rising, [0] * 29), 10)[0]
+    assert row["floor_ratio"] == pytest.approx(815.0 / 700.0) and not row["band_within"]
