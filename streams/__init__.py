@@ -6,11 +6,12 @@ app lives in ``streams.app`` and the process that runs it in ``streams.worker``;
 imported here, so importing a rule does not load Faust.
 """
 
+from streams.actions import Action
 from streams.classify import Signal, classify
 from streams.domain_budget import DomainBudget, budget
 from streams.errors import InvalidRecordError, PolicyError, StreamsError, WorkerError
 from streams.findings import Finding
-from streams.lifecycle import Action, FleetState, HostState, apply, fold, replay
+from streams.lifecycle import FleetState, HostState, apply, fold, replay
 from streams.planner import Planner
 from streams.policy import DEFAULT_POLICY_FILE, Policy, load_policy, parse_policy
 from streams.repeat import observe

@@ -15,8 +15,8 @@ import bisect
 from typing import Any
 
 from schemas import FLEET, AlertRaised
+from streams.actions import Action
 from streams.ids import alert_id
-from streams.lifecycle import Action
 
 
 def _alert(

@@ -20,6 +20,7 @@ import faust
 
 from schemas import Codec, DecodeError, HostInventoried
 from streams import state_store
+from streams.actions import Action
 from streams.agents import register_agents
 from streams.alerts import DlqSurge, alerts_for
 from streams.cache import CheckpointCache
@@ -29,7 +30,7 @@ from streams.fatal import end_worker, exit_process
 from streams.findings import Finding
 from streams.fleet_snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.inventory import Inventory
-from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, apply_logged
+from streams.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
 from streams.membership import instance_id, stage_instance_id
 from streams.messages import PlanFinding, to_wire
 from streams.metrics import DetectMetrics

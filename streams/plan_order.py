@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from streams.actions import Action
 from streams.findings import Finding
-from streams.lifecycle import Action, FleetState
+from streams.lifecycle import FleetState
 from streams.planner import Planner
 
 

@@ -21,9 +21,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
+from streams.actions import ABSORBED, ESCALATED, REQUEST_KIND, Action
 from streams.domain_budget import DomainBudget, DomainBuffers
 from streams.findings import Finding
-from streams.lifecycle import ABSORBED, ESCALATED, REQUEST_KIND, Action, FleetState, HostState, Operation
+from streams.lifecycle import FleetState, HostState, Operation
 from streams.plan_actions import emit, finding_action, halt_action, op_action, resume_action
 from streams.policy import Policy
 

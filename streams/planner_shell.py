@@ -17,8 +17,9 @@ from typing import Any, Protocol
 from aiokafka.errors import KafkaError
 from aiokafka.partitioner import murmur2
 
+from streams.actions import Action
 from streams.findings import Finding
-from streams.lifecycle import Action, FleetState
+from streams.lifecycle import FleetState
 from streams.messages import PlanProgress, PlanTick, SourceMark
 from streams.plan_order import Mark, OrderedPlan
 from streams.plan_sources import SourceTimes

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from streams.lifecycle import Action
+from streams.actions import Action
 from streams.outages import Outages
 
 DAY_MS = 86_400_000

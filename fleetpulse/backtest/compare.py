@@ -15,8 +15,8 @@ import polars as pl
 from fleetpulse.backtest.events import Record
 from fleetpulse.evaluation.detection import ScoreReport
 from fleetpulse.evaluation.sources import FINDING_COLUMNS, Truth, score_with_policy
+from streams.actions import Action
 from streams.findings import Finding
-from streams.lifecycle import Action
 from streams.policy import Policy
 
 Status = Literal["both", "backtest only", "live only"]

@@ -18,12 +18,13 @@ from typing import Any
 from fleetpulse.backtest.events import History, Record
 from ground.settings.detect import PlanOrder
 from schemas import HostSampled
+from streams.actions import Action
 from streams.classify import classify
 from streams.deadletter import reason_label
 from streams.errors import InvalidRecordError
 from streams.findings import Finding
 from streams.inventory import Inventory
-from streams.lifecycle import Action, FleetState, apply_logged
+from streams.lifecycle import FleetState, apply_logged
 from streams.outages import change_times
 from streams.plan_order import OrderedPlan, all_sources
 from streams.plan_sources import SourceTimes, cluster_floor

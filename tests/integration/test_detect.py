@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from kafka import KafkaProducer
 
-from streams.lifecycle import Action, replay
+from streams.actions import Action
+from streams.lifecycle import replay
 from streams.policy import DEFAULT_POLICY_FILE
 from streams.testing import Scenario
 from streams.web import describe_host

@@ -11,8 +11,9 @@ import pytest
 from ground.kafka import admin
 from ground.settings import Settings
 from schemas import Codec
+from streams.actions import Action
 from streams.fleet_snapshot import FleetSnapshots
-from streams.lifecycle import LOG_EVENT_TYPES, Action, FleetState, apply_logged
+from streams.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
 from streams.planner import Planner
 from streams.policy import load_policy
 from streams.tailer import LogTailer

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from streams import fleet_snapshot
+from streams.actions import Action
 from streams.fleet_retention import forget
 from streams.fleet_snapshot import (
     FleetSnapshot,
@@ -17,7 +18,7 @@ from streams.fleet_snapshot import (
     write_atomically,
     write_snapshot,
 )
-from streams.lifecycle import Action, FleetState, apply
+from streams.lifecycle import FleetState, apply
 from streams.log_mark import LogMark
 from streams.outages import MAX_DURATIONS, Outages
 from streams.planner import Planner

@@ -7,7 +7,8 @@ import json
 import typing
 
 from analytics.quality.suites import suite_path
-from streams.lifecycle import Action, ActionKind, FleetState, apply, fold, replay
+from streams.actions import Action, ActionKind
+from streams.lifecycle import FleetState, apply, fold, replay
 from streams.planner import Planner
 from streams.policy import Policy
 from streams.testing import START_TS

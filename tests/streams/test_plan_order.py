@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streams.actions import Action
 from streams.findings import Finding
-from streams.lifecycle import Action, FleetState
+from streams.lifecycle import FleetState
 from streams.plan_order import Horizon, Mark, OrderedPlan
 from streams.planner import Planner
 from streams.policy import Policy

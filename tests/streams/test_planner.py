@@ -5,9 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streams.actions import Action
 from streams.alerts import alerts_for
 from streams.domain_budget import budget
-from streams.lifecycle import Action, FleetState, replay
+from streams.lifecycle import FleetState, replay
 from streams.planner import Planner
 from streams.policy import Policy, load_policy
 from streams.testing import START_TS

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from schemas import Codec
-from streams.lifecycle import Action, FleetState, apply
+from streams.actions import Action
+from streams.lifecycle import FleetState, apply
 from streams.tailer import LogTailer
 from tests.streams.factories import xid
 

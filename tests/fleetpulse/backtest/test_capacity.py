@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from fleetpulse.backtest.capacity import DAY_MS, capacity_impact, drained_intervals, merged, peak
-from streams.lifecycle import Action
+from streams.actions import Action
 from streams.outages import Outages
 
 H = 3_600_000
