@@ -41,6 +41,13 @@ from ground.settings import Settings  # noqa: E402
 from streams.topology import consumer_groups  # noqa: E402
 
 
+def env_pair(text: str) -> tuple[str, str]:
+    name, eq, value = text.partition("=")
+    if not name or not eq:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+    return name, value
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=60.0)
@@ -51,7 +58,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--every-s", type=float, default=60.0, help="sampling interval")
     parser.add_argument("--out", type=Path, default=Path("out"), help="run folder parent (logs stay there)")
     parser.add_argument("--keep", action="store_true", help="keep the run's broker data and lake")
-    parser.add_argument("--archiver-b-env", nargs="*", default=[], metavar="NAME=VALUE",
+    parser.add_argument("--archiver-b-env", nargs="*", default=[], metavar="NAME=VALUE", type=env_pair,
                         help="also run a second archiver (its own group and lake) with these variables: a same-run "
                         "comparison, e.g. of allocator settings")  # fmt: skip
     parser.add_argument("--json", type=Path, help="write every sample and the verdict here")
@@ -114,7 +121,7 @@ def soak(args: argparse.Namespace, meta: dict[str, Any]) -> list[dict[str, Any]]
                     "lake", path=str(plan.run_dir / "lake-b"), group_id=f"{parts_settings.lake.group_id}-b"
                 )
                 groups[b.lake.group_id] = groups[parts_settings.lake.group_id]
-                extra = dict(kv.split("=", 1) for kv in args.archiver_b_env)
+                extra = dict(args.archiver_b_env)
                 running.append(sup.start("archive-b", fleetpulse_argv("archive"), {**settings_env(b), **extra}))
             pids = {"broker": broker_pid} if broker_pid else {}
             pids.update({p.name: p.pid for p in running})
