@@ -104,6 +104,7 @@ class Archiver:
             offsets.commit(self.lake, group, dict.fromkeys(new), new, self.clock())
             frontier.update(new)
         latest = consumer.end_offsets(tps)
+        self._retention = source.RetentionWatch()  # each (re)start reports what it finds lost once
         lost = offsets.lost_to_retention(frontier, {TopicPartition(tp.topic, tp.partition): begin[tp] for tp in tps})
         for tp in tps:
             committed = frontier[TopicPartition(tp.topic, tp.partition)]
