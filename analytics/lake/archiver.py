@@ -198,7 +198,7 @@ class Archiver:
                 for m in messages:
                     if not buffer:
                         first_at = time.monotonic()
-                    buffer.append(ConsumedRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value))
+                    buffer.append(ConsumedRecord.of(m))
                     size += len(m.value or b"")
             finishing = (stop is not None and stop.is_set()) or (
                 max_seconds is not None and time.monotonic() - started >= max_seconds
@@ -281,5 +281,4 @@ class Archiver:
         quality = self.settings.lake.quality
         if not inventory or not (quality.enabled and quality.check_known_hosts):
             return []
-        return [ConsumedRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value)
-                for m in read_to_end(consumer, inventory, CATCH_UP_S)]  # fmt: skip
+        return [ConsumedRecord.of(m) for m in read_to_end(consumer, inventory, CATCH_UP_S)]

@@ -51,6 +51,11 @@ class ConsumedRecord(NamedTuple):
     def tp(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
 
+    @classmethod
+    def of(cls, message: Any) -> ConsumedRecord:
+        """A kafka-python ``ConsumerRecord`` (anything with its fields), as the archiver keeps it."""
+        return cls(message.topic, message.partition, message.offset, message.timestamp, message.key, message.value)
+
 
 class Rejected(NamedTuple):
     record: ConsumedRecord
