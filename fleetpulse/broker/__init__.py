@@ -7,7 +7,8 @@ from fleetpulse.broker.errors import (
     PortInUseError,
     ToolMissingError,
 )
-from fleetpulse.broker.process import BrokerStatus, LocalBroker, ensure_running, stop_if_started_within
+from fleetpulse.broker.on_demand import ensure_running, stop_if_started_within
+from fleetpulse.broker.process import BrokerStatus, LocalBroker
 from ground.settings.broker import BrokerSettings
 
 __all__ = [

@@ -39,6 +39,19 @@ def tail(path: Path, lines: int = 40, start: int = 0) -> list[str]:
     return list(deque(read_lines(path, start, max_bytes=1 << 20), maxlen=lines))
 
 
+def since_spawn(log: Path, console: Path, marks: dict[Path, int], lines: int) -> str:
+    """Errors the broker logged after the offsets in ``marks``, then the end of its log and of the JVM's output."""
+    errors = [line for line in read_lines(log, marks.get(log, 0)) if "] ERROR " in line or "] FATAL " in line]
+    parts = []
+    if errors:
+        parts.append(f"--- errors in the broker log {log} ---\n" + "\n".join(errors[:10]))
+    for label, path in (("broker log", log), ("JVM output", console)):
+        text = tail(path, lines, start=marks.get(path, 0))
+        if text:
+            parts.append(f"--- last {len(text)} lines of the {label} {path} ---\n" + "\n".join(text))
+    return "\n".join(parts) or f"(nothing in {log} or {console})"
+
+
 def follow(
     path: Path,
     *,

@@ -8,30 +8,24 @@ Data persists across stop/start: storage is formatted only once.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
-import shutil
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from fleetpulse.broker import jars
 from fleetpulse.broker.errors import BrokerStartError, PortInUseError
 from fleetpulse.broker.layout import BrokerFiles
-from fleetpulse.broker.logs import read_lines, size_of, tail
+from fleetpulse.broker.logs import since_spawn, size_of
 from fleetpulse.broker.properties import log4j2_properties, new_cluster_id, render, server_properties
+from fleetpulse.broker.system import is_kafka_on, parent_death_prefix, pid_alive, port_is_free
 from ground.kafka.admin import broker_answers
 from ground.kafka.config import KafkaSettings
 from ground.settings.broker import BrokerSettings
-
-if TYPE_CHECKING:
-    from ground.settings import Settings
 
 LOG_TAIL_LINES = 40
 Reporter = Callable[[str], None]
@@ -88,7 +82,7 @@ class LocalBroker:
             pid = int(self.files.pid_file.read_text().strip())
         except (FileNotFoundError, ValueError):
             return None
-        return pid if self._alive(pid) and self._is_our_broker(pid) else None
+        return pid if self._alive(pid) and is_kafka_on(pid, self.files.server_properties) else None
 
     def answers(self, timeout_s: float = 2.0) -> bool:
         return broker_answers(self.bootstrap_servers, self._kafka, timeout_s=timeout_s)
@@ -107,17 +101,7 @@ class LocalBroker:
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         """For error messages: errors logged since the last spawn, the end of the log, the JVM's output."""
-        log, console = self.files.log_file, self.files.console_file
-        log_start = self._log_marks.get(log, 0)
-        errors = [line for line in read_lines(log, log_start) if "] ERROR " in line or "] FATAL " in line]
-        parts = []
-        if errors:
-            parts.append(f"--- errors in the broker log {log} ---\n" + "\n".join(errors[:10]))
-        for label, path in (("broker log", log), ("JVM output", console)):
-            text = tail(path, lines, start=self._log_marks.get(path, 0))
-            if text:
-                parts.append(f"--- last {len(text)} lines of the {label} {path} ---\n" + "\n".join(text))
-        return "\n".join(parts) or f"(nothing in {log} or {console})"
+        return since_spawn(self.files.log_file, self.files.console_file, self._log_marks, lines)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -253,7 +237,7 @@ class LocalBroker:
             str(self.files.server_properties),
         ]
         if self._die_with_caller:
-            argv = [*_parent_death_prefix(), *argv]
+            argv = [*parent_death_prefix(), *argv]
         with self.files.console_file.open("ab") as console:
             console.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(argv)}\n".encode())
             console.flush()
@@ -318,16 +302,6 @@ class LocalBroker:
             return self._proc.poll() is None  # our child: poll() also reaps it
         return pid_alive(pid)
 
-    def _is_our_broker(self, pid: int) -> bool:
-        """Guard against pid reuse: the process must be a kafka.Kafka JVM on our server.properties."""
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except FileNotFoundError:
-            return False
-        except OSError:
-            return True  # no procfs (macOS): trust the pid file
-        return b"kafka.Kafka" in cmdline and str(self.files.server_properties).encode() in cmdline
-
     def _signal(self, pid: int, sig: signal.Signals) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
@@ -339,70 +313,3 @@ class LocalBroker:
                 return False
             time.sleep(0.1)
         return True
-
-
-def port_is_free(host: str, port: int) -> bool:
-    """Whether we could listen on host:port (SO_REUSEADDR like the JVM, so TIME_WAIT doesn't count)."""
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
-                return False
-            raise
-    return True
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process exists and is not a zombie waiting to be reaped."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
-def ensure_running(settings: Settings, reporter: Reporter = lambda message: None) -> str:
-    """The bootstrap address to use: the external cluster as is, or the local broker, started if needed."""
-    if settings.uses_local_broker:
-        LocalBroker(settings.broker, kafka=settings.kafka, reporter=reporter).start()
-    return settings.bootstrap_servers
-
-
-@contextlib.contextmanager
-def stop_if_started_within(
-    settings: Settings, *, keep: bool = False, reporter: Reporter = lambda message: None
-) -> Iterator[None]:
-    """Stop the local broker on the way out if it was not running on the way in (unless ``keep``).
-
-    A command that starts the broker for its own run (the demo) should not leave a 1 GB JVM behind;
-    a broker the user had already started, or an external cluster, is left alone.
-    """
-    broker = (
-        LocalBroker(settings.broker, kafka=settings.kafka, reporter=reporter)
-        if settings.uses_local_broker
-        else None
-    )
-    was_running = broker is not None and broker.pid() is not None
-    try:
-        yield
-    finally:
-        if broker is not None and not was_running and not keep:
-            broker.stop()
-
-
-def _parent_death_prefix() -> list[str]:
-    """``setpriv --pdeathsig TERM`` (util-linux), which execs the JVM with the kernel's parent-death signal set.
-
-    A Java child cannot call prctl itself, and a ``preexec_fn`` is unsafe in a process with threads.
-    Elsewhere (no setpriv, not Linux) the broker outlives a killed caller, as before.
-    """
-    setpriv = shutil.which("setpriv")
-    return [setpriv, "--pdeathsig", "TERM"] if setpriv and sys.platform.startswith("linux") else []

@@ -23,7 +23,7 @@ from fleetpulse.broker import (
     ensure_running,
     stop_if_started_within,
 )
-from fleetpulse.broker.process import pid_alive
+from fleetpulse.broker.system import pid_alive
 from fleetpulse.cli import app
 from ground.kafka import admin
 from ground.kafka.config import KafkaSettings

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from fleetpulse.broker.errors import PortInUseError
-from fleetpulse.broker.process import LocalBroker, pid_alive, port_is_free
+from fleetpulse.broker.process import LocalBroker
+from fleetpulse.broker.system import pid_alive, port_is_free
 from ground.settings.broker import BrokerSettings
 
 
