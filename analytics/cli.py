@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ground.cli_context import settings_of
+from ground.stop_signals import stop_on_signals
 
 if TYPE_CHECKING:
     from analytics.lake.reader import Lake
@@ -70,17 +71,11 @@ def archive(
     ] = None,  # fmt: skip
 ) -> None:
     """Archive the fleet topics into the Delta lake, exactly once; safe to kill and restart at any time."""
-    import signal
-    import threading
-
     from analytics.lake.archiver import Archiver, ArchiveStats, archived_topics
 
     settings = _settings(ctx, lake)
     if member is not None:
         settings = settings.with_section("lake", **_member(member))
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     topics = ", ".join(archived_topics(settings))
     console.print(
         f"archiving {escape(topics)} from {escape(settings.bootstrap_servers)} into {escape(settings.lake.path)}"
@@ -93,7 +88,7 @@ def archive(
             f"{stats.quarantined_rows:,} quarantined, {stats.rejected_rows:,} rejected; lag {lag}"
         )
 
-    with console.status("waiting for the first batch…") as status:
+    with stop_on_signals() as stop, console.status("waiting for the first batch…") as status:
         stats = Archiver(settings).run(
             until_idle=until_idle,
             max_seconds=max_seconds,

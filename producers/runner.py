@@ -7,14 +7,12 @@ runs as fast as the machine allows. SIGINT/SIGTERM stop cleanly: the sink flushe
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
-import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,12 +21,14 @@ import numpy as np
 
 from ground.delta import DeltaTables
 from ground.kafka.admin import create_topics
+from ground.stop_signals import stop_on_signals
 from producers.config import FleetConfig, load_fleet_config
 from producers.continuation import agents_table, continued_fleet, load_previous
 from producers.errors import SimulatorError
 from producers.faults import calibrate, fault_schedule
-from producers.fleet import DAY_MS, build_fleet
+from producers.fleet import build_fleet
 from producers.generator import FleetAgents, LateDelivery, ticks_for
+from producers.manifest import run_manifest
 from producers.noise import noise_schedule
 from producers.progress import tick_progress
 from producers.randomness import run_id as make_run_id
@@ -115,25 +115,6 @@ def make_sink(settings: Settings, request: SimulationRequest, run_id: str) -> Si
     return KafkaSink(settings)
 
 
-@contextlib.contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-
-    def handler(signum: int, frame: Any) -> None:
-        stop.set()
-
-    for s in previous:
-        signal.signal(s, handler)
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-
 def run_simulation(
     settings: Settings,
     request: SimulationRequest,
@@ -213,7 +194,7 @@ def run_simulation(
     label = f"{config.name} {request.mode} → {request.sink}"
     ticks = agents.ticks()
     try:
-        with _stop_on_signals(stop), tick_progress(n_ticks, label, request.progress) as update:
+        with stop_on_signals(stop), tick_progress(n_ticks, label, request.progress) as update:
             # check stop before generating: a generated tick advances the agents' seq
             while not stop.is_set() and (tick := next(ticks, None)) is not None:
                 if live:
@@ -236,8 +217,8 @@ def run_simulation(
     by_topic: Counter[str] = Counter()
     for event_type, n in counts.items():
         by_topic[topic_names[topic_family(event_type)]] += n
-    manifest = _manifest(
-        config, request, seed, run_id, start_ts, emitted_end_ts, interval_s, fleet, calibration, faults,
+    manifest = run_manifest(
+        config, request.mode, request.speed, seed, run_id, start_ts, emitted_end_ts, interval_s, fleet, calibration, faults,
         dropped, dict(sorted(counts.items())), dict(sorted(by_topic.items())), interrupted=interrupted, late=sim,
     )  # fmt: skip
     manifest["planned_end_ts"] = end_ts
@@ -297,54 +278,3 @@ def _pace(
         sleep(step)
         waited += step
     return waited, max(late, 0.0)
-
-
-def _manifest(
-    config: FleetConfig, request: SimulationRequest, seed: int, run_id: str, start_ts: int, end_ts: int,
-    interval_s: int, fleet: Any, cal: Any, faults: Any, dropped: int, counts: dict[str, int],
-    by_topic: dict[str, int], *, interrupted: bool, late: Any,
-) -> dict[str, Any]:  # fmt: skip
-    phases = Counter(faults.phase.tolist())
-    mix_total = sum(config.failures.cause_mix.values())
-    return {
-        "run_id": run_id,
-        "seed": seed,
-        "preset": config.name,
-        "mode": request.mode,
-        "days": (end_ts - start_ts) / DAY_MS,
-        "start_ts": start_ts,
-        "end_ts": end_ts,
-        "sample_interval_s": interval_s,
-        "speed": request.speed if request.mode == "live" else None,
-        "interrupted": interrupted,
-        "n_hosts": fleet.n_hosts,
-        "n_gpus": fleet.n_hosts * config.gpus_per_host,
-        "hosts_installed_by_end": int((fleet.install_ts < end_ts).sum()),
-        "hosts_installed_during_run": int(
-            ((fleet.install_ts > start_ts) & (fleet.install_ts < end_ts)).sum()
-        ),
-        "fleet": config.model_dump(mode="json"),
-        "resolved": {
-            "weibull_shape": cal.weibull_shape,
-            "weibull_scale_days": cal.weibull_scale_days,
-            "weibull_scale_calibrated": config.failures.weibull_scale_days is None,
-            "interruptions_per_host_day": cal.rate_per_host_day,
-            "expected_interruptions": cal.expected_interruptions,
-            "cause_mix": {c: w / mix_total for c, w in sorted(config.failures.cause_mix.items())},
-            "modes": [
-                {"cause": m.cause, "kind": m.kind, "share": m.share, "early_life": m.early} for m in cal.modes
-            ],
-            "early_life_share": cal.early_share,
-            "link_fault_weight": cal.link_weight,
-            "lemon_fraction": config.lemons.fraction,
-            "lemons": sum(k is not None for k in fleet.lemon_kind),
-            "slow_fraction": config.slow.fraction,
-            "slow_hosts": int((fleet.slow_factor > 0).sum()),
-            "late_fraction": late.late_fraction,
-            "late_max_delay_s": late.late_max_delay_s,
-        },
-        "faults": {"total": len(faults), "by_phase": dict(sorted(phases.items())), "guard_dropped": dropped},
-        "counts": counts,
-        "counts_by_topic": by_topic,
-        "total_events": sum(counts.values()),
-    }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from ground.cli_context import settings_of
+from ground.stop_signals import stop_on_signals
 from producers.agent.service import once, serve
 from producers.agent.testing import FixtureHost
 
@@ -83,12 +83,6 @@ def agent(
         return
     if print_events:
         raise typer.BadParameter("--print needs --once (the long-running agent sends to Kafka)")
-    stopping = {"now": False}
-
-    def _stop(signum: int, _frame: object) -> None:
-        stopping["now"] = True
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
-    summary = serve(settings.model_copy(update={"agent": a}), lambda: stopping["now"])
+    with stop_on_signals() as stop:
+        summary = serve(settings.model_copy(update={"agent": a}), stop.is_set)
     typer.echo(json.dumps(summary, sort_keys=True))
