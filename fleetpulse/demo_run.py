@@ -8,7 +8,7 @@ import secrets
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from pydantic import SecretStr
 from rich.console import Console
-from rich.table import Table
 
 from analytics.lake import Lake
 from fleetpulse.broker import ensure_running
 from fleetpulse.demo_parts import live_simulator_argv, start_parts
+from fleetpulse.demo_summary import print_summary
 from fleetpulse.supervisor import Supervisor, wait_until
 from ground.kafka.admin import ensure_topics
 from ground.kafka.reading import event_type_counts, group_lags, read_to_end, record_count
@@ -161,7 +161,7 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
     summary.update(_collect(parts_settings, plan, stats, score, gates, api))
     summary["elapsed_s"] = round(time.monotonic() - phases.t0, 1)
     summary["phases_s"] = {k: round(v, 1) for k, v in phases.timings.items()}
-    _print_summary(summary, plan)
+    print_summary(console, summary, plan.run_id, plan.run_dir)
     return summary
 
 
@@ -266,54 +266,3 @@ def truth_counts(segments: list[Path]) -> dict[str, int]:
             total.update(json.loads(manifest.read_text()).get("counts", {}))
     return dict(sorted(total.items()))
 
-
-def _fmt(value: Any, spec: str = ".3f", unit: str = "") -> str:
-    return "n/a" if value is None else f"{value:{spec}}{unit}"
-
-
-def _detector_rows(score: dict[str, Any]) -> list[tuple[str, ...]]:
-    """Rows of the detection table; undefined ratios (no findings, nothing detectable) show as n/a."""
-    rows: list[tuple[str, ...]] = []
-    for name, d in sorted(score.get("detectors", {}).items()):
-        rows.append((
-            name,
-            f"{d.get('tp', 0)}/{d.get('fp', 0)}/{d.get('fn', 0)}",
-            _fmt(d.get("precision")),
-            _fmt(d.get("recall")),
-            _fmt(d.get("ttd_median_h"), ".1f", " h"),
-            _fmt(d.get("ttd_median_windows"), ".1f"),
-        ))
-    return rows
-
-
-def _print_summary(s: dict[str, Any], plan: DemoPlan) -> None:
-    table = Table(title=f"fleetpulse demo — {plan.run_id}", show_header=True)
-    table.add_column("what")
-    table.add_column("count", justify="right")
-    for topic, n in s["events"].items():
-        table.add_row(f"events in {topic}", f"{n:,}")
-    table.add_row("dead-lettered records", f"{s['dlq']:,}")
-    for det, n in sorted(s["findings"].items()):
-        table.add_row(f"findings: {det}", f"{n:,}")
-    for kind in ("rma_opened", "drain_requested", "deferred", "released", "train_halted", "returned"):
-        table.add_row(f"actions: {kind}", f"{s['actions'].get(kind, 0):,}")
-    table.add_row("alerts produced", f"{s['alerts'].get('produced', 0):,}")
-    table.add_row("alerts delivered (verified, unique)", f"{s['alerts'].get('received', 0):,}")
-    table.add_row("alert duplicates dropped by key", f"{s['alerts'].get('duplicates', 0):,}")
-    pages = s["score"].get("pages") or {}
-    table.add_row("pages per true incident (goal ≤ 1.2)", _fmt(pages.get("pages_per_incident"), ".2f"))
-    table.add_row("  … not counting failures after a repair", _fmt(pages.get("first_pages_per_incident"), ".2f"))
-    q = s["quality"]
-    table.add_row("lake quality re-check", "passed" if q.get("validate_exit_code") == 0 else "FAILED")
-    table.add_row("batches quarantined by the quality gates", f"{q.get('quarantined_batches', 0):,}")
-    console.print(table)
-    det = Table(title="detection vs ground truth")
-    for col in ("detector", "TP/FP/FN", "precision", "recall", "time to detect (median)", "windows"):
-        det.add_column(col)
-    for row in _detector_rows(s["score"]):
-        det.add_row(*row)
-    console.print(det)
-    console.print(f"report: [bold]{s['report']}[/]   run folder: {plan.run_dir}   total {s['elapsed_s']:.0f} s")
-
-
-Check = Callable[[], bool]
