@@ -27,6 +27,7 @@ from streams.cache import CheckpointCache
 from streams.deadletter import SourceRecord, dead_letter, faust_source, reason_label
 from streams.errors import InvalidRecordError
 from streams.fatal import end_worker, exit_process
+from streams.faust_app import faust_app
 from streams.findings import Finding
 from streams.fleet_snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.inventory import Inventory
@@ -95,35 +96,7 @@ class DetectApp:
         t = settings.topics
         parts = partitions or {}
         self.instance_id = instance_id(d, data_dir)
-        self.app = faust.App(
-            d.app_id,
-            broker=[f"kafka://{b.strip()}" for b in settings.bootstrap_servers.split(",")],
-            broker_credentials=settings.kafka.faust_credentials(),
-            store=state_store.URL if d.store == "rocksdb" else "memory://",
-            datadir=str(data_dir),
-            processing_guarantee="at_least_once",
-            autodiscover=False,
-            web_enabled=True,
-            web_port=d.web_port,
-            web_bind=d.web_host,
-            web_host=d.web_host,
-            topic_replication_factor=d.internal_replication,
-            topic_partitions=d.internal_partitions,
-            table_standby_replicas=0,
-            consumer_auto_offset_reset="earliest",
-            broker_commit_interval=d.commit_interval_s,
-            broker_session_timeout=d.session_timeout_s,
-            broker_heartbeat_interval=d.heartbeat_interval_s,
-            consumer_group_instance_id=self.instance_id,
-            producer_acks=-1,
-            producer_linger_ms=5,
-            producer_max_request_size=settings.topics.dlq.max_message_bytes or 1_000_000,  # dead letters
-            # faust-streaming acks an event whose processing raised (this setting is read nowhere):
-            # the agents handle their errors themselves (dead letters, retried catch-up) instead
-            stream_ack_exceptions=False,
-            key_serializer="raw",
-            value_serializer="raw",
-        )
+        self.app = faust_app(settings, data_dir, self.instance_id)
         raw: dict[str, Any] = {"key_serializer": "raw", "value_serializer": "raw"}
         self.errors_topic = self.app.topic(t.errors.name, **raw)
         self.findings_topic = self.app.topic(t.findings.name, **raw)
