@@ -119,8 +119,9 @@ class TimedArchiver(Archiver):
             self._started = self._started or t
             self._next_memory = time.perf_counter() + self.memory_every_s
             minutes = (time.perf_counter() - self._started) / 60
-            print(f"  {minutes:5.1f} min: RSS {rss_mb():.0f} MB after a {n:,}-record flush "
-                  f"({len(self.timers.flushes)} flushes); {heap_line()}", flush=True)  # fmt: skip
+            print(f"  {minutes:5.1f} min: RSS {rss_mb():.0f} MB after a {n:,}-record flush, peak {rss_mb(field='VmHWM'):.0f} MB "
+                  f"since the last line ({len(self.timers.flushes)} flushes); {heap_line()}", flush=True)  # fmt: skip
+            Path("/proc/self/clear_refs").write_text("5")  # the kernel restarts VmHWM from the current RSS
 
     def _inventory_catch_up(self, consumer: Any, tps: list[Any]) -> list[Any]:
         t = time.perf_counter()

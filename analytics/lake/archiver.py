@@ -247,6 +247,7 @@ class Archiver:
     ) -> None:
         buffer.extend(self._inventory_catch_up(consumer, tps))
         plan = plan_batch(buffer, self.codec)
+        buffer.clear()  # the plan holds what it needs; the raw records need not live through the write
         self._retention.check(consumer, publisher.frontier, plan)
         if self._watch is not None and publisher.known_hosts is not None:
             publisher.known_hosts |= self._watch.catch_up()
