@@ -69,6 +69,11 @@ def archive(
                      help="Archive one share of the partitions, as member I (0-based) of N archivers "
                           "(lake.member, lake.members); every member of 0 .. N-1 must run."),
     ] = None,  # fmt: skip
+    resplit: Annotated[
+        bool,
+        typer.Option("--resplit", help="Start a new split (another N than the lake recorded): every member of "
+                                       "the old split has stopped; the others of the new one need no flag."),
+    ] = False,  # fmt: skip
 ) -> None:
     """Archive the fleet topics into the Delta lake, exactly once; safe to kill and restart at any time."""
     from analytics.lake.archiver import Archiver, ArchiveStats, archived_topics
@@ -89,7 +94,7 @@ def archive(
         )
 
     with stop_on_signals() as stop, console.status("waiting for the first batch…") as status:
-        stats = Archiver(settings).run(
+        stats = Archiver(settings, resplit=resplit).run(
             until_idle=until_idle,
             max_seconds=max_seconds,
             stop=stop,

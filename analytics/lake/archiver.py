@@ -67,8 +67,11 @@ class Archiver:
         clock: Clock = utc_now,
         gate: QualityGate | None = None,
         consumer_factory: Callable[..., Any] | None = None,
+        resplit: bool = False,
     ) -> None:
+        """``resplit``: ``lake.members`` may differ from the split the lake recorded (every old member has stopped)."""
         self.settings = settings
+        self.resplit = resplit
         self.lake = lake or DeltaTables(
             settings.lake.path,
             settings.lake.storage_options,
@@ -100,9 +103,9 @@ class Archiver:
             for tp in tps
             if TopicPartition(tp.topic, tp.partition) not in frontier
         }
-        if new:  # committed before any data: a crash before the first flush resumes from here, not from `latest` again
-            offsets.commit(self.lake, group, dict.fromkeys(new), new, self.clock())
-            frontier.update(new)
+        members = self.settings.lake.members
+        recorded = offsets.check_split(self.lake, group, members, resplit=self.resplit)
+        frontier.update(new)
         latest = consumer.end_offsets(tps)
         self._retention = source.RetentionWatch()  # each (re)start reports what it finds lost once
         lost = offsets.lost_to_retention(frontier, {TopicPartition(tp.topic, tp.partition): begin[tp] for tp in tps})
@@ -116,6 +119,10 @@ class Archiver:
                     tp.topic,
                 )
             consumer.seek(tp, max(committed, begin[tp]))
+        # new partitions get a starting point before any data (a crash before the first flush resumes from
+        # there, not from `latest` again); a new split is recorded at once, with every partition's place
+        if marks := (new if recorded == members else frontier):
+            offsets.commit(self.lake, group, dict.fromkeys(marks), marks, self.clock(), members)
         self._retention.report(lost)
         source.mirror_offsets(consumer, tps, frontier)
         quality = self.settings.lake.quality

@@ -16,6 +16,7 @@ from typing import Literal, Protocol, TypeVar
 import polars as pl
 import pyarrow as pa
 
+from analytics.errors import ArchiverError
 from analytics.lake.batch import PartitionRange
 from analytics.lake.layout import OFFSETS_TABLE, TopicPartition, app_id
 from ground.delta import DeltaTables
@@ -73,10 +74,33 @@ def commit(
     ranges: Mapping[TopicPartition, PartitionRange | None],
     next_offsets: Mapping[TopicPartition, int],
     now: dt.datetime,
+    members: int | None = None,
 ) -> None:
-    """One ``_offsets`` commit: the rows and every partition's new version, atomically."""
+    """One ``_offsets`` commit: the rows and every partition's new version, atomically (and, given, the split)."""
     versions = {app_id(group_id, tp): next_offsets[tp] for tp in ranges}
+    if members is not None:
+        versions[split_app_id(group_id)] = members
     tables.append(OFFSETS_TABLE, commit_rows(group_id, ranges, next_offsets, now), versions=versions)
+
+
+def split_app_id(group_id: str) -> str:
+    """The app id whose version is how many archivers split the group's partitions (no partition is named so)."""
+    return f"{group_id}:split"
+
+
+def check_split(tables: DeltaTables, group_id: str, members: int, *, resplit: bool = False) -> int | None:
+    """The split the group last committed (None: never recorded); raises if it is not ``members``, unless
+    ``resplit`` says every member of the old split has stopped.
+
+    Members of two splits at once would give a partition two owners, and both would append its rows.
+    """
+    recorded = tables.version_of(OFFSETS_TABLE, split_app_id(group_id))
+    if recorded is not None and recorded != members and not resplit:
+        raise ArchiverError(
+            f"archiver group {group_id!r} splits its partitions between {recorded} members, not {members}: "
+            "stop every member, then start one of the new split with --resplit"
+        )
+    return recorded
 
 
 def read_frontier(tables: DeltaTables) -> dict[tuple[str, TopicPartition], int]:

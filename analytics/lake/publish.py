@@ -96,7 +96,8 @@ class Publisher:
             self._publish_table(done, plan.tables[table], now, hosts)
         self._publish_rejected(done, now)
         next_offsets = {tp: max(rng.last + 1, self.frontier.get(tp, 0)) for tp, rng in plan.ranges.items()}
-        offsets.commit(self.tables, self.group_id, plan.ranges, next_offsets, now)
+        offsets.check_split(self.tables, self.group_id, self.settings.members)  # another split started meanwhile
+        offsets.commit(self.tables, self.group_id, plan.ranges, next_offsets, now, self.settings.members)
         done.commits += 1
         self.frontier.update(next_offsets)
         if self.known_hosts is not None:

@@ -91,3 +91,22 @@ def files_per_date(lake: DeltaTables, table: str) -> dict[str, int]:
 
 def ids_of(lake: DeltaTables, table: str) -> list[str]:
     return sorted(Lake(lake).scan(table).select("event_id").collect().get_column("event_id").to_list())
+
+
+class FakeConsumer:
+    """The part of a KafkaConsumer that ``Archiver._start`` uses, every partition holding offsets 5-19."""
+
+    def __init__(self) -> None:
+        self.seeks: dict[Any, int] = {}
+
+    def beginning_offsets(self, tps: list[Any]) -> dict[Any, int]:
+        return {tp: 5 for tp in tps}
+
+    def end_offsets(self, tps: list[Any]) -> dict[Any, int]:
+        return {tp: 20 for tp in tps}
+
+    def seek(self, tp: Any, offset: int) -> None:
+        self.seeks[tp] = offset
+
+    def commit(self, offsets: Any) -> None:
+        pass

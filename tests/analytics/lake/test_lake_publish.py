@@ -39,6 +39,7 @@ from ground.settings.lake import LakeSettings
 from schemas import Codec
 from tests.analytics.lake.helpers import (
     NOW,
+    FakeConsumer,
     as_consumed,
     event_ids,
     frontier,
@@ -378,25 +379,6 @@ def test_off_calendar_event_time_is_rejected_and_the_rest_published(
 
 
 # -- the archiver shell: where partitions start, retention ---------------------------------------------
-
-
-class FakeConsumer:
-    """The part of a KafkaConsumer that ``Archiver._start`` uses, every partition holding offsets 5-19."""
-
-    def __init__(self) -> None:
-        self.seeks: dict[Any, int] = {}
-
-    def beginning_offsets(self, tps: list[Any]) -> dict[Any, int]:
-        return {tp: 5 for tp in tps}
-
-    def end_offsets(self, tps: list[Any]) -> dict[Any, int]:
-        return {tp: 20 for tp in tps}
-
-    def seek(self, tp: Any, offset: int) -> None:
-        self.seeks[tp] = offset
-
-    def commit(self, offsets: Any) -> None:
-        pass
 
 
 def test_latest_start_reads_the_inventory_topic_from_its_beginning(
