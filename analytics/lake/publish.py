@@ -90,13 +90,14 @@ class Publisher:
                     "refusing to write it twice",
                     self.tables.uri(),
                 )
+        # another split started meanwhile: its members may own this batch's partitions, so write nothing
+        offsets.check_split(self.tables, self.group_id, self.settings.members)
         done = PublishedBatch(plan)
         hosts = set(self.known_hosts) if self.known_hosts is not None else None
         for table in sorted(plan.tables, key=lambda t: (t != INVENTORY_TABLE, t)):
             self._publish_table(done, plan.tables[table], now, hosts)
         self._publish_rejected(done, now)
         next_offsets = {tp: max(rng.last + 1, self.frontier.get(tp, 0)) for tp, rng in plan.ranges.items()}
-        offsets.check_split(self.tables, self.group_id, self.settings.members)  # another split started meanwhile
         offsets.commit(self.tables, self.group_id, plan.ranges, next_offsets, now, self.settings.members)
         done.commits += 1
         self.frontier.update(next_offsets)

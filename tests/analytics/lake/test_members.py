@@ -19,7 +19,7 @@ from ground.delta import DeltaTables
 from ground.settings import Settings
 from ground.settings.lake import LakeSettings
 from schemas import Codec
-from tests.analytics.lake.helpers import NOW, FakeConsumer, as_consumed, frontier, lake_settings
+from tests.analytics.lake.helpers import NOW, FakeConsumer, as_consumed, event_ids, frontier, lake_settings
 
 GROUP = LakeSettings().group_id
 
@@ -41,7 +41,8 @@ def test_a_member_outside_the_members_is_refused() -> None:
 def test_a_member_of_another_split_stops_before_it_commits(
     lake: DeltaTables, records: list[dict[str, Any]], publisher_factory
 ) -> None:  # type: ignore[no-untyped-def]
-    """Members of two splits at once give a partition two owners; the split each commit records catches it."""
+    """Members of two splits at once give a partition two owners; the split each commit records stops the old one
+    before it writes."""
     consumed = as_consumed(records, partitions=4)
     publisher_factory(members=2, member=0).publish(plan_batch(consumed[:10], Codec()))
     assert offsets.check_split(lake, GROUP, 2) == 2
@@ -50,6 +51,7 @@ def test_a_member_of_another_split_stops_before_it_commits(
     with pytest.raises(ArchiverError, match=f"group '{GROUP}' splits its partitions between 2 members, not 3"):
         publisher_factory(members=3, member=0).publish(plan_batch(consumed[10:], Codec()))
     assert frontier(lake) == before
+    assert len(event_ids(lake)) == 10, "a refused batch writes no rows"
     assert offsets.check_split(lake, GROUP, 3, resplit=True) == 2
 
 
