@@ -10,7 +10,7 @@ exactly-once rule: a writer names itself with an app id, and each commit records
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -131,8 +131,12 @@ class DeltaTables:
 
     def version_of(self, rel: str, app_id: str) -> int | None:
         """The last version ``app_id`` committed to the table (its next offset), None if it never did."""
+        return self.versions_of(rel, [app_id])[app_id]
+
+    def versions_of(self, rel: str, app_ids: Iterable[str]) -> dict[str, int | None]:
+        """``version_of`` for many app ids, read from one refresh of the table."""
         table = self.open(rel)
-        return None if table is None else table.transaction_version(app_id)
+        return {app: None if table is None else table.transaction_version(app) for app in app_ids}
 
     @staticmethod
     def _schema_mode(target: str | DeltaTable, data: pa.Table) -> Literal["merge"] | None:

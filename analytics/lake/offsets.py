@@ -37,12 +37,8 @@ OFFSETS_SCHEMA = pa.schema(
 
 def resume_offsets(tables: DeltaTables, group_id: str, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
     """Next offset to archive for each partition the group has committed (absent: new to the lake)."""
-    out = {}
-    for tp in tps:
-        version = tables.version_of(OFFSETS_TABLE, app_id(group_id, tp))
-        if version is not None:
-            out[tp] = version
-    return out
+    ids = {app_id(group_id, tp): tp for tp in tps}
+    return {ids[app]: v for app, v in tables.versions_of(OFFSETS_TABLE, ids).items() if v is not None}
 
 
 def commit_rows(
@@ -95,12 +91,36 @@ def check_split(tables: DeltaTables, group_id: str, members: int, *, resplit: bo
     Members of two splits at once would give a partition two owners, and both would append its rows.
     """
     recorded = tables.version_of(OFFSETS_TABLE, split_app_id(group_id))
-    if recorded is not None and recorded != members and not resplit:
+    if not resplit:
+        _same_split(group_id, recorded, members)
+    return recorded
+
+
+def check_owner(
+    tables: DeltaTables, group_id: str, members: int, frontier: Mapping[TopicPartition, int], tps: Iterable[TopicPartition]
+) -> None:
+    """Raise unless this archiver still owns ``tps``: the split is still ``members`` and no other archiver
+    committed any of them past ``frontier`` (the same member started twice). Checked before a batch's
+    first write; a check, not a lock: two copies flushing in the same moment can both pass it."""
+    ids = {app_id(group_id, tp): tp for tp in tps}
+    split = split_app_id(group_id)
+    recorded = tables.versions_of(OFFSETS_TABLE, [split, *ids])
+    _same_split(group_id, recorded[split], members)
+    for app, tp in sorted(ids.items()):
+        if (version := recorded[app]) is not None and version != frontier.get(tp):
+            raise ArchiverError(
+                f"archiver group {group_id!r}: {tp.topic}[{tp.partition}] was archived up to offset {version} by "
+                f"another archiver while this one held it at {frontier.get(tp)}: the same member runs twice; "
+                "this one stops without writing its batch"
+            )
+
+
+def _same_split(group_id: str, recorded: int | None, members: int) -> None:
+    if recorded is not None and recorded != members:
         raise ArchiverError(
             f"archiver group {group_id!r} splits its partitions between {recorded} members, not {members}: "
             "stop every member, then start one of the new split with --resplit"
         )
-    return recorded
 
 
 def read_frontier(tables: DeltaTables) -> dict[tuple[str, TopicPartition], int]:

@@ -90,8 +90,8 @@ class Publisher:
                     "refusing to write it twice",
                     self.tables.uri(),
                 )
-        # another split started meanwhile: its members may own this batch's partitions, so write nothing
-        offsets.check_split(self.tables, self.group_id, self.settings.members)
+        # another split, or another copy of this member, started meanwhile: write nothing of a batch it may own
+        offsets.check_owner(self.tables, self.group_id, self.settings.members, self.frontier, plan.ranges)
         done = PublishedBatch(plan)
         hosts = set(self.known_hosts) if self.known_hosts is not None else None
         for table in sorted(plan.tables, key=lambda t: (t != INVENTORY_TABLE, t)):

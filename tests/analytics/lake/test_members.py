@@ -82,3 +82,21 @@ def test_an_archiver_started_with_another_split_refuses_unless_told_the_old_one_
     assert start(3, resplit=True).seeks == dict.fromkeys(tps, 5)
     assert offsets.check_split(lake, GROUP, 3) == 3  # recorded at the start: the old members stop at their next flush
     assert start(3).seeks == dict.fromkeys(tps, 5)
+
+
+def test_a_second_copy_of_a_member_stops_before_it_writes(
+    lake: DeltaTables, records: list[dict[str, Any]], publisher_factory
+) -> None:  # type: ignore[no-untyped-def]
+    """Two archivers started as the same member both own its partitions; whichever flushes second finds them
+    committed past where it stands and stops before its batch's first row."""
+    consumed = as_consumed(records, partitions=4)
+    first, second = publisher_factory(), publisher_factory()
+    first.publish(plan_batch(consumed[:10], Codec()))
+    before = frontier(lake)
+
+    with pytest.raises(ArchiverError, match=r"was archived up to offset \d+ by another archiver .* runs twice"):
+        second.publish(plan_batch(consumed[:10], Codec()))
+    assert frontier(lake) == before
+    assert len(event_ids(lake)) == 10, "the second copy wrote no rows"
+    first.publish(plan_batch(consumed[10:20], Codec()))
+    assert len(event_ids(lake)) == 20
