@@ -19,11 +19,12 @@ from kafka.errors import KafkaError
 
 from analytics.errors import ArchiverError
 from analytics.lake import offsets, source
-from analytics.lake.batch import ConsumedRecord, plan_batch
+from analytics.lake.batch import plan_batch
 from analytics.lake.layout import TopicPartition
 from analytics.lake.members import CATCH_UP_S, InventoryWatch, owned, read_to_end
 from analytics.lake.publish import Clock, PublishedBatch, Publisher, utc_now
 from analytics.lake.reader import Lake
+from analytics.lake.records import ConsumedRecord
 from analytics.quality.gate import QualityGate
 from ground.delta import DeltaTables
 from ground.errors import LakeStorageError

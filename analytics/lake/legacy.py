@@ -19,7 +19,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analytics.errors import LakeError
-from analytics.lake.batch import REJECTED_SCHEMA
 from analytics.lake.layout import (
     QUARANTINE_DIR,
     QUARANTINE_REPORTS,
@@ -28,6 +27,7 @@ from analytics.lake.layout import (
     quarantine_table,
 )
 from analytics.lake.quarantine import BATCH_ID, REPORTS_SCHEMA, report_row
+from analytics.lake.records import REJECTED_SCHEMA
 from analytics.tables import TABLES, event_type_of
 from ground.delta import DATE, DeltaTables, is_uri, with_date
 from schemas.arrow import table_schema

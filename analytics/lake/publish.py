@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from analytics.errors import LakeIntegrityError
 from analytics.lake import offsets
-from analytics.lake.batch import BatchPlan, Rejected, TableBatch, rejected_table
+from analytics.lake.batch import BatchPlan, TableBatch
 from analytics.lake.layout import (
     QUARANTINE_REPORTS,
     REJECTED_TABLE,
@@ -28,6 +28,7 @@ from analytics.lake.layout import (
     report_app_id,
 )
 from analytics.lake.quarantine import write_quarantine, write_reports
+from analytics.lake.records import Rejected, rejected_table
 from analytics.quality.gate import QualityGate, ValidationOutcome
 from ground.delta import DATE, DeltaTables, with_date
 from ground.settings.lake import LakeSettings

@@ -13,10 +13,10 @@ from pathlib import Path
 import polars as pl
 
 from analytics.lake import legacy
-from analytics.lake.batch import REJECTED_SCHEMA
 from analytics.lake.layout import REJECTED_TABLE, TopicPartition
 from analytics.lake.offsets import read_frontier
 from analytics.lake.quarantine import QuarantineEntry, quarantine_entries, quarantined
+from analytics.lake.records import REJECTED_SCHEMA
 from analytics.tables import TABLES, event_type_of, table_of
 from ground.delta import DATE, DeltaTables
 from schemas.arrow import table_schema

@@ -7,10 +7,10 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
-from analytics.lake.batch import ConsumedRecord
 from analytics.lake.layout import TopicPartition
 from analytics.lake.offsets import read_frontier
 from analytics.lake.reader import Lake
+from analytics.lake.records import ConsumedRecord
 from ground.delta import DeltaTables
 from ground.kafka.topics import TopicSettings
 from ground.settings.lake import LakeSettings

@@ -12,9 +12,9 @@ from kafka import TopicPartition as KafkaTP
 
 from analytics.lake import archiver as archiver_module
 from analytics.lake.archiver import Archiver
-from analytics.lake.batch import ConsumedRecord
 from analytics.lake.publish import Publisher
 from analytics.lake.reader import Lake
+from analytics.lake.records import ConsumedRecord
 from ground.errors import LakeStorageError
 from ground.settings import Settings
 from tests.analytics.lake.helpers import NOW, as_consumed

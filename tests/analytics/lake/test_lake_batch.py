@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from analytics.lake.batch import TIMESTAMP_OUT_OF_RANGE, plan_batch, rejected_table
+from analytics.lake.batch import TIMESTAMP_OUT_OF_RANGE, plan_batch
 from analytics.lake.layout import TopicPartition
+from analytics.lake.records import rejected_table
 from analytics.lake.synthetic import synthetic_records
 from schemas import Codec
 from tests.analytics.lake.helpers import NOW, as_consumed, garbage

@@ -10,8 +10,9 @@ from fastavro import schemaless_writer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analytics.lake.batch import BatchPlan, ConsumedRecord, plan_batch
+from analytics.lake.batch import BatchPlan, plan_batch
 from analytics.lake.columnar import BlockDecoder
+from analytics.lake.records import ConsumedRecord
 from analytics.lake.synthetic import synthetic_records
 from schemas import Codec
 from schemas.codec import HEADER, MAGIC_BYTE, body_event_id

@@ -13,9 +13,9 @@ import pytest
 
 from analytics.errors import LakeError
 from analytics.lake import legacy
-from analytics.lake.batch import REJECTED_SCHEMA
 from analytics.lake.quarantine import quarantine_entries, quarantined
 from analytics.lake.reader import Lake, scan
+from analytics.lake.records import REJECTED_SCHEMA
 from ground.delta import DeltaTables
 from schemas.arrow import to_table
 from tests.analytics.lake import duck

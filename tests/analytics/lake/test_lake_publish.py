@@ -18,7 +18,7 @@ from analytics.errors import LakeIntegrityError
 from analytics.lake import archiver as archiver_module
 from analytics.lake import offsets
 from analytics.lake.archiver import Archiver, ArchiveStats
-from analytics.lake.batch import ConsumedRecord, plan_batch
+from analytics.lake.batch import plan_batch
 from analytics.lake.layout import (
     OFFSETS_TABLE,
     QUARANTINE_REPORTS,
@@ -30,6 +30,7 @@ from analytics.lake.layout import (
 from analytics.lake.offsets import resume_offsets
 from analytics.lake.publish import Publisher
 from analytics.lake.reader import Lake
+from analytics.lake.records import ConsumedRecord
 from analytics.lake.synthetic import synthetic_records
 from analytics.quality.gate import QualityGate
 from analytics.tables import TABLES
