@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -25,11 +26,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from kafka import KafkaConsumer, KafkaProducer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_lake import LIBC, heap_line, rss_mb  # noqa: E402
+from bench_lake import LIBC, anon_maps, heap_line, rss_mb  # noqa: E402
 
 from analytics.lake import Archiver  # noqa: E402
 from analytics.lake import archiver as archiver_module  # noqa: E402
@@ -38,6 +40,7 @@ from analytics.lake.publish import Publisher  # noqa: E402
 from analytics.lake.synthetic import synthetic_records  # noqa: E402
 from fleetpulse.broker import LocalBroker  # noqa: E402
 from fleetpulse.supervisor import free_ports  # noqa: E402
+from ground import delta  # noqa: E402
 from ground.kafka import admin  # noqa: E402
 from ground.settings import Settings  # noqa: E402
 from producers.sinks.kafka import producer_config  # noqa: E402
@@ -104,6 +107,7 @@ class TimedArchiver(Archiver):
     timers = Timers()
     memory_every_s = 0.0  # print RSS and where it sits after a flush, at most this often (0: never)
     trim = False  # hand glibc's free pages back after every flush (tells fragmentation from held memory)
+    release_probe = False  # after each memory line, have Arrow's pool let go of unused memory and print RSS again
     _started = _next_memory = 0.0
 
     def _flush(self, consumer: Any, tps: list[Any], publisher: Any, buffer: list[Any], *rest: Any) -> None:
@@ -121,6 +125,10 @@ class TimedArchiver(Archiver):
             minutes = (time.perf_counter() - self._started) / 60
             print(f"  {minutes:5.1f} min: RSS {rss_mb():.0f} MB after a {n:,}-record flush, peak {rss_mb(field='VmHWM'):.0f} MB "
                   f"since the last line ({len(self.timers.flushes)} flushes); {heap_line()}", flush=True)  # fmt: skip
+            if self.release_probe:
+                pa.default_memory_pool().release_unused()
+                print(f"        after Arrow's pool let go of unused memory: RSS {rss_mb():.0f} MB, "
+                      f"1 GiB arenas {anon_maps()[0]:.0f} MB", flush=True)  # fmt: skip
             Path("/proc/self/clear_refs").write_text("5")  # the kernel restarts VmHWM from the current RSS
 
     def _inventory_catch_up(self, consumer: Any, tps: list[Any]) -> list[Any]:
@@ -223,12 +231,16 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--seconds", type=float, help="run the archiver this long (default: until idle; needed with live)")
     p.add_argument("--memory-every", type=float, default=0.0, help="print RSS after a flush at most every S seconds")
     p.add_argument("--trim", action="store_true", help="malloc_trim after every flush (tells fragmentation from leaks)")
+    p.add_argument("--release-probe", action="store_true",
+                   help="after each memory line, release_unused() on Arrow's pool and print RSS again")
+    p.add_argument("--reopen-every", type=int, help=f"reopen each Delta table after this many appends (default {delta.REOPEN_EVERY})")
     p.add_argument("--produce", nargs=3, metavar=("BOOTSTRAP", "PREFIX", "RATE"), help=argparse.SUPPRESS)
     return p.parse_args()
 
 
 def main() -> None:
     args = parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed bench still stops its broker and producer
     if args.produce:
         bootstrap, prefix, rate = args.produce
         base = Settings.load()
@@ -244,6 +256,8 @@ def main() -> None:
     archiver_module.plan_batch = timed(plan, "plan_s")  # type: ignore[attr-defined]
     Publisher.publish = timed(Publisher.publish, "publish_s")  # type: ignore[method-assign]
     TimedArchiver.memory_every_s, TimedArchiver.trim = args.memory_every, args.trim
+    TimedArchiver.release_probe = args.release_probe
+    delta.REOPEN_EVERY = args.reopen_every or delta.REOPEN_EVERY
     print("command: python bench/bench_archiver_kafka.py " + " ".join(sys.argv[1:]))
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     base = Settings.load()

@@ -84,10 +84,28 @@ def heap_line() -> str:
     mb = 1024 * 1024
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
     anon, files = (int(status[k].split()[0]) / 1024 for k in ("RssAnon", "RssFile"))
+    arena, heap, other = anon_maps()
     return (
-        f"anon {anon:.0f} MB, files {files:.0f} MB; malloc in use {(m.uordblks + m.hblkhd) / mb:.0f} MB, held free {m.fordblks / mb:.0f} MB, "
+        f"anon {anon:.0f} MB (1 GiB arenas {arena:.0f}, brk heap {heap:.0f}, other maps {other:.0f}), files {files:.0f} MB; "
+        f"malloc in use {(m.uordblks + m.hblkhd) / mb:.0f} MB, held free {m.fordblks / mb:.0f} MB, "
         f"arrow {pa.total_allocated_bytes() / mb:.0f} MB, {len(gc.get_objects()):,} py objects"
     )
+
+
+def anon_maps() -> tuple[float, float, float]:
+    """Resident MB of anonymous mappings: reservations of 512 MB or more (mimalloc's arenas, Arrow's default pool),
+    the brk heap (glibc's main arena), and every other one (glibc thread arenas, the Rust libraries' jemalloc)."""
+    out = [0.0, 0.0, 0.0]
+    kind = None
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if "-" in head[0] and len(head) >= 5 and ":" in head[3]:
+            lo, hi = (int(x, 16) for x in head[0].split("-"))
+            name = head[5] if len(head) > 5 else ""
+            kind = 1 if name == "[heap]" else None if name else 0 if hi - lo >= 512 << 20 else 2
+        elif head[0] == "Rss:" and kind is not None:
+            out[kind] += int(head[1]) / 1024
+    return out[0], out[1], out[2]
 
 
 def timed(label: str, fn: Any) -> float:
