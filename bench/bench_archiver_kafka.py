@@ -124,7 +124,8 @@ class TimedArchiver(Archiver):
             self._next_memory = time.perf_counter() + self.memory_every_s
             minutes = (time.perf_counter() - self._started) / 60
             print(f"  {minutes:5.1f} min: RSS {rss_mb():.0f} MB after a {n:,}-record flush, peak {rss_mb(field='VmHWM'):.0f} MB "
-                  f"since the last line ({len(self.timers.flushes)} flushes); {heap_line()}", flush=True)  # fmt: skip
+                  f"since the last line ({len(self.timers.flushes)} flushes, {len(publisher.known_hosts or ()):,} known hosts); "
+                  f"{heap_line()}", flush=True)  # fmt: skip
             if self.release_probe:
                 pa.default_memory_pool().release_unused()
                 print(f"        after Arrow's pool let go of unused memory: RSS {rss_mb():.0f} MB, "

@@ -3,11 +3,13 @@
     .venv/bin/python bench/probe_lake_memory.py decode --times 3000
     .venv/bin/python bench/probe_lake_memory.py append --times 400
     .venv/bin/python bench/probe_lake_memory.py gate --times 400
+    .venv/bin/python bench/probe_lake_memory.py gate-fails --times 400
 
 ``decode``: Polars' column-wise Avro decode of 5,000 HostSampled bodies (``BlockDecoder``, as ``plan_batch``
 does it). ``append``: one host_sampled Delta append of a 20,000-row batch with 26 app-transaction versions
 (``DeltaTables.append``, as ``Publisher`` does it; ``--reopen-every`` sets how often the table is reopened).
-``gate``: the quality gate on that batch with 48,000 known hosts (``QualityGate.validate``, as ``Publisher`` does it).
+``gate``: the quality gate on that batch with 48,000 known hosts (``QualityGate.validate``, as ``Publisher`` does it);
+``gate-fails``: the same with four of the batch's hosts unknown, so each run fails and collects the details again.
 Arrow's pool lets go of its free pages before each reading, as the archiver does after each flush.
 """
 
@@ -39,7 +41,7 @@ from schemas.codec import HEADER  # noqa: E402
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("step", choices=["decode", "append", "gate"])
+    p.add_argument("step", choices=["decode", "append", "gate", "gate-fails"])
     p.add_argument("--times", type=int, default=400)
     p.add_argument("--every", type=int, default=25, help="print RSS every this many repeats")
     p.add_argument("--reopen-every", type=int, default=delta.REOPEN_EVERY)
@@ -56,6 +58,7 @@ def main() -> None:
     lake = DeltaTables(tempfile.mkdtemp(prefix="probe-lake-"))
     gate = QualityGate()
     known = {*host_ids(48_000), *table.column("host_id").to_pylist()}
+    unknown = sorted(set(table.column("host_id").to_pylist()))[:4]
     now = dt.datetime.now(dt.UTC)
     print(f"{args.step}: {len(bodies):,} bodies per decode, {table.num_rows:,} rows per append or gate run")
     t0 = time.perf_counter()
@@ -64,6 +67,8 @@ def main() -> None:
             decoder.decode(schema_id, bodies)
         elif args.step == "gate":
             assert gate.validate("host_sampled", table, now, known).success
+        elif args.step == "gate-fails":
+            assert not gate.validate("host_sampled", table, now, known.difference(unknown)).success
         else:
             lake.append("host_sampled", table, partition_by=[delta.DATE], versions={f"g-s-{p}": i for p in range(26)})
         if i % args.every == 0:
