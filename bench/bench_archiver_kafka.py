@@ -234,7 +234,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--trim", action="store_true", help="malloc_trim after every flush (tells fragmentation from leaks)")
     p.add_argument("--release-probe", action="store_true",
                    help="after each memory line, release_unused() on Arrow's pool and print RSS again")
-    p.add_argument("--reopen-every", type=int, help=f"reopen each Delta table after this many appends (default {delta.REOPEN_EVERY})")
+    p.add_argument("--reopen-every", type=int, default=delta.REOPEN_EVERY, help="reopen each Delta table after this many appends")
     p.add_argument("--produce", nargs=3, metavar=("BOOTSTRAP", "PREFIX", "RATE"), help=argparse.SUPPRESS)
     return p.parse_args()
 
@@ -258,7 +258,7 @@ def main() -> None:
     Publisher.publish = timed(Publisher.publish, "publish_s")  # type: ignore[method-assign]
     TimedArchiver.memory_every_s, TimedArchiver.trim = args.memory_every, args.trim
     TimedArchiver.release_probe = args.release_probe
-    delta.REOPEN_EVERY = args.reopen_every or delta.REOPEN_EVERY
+    delta.REOPEN_EVERY = args.reopen_every
     print("command: python bench/bench_archiver_kafka.py " + " ".join(sys.argv[1:]))
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     base = Settings.load()
