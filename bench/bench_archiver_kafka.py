@@ -14,6 +14,7 @@ CPU seconds of this process (the broker is another process), CPU/wall, and the w
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import signal
@@ -37,6 +38,7 @@ from analytics.lake import Archiver  # noqa: E402
 from analytics.lake import archiver as archiver_module  # noqa: E402
 from analytics.lake.batch import plan_batch  # noqa: E402
 from analytics.lake.publish import Publisher  # noqa: E402
+from analytics.lake.quarantine import quarantine_entries  # noqa: E402
 from analytics.lake.synthetic import synthetic_records  # noqa: E402
 from fleetpulse.broker import LocalBroker  # noqa: E402
 from fleetpulse.supervisor import free_ports  # noqa: E402
@@ -139,35 +141,48 @@ class TimedArchiver(Archiver):
         return out
 
 
-def fill(settings: Settings, records: int, *, rate: float = 0.0, tag: str = "c") -> int:
-    """Send ``records`` of the fleet mix (hosts named per 100-host chunk), at most ``rate`` a second if set."""
+def fill(settings: Settings, records: int, *, rate: float = 0.0, tag: str = "c", fleet: int = 0) -> int:
+    """Send ``records`` of the fleet mix, at most ``rate`` a second if set.
+
+    Hosts are named per 100-host chunk; with ``fleet`` set the chunks cycle over that many hosts (a fixed
+    fleet, as the soak's: the known-host set stops growing), each pass with new event ids.
+    """
     hosts = max(1, records // (SAMPLES_PER_HOST + 6))
     codec = Codec()
     producer = KafkaProducer(**producer_config(settings, settings.simulator.producer, "bench-archiver"))
     n, started = 0, time.perf_counter()
-    for chunk in range(0, hosts, 100):  # synthetic_records keeps a whole set in memory: 100 hosts at a time
-        for record in synthetic_records(
-            n_hosts=min(100, hosts - chunk), samples_per_host=SAMPLES_PER_HOST, seed=chunk, id_prefix=f"{tag}{chunk}"
-        ):
-            host = record["host_id"] if record["host_id"] == FLEET else f"{record['host_id']}-{chunk}"
-            record["host_id"] = host
-            topic = getattr(settings.topics, topic_family(record["event_type"])).name
-            producer.send(topic, key=host.encode(), value=codec.encode(record))
-            n += 1
-            if rate and n % 500 == 0:
-                time.sleep(max(0.0, n / rate - (time.perf_counter() - started)))
+    named = min(hosts, fleet) if fleet else hosts
+    chunks = range(0, named, 100)
+    for lap in itertools.count():
+        for chunk in chunks:  # synthetic_records keeps a whole set in memory: 100 hosts at a time
+            size = min(100, named - chunk)
+            for record in synthetic_records(
+                n_hosts=size, samples_per_host=SAMPLES_PER_HOST, seed=chunk, id_prefix=f"{tag}{lap}-{chunk}"
+            ):
+                host = record["host_id"] if record["host_id"] == FLEET else f"{record['host_id']}-{chunk}"
+                record["host_id"] = host
+                topic = getattr(settings.topics, topic_family(record["event_type"])).name
+                producer.send(topic, key=host.encode(), value=codec.encode(record))
+                n += 1
+                if rate and n % 500 == 0:
+                    time.sleep(max(0.0, n / rate - (time.perf_counter() - started)))
+            if n >= records:
+                break
+        if n >= records or not fleet:
+            break
     producer.flush(300)
     producer.close()
     return n
 
 
-def live(settings: Settings, rate: float) -> subprocess.Popen[bytes]:
+def live(settings: Settings, rate: float, records: int, fleet: int) -> subprocess.Popen[bytes]:
     """A producer process adding the same mix at ``rate`` records/s while the archiver runs (the soak's case)."""
     argv = [sys.executable, __file__, "--produce", settings.bootstrap_servers, settings.topics.prefix, str(rate)]
+    argv += ["--live-records", str(records), "--fleet", str(fleet)]
     return subprocess.Popen(argv)
 
 
-def run_once(settings: Settings, lake_dir: Path, gates: bool, seconds: float | None) -> dict[str, float]:
+def run_once(settings: Settings, lake_dir: Path, gates: bool, seconds: float | None) -> dict[str, Any]:
     lake = settings.lake.model_copy(
         update={
             "path": str(lake_dir),
@@ -202,10 +217,21 @@ def run_once(settings: Settings, lake_dir: Path, gates: bool, seconds: float | N
         "plan_s": timers.plan_s,
         "publish_s": timers.publish_s,
         "quarantined": stats.quarantined_rows,
+        "why": why_quarantined(lake_dir),
     }
 
 
-def describe(label: str, r: dict[str, float]) -> str:
+def why_quarantined(lake_dir: Path) -> str:
+    """The failed expectations of the run's quarantined slices, with how many slices failed each."""
+    counts: dict[str, int] = {}
+    for entry in quarantine_entries(delta.DeltaTables(lake_dir)):
+        for name in entry.failed_expectations:
+            key = f"{entry.table}: {name}"
+            counts[key] = counts.get(key, 0) + 1
+    return "; ".join(f"{k} x{v}" for k, v in sorted(counts.items())) or "none"
+
+
+def describe(label: str, r: dict[str, Any]) -> str:
     return (
         f"{label}: {r['records']:.0f} records in {r['wall_s']:.1f} s wall = {r['rate']:.0f} rec/s; "
         f"CPU {r['cpu_s']:.1f} s ({r['cpu_util']:.2f} of a core); "
@@ -215,7 +241,7 @@ def describe(label: str, r: dict[str, float]) -> str:
         f"flush {r['flush_s']:.1f} s over {r['flushes']:.0f} flushes (median {r['flush_median_s']:.2f} s; "
         f"decode+Arrow {r['plan_s']:.1f} s, gates+Delta {r['publish_s']:.1f} s; main thread CPU "
         f"{r['flush_cpu_s']:.1f} s, waiting for a core {r['flush_queued_s']:.1f} s); "
-        f"quarantined {r['quarantined']:.0f}"
+        f"quarantined {r['quarantined']:.0f} rows ({r['why']})"
     )
 
 
@@ -229,6 +255,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--bootstrap", help="an existing broker (default: start a LocalBroker on free ports)")
     p.add_argument("--no-gates", action="store_true", help="quality gates off (production runs them)")
     p.add_argument("--live-rate", type=float, default=0.0, help="records/s a producer process adds during each run")
+    p.add_argument("--live-records", type=int, default=10_000_000, help="the live producer stops after this many")
+    p.add_argument("--fleet", type=int, default=0,
+                   help="the live producer cycles over this many hosts (0: new hosts until it stops)")  # fmt: skip
     p.add_argument("--seconds", type=float, help="run the archiver this long (default: until idle; needed with live)")
     p.add_argument("--memory-every", type=float, default=0.0, help="print RSS after a flush at most every S seconds")
     p.add_argument("--trim", action="store_true", help="malloc_trim after every flush (tells fragmentation from leaks)")
@@ -247,7 +276,8 @@ def main() -> None:
         base = Settings.load()
         topics = type(base.topics).model_validate({**base.topics.model_dump(), "prefix": prefix})
         kafka = base.kafka.model_copy(update={"bootstrap_servers": bootstrap})
-        fill(base.model_copy(update={"kafka": kafka, "topics": topics}), 10_000_000, rate=float(rate), tag="live")
+        live_settings = base.model_copy(update={"kafka": kafka, "topics": topics})
+        fill(live_settings, args.live_records, rate=float(rate), tag="live", fleet=args.fleet)
         return
     columnar = {"on": True}  # the per-record runs decode one record at a time, as before the block decoder
 
@@ -290,7 +320,7 @@ def main() -> None:
         )
         for i, (fetch_bytes, columnar["on"]) in enumerate(variants):
             TimedConsumer.overrides = {} if fetch_bytes is None else {"max_partition_fetch_bytes": fetch_bytes}
-            producer = live(settings, args.live_rate) if args.live_rate else None
+            producer = live(settings, args.live_rate, args.live_records, args.fleet) if args.live_rate else None
             try:
                 result = run_once(settings, work / f"lake{i}", gates=not args.no_gates, seconds=args.seconds)
             finally:

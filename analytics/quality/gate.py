@@ -155,7 +155,7 @@ class QualityGate:
         definition = self._definition(table, known_hosts is not None)
         parameters: dict[str, Any] = {"max_ts_ms": now_ms + self.future_tolerance_ms}
         if known_hosts is not None:
-            parameters["known_hosts"] = sorted(known_hosts)
+            parameters["known_hosts"] = _known_in_batch(frame, spec.columns_checked_against("known_hosts"), known_hosts)
         # Most batches pass: a yes/no run is ~3x cheaper than one that collects unexpected values,
         # so the detailed run happens only for a batch that fails (its report needs the details).
         batch = {"dataframe": frame}
@@ -197,6 +197,17 @@ def validate_batch(
     skips the known-host expectation.
     """
     return (gate or QualityGate()).validate(table, data, now, known_hosts)
+
+
+def _known_in_batch(frame: Any, columns: tuple[str, ...], known: Collection[str]) -> list[str]:
+    """The known hosts that occur in the batch: the same verdict as the whole set, at the batch's size.
+
+    GX copies an expectation's value set many times a run (pydantic ``dict()`` per configuration
+    access), so a fleet-sized set cost ~5 s per 20,000-row batch at 48,000 hosts, ~12 s when it failed.
+    """
+    known = known if isinstance(known, (set, frozenset)) else set(known)
+    seen = {v for c in columns if c in frame.columns for v in frame[c].dropna().unique()}
+    return sorted(v for v in seen if v in known)
 
 
 def _failure(item: dict[str, Any]) -> FailedExpectation:

@@ -39,6 +39,15 @@ class SuiteSpec:
                 out.append(e)
         return out
 
+    def columns_checked_against(self, parameter: str) -> tuple[str, ...]:
+        """The columns whose values an expectation compares with the runtime ``parameter`` (a value set)."""
+        out = []
+        for e in self.expectations:
+            kwargs = e.get("kwargs") or {}
+            if kwargs.get("value_set") == {"$PARAMETER": parameter} and kwargs.get("column"):
+                out.append(kwargs["column"])
+        return tuple(dict.fromkeys(out))
+
     @property
     def column_set(self) -> list[str]:
         for e in self.expectations:

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from analytics.lake.synthetic import host_ids
 from analytics.quality import QualityGate, validate_batch
 from analytics.tables import TABLES
 from tests.analytics.lake.helpers import NOW
@@ -87,6 +88,21 @@ def test_without_known_hosts_the_host_check_is_skipped(gate: QualityGate, good: 
     stranger = replace(good["xid_raised"], "host_id", 0, "stranger")
     assert not gate.validate("xid_raised", stranger, NOW, HOSTS).success
     assert gate.validate("xid_raised", stranger, NOW, None).success
+
+
+def test_a_fleet_sized_host_set_reaches_gx_as_the_batch_hosts_it_knows(
+    gate: QualityGate, good: dict[str, pa.Table]
+) -> None:
+    """GX copies a value set many times a run: a fleet's 48,000 hosts made every gate run cost seconds."""
+    fleet = set(host_ids(48_000))
+    batch = good["xid_raised"]
+    passed = gate.validate("xid_raised", batch, NOW, fleet)
+    assert passed.success
+    assert passed.report["parameters"]["known_hosts"] == sorted(set(batch.column("host_id").to_pylist()))
+    stranger = replace(batch, "host_id", 0, "stranger")
+    failed = gate.validate("xid_raised", stranger, NOW, fleet)
+    assert [(f.column, f.unexpected_count, f.sample) for f in failed.failed] == [("host_id", 1, ("stranger",))]
+    assert "stranger" not in failed.report["parameters"]["known_hosts"]
 
 
 def test_polars_and_pandas_inputs(gate: QualityGate, good: dict[str, pa.Table]) -> None:
