@@ -17,7 +17,6 @@ import argparse
 import itertools
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from kafka import KafkaConsumer, KafkaProducer
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_lake import LIBC, anon_maps, heap_line, rss_mb  # noqa: E402
+from benchkit import exit_on_sigterm  # noqa: E402
 
 from analytics.lake import Archiver  # noqa: E402
 from analytics.lake import archiver as archiver_module  # noqa: E402
@@ -270,7 +270,7 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed bench still stops its broker and producer
+    exit_on_sigterm()
     if args.produce:
         bootstrap, prefix, rate = args.produce
         base = Settings.load()

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import polars as pl  # noqa: E402
 from bench_archiver_kafka import fill  # noqa: E402
+from benchkit import exit_on_sigterm  # noqa: E402
 from soak_probe import cpu_s  # noqa: E402
 
 from analytics.lake import Lake  # noqa: E402
@@ -70,6 +71,7 @@ def run(settings: Settings, members: int, work: Path, broker_pid: int | None) ->
 
 
 def main() -> None:
+    exit_on_sigterm()
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--records", type=int, default=600_000, help="backlog size (the fleet mix, ~99%% HostSampled)")
     p.add_argument("--members", type=int, default=2, help="archivers of the shared run")

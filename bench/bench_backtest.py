@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bench_detect import consumed_window, free_port, isolated, produce, wait_idle
+from benchkit import exit_on_sigterm
 
 from analytics.lake import Lake
 from fleetpulse.backtest.events import (
@@ -160,6 +161,7 @@ def time_kafka(
 
 
 def main() -> None:
+    exit_on_sigterm()
     args = parse_args()
     lines: list[str] = []
     command = "python bench/bench_backtest.py " + " ".join(sys.argv[1:])

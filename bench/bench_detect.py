@@ -31,6 +31,7 @@ from pathlib import Path
 import aiokafka
 import faust
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from benchkit import exit_on_sigterm
 from kafka import KafkaProducer
 
 from ground.settings import Settings
@@ -353,6 +354,7 @@ def measure_latency(report: Report, settings: Settings, scenario: Scenario, lemo
 
 
 def main() -> None:
+    exit_on_sigterm()
     args = parse_args()
     command = "python bench/bench_detect.py " + " ".join(sys.argv[1:])
     load_start = os.getloadavg()[0]

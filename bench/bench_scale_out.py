@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_detect import events_total, free_port, isolated, produce  # noqa: E402
+from benchkit import exit_on_sigterm  # noqa: E402
 from soak_probe import cpu_s  # noqa: E402
 
 from ground.kafka import admin  # noqa: E402
@@ -70,6 +71,7 @@ def run(settings: Settings, n: int, expected: int, work: Path, broker_pid: int |
 
 
 def main() -> None:
+    exit_on_sigterm()
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bootstrap", default=None)
     p.add_argument("--hosts", type=int, default=960)

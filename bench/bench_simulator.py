@@ -29,6 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchkit import exit_on_sigterm  # noqa: E402
+
+from fleetpulse.broker import LocalBroker  # noqa: E402
 from ground.kafka import admin  # noqa: E402
 from ground.settings import Settings  # noqa: E402
 from producers.runner import SimulationRequest, run_simulation  # noqa: E402
@@ -69,8 +72,6 @@ def kafka_cluster() -> Iterator[tuple[str, str]]:
     if external:
         yield external, "external (KAFKA_BOOTSTRAP_SERVERS)"
         return
-    from fleetpulse.broker import LocalBroker
-
     base = Settings.load().broker
     port, controller = free_ports(2)
     with tempfile.TemporaryDirectory(prefix="fleetpulse-bench-") as data:
@@ -358,6 +359,7 @@ def bench_producers(report: Report, bootstrap: str, count: int) -> None:
 
 
 def main() -> None:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -27,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchkit import exit_on_sigterm  # noqa: E402
 from soak_probe import lag_probe, part_usage  # noqa: E402
 from soak_verdict import judge, markdown, minute_table  # noqa: E402
 
@@ -142,6 +143,7 @@ def soak(args: argparse.Namespace, meta: dict[str, Any]) -> list[dict[str, Any]]
 
 
 def main() -> None:
+    exit_on_sigterm()
     args = parse_args()
     logging.getLogger("kafka").setLevel(logging.ERROR)
     meta: dict[str, Any] = {
