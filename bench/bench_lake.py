@@ -18,6 +18,7 @@ import argparse
 import ctypes
 import datetime as dt
 import gc
+import os
 import platform
 import resource
 import shutil
@@ -85,11 +86,35 @@ def heap_line() -> str:
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
     anon, files = (int(status[k].split()[0]) / 1024 for k in ("RssAnon", "RssFile"))
     arena, heap, other = anon_maps()
+    py_arenas, py_blocks = pymalloc_mb()
     return (
-        f"anon {anon:.0f} MB (1 GiB arenas {arena:.0f}, brk heap {heap:.0f}, other maps {other:.0f}), files {files:.0f} MB; "
+        f"anon {anon:.0f} MB (1 GiB arenas {arena:.0f}, brk heap {heap:.0f}, other maps {other:.0f} of which "
+        f"Python's arenas {py_arenas:.0f} with {py_blocks:.0f} in blocks), files {files:.0f} MB; "
         f"malloc in use {(m.uordblks + m.hblkhd) / mb:.0f} MB, held free {m.fordblks / mb:.0f} MB, "
         f"arrow {pa.total_allocated_bytes() / mb:.0f} MB, {len(gc.get_objects()):,} py objects"
     )
+
+
+def pymalloc_mb() -> tuple[float, float]:
+    """Python's small-object allocator: MB in its arenas now (1 MiB mmaps, counted in "other maps"), and in use by
+    its blocks; arenas far above blocks means fragmentation (an arena is freed only once all its blocks are)."""
+    with tempfile.TemporaryFile() as out:
+        saved = os.dup(2)
+        try:
+            os.dup2(out.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    arenas = blocks = 0.0
+    for line in text.splitlines():
+        if "arenas * " in line and "bytes/arena" in line:
+            arenas = int(line.split("=")[1].replace(",", "")) / (1 << 20)
+        elif line.startswith("# bytes in allocated blocks"):
+            blocks = int(line.split("=")[1].replace(",", "")) / (1 << 20)
+    return arenas, blocks
 
 
 def anon_maps() -> tuple[float, float, float]:
