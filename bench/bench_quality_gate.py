@@ -56,8 +56,8 @@ def main() -> None:
     codec = Codec()
     records = [r for r in synthetic_records(n_hosts=1000, samples_per_host=20, seed=3) if r["event_type"] == "HostSampled"]
     values = [codec.encode(r) for r in records]
-    table = plan_batch([ConsumedRecord("s", 0, i, None, None, v) for i, v in enumerate(values)], codec)
-    batch = table.tables["host_sampled"].arrow()
+    plan = plan_batch([ConsumedRecord("s", 0, i, None, None, v) for i, v in enumerate(values)], codec)
+    batch = plan.tables["host_sampled"].arrow()
     in_batch = set(batch.column("host_id").to_pylist())
     unknown = set(sorted(in_batch)[:4])
     gate = QualityGate()
