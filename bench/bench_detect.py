@@ -34,6 +34,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from benchkit import exit_on_sigterm
 from kafka import KafkaProducer
 
+from ground.kafka import admin
 from ground.settings import Settings
 from schemas import Codec, DecodeError, EccErrorObserved
 from streams.testing import Scenario
@@ -367,8 +368,6 @@ def main() -> None:
     report.add(
         f"records: {len(stream)} on samples+errors ({args.hosts} hosts, {args.minutes} min at {args.interval} s)"
     )
-    from ground.kafka import admin
-
     admin.create_topics(settings)
     t = time.perf_counter()
     produce(settings, records)

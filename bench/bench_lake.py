@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analytics.lake.batch import plan_batch  # noqa: E402
 from analytics.lake.publish import Publisher  # noqa: E402
+from analytics.lake.records import ConsumedRecord  # noqa: E402
 from analytics.lake.synthetic import host_ids, synthetic_records  # noqa: E402
 from ground.delta import DATE, DeltaTables, with_date  # noqa: E402
 from ground.settings.lake import LakeSettings  # noqa: E402
@@ -57,6 +58,18 @@ def batches(n: int, hosts: int = HOSTS) -> list[list[Any]]:
             start[(r.topic, r.partition)] = r.offset + 1
         out.append(consumed)
     return out
+
+
+def host_sampled_values(codec: Codec) -> list[bytes]:
+    """Encoded HostSampled records of 1,000 hosts × 20 samples: one host_sampled flush of a 48k fleet's size."""
+    records = synthetic_records(n_hosts=1000, samples_per_host=20, seed=3)
+    return [codec.encode(r) for r in records if r["event_type"] == "HostSampled"]
+
+
+def host_sampled_table(codec: Codec, values: list[bytes]) -> pa.Table:
+    """The host_sampled Arrow table the archiver's ``plan_batch`` makes of ``values`` (spread over 8 partitions)."""
+    plan = plan_batch([ConsumedRecord("s", i % 8, i, None, None, v) for i, v in enumerate(values)], codec)
+    return plan.tables["host_sampled"].arrow()
 
 
 def rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:

@@ -21,9 +21,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analytics.lake.batch import plan_batch  # noqa: E402
-from analytics.lake.records import ConsumedRecord  # noqa: E402
-from analytics.lake.synthetic import host_ids, synthetic_records  # noqa: E402
+from bench_lake import host_sampled_table, host_sampled_values  # noqa: E402
+
+from analytics.lake.synthetic import host_ids  # noqa: E402
 from analytics.quality import gate as gate_module  # noqa: E402
 from analytics.quality.gate import QualityGate  # noqa: E402
 from schemas import Codec  # noqa: E402
@@ -54,10 +54,7 @@ def main() -> None:
     print("command: python bench/bench_quality_gate.py " + " ".join(sys.argv[1:]))
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     codec = Codec()
-    records = [r for r in synthetic_records(n_hosts=1000, samples_per_host=20, seed=3) if r["event_type"] == "HostSampled"]
-    values = [codec.encode(r) for r in records]
-    plan = plan_batch([ConsumedRecord("s", 0, i, None, None, v) for i, v in enumerate(values)], codec)
-    batch = plan.tables["host_sampled"].arrow()
+    batch = host_sampled_table(codec, host_sampled_values(codec))
     in_batch = set(batch.column("host_id").to_pylist())
     unknown = set(sorted(in_batch)[:4])
     gate = QualityGate()

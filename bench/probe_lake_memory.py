@@ -27,11 +27,10 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_lake import rss_mb  # noqa: E402
+from bench_lake import host_sampled_table, host_sampled_values, rss_mb  # noqa: E402
 
-from analytics.lake.batch import block_decoder, plan_batch  # noqa: E402
-from analytics.lake.records import ConsumedRecord  # noqa: E402
-from analytics.lake.synthetic import host_ids, synthetic_records  # noqa: E402
+from analytics.lake.batch import block_decoder  # noqa: E402
+from analytics.lake.synthetic import host_ids  # noqa: E402
 from analytics.quality.gate import QualityGate  # noqa: E402
 from ground import delta  # noqa: E402
 from ground.delta import DeltaTables, with_date  # noqa: E402
@@ -47,13 +46,11 @@ def main() -> None:
     p.add_argument("--reopen-every", type=int, default=delta.REOPEN_EVERY)
     args = p.parse_args()
     codec = Codec()
-    samples = [r for r in synthetic_records(n_hosts=1000, samples_per_host=20, seed=3) if r["event_type"] == "HostSampled"]
-    values = [codec.encode(r) for r in samples]
+    values = host_sampled_values(codec)
     schema_id = HEADER.unpack_from(values[0])[1]
     decoder = block_decoder(codec)
     bodies = [memoryview(v)[HEADER.size :] for v in values[:5000]]
-    plan = plan_batch([ConsumedRecord("s", i % 8, i, None, None, v) for i, v in enumerate(values)], codec)
-    table = with_date(plan.tables["host_sampled"].arrow())
+    table = with_date(host_sampled_table(codec, values))
     delta.REOPEN_EVERY = args.reopen_every
     lake = DeltaTables(tempfile.mkdtemp(prefix="probe-lake-"))
     gate = QualityGate()

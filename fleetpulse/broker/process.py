@@ -19,10 +19,11 @@ from typing import NamedTuple
 
 from fleetpulse.broker import jars
 from fleetpulse.broker.errors import BrokerStartError, PortInUseError
+from fleetpulse.broker.jvm import broker_argv, format_argv
 from fleetpulse.broker.layout import BrokerFiles
 from fleetpulse.broker.logs import since_spawn, size_of
-from fleetpulse.broker.properties import log4j2_properties, new_cluster_id, render, server_properties
-from fleetpulse.broker.system import is_kafka_on, parent_death_prefix, pid_alive, port_is_free
+from fleetpulse.broker.properties import log4j2_properties, render, server_properties
+from fleetpulse.broker.system import is_kafka_on, pid_alive, port_is_free
 from ground.kafka.admin import broker_answers
 from ground.kafka.config import KafkaSettings
 from ground.settings.broker import BrokerSettings
@@ -192,25 +193,9 @@ class LocalBroker:
         self.files.server_properties.write_text(render(props, header))
         self.files.log4j_properties.write_text(render(log4j2_properties(self.files.log_file), header))
 
-    def _java_base(self, java: str) -> list[str]:
-        return [
-            java,
-            "-cp",
-            jars.classpath(self.settings),
-            f"-Dlog4j2.configurationFile={self.files.log4j_properties}",
-            "-Djava.awt.headless=true",
-        ]
-
     def _format_storage(self, java: str) -> None:
         self._report(f"formatting storage in {self.files.log_dirs}")
-        argv = [
-            *self._java_base(java),
-            "kafka.tools.StorageTool",
-            "format",
-            # one argv word: a base64url id may start with '-', which argparse would take for an option
-            f"--cluster-id={new_cluster_id()}",
-            f"--config={self.files.server_properties}",
-        ]
+        argv = format_argv(self.settings, self.files, java)
         try:
             result = jars.run_captured(argv, self.settings.start_timeout_s)
         except (OSError, subprocess.SubprocessError) as exc:
@@ -228,16 +213,7 @@ class LocalBroker:
             )
 
     def _spawn(self, java: str) -> int:
-        argv = [
-            *self._java_base(java),
-            f"-Xmx{self.settings.heap}",
-            f"-Xms{self.settings.heap}",  # as Kafka's own start script: RSS does not step up as the heap grows
-            "-XX:+ExitOnOutOfMemoryError",
-            "kafka.Kafka",
-            str(self.files.server_properties),
-        ]
-        if self._die_with_caller:
-            argv = [*parent_death_prefix(), *argv]
+        argv = broker_argv(self.settings, self.files, java, die_with_caller=self._die_with_caller)
         with self.files.console_file.open("ab") as console:
             console.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(argv)}\n".encode())
             console.flush()
