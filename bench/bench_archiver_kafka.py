@@ -14,11 +14,9 @@ CPU seconds of this process (the broker is another process), CPU/wall, and the w
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaConsumer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from archiver_feed import fill, live
 from bench_lake import LIBC, anon_maps, heap_line, rss_mb  # noqa: E402
 from benchkit import exit_on_sigterm  # noqa: E402
 
@@ -39,17 +38,12 @@ from analytics.lake import archiver as archiver_module  # noqa: E402
 from analytics.lake.batch import plan_batch  # noqa: E402
 from analytics.lake.publish import Publisher  # noqa: E402
 from analytics.lake.quarantine import quarantine_entries  # noqa: E402
-from analytics.lake.synthetic import synthetic_records  # noqa: E402
 from fleetpulse.broker import LocalBroker  # noqa: E402
 from fleetpulse.supervisor import free_ports  # noqa: E402
 from ground import delta  # noqa: E402
 from ground.kafka import admin  # noqa: E402
 from ground.settings import Settings  # noqa: E402
-from producers.sinks.kafka import producer_config  # noqa: E402
-from schemas import FLEET, Codec  # noqa: E402
-from schemas.events import topic_family  # noqa: E402
-
-SAMPLES_PER_HOST = 500  # one host: 1 inventory + 500 samples + 5 error events
+from schemas import Codec  # noqa: E402
 
 
 class Timers:
@@ -141,47 +135,6 @@ class TimedArchiver(Archiver):
         return out
 
 
-def fill(settings: Settings, records: int, *, rate: float = 0.0, tag: str = "c", fleet: int = 0) -> int:
-    """Send ``records`` of the fleet mix, at most ``rate`` a second if set.
-
-    Hosts are named per 100-host chunk; with ``fleet`` set the chunks cycle over that many hosts (a fixed
-    fleet, as the soak's: the known-host set stops growing), each pass with new event ids.
-    """
-    hosts = max(1, records // (SAMPLES_PER_HOST + 6))
-    codec = Codec()
-    producer = KafkaProducer(**producer_config(settings, settings.simulator.producer, "bench-archiver"))
-    n, started = 0, time.perf_counter()
-    named = min(hosts, fleet) if fleet else hosts
-    chunks = range(0, named, 100)
-    for lap in itertools.count():
-        for chunk in chunks:  # synthetic_records keeps a whole set in memory: 100 hosts at a time
-            size = min(100, named - chunk)
-            for record in synthetic_records(
-                n_hosts=size, samples_per_host=SAMPLES_PER_HOST, seed=chunk, id_prefix=f"{tag}{lap}-{chunk}"
-            ):
-                host = record["host_id"] if record["host_id"] == FLEET else f"{record['host_id']}-{chunk}"
-                record["host_id"] = host
-                topic = getattr(settings.topics, topic_family(record["event_type"])).name
-                producer.send(topic, key=host.encode(), value=codec.encode(record))
-                n += 1
-                if rate and n % 500 == 0:
-                    time.sleep(max(0.0, n / rate - (time.perf_counter() - started)))
-            if n >= records:
-                break
-        if n >= records or not fleet:
-            break
-    producer.flush(300)
-    producer.close()
-    return n
-
-
-def live(settings: Settings, rate: float, records: int, fleet: int) -> subprocess.Popen[bytes]:
-    """A producer process adding the same mix at ``rate`` records/s while the archiver runs (the soak's case)."""
-    argv = [sys.executable, __file__, "--produce", settings.bootstrap_servers, settings.topics.prefix, str(rate)]
-    argv += ["--live-records", str(records), "--fleet", str(fleet)]
-    return subprocess.Popen(argv)
-
-
 def run_once(settings: Settings, lake_dir: Path, gates: bool, seconds: float | None) -> dict[str, Any]:
     lake = settings.lake.model_copy(
         update={
@@ -264,21 +217,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--release-probe", action="store_true",
                    help="after each memory line, release_unused() on Arrow's pool and print RSS again")
     p.add_argument("--reopen-every", type=int, default=delta.REOPEN_EVERY, help="reopen each Delta table after this many appends")
-    p.add_argument("--produce", nargs=3, metavar=("BOOTSTRAP", "PREFIX", "RATE"), help=argparse.SUPPRESS)
     return p.parse_args()
 
 
 def main() -> None:
     args = parse_args()
     exit_on_sigterm()
-    if args.produce:
-        bootstrap, prefix, rate = args.produce
-        base = Settings.load()
-        topics = type(base.topics).model_validate({**base.topics.model_dump(), "prefix": prefix})
-        kafka = base.kafka.model_copy(update={"bootstrap_servers": bootstrap})
-        live_settings = base.model_copy(update={"kafka": kafka, "topics": topics})
-        fill(live_settings, args.live_records, rate=float(rate), tag="live", fleet=args.fleet)
-        return
     columnar = {"on": True}  # the per-record runs decode one record at a time, as before the block decoder
 
     def plan(records: Any, codec: Codec) -> Any:
