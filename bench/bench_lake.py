@@ -61,7 +61,7 @@ def batches(n: int, hosts: int = HOSTS) -> list[list[Any]]:
 
 
 def host_sampled_values(codec: Codec) -> list[bytes]:
-    """Encoded HostSampled records of 1,000 hosts × 20 samples: one host_sampled flush of a 48k fleet's size."""
+    """Encoded HostSampled records of 1,000 hosts × 20 samples: the 20,000-row batch the gate and lake probes use."""
     records = synthetic_records(n_hosts=1000, samples_per_host=20, seed=3)
     return [codec.encode(r) for r in records if r["event_type"] == "HostSampled"]
 
