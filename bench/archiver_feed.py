@@ -37,6 +37,13 @@ HOST_MARK = "-######"  # becomes -NNNNNN, the chunk's first host number
 Encoded = tuple[str, bytes, bytes]  # (topic, key, value)
 
 
+def settings_on(base: Settings, bootstrap: str, prefix: str) -> Settings:
+    """``base`` pointed at one broker, with every topic name under ``prefix`` (each bench run its own topics)."""
+    topics = type(base.topics).model_validate({**base.topics.model_dump(), "prefix": prefix})
+    kafka = base.kafka.model_copy(update={"bootstrap_servers": bootstrap})
+    return base.model_copy(update={"kafka": kafka, "topics": topics})
+
+
 def stamp(tag: str, lap: int, chunk: int) -> str:
     """The event-id prefix of one chunk in one pass over the fleet (fixed width: laps and chunks < 10**6)."""
     return f"{tag}{lap:06d}-{chunk:06d}"
@@ -111,10 +118,7 @@ def main() -> None:
     p.add_argument("--records", type=int, required=True)
     p.add_argument("--fleet", type=int, default=0)
     args = p.parse_args()
-    base = Settings.load()
-    topics = type(base.topics).model_validate({**base.topics.model_dump(), "prefix": args.prefix})
-    kafka = base.kafka.model_copy(update={"bootstrap_servers": args.bootstrap})
-    settings = base.model_copy(update={"kafka": kafka, "topics": topics})
+    settings = settings_on(Settings.load(), args.bootstrap, args.prefix)
     fill(settings, args.records, rate=args.rate, tag="live", fleet=args.fleet)
 
 

@@ -29,7 +29,7 @@ from kafka import KafkaConsumer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from archiver_feed import fill, live
+from archiver_feed import fill, live, settings_on
 from bench_lake import LIBC, anon_maps, heap_line, rss_mb  # noqa: E402
 from benchkit import exit_on_sigterm  # noqa: E402
 
@@ -247,11 +247,8 @@ def main() -> None:
             )
             broker.start()
             bootstrap = broker.bootstrap_servers
-        topics = base.topics.model_copy(update={"prefix": f"bench{uuid.uuid4().hex[:6]}."})
-        topics = type(topics).model_validate(topics.model_dump())
-        settings = base.model_copy(
-            update={"kafka": base.kafka.model_copy(update={"bootstrap_servers": bootstrap}), "topics": topics}
-        )
+        settings = settings_on(base, bootstrap, f"bench{uuid.uuid4().hex[:6]}.")
+        topics = settings.topics
         admin.create_topics(settings)
         t = time.perf_counter()
         produced = fill(settings, args.records)

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import polars as pl  # noqa: E402
-from bench_archiver_kafka import fill  # noqa: E402
+from archiver_feed import fill, settings_on  # noqa: E402
 from benchkit import exit_on_sigterm  # noqa: E402
 from soak_probe import cpu_s  # noqa: E402
 
@@ -87,10 +87,8 @@ def main() -> None:
     )
     broker.start()
     try:
-        topics = base.topics.model_copy(update={"prefix": f"bench{uuid.uuid4().hex[:6]}."})
-        topics = type(topics).model_validate(topics.model_dump())
-        kafka = base.kafka.model_copy(update={"bootstrap_servers": broker.bootstrap_servers})
-        settings = base.model_copy(update={"kafka": kafka, "topics": topics})
+        settings = settings_on(base, broker.bootstrap_servers, f"bench{uuid.uuid4().hex[:6]}.")
+        topics = settings.topics
         admin.create_topics(settings)
         produced = fill(settings, args.records)
         print(f"backlog: {produced:,} records on {sum(s.partitions for s in topics.all())} partitions")

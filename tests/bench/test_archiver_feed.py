@@ -18,12 +18,12 @@ def template(monkeypatch: pytest.MonkeyPatch) -> list[archiver_feed.Encoded]:
 
 def test_a_restamped_chunk_decodes_with_its_own_hosts_and_ids(template: list[archiver_feed.Encoded]) -> None:
     codec = Codec()
-    records = [codec.decode(value).record for _, _, value in archiver_feed.restamped(template, "live", 12, 4_800)]
+    chunk = archiver_feed.restamped(template, "live", 12, 4_800)
+    records = [codec.decode(value).record for _, _, value in chunk]
     hosts = {r["host_id"] for r in records} - {FLEET}
     assert len(hosts) == archiver_feed.CHUNK and all(h.endswith("-004800") for h in hosts)
     assert all(r["event_id"].startswith("live000012-004800-") for r in records)
-    keys = [key for _, key, _ in archiver_feed.restamped(template, "live", 12, 4_800)]
-    assert keys == [r["host_id"].encode() for r in records]
+    assert [key for _, key, _ in chunk] == [r["host_id"].encode() for r in records]
 
 
 def test_each_pass_over_the_fleet_has_new_event_ids(template: list[archiver_feed.Encoded]) -> None:
