@@ -5,6 +5,7 @@ This package imports nothing else from fleetpulse; every other part imports it.
 
 from schemas.codec import Codec, DecodedEvent
 from schemas.errors import (
+    BoundsError,
     CompatibilityError,
     DecodeError,
     EncodeError,
@@ -67,6 +68,7 @@ __all__ = [
     "SchemaRegistry",
     "SchemaVersion",
     "UnknownSchemaError",
+    "BoundsError",
     "XidRaised",
     "topic_family",
 ]

@@ -4,6 +4,7 @@
     ├── RegistryError        registry.json and the .avsc files disagree, or an unknown subject
     ├── CompatibilityError   a new schema version breaks readers of the old one
     ├── EncodeError          a record does not fit its schema
+    ├── BoundsError          a value outside the bounds of ``schemas.bounds`` (also a ValueError)
     └── DecodeError          bytes that cannot be turned into an event (``reason`` says why)
         ├── FramingError         no Confluent framing: too short or wrong magic byte
         ├── UnknownSchemaError   the 4-byte schema id is not in the registry
@@ -54,3 +55,7 @@ class UnknownSchemaError(DecodeError):
 
 class PayloadError(DecodeError):
     pass
+
+
+class BoundsError(SchemaError, ValueError):
+    """A value outside the bounds every way in checks (``schemas.bounds``); a ValueError for pydantic."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import faust
 
 from streams import state_store
+from streams.operator_events import MAX_STEP_BYTES
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -28,6 +29,7 @@ def faust_app(settings: Settings, data_dir: Path, instance_id: str | None) -> fa
         web_port=d.web_port,
         web_bind=d.web_host,
         web_host=d.web_host,
+        web_application_options={"client_max_size": MAX_STEP_BYTES},  # POST /ops/events' cap
         topic_replication_factor=d.internal_replication,
         topic_partitions=d.internal_partitions,
         table_standby_replicas=0,

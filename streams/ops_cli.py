@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
-from pydantic import ValidationError
 from rich.console import Console
 
 from ground.cli_context import settings_of
 from ground.kafka.reading import read_to_end
 from schemas import Codec, DecodeError, HostInventoried
+from schemas.bounds import terminal_safe
 from streams.errors import StreamsError
-from streams.operator_events import OperatorStep, operator_record
+from streams.operator_events import StepError, operator_record, parse_step
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -80,21 +80,21 @@ def record(
 ) -> None:
     """Record an operator's step on a host (out of service, returned, repair, RMA) on fleet.actions."""
     settings = settings_of(ctx)
+    now_ms = int(time.time() * 1000)
     try:
         ts = None
         if at is not None:
             when = dt.datetime.fromisoformat(at)
             ts = round((when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp() * 1000)
-        step = OperatorStep(
-            host_id=host, kind=kind, actor=actor, reason=reason, ticket_id=ticket, cause=cause, ts=ts
-        )  # type: ignore[arg-type]
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise typer.BadParameter(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
-    except ValueError:
-        raise typer.BadParameter(f"--at {at!r} is not an ISO 8601 date or time") from None
+    except (ValueError, OverflowError):
+        raise typer.BadParameter(f"--at {terminal_safe(repr(at))} is not an ISO 8601 date or time") from None
+    fields = {"host_id": host, "kind": kind, "actor": actor, "reason": reason, "ticket_id": ticket}
+    try:
+        step = parse_step({**fields, "cause": cause, "ts": ts}, now_ms)
+    except StepError as exc:
+        raise typer.BadParameter(terminal_safe(str(exc))) from None
     cluster = cluster_of(settings, host)
-    rec = operator_record(step, cluster=cluster or "-", now_ms=int(time.time() * 1000))
+    rec = operator_record(step, cluster=cluster or "-", now_ms=now_ms)
     send_step(settings, rec)
     console = Console()
     console.print(f"recorded {kind} on {host} ({rec['event_id']})", markup=False, highlight=False)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from schemas import FLEET, Codec
+from schemas.bounds import ID_RULE, MAX_ID_CHARS, valid_id
 from streams.errors import InvalidRecordError
 from streams.policy import ValidationLimits
 
@@ -22,10 +22,6 @@ AER_SEVERITY = frozenset({"correctable", "nonfatal", "fatal"})
 LINK_KINDS = frozenset({"flap", "down", "up", "symbol_errors", "carrier_change", "nic_lost"})
 GPU_COUNTERS = ("ecc_sbe", "ecc_dbe", "retired_pages", "pcie_replay", "nvlink_errors")
 NIC_COUNTERS = ("symbol_errors", "link_downed", "carrier_changes")
-# host_id and cluster: hostnames, FQDNs, inventory ids. They become table keys, file names,
-# log text and a metrics label, so length and characters are bounded.
-MAX_ID_CHARS = 128
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]*")
 
 
 def _bad(reason: str, record: Mapping[str, Any]) -> InvalidRecordError:
@@ -54,7 +50,7 @@ def _count(record: Mapping[str, Any], name: str, value: Any, limits: ValidationL
 
 @functools.lru_cache(maxsize=1 << 16)  # a fleet repeats its ids: checked once each, not per record
 def _valid_id(value: str) -> bool:
-    return value == FLEET or (len(value) <= MAX_ID_CHARS and _ID.fullmatch(value) is not None)
+    return value == FLEET or valid_id(value)  # the rule every way in checks (schemas.bounds)
 
 
 def _check_id(record: Mapping[str, Any], field: str) -> None:
@@ -63,7 +59,7 @@ def _check_id(record: Mapping[str, Any], field: str) -> None:
         raise _bad(f"missing_{field}", record)
     if not isinstance(value, str) or not _valid_id(value):
         shown = value[:40] if isinstance(value, str) else value
-        raise _bad(f"malformed_{field}: {shown!r} (1..{MAX_ID_CHARS} of A-Z a-z 0-9 . _ : @ / -)", record)
+        raise _bad(f"malformed_{field}: {shown!r} ({ID_RULE})", record)
 
 
 def check_envelope(record: Mapping[str, Any], limits: ValidationLimits, now_ms: int) -> None:

@@ -7,20 +7,24 @@ token of ``detect.ops_token`` and puts them on that log; without the token it re
 
 from __future__ import annotations
 
-import json
+import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from aiohttp import web
 from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic import ValidationError
 
+from schemas import EncodeError
 from streams.lifecycle import HostState, Operation
-from streams.operator_events import OperatorStep, bearer_ok, operator_record
+from streams.operator_events import MAX_STEP_BYTES, StepError, bearer_ok, operator_record, parse_step_body
 
 if TYPE_CHECKING:
     from streams.app import DetectApp
+
+log = logging.getLogger(__name__)
 
 
 def describe_host(host: HostState) -> dict[str, Any]:
@@ -84,32 +88,60 @@ def repair_times(detect: DetectApp) -> list[dict[str, Any]]:
     return [asdict(s) for s in detect.fleet.outages.repair_stats()]
 
 
-async def record_operator_step(detect: DetectApp, headers: Any, body: bytes) -> tuple[int, dict[str, Any]]:
-    """(status, JSON body) for a POSTed operator step: 401 without the token, 400 for a bad step."""
+def _declared_length(headers: Any) -> int | None:
+    text = headers.get("Content-Length")
+    return int(text) if text is not None and text.isascii() and text.isdigit() else None
+
+
+async def record_operator_step(
+    detect: DetectApp, headers: Any, read_body: Callable[[], Awaitable[bytes]]
+) -> tuple[int, dict[str, Any]]:
+    """(status, JSON body) for a POSTed operator step.
+
+    The token is checked from the headers alone, before a byte of the body is read (401), and the
+    body is read only up to ``MAX_STEP_BYTES`` (413); a bad step is a 400.
+    """
     token = detect.settings.detect.ops_token
     if not bearer_ok(headers.get("Authorization"), token.get_secret_value() if token else None):
         why = "missing or wrong bearer token" if token else "no detect.ops_token is set: the endpoint is off"
         return 401, {"error": why}
+    declared = _declared_length(headers)
+    if declared is not None and declared > MAX_STEP_BYTES:
+        return 413, {"error": f"body larger than {MAX_STEP_BYTES} bytes"}
     try:
-        step = OperatorStep.model_validate(json.loads(body or b"null"))
-    except (ValueError, ValidationError) as exc:
+        body = await read_body()
+    except web.HTTPRequestEntityTooLarge:
+        return 413, {"error": f"body larger than {MAX_STEP_BYTES} bytes"}
+    now_ms = int(time.time() * 1000)
+    try:
+        step = parse_step_body(body, now_ms)
+        info = detect.inventory.hosts.get(step.host_id)
+        record = operator_record(step, cluster=info.cluster if info else "-", now_ms=now_ms)
+        value = detect.codec.encode(record)
+    except (StepError, EncodeError) as exc:
         return 400, {"error": f"not an operator step: {exc}"}
-    info = detect.inventory.hosts.get(step.host_id)
-    record = operator_record(step, cluster=info.cluster if info else "-", now_ms=int(time.time() * 1000))
-    sent = await detect.actions_topic.send(
-        key=step.host_id.encode(), value=detect.codec.encode(record), force=True
-    )
+    sent = await detect.actions_topic.send(key=step.host_id.encode(), value=value, force=True)
     await sent  # acknowledged by the broker before the caller is told so
     return 202, {"event_id": record["event_id"], "known_host": info is not None}
+
+
+async def answer_operator_post(detect: DetectApp, request: web.Request) -> tuple[int, dict[str, Any]]:
+    """The answer to ``POST /ops/events``: never a 500, one log line for every refusal."""
+    try:
+        status, body = await record_operator_step(detect, request.headers, request.read)  # capped: client_max_size
+    except Exception as exc:  # the broker, mostly: one line, no traceback; the caller may retry
+        log.warning("POST /ops/events: cannot record the step: %s: %s", type(exc).__name__, exc)
+        return 503, {"error": "cannot record the step now; retry later"}
+    if status >= 400:
+        log.info("POST /ops/events: refused (%d): %s", status, body["error"])
+    return status, body
 
 
 class OpsEvents(View):
     detect: DetectApp
 
     async def post(self, request: Request, **kwargs: Any) -> Response:
-        status, body = await record_operator_step(
-            self.detect, request.headers, await self.read_request_content(request)
-        )
+        status, body = await answer_operator_post(self.detect, request)  # type: ignore[arg-type]  # aiohttp's
         return self.json(body, status=status)
 
 
