@@ -13,6 +13,8 @@ from producers.importer.coverage import render
 from producers.importer.incidents import parse_start
 from producers.importer.mapping import load_mapping
 from producers.importer.run import plan_import, run_import
+from schemas import BoundsError
+from schemas.bounds import terminal_safe
 
 app = typer.Typer()
 
@@ -45,12 +47,14 @@ def import_history(
     chosen: Literal["csv", "jsonl", "json"] | None = fmt  # type: ignore[assignment]
     try:
         start_ms = parse_start(start) if start else None
-    except ValueError:
-        raise typer.BadParameter(f"--start {start!r} is not an ISO 8601 date or time") from None
+    except BoundsError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    except (ValueError, OverflowError):
+        raise typer.BadParameter(f"--start {terminal_safe(repr(start))} is not an ISO 8601 date or time") from None
     mapped = load_mapping(mapping)
     if dry_run:
         summary = plan_import(path, mapped, start_ms=start_ms, fmt=chosen).summary
     else:
         summary = run_import(settings_of(ctx), path, mapped, start_ms=start_ms, fmt=chosen)
     for line in render(summary, source=str(path), dry_run=dry_run):
-        console.print(line, markup=False, highlight=False)
+        console.print(terminal_safe(line), markup=False, highlight=False)  # a file's text never drives the terminal

@@ -11,10 +11,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from producers.avro_columns import avro_string
-from schemas import Codec, IncidentReported
+from schemas import Codec, EncodeError, IncidentReported
+from schemas.bounds import LONG_MAX, LONG_MIN
 
 
 def _long(value: int) -> bytes:
+    # a value beyond a long would be written as an over-long varint that reads back as another number
+    if not LONG_MIN <= value <= LONG_MAX:
+        raise EncodeError(IncidentReported.EVENT_TYPE, f"{value!r} is outside an Avro long")
     z = (value << 1) ^ (value >> 63)
     out = bytearray()
     while z > 0x7F:

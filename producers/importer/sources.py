@@ -87,7 +87,14 @@ def _csv_rows(
     width = len(header)
     rows: list[Row] = []
     bad: list[BadRow] = []
-    for cells in reader:
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a field over csv's limit (128 KiB), a NUL: that row only
+            bad.append(BadRow(reader.line_num, f"unreadable CSV: {exc}"))
+            continue
         if not cells:
             continue
         if len(cells) != width:
@@ -108,6 +115,9 @@ def _jsonl_rows(text: str, wanted: tuple[str, ...]) -> tuple[list[Row], list[Bad
         except json.JSONDecodeError as exc:
             bad.append(BadRow(number, f"not JSON: {exc.msg}"))
             continue
+        except RecursionError:
+            bad.append(BadRow(number, "not JSON: nested too deeply"))
+            continue
         _object_row(item, number, wanted, rows, bad)
     return rows, bad
 
@@ -117,6 +127,8 @@ def _json_rows(text: str, path: Path, wanted: tuple[str, ...]) -> tuple[list[Row
         items = json.loads(text)
     except ValueError as exc:
         raise SourceFileError(f"not JSON: {exc}", path) from exc
+    except RecursionError:  # one array: the file as a whole cannot be read (JSON lines can skip a row)
+        raise SourceFileError("not JSON: nested too deeply (use JSON lines to skip such rows)", path) from None
     if not isinstance(items, list):
         raise SourceFileError("a JSON file must hold an array of incident objects (or use JSON lines)", path)
     rows: list[Row] = []
