@@ -19,6 +19,7 @@ import faust
 
 from ground.kafka import admin
 from ground.launch import child_env, fleetpulse_argv, launch
+from ground.secret_strength import check_strength
 from streams.app import DetectApp
 from streams.errors import WorkerError
 from streams.policy import Policy, load_policy
@@ -75,6 +76,13 @@ def build_detect_app(
     return DetectApp(settings, policy, data_dir=folder, partitions=partitions)
 
 
+def check_ops_token(settings: Settings) -> None:
+    """A set ``detect.ops_token`` must be as strong as a signing secret (ConfigError at start-up)."""
+    token = settings.detect.ops_token
+    if token is not None and token.get_secret_value():  # empty: unset, the endpoint is off
+        check_strength(token.get_secret_value(), "FLEETPULSE_DETECT__OPS_TOKEN", "the operator token")
+
+
 def run_worker(
     settings: Settings,
     *,
@@ -83,6 +91,7 @@ def run_worker(
     data_dir: Path | None = None,
 ) -> None:
     """Run until SIGINT/SIGTERM (blocking); the shutdown that follows is bounded in time."""
+    check_ops_token(settings)
     deadline = ShutdownDeadline(settings.detect.shutdown_timeout_s)
     deadline.arm()  # first: every thread started from here on inherits the blocked signals
     quiet_harmless_logs()

@@ -121,6 +121,7 @@ def receiver(
     """Run a webhook receiver: verify signatures, drop repeats by Idempotency-Key, append to --out; GET /stats."""
     import asyncio
 
+    from ground.secret_strength import secret_bytes
     from streams.webhooks.errors import WebhookConfigError
     from streams.webhooks.receiver import WebhookReceiver, serve_forever
 
@@ -131,7 +132,7 @@ def receiver(
     if not secret:
         raise WebhookConfigError(f"no receiver secret: set the environment variable {secret_env}")
     app_ = WebhookReceiver(
-        secret.encode(),
+        secret_bytes(secret, secret_env),
         out,
         scheme=settings.webhooks.signature_scheme,
         tolerance_s=tolerance_s or settings.webhooks.signature_tolerance_s,

@@ -21,6 +21,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError, KafkaError
 
 from ground.log_redaction import redact_in_logs
+from ground.secret_strength import secret_bytes
 from schemas import FLEET, Codec, DecodeError, RecordDeadLettered
 from streams.webhooks.backoff import BackoffPolicy
 from streams.webhooks.delivery import Deliverer
@@ -63,7 +64,7 @@ def check_config(ws: WebhookSettings) -> None:
         raise WebhookConfigError(
             "no webhook signing secret: set FLEETPULSE_WEBHOOKS__SECRET (or secret in the webhooks section of the config file)"
         )
-    check_secret(ws.secret.get_secret_value().encode())
+    check_secret(secret_bytes(ws.secret.get_secret_value(), "FLEETPULSE_WEBHOOKS__SECRET"))
     if not ws.urls:
         raise WebhookConfigError(
             "no webhook URLs: set FLEETPULSE_WEBHOOKS__URLS to a JSON list of URLs, or pass --url"
@@ -213,7 +214,7 @@ class Dispatcher:
         return Deliverer(
             self.outbox,
             client,
-            secret=self.ws.secret.get_secret_value().encode(),
+            secret=secret_bytes(self.ws.secret.get_secret_value(), "FLEETPULSE_WEBHOOKS__SECRET"),
             policy=BackoffPolicy.from_settings(self.ws),
             metrics=self.metrics,
             max_in_flight_per_url=self.ws.max_in_flight_per_url,

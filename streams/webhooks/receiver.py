@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import socket
 import threading
@@ -31,24 +32,38 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1 << 20  # an alert notification is a few KiB; larger requests get 413
 MAX_TOLERANCE_S = 900.0
+HEADER_TIMEOUT_S = 10.0  # a connection that has not sent a whole request head by then is closed
+BODY_TIMEOUT_S = 10.0  # a body not received by then is answered 408 (a sender's own timeout is 10 s)
 
 
 class BadBodyError(ValueError):
-    """A signed body that is not strict JSON (NaN, Infinity, nesting deeper than the parser allows)."""
+    """A signed body that is not strict JSON (NaN, Infinity, 1e999, a lone surrogate, nesting too deep)."""
 
 
 def _reject_constant(name: str) -> float:
     raise BadBodyError(f"{name} is not JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 parses as inf, and would be stored as Infinity
+        raise BadBodyError(f"number {text[:40]} is beyond a double")
+    return value
+
+
 def parse_body(body: bytes) -> object:
-    """Strict JSON: NaN and Infinity are refused, and so is nesting too deep to parse."""
+    """Strict JSON: NaN, Infinity, numbers beyond a double and lone surrogates are refused, and so is
+    nesting too deep to parse."""
     try:
-        return json.loads(body, parse_constant=_reject_constant)
+        parsed = json.loads(body, parse_constant=_reject_constant, parse_float=_finite_float)
+        json.dumps(parsed, ensure_ascii=False).encode()  # a lone surrogate escape cannot be UTF-8
     except RecursionError:
         raise BadBodyError("body nests too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, BadBodyError
+    except UnicodeEncodeError:
+        raise BadBodyError("body holds a lone surrogate (\\ud800-\\udfff): not Unicode text") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, BadBodyError, int too long
         raise BadBodyError(str(exc) if isinstance(exc, BadBodyError) else "body is not JSON") from None
+    return parsed
 
 
 @dataclass
@@ -85,6 +100,8 @@ class WebhookReceiver:
         clock: Callable[[], float] = time.time,
         ack_delay_s: float = 0.0,
         secret_source: str = "FLEETPULSE_WEBHOOKS__SECRET",
+        header_timeout_s: float = HEADER_TIMEOUT_S,
+        body_timeout_s: float = BODY_TIMEOUT_S,
     ) -> None:
         check_secret(secret, secret_source)
         redact_in_logs(secret.decode(errors="replace"))
@@ -98,11 +115,18 @@ class WebhookReceiver:
         self.tolerance_s = tolerance_s
         self.clock = clock
         self.ack_delay_s = ack_delay_s  # a slow receiver: every answer comes this late (fault tests)
+        self.header_timeout_s = header_timeout_s
+        self.body_timeout_s = body_timeout_s
         self.seen = load_keys(self.out)
         self.stats = ReceiverStats(stored=len(self.seen))
         self.app = web.Application(client_max_size=MAX_BODY_BYTES)
         self.app.router.add_get("/stats", self._stats)
         self.app.router.add_post("/{tail:.*}", self._receive)
+
+    def runner(self) -> web.AppRunner:
+        """An AppRunner that closes a connection whose request head is not complete in ``header_timeout_s``
+        (aiohttp closes a connection still waiting for a request when its keep-alive timer fires)."""
+        return web.AppRunner(self.app, access_log=None, shutdown_timeout=1.0, keepalive_timeout=self.header_timeout_s)
 
     async def _slow_answer(self) -> None:
         if self.ack_delay_s:
@@ -118,9 +142,11 @@ class WebhookReceiver:
 
     async def _receive(self, request: web.Request) -> web.Response:
         try:
-            body = await request.read()
+            body = await asyncio.wait_for(request.read(), self.body_timeout_s)
         except web.HTTPRequestEntityTooLarge:
             return self._reject(413, f"body larger than {MAX_BODY_BYTES} bytes")
+        except TimeoutError:
+            return self._reject(408, f"body not received within {self.body_timeout_s:g} s")
         try:
             key = verify_request(
                 self.scheme,
@@ -143,8 +169,9 @@ class WebhookReceiver:
         except BadBodyError as exc:
             return self._reject(400, str(exc))
         line = json.dumps({"idempotency_key": key, "received_at": self.clock(), "body": alert}) + "\n"
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        with self.out.open("a", encoding="utf-8") as fh:
+        self.out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # alerts name hosts and causes
+        fd = os.open(self.out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with open(fd, "a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())  # 200 means stored: the sender will not send it again
@@ -163,7 +190,7 @@ class ReceiverHandle:
         self.host = host
         self.port = port
         self._loop = asyncio.new_event_loop()
-        self._runner = web.AppRunner(receiver.app, access_log=None, shutdown_timeout=1.0)
+        self._runner = receiver.runner()
         self._started = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._serve, name=f"webhook-receiver:{port}", daemon=True)
@@ -244,7 +271,7 @@ def start_receiver(
 
 async def serve_forever(receiver: WebhookReceiver, host: str, port: int, stop: asyncio.Event) -> None:
     """Serve on the current loop until ``stop`` (the CLI's foreground mode)."""
-    runner = web.AppRunner(receiver.app, access_log=None, shutdown_timeout=1.0)
+    runner = receiver.runner()
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port, reuse_address=True).start()

@@ -10,49 +10,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
+from ground.secret_strength import GENERATE, MIN_SECRET_BYTES, PLACEHOLDER_SECRETS, secret_problem
 from streams.webhooks.errors import MalformedSignatureError, WebhookConfigError
 from streams.webhooks.signing import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, sign, verify_signature
 from streams.webhooks.standard import standard_headers, verify_standard
 
 Scheme = Literal["standard", "fleetpulse-v1"]
+__all__ = ["MIN_SECRET_BYTES", "PLACEHOLDER_SECRETS", "check_secret", "secret_problem", "signed_headers", "verify_request"]
 
-MIN_SECRET_BYTES = 32
-# Values found in examples and templates: anyone can sign with them.
-PLACEHOLDER_SECRETS = frozenset(
-    {
-        "change-me",
-        "changeme",
-        "change_me",
-        "secret",
-        "password",
-        "replace-me",
-        "your-secret",
-        "test",
-        "example",
-    }
-)
-
-
-def secret_problem(secret: bytes) -> str | None:
-    """Why ``secret`` must not sign webhooks, or None if it may."""
-    text = secret.decode(errors="replace").strip().lower()
-    if text in PLACEHOLDER_SECRETS or "change-me" in text or "changeme" in text:
-        return "it is a placeholder value"
-    if len(secret) < MIN_SECRET_BYTES:
-        return f"it has {len(secret)} bytes, at least {MIN_SECRET_BYTES} are required"
-    if len(set(secret)) == 1:
-        return "it repeats one character"
-    return None
 
 
 def check_secret(secret: bytes, where: str = "FLEETPULSE_WEBHOOKS__SECRET") -> None:
-    """Refuse a weak signing secret at start-up, saying what to do instead."""
+    """Refuse a weak signing secret at start-up (``ground.secret_strength``), saying what to do instead."""
     problem = secret_problem(secret)
     if problem is not None:
-        raise WebhookConfigError(
-            f"the webhook signing secret in {where} cannot be used: {problem}; "
-            'generate one with: python -c "import secrets; print(secrets.token_urlsafe(32))"'
-        )
+        raise WebhookConfigError(f"the webhook signing secret in {where} cannot be used: {problem}; {GENERATE}")
 
 
 def signed_headers(scheme: Scheme, secret: bytes, msg_id: str, body: bytes, now: float) -> dict[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import secrets
 import subprocess
 import urllib.error
 import urllib.request
@@ -34,7 +35,7 @@ from tests.streams.kafka_io import decoded, isolated_settings, wait_for
 pytestmark = pytest.mark.integration
 
 HOUR = 3_600_000
-TOKEN = "not-a-real-secret"
+TOKEN = secrets.token_urlsafe(32)  # detect refuses a weak operator token at start
 MAPPING = HistoryMapping(
     columns=Columns(host="node_id", time="time", event="event", source_class="fault_type"),
     inventory=InventoryDefaults(host_prefix="node-", domain_size=8, cluster="trace"),
