@@ -230,3 +230,15 @@ def test_the_detect_worker_caps_its_request_bodies(tmp_path: Any) -> None:
 
     app = faust_app(Settings(), tmp_path, None)
     assert app.conf.web_application_options["client_max_size"] == MAX_STEP_BYTES
+
+
+@pytest.mark.parametrize("token", ["a", "passwordpasswordpasswordpassword", "change-me", "x\udcff" * 20])
+def test_a_weak_or_non_utf8_operator_token_stops_the_worker_at_start(token: str) -> None:
+    """Finding 9: ``detect.ops_token`` had no strength check at all (``a`` started)."""
+    from ground.errors import ConfigError
+    from streams.worker import check_ops_token
+
+    with pytest.raises(ConfigError, match="FLEETPULSE_DETECT__OPS_TOKEN"):
+        check_ops_token(Settings.model_validate({"detect": {"ops_token": token}}))
+    check_ops_token(Settings.model_validate({"detect": {"ops_token": TOKEN}}))
+    check_ops_token(Settings())  # unset: the endpoint is off, nothing to check
