@@ -30,7 +30,7 @@ def parse_aer_file(text: str) -> tuple[dict[str, int], list[str]]:
         parts = line.split()
         if not parts:
             continue
-        if len(parts) != 2 or not parts[1].isdigit():
+        if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
             bad.append(line)
         elif not parts[0].startswith("TOTAL_"):
             counts[parts[0]] = int(parts[1])

@@ -17,6 +17,7 @@ from typing import Any
 
 from ground.settings.agent import AgentSettings
 from producers.agent.assemble import SampleWindow
+from producers.agent.bounded import bounded_fact, bounded_sample
 from producers.agent.collector import Collector, Fact, Observation, Problems
 from producers.agent.dedup import XidDeduper
 from producers.agent.steptime import StepTimeServer
@@ -101,8 +102,11 @@ class Agent:
         if inventory is not None:
             records.append(self._record("HostInventoried", now_ms, inventory))
         facts: list[Fact] = sorted((f for o in observations for f in o.facts), key=lambda f: f.ts)
-        for fact in facts:
-            if self.dedup.keep(fact):
+        for raw in facts:
+            fact = bounded_fact(raw, now_ms)
+            if isinstance(fact, str):  # refused alone: the round's other facts and the sample go on
+                self.problems.add(raw.source, "out_of_bounds", raw.event_type, fact)
+            elif self.dedup.keep(fact):
                 records.append(self._record(fact.event_type, fact.ts, fact.payload))
         for obs in observations:
             self.window.add(obs)
@@ -128,7 +132,7 @@ class Agent:
         interval = self.settings.sample_interval_s
         self.next_sample_ms = now_ms + interval * 1000
         step_ms, job = self.step_time.window() if self.step_time is not None else (None, None)
-        return self._record("HostSampled", now_ms, self.window.payload(interval, step_ms, job))
+        return self._record("HostSampled", now_ms, bounded_sample(self.window.payload(interval, step_ms, job)))
 
     def _inventory_payload(self) -> dict[str, Any] | None:
         """The HostInventoried payload when the inventory changed since the last one sent, else None."""

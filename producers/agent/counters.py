@@ -23,10 +23,11 @@ def counter_delta(previous: int | None, current: int, bits: int = 64) -> Delta:
     if current >= previous:
         return Delta(current - previous, "ok")
     top = (1 << bits) - 1
-    # a wrap leaves the old value within the top 1/16 of the range; anything else is a reset
-    if bits < 64 and previous > top - (top >> 4):
+    # a wrap leaves the old value within the top 1/16 of the range; anything else is a reset, and so
+    # is a fall from a value the width cannot hold (the counter is wider than documented): never negative
+    if bits < 64 and top - (top >> 4) < previous <= top and current <= top:
         return Delta(top - previous + current + 1, "wrapped")
-    return Delta(current, "reset")
+    return Delta(max(current, 0), "reset")
 
 
 class CounterSet:

@@ -85,7 +85,10 @@ class DcgmCollector:
             if found is not None:
                 return found
         try:
-            return int(labels["gpu"])
+            gpu = labels["gpu"]
+            if not gpu.isascii():  # ASCII digits only
+                raise ValueError(gpu)
+            return int(gpu)
         except (KeyError, ValueError):
             self.problems.add(SOURCE, "unmapped_gpu", str(sorted(labels.items()))[:80])
             return None
@@ -106,7 +109,7 @@ class DcgmCollector:
                     gpu = self._gpu(s.labels) if name.startswith("DCGM_") else None
                     if gpu is None:
                         continue
-                    if name == XID_COUNT and "xid" in s.labels and s.labels["xid"].isdigit():
+                    if name == XID_COUNT and "xid" in s.labels and s.labels["xid"].isascii() and s.labels["xid"].isdigit():
                         xid_counts.append((gpu, int(s.labels["xid"]), s.value))
                     else:
                         values[gpu][name] = values[gpu].get(name, 0.0) + s.value

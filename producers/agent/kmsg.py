@@ -15,10 +15,12 @@ KernelKind = Literal["xid", "sxid", "gpu_at", "aer", "link", "garbled"]
 
 _XID = re.compile(
     r"NVRM: Xid \((?:PCI:)?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?\): "
-    r"(?P<code>\d+)(?:,\s*(?:pid=[^,]*,\s*name=[^,]*,?\s*)?(?P<rest>.*))?$"
+    r"(?P<code>\d+)(?:,\s*(?:pid=[^,]*,\s*name=[^,]*,?\s*)?(?P<rest>.*))?$",
+    re.ASCII,  # \d is 0-9 only: an Arabic-Indic 3 is not XID 3
 )
 _SXID = re.compile(
-    r"nvidia-nvswitch(?P<switch>\d+): SXid \(PCI:(?P<bus>[0-9a-fA-F:.]+)\): (?P<code>\d+)(?:,\s*(?P<rest>.*))?$"
+    r"nvidia-nvswitch(?P<switch>\d+): SXid \(PCI:(?P<bus>[0-9a-fA-F:.]+)\): (?P<code>\d+)(?:,\s*(?P<rest>.*))?$",
+    re.ASCII,
 )
 _GPU_AT = re.compile(
     r"NVRM: GPU at PCI:(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?: (?P<uuid>GPU-[0-9a-fA-F-]+)"
@@ -30,7 +32,7 @@ _AER = re.compile(
 _LINK = re.compile(
     r"mlx5_core (?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) (?P<ifname>\S+): Link (?P<state>up|down)"
 )
-KMSG_HEADER = re.compile(r"\d+,(\d+),(\d+),[^;]*;")  # priority,sequence,timestamp_us,flags[,...];
+KMSG_HEADER = re.compile(r"\d+,(\d+),(\d+),[^;]*;", re.ASCII)  # priority,sequence,timestamp_us,flags[,...];
 _SEVERITY = {"corrected": "correctable", "uncorrected (non-fatal)": "nonfatal", "uncorrected (fatal)": "fatal",
              "uncorrectable (non-fatal)": "nonfatal", "uncorrectable (fatal)": "fatal"}  # fmt: skip
 MAX_MESSAGE = 200

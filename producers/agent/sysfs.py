@@ -31,7 +31,10 @@ class SysfsReader:
         if raw is None:
             return None
         try:
-            return int(raw.split()[0], 0)
+            token = raw.split()[0]
+            if not token.isascii():  # int() reads other scripts' digits: '٣' would be 3
+                raise ValueError(token)
+            return int(token, 0)
         except (ValueError, IndexError):
             self.problems.add(self.source, "garbled_value", str(path), repr(raw[:40]))
             return None
