@@ -19,6 +19,7 @@ import faust
 
 from ground.kafka import admin
 from ground.launch import child_env, fleetpulse_argv, launch
+from ground.private_files import private_dir
 from ground.secret_strength import check_strength
 from streams.app import DetectApp
 from streams.errors import WorkerError
@@ -72,7 +73,7 @@ def build_detect_app(
     admin.create_topics(settings)
     partitions = admin.topic_partitions(settings)
     admin.create_topics(settings, internal_topics(settings, partitions))
-    folder.mkdir(parents=True, exist_ok=True)
+    private_dir(folder)  # the fleet's state: hosts, findings, outages
     return DetectApp(settings, policy, data_dir=folder, partitions=partitions)
 
 

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -29,6 +30,7 @@ from analytics.lake.records import ConsumedRecord
 from analytics.quality.gate import QualityGate
 from ground.delta import DeltaTables
 from ground.errors import LakeStorageError
+from ground.private_files import private_dir
 from schemas import Codec
 
 if TYPE_CHECKING:
@@ -74,6 +76,8 @@ class Archiver:
         """``resplit``: ``lake.members`` may differ from the split the lake recorded (every old member has stopped)."""
         self.settings = settings
         self.resplit = resplit
+        if lake is None and "://" not in str(settings.lake.path):
+            private_dir(Path(settings.lake.path).expanduser())  # the fleet's whole history
         self.lake = lake or DeltaTables(
             settings.lake.path,
             settings.lake.storage_options,

@@ -26,6 +26,7 @@ from fleetpulse.broker.properties import log4j2_properties, render, server_prope
 from fleetpulse.broker.system import is_kafka_on, pid_alive, port_is_free
 from ground.kafka.admin import broker_answers
 from ground.kafka.config import KafkaSettings
+from ground.private_files import private_dir, write_private
 from ground.settings.broker import BrokerSettings
 
 LOG_TAIL_LINES = 40
@@ -187,11 +188,11 @@ class LocalBroker:
                 )
 
     def _write_config(self) -> None:
-        self.files.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.files.data_dir)
         header = "Written by fleetpulse on every start from BrokerSettings: edit the settings, not this file."
         props = server_properties(self.settings, self.files.log_dirs)
-        self.files.server_properties.write_text(render(props, header))
-        self.files.log4j_properties.write_text(render(log4j2_properties(self.files.log_file), header))
+        write_private(self.files.server_properties, render(props, header))  # may hold JAAS passwords
+        write_private(self.files.log4j_properties, render(log4j2_properties(self.files.log_file), header))
 
     def _format_storage(self, java: str) -> None:
         self._report(f"formatting storage in {self.files.log_dirs}")
@@ -265,7 +266,7 @@ class LocalBroker:
     @contextlib.contextmanager
     def _exclusive(self) -> Iterator[None]:
         """An exclusive lock on this data dir for the duration of a start/stop (released on crash too)."""
-        self.files.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.files.data_dir)
         with self.files.lock_file.open("a") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:

@@ -25,6 +25,7 @@ from aiohttp import web
 from pydantic import SecretBytes
 
 from ground.log_redaction import redact_in_logs
+from ground.private_files import private_dir
 from streams.webhooks.errors import MalformedSignatureError, SignatureError, WebhookConfigError, WebhookError
 from streams.webhooks.schemes import Scheme, check_secret, verify_request
 
@@ -169,7 +170,7 @@ class WebhookReceiver:
         except BadBodyError as exc:
             return self._reject(400, str(exc))
         line = json.dumps({"idempotency_key": key, "received_at": self.clock(), "body": alert}) + "\n"
-        self.out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # alerts name hosts and causes
+        private_dir(self.out.parent)  # alerts name hosts and causes
         fd = os.open(self.out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with open(fd, "a", encoding="utf-8") as fh:
             fh.write(line)
