@@ -14,7 +14,7 @@ sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule require
 PROPS
 bin=/opt/kafka/bin
 # user -> environment variable holding its password; a user whose variable is empty is skipped
-users="detector:KAFKA_DETECTOR_PASSWORD dispatcher:KAFKA_DISPATCHER_PASSWORD simulator:KAFKA_SIMULATOR_PASSWORD archiver:KAFKA_ARCHIVER_PASSWORD agent:KAFKA_AGENT_PASSWORD"
+users="detector:KAFKA_DETECTOR_PASSWORD dispatcher:KAFKA_DISPATCHER_PASSWORD simulator:KAFKA_SIMULATOR_PASSWORD archiver:KAFKA_ARCHIVER_PASSWORD agent:KAFKA_AGENT_PASSWORD operator:KAFKA_OPERATOR_PASSWORD"
 for entry in $users; do
   user=${entry%%:*}
   var=${entry##*:}

@@ -78,12 +78,14 @@ DOT_ENV = {
     name: f"{name.lower()}-0123456789abcdef0123456789abcdef"
     for name in (
         "FLEETPULSE_WEBHOOKS__SECRET",
+        "FLEETPULSE_DETECT__OPS_TOKEN",
         "KAFKA_ADMIN_PASSWORD",
         "KAFKA_DETECTOR_PASSWORD",
         "KAFKA_DISPATCHER_PASSWORD",
         "KAFKA_SIMULATOR_PASSWORD",
         "KAFKA_ARCHIVER_PASSWORD",
         "KAFKA_AGENT_PASSWORD",
+        "KAFKA_OPERATOR_PASSWORD",
     )
 }
 

@@ -77,10 +77,13 @@ def test_the_broker_takes_only_scram_logins_and_enforces_acls() -> None:
     protocols = dict(p.split(":") for p in props["listener.security.protocol.map"].split(","))
     listeners = dict(re.match(r"(\w+)://(.*)", x).groups() for x in props["listeners"].split(","))  # type: ignore[union-attr]
     for listener, address in listeners.items():
-        if protocols[listener] == "PLAINTEXT":  # only the controller, only on the container's loopback
-            assert listener == props["controller.listener.names"] and address.startswith("127.0.0.1:")
+        # PLAINTEXT only on the container's own loopback: the controller, and the broker's own listener
+        # through which the admin's credentials are set without a command line (no secret in ps)
+        if protocols[listener] == "PLAINTEXT":
+            assert address.startswith("127.0.0.1:"), listener
         else:
             assert protocols[listener] == "SASL_PLAINTEXT"
+    assert protocols[props["inter.broker.listener.name"]] == "PLAINTEXT"  # loopback: no password in the file
     assert props["sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
     assert props["authorizer.class.name"].endswith("StandardAuthorizer")
     assert props["allow.everyone.if.no.acl.found"] == "false"
@@ -105,16 +108,63 @@ def test_every_kafka_part_logs_in_as_its_own_user() -> None:
     assert set(parts.values()) <= created_users and granted <= created_users
 
 
-def test_only_the_detector_writes_findings_actions_and_alerts() -> None:
+def test_only_the_detector_writes_findings_and_alerts_and_operators_add_actions() -> None:
+    """The operator user (import, ops record) is the one other writer of fleet.actions (issue 36)."""
     topics = Settings().topics
     for key in DETECTOR_OUTPUTS:
-        assert writers_of(getattr(topics, key).name) == {"detector"}, key
+        expected = {"detector", "operator"} if key == "actions" else {"detector"}
+        assert writers_of(getattr(topics, key).name) == expected, key
 
 
-def test_only_agents_and_the_simulator_write_telemetry() -> None:
+def test_only_agents_and_the_simulator_write_samples_and_operators_import_inventory_and_signals() -> None:
     topics = Settings().topics
     for key in TELEMETRY:
-        assert writers_of(getattr(topics, key).name) == {"simulator", "agent"}, key
+        expected = {"simulator", "agent"} | ({"operator"} if key in ("inventory", "errors") else set())
+        assert writers_of(getattr(topics, key).name) == expected, key
+
+
+def test_the_operator_user_has_its_grants_and_no_more() -> None:
+    rows = [(ops, kind, pattern, name) for user, ops, kind, pattern, name in acls() if user == "operator"]
+    assert all(kind == "topic" and pattern == "literal" for _, kind, pattern, _ in rows)
+    topics = Settings().topics
+    assert {name for *_, name in rows} == {topics.actions.name, topics.inventory.name, topics.errors.name}
+    assert not any({"All", "Create", "Delete", "Alter"} & ops for ops, *_ in rows)
+
+
+def test_operators_tools_log_in_as_operator_never_admin() -> None:
+    env = env_of("operator")
+    assert env["FLEETPULSE_KAFKA__SASL_USERNAME"] == "operator"
+    assert "KAFKA_OPERATOR_PASSWORD" in env["FLEETPULSE_KAFKA__SASL_PASSWORD"]
+    assert SERVICES["operator"].get("profiles") == ["tools"]  # a tool: `docker compose run`, not `up`
+    assert "operator:KAFKA_OPERATOR_PASSWORD" in (KAFKA_DIR / "setup-users.sh").read_text()
+    assert "KAFKA_OPERATOR_PASSWORD" in env_of("kafka-users")
+
+
+def test_each_part_gets_only_the_secrets_it_uses() -> None:
+    """The detector and the topic job got the webhook secret they do not use (issue 36)."""
+    for name in SERVICES:
+        env = env_of(name)
+        if "FLEETPULSE_WEBHOOKS__SECRET" in env:
+            assert name in ("dispatcher", "receiver"), name
+        if "FLEETPULSE_DETECT__OPS_TOKEN" in env:
+            assert name == "detector", name
+        passwords = {v for k, v in env.items() if "PASSWORD" in k and k != "KAFKA_ADMIN_PASSWORD"}
+        if "KAFKA_ADMIN_PASSWORD" in env or any("KAFKA_ADMIN_PASSWORD" in v for v in passwords):
+            assert name in ("kafka", "kafka-users", "topics"), name
+    assert "FLEETPULSE_DETECT__OPS_TOKEN" in env_of("detector")
+
+
+def test_no_secret_is_on_a_command_line() -> None:
+    """The admin password was visible on the kafka-storage command line (issue 36)."""
+    for script in ("start-broker.sh", "setup-users.sh"):
+        text = (KAFKA_DIR / script).read_text()
+        assert "--add-scram" not in text
+        for line in text.splitlines():
+            if "/opt/kafka/bin/" in line or line.lstrip().startswith('"$bin/'):
+                assert "PASSWORD" not in line and "password" not in line, (script, line)
+    for name, svc in SERVICES.items():
+        assert "PASSWORD" not in " ".join(map(str, svc.get("command", []))), name
+        assert "SECRET" not in " ".join(map(str, svc.get("command", []))), name
 
 
 def test_the_acls_name_the_topics_and_groups_the_parts_use() -> None:

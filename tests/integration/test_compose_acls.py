@@ -34,7 +34,11 @@ from ground.kafka import admin
 from ground.kafka.config import KafkaAuthError, KafkaSettings
 from ground.settings import Settings
 from producers import SimulationRequest, run_simulation
+from producers.importer import HistoryMapping, run_import
+from producers.importer.incidents import parse_start
 from schemas import Codec
+from streams.operator_events import operator_record, parse_step
+from streams.ops_cli import cluster_of, send_step
 from streams.webhooks import run_dispatcher, start_receiver
 from streams.worker import spawn_worker
 from tests.conftest import free_ports, pointed_at
@@ -44,7 +48,7 @@ from tests.streams.webhooks.conftest import make_alert
 
 pytestmark = pytest.mark.integration
 
-USERS = ("detector", "dispatcher", "simulator", "archiver", "agent")
+USERS = ("detector", "dispatcher", "simulator", "archiver", "agent", "operator")
 
 
 @dataclass(frozen=True)
@@ -158,21 +162,39 @@ def can_write(cluster: AclBroker, user: str, topic: str) -> bool:
 
 
 def test_only_the_detector_writes_findings_actions_and_alerts(broker: AclBroker) -> None:
+    """... and the operator user (import, ops record) adds incidents and steps to fleet.actions (issue 36)."""
     topics = Settings().topics
     for key in ("findings", "actions", "alerts"):
         name = getattr(topics, key).name
         assert can_write(broker, "detector", name), name
+        assert can_write(broker, "operator", name) == (key == "actions"), name
         for user in ("simulator", "agent", "dispatcher", "archiver"):
             assert not can_write(broker, user, name), (user, name)
 
 
 def test_only_agents_and_the_simulator_write_telemetry(broker: AclBroker) -> None:
+    """... and the operator user imports hosts and their hardware signals, never samples (issue 36)."""
     topics = Settings().topics
     for key in ("samples", "errors", "inventory"):
         name = getattr(topics, key).name
         assert can_write(broker, "simulator", name) and can_write(broker, "agent", name), name
+        assert can_write(broker, "operator", name) == (key != "samples"), name
         for user in ("detector", "dispatcher", "archiver"):
             assert not can_write(broker, user, name), (user, name)
+
+
+def test_import_and_ops_record_run_with_only_the_operator_grants(broker: AclBroker, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`fleetpulse import` and `ops record` need no admin password (issue 36)."""
+    settings = broker.settings("operator")
+    path = tmp_path / "history.csv"
+    path.write_text("host,start,end,class,text,component\nop-h1,0,1,GPU/lost,gone,3\nop-h2,1,,GPU/lost,,\n")
+    start = parse_start(time.strftime("%Y-%m-%d", time.gmtime(time.time() - 30 * 86_400)))
+    summary = run_import(settings, path, HistoryMapping(causes={"GPU": "faulty_gpu"}), start_ms=start)
+    assert summary.sent == 2 and summary.new_hosts == ["op-h1", "op-h2"]
+    assert cluster_of(settings, "op-h1") == "imported"
+    now_ms = int(time.time() * 1000)
+    step = parse_step({"host_id": "op-h1", "kind": "out_of_service", "actor": "dc-tech"}, now_ms)
+    send_step(settings, operator_record(step, cluster="imported", now_ms=now_ms))
 
 
 def test_a_detect_worker_runs_with_only_the_detector_grants(broker: AclBroker, tmp_path) -> None:  # type: ignore[no-untyped-def]
