@@ -5,40 +5,25 @@ Bounded in time: a fixed number of examples, no shrinking deadline, one server p
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import secrets
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import httpx
 import pytest
-from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ground.settings import Settings
-from schemas import Codec
-from streams.operator_events import MAX_STEP_BYTES
-from streams.web import answer_operator_post
 from streams.webhooks.receiver import start_receiver
 from streams.webhooks.standard import standard_headers
+from tests.streams.ops_events_server import fake_detect, ops_events_server
 
 TOKEN = secrets.token_urlsafe(32)
 SECRET = secrets.token_urlsafe(32).encode()
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-
-
-class _Topic:
-    async def send(self, *, key: bytes, value: bytes, force: bool) -> Any:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        done.set_result(None)
-        return done
 
 
 @pytest.fixture(scope="module")
@@ -49,37 +34,8 @@ def http() -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="module")
 def ops_url() -> Iterator[str]:
-    detect = SimpleNamespace(
-        settings=Settings.model_validate({"detect": {"ops_token": TOKEN}}),
-        inventory=SimpleNamespace(hosts={}),
-        codec=Codec(),
-        actions_topic=_Topic(),
-    )
-    loop = asyncio.new_event_loop()
-    ready: list[int] = []
-
-    async def handler(request: web.Request) -> web.Response:
-        status, body = await answer_operator_post(detect, request)  # type: ignore[arg-type]
-        return web.json_response(body, status=status)
-
-    async def start() -> web.AppRunner:
-        app = web.Application(client_max_size=MAX_STEP_BYTES)
-        app.router.add_post("/ops/events", handler)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        ready.append(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
-        return runner
-
-    runner = loop.run_until_complete(start())
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{ready[0]}/ops/events"
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(5)
-    loop.run_until_complete(runner.cleanup())
-    loop.close()
+    with ops_events_server(fake_detect(TOKEN)) as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="module")
