@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -208,6 +209,7 @@ def test_a_detect_worker_runs_with_only_the_detector_grants(broker: AclBroker, t
     finally:
         worker.stop()
     assert health["assigned"], health
+    assert stat.S_IMODE((tmp_path / "w").stat().st_mode) == 0o700  # its state: hosts, findings (issue 36)
 
 
 def test_the_simulator_runs_with_only_its_grants(broker: AclBroker) -> None:

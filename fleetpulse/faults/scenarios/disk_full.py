@@ -79,7 +79,7 @@ def run(
     disk = SmallDisk(folder / "disk", size_mb)
     disk.start()
     root = disk.mount_point
-    secret = secrets.token_hex(16)
+    secret = secrets.token_urlsafe(32)  # strong by the secret rule with a wide margin
     received = folder / "received.jsonl"
     receiver = start_receiver(0, secret.encode(), received)
     dispatch = live_settings.with_section(

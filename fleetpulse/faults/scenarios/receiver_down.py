@@ -88,7 +88,7 @@ def run(
     folder = ctx.folder(name)
     settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(name))
     admin.create_topics(settings, [settings.topics.alerts])
-    secret = secrets.token_hex(16)
+    secret = secrets.token_urlsafe(32)  # strong by the secret rule with a wide margin
     out = folder / "received.jsonl"
     receiver = start_receiver(0, secret.encode(), out)
     port = receiver.port
