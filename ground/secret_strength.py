@@ -3,7 +3,7 @@
 A secret is refused when it is a known placeholder, shorter than 32 bytes, a shorter string repeated,
 or its estimated entropy is under 94 bits. The estimate is the Miller–Madow-corrected Shannon
 entropy of its characters times its length: random 32-byte url-safe text scores about 200 bits,
-32 random hex digits at least about 100, ``passwordpasswordpasswordpassword`` 92.
+32 random hex digits almost always over 100, ``passwordpasswordpasswordpassword`` 92.
 """
 
 from __future__ import annotations
