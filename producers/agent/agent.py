@@ -23,6 +23,7 @@ from producers.agent.dedup import XidDeduper
 from producers.agent.steptime import StepTimeServer
 from producers.agent.units import Units
 from schemas import EVENT_CLASSES
+from schemas.bounds import cut_text
 
 log = logging.getLogger(__name__)
 Record = dict[str, Any]
@@ -139,7 +140,7 @@ class Agent:
         s, inv = self.settings, self.inventory
         payload = {
             "rack": s.rack, "fabric": s.fabric or inv.get("fabric") or "infiniband",
-            "maintenance_domain": s.maintenance_domain, "sku": s.sku or inv.get("sku") or "unknown",
+            "maintenance_domain": s.maintenance_domain, "sku": cut_text(s.sku or inv.get("sku") or "unknown", 128),
             "install_ts": self.install_ts, "gpu_count": len(self.units.gpu_by_bus), "nic_ports": len(inv.get("nics", [])),
         }  # fmt: skip
         detail = {k: inv.get(k) for k in ("gpu_serials", "nics", "driver_version")} | {
