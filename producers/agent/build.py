@@ -12,6 +12,7 @@ from producers.agent.aer import AerCollector
 from producers.agent.agent import Agent, Commit
 from producers.agent.collector import Collector, Problems
 from producers.agent.dcgm import DcgmCollector
+from producers.agent.errors import AgentError
 from producers.agent.infiniband import InfinibandCollector
 from producers.agent.kernel_log import KernelLogCollector
 from producers.agent.nvml import NvmlCollector
@@ -19,6 +20,7 @@ from producers.agent.steptime import StepTimeServer
 from producers.agent.sysfs import SysfsReader
 from producers.agent.topology import gpu_bus_ids
 from producers.agent.units import Units
+from schemas.bounds import ID_RULE, valid_id
 
 
 @dataclass
@@ -72,8 +74,13 @@ def build_agent(
     nvml: ModuleType | None = None,
     problems: Problems | None = None,
 ) -> Agent:
+    host_id = settings.host_id or socket.gethostname()
+    if not valid_id(host_id):  # the detector would dead-letter every event of this host
+        raise AgentError(
+            f"host id {host_id[:40]!r} breaks the id rule ({ID_RULE}); set --host-id or FLEETPULSE_AGENT__HOST_ID"
+        )
     parts = build_parts(settings, nvml=nvml, problems=problems)
     return Agent(
-        settings, settings.host_id or socket.gethostname(), parts.collectors, parts.units, parts.problems, commit,
+        settings, host_id, parts.collectors, parts.units, parts.problems, commit,
         step_time=parts.step_time, saved=saved,
     )  # fmt: skip

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from producers.agent.bounded import bounded_fact, bounded_sample
+from producers.agent.build import build_agent
 from producers.agent.collector import Fact, Problems
 from producers.agent.counters import counter_delta
+from producers.agent.errors import AgentError
 from producers.agent.kmsg import classify_line
 from producers.agent.sysfs import SysfsReader
 from producers.agent.testing import GPU_BUSES, FixtureHost
@@ -103,3 +107,8 @@ def test_control_and_bidi_characters_are_stripped_from_messages(host: FixtureHos
     (xid,) = [r for r in records if r["event_type"] == "XidRaised"]
     message = xid["payload"]["message"]
     assert message == "GPU [31mhas fallen off the bus", message
+
+
+def test_a_host_id_outside_the_id_rule_stops_the_agent_with_one_line(host: FixtureHost, tmp_path: Path) -> None:
+    with pytest.raises(AgentError, match="breaks the id rule"):
+        build_agent(host.agent_settings(tmp_path / "s", host_id="bad host\x1b"), lambda records, state: None)
