@@ -24,7 +24,6 @@ MAX_ID_CHARS = 128
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]*")
 ID_RULE = f"1..{MAX_ID_CHARS} of A-Z a-z 0-9 . _ : @ / -, starting with a letter or digit, no '..'"
 MAX_TEXT_CHARS = 4096  # reasons, source texts, kernel messages: enough to read, too little to flood
-ASCII_DIGITS = re.compile(r"[0-9]+")
 _TEXT_CONTROL = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})  # controls, bidi/format, surrogates, private, unassigned
 
 
@@ -97,11 +96,6 @@ def cut_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
     """Printable text of at most ``limit`` characters (a cut one ends with an ellipsis)."""
     clean = strip_controls(text)
     return clean if len(clean) <= limit else clean[: limit - 1] + "…"
-
-
-def ascii_int(text: str) -> int | None:
-    """The integer of a run of ASCII digits (``int('٣')`` is 3: not here); None for anything else."""
-    return int(text) if ASCII_DIGITS.fullmatch(text) else None
 
 
 def terminal_safe(text: str) -> str:
