@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ground.kafka.reading import read_to_end
 from producers.batches import RecordBatch
 from producers.importer.encoding import IncidentEncoder
+from producers.importer.records import layout_digest
 from producers.sinks.kafka import KafkaSink
 from schemas import Codec, DecodeError, HostInventoried, IncidentReported
 from schemas.codec import HEADER, body_event_id
@@ -26,6 +27,7 @@ class FleetView:
     """Hosts in the inventory (with their cluster) and incident ids already on the actions topic."""
 
     clusters: dict[str, str] = field(default_factory=dict)
+    layouts: dict[str, str] = field(default_factory=dict)  # host -> layout_digest of its newest record
     incident_ids: set[str] = field(default_factory=set)
 
 
@@ -40,6 +42,7 @@ def read_fleet(settings: Settings, codec: Codec | None = None) -> FleetView:
             continue  # not ours to judge: the consumers of that topic dead-letter it
         if record["event_type"] == HostInventoried.EVENT_TYPE:
             view.clusters[record["host_id"]] = record["cluster"]
+            view.layouts[record["host_id"]] = layout_digest(record["payload"], record["cluster"])
     incident_schemas = {v.schema_id for v in codec.registry.versions(IncidentReported.EVENT_TYPE)}
     # the whole log, however long the fleet has run: a partial read would send incidents twice
     for raw in read_to_end(

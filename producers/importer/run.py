@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from producers.importer.coverage import ImportSummary, summarize
+from producers.importer.coverage import ImportSummary, inventory_summary, summarize
 from producers.importer.hardware import hardware_records
 from producers.importer.incidents import to_incidents
+from producers.importer.inventory_file import read_inventory
 from producers.importer.kafka_io import FleetView, read_fleet, send
 from producers.importer.mapping import HistoryMapping
 from producers.importer.records import incident_records, inventory_records
-from producers.importer.sources import SourceFormat, detect_format, read_rows
+from producers.importer.sources import SourceFormat, detect_format, nested_object_warnings, read_rows
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -39,28 +40,39 @@ def plan_import(
     start_ms: int | None,
     fmt: SourceFormat | None = None,
     fleet: FleetView | None = None,
+    inventory: Path | None = None,
 ) -> ImportPlan:
-    """What an import of ``path`` would send, given what the fleet already holds (nothing when None)."""
+    """What an import of ``path`` would send, given what the fleet already holds (nothing when None).
+
+    ``inventory`` (else the mapping's ``[inventory] file``) lists every host with its layout.
+    """
     fleet = fleet or FleetView()
-    rows, unreadable = read_rows(
-        path, fmt or detect_format(path), mapping.columns.required(), mapping.columns.wanted()
-    )
+    inventory = inventory or (Path(mapping.inventory.file) if mapping.inventory.file else None)
+    listed = read_inventory(inventory, mapping, start_ms) if inventory else None
+    wanted = mapping.columns.wanted()
+    rows, unreadable = read_rows(path, fmt or detect_format(path), mapping.columns.required(), wanted)
     incidents, bad = to_incidents(rows, mapping, start_ms)
-    prepared = incident_records(incidents, mapping, fleet.clusters)
+    clusters = fleet.clusters | {h: x.cluster for h, x in (listed.hosts if listed else {}).items()}
+    prepared = incident_records(incidents, mapping, clusters)
     bad_rows = sorted(unreadable + bad, key=lambda b: b.number)
     summary = summarize(prepared.records, bad_rows, prepared.duplicate_rows)
     fresh = [r for r in prepared.records if r["event_id"] not in fleet.incident_ids]
     hosts = {r["host_id"] for r in prepared.records}
     first = min((r["ts"] for r in prepared.records), default=start_ms or 0)
-    inventory = inventory_records(hosts, fleet.clusters, mapping, start_ms if start_ms is not None else first)
+    layout = inventory_records(
+        hosts, fleet.clusters, mapping, start_ms if start_ms is not None else first,
+        listed=listed.hosts if listed else None, known_layouts=fleet.layouts,
+    )  # fmt: skip
     summary = dataclasses.replace(
         summary,
-        new_hosts=[r["host_id"] for r in inventory],
+        new_hosts=[r["host_id"] for r in layout if r["host_id"] not in fleet.clusters],
         already_imported=len(prepared.records) - len(fresh),
+        warnings=nested_object_warnings(rows, wanted),
+        inventory=inventory_summary(listed, hosts, layout) if listed else None,
     )
     classes = {r["payload"]["source_class"] for r in fresh}
     hardware = hardware_records(fresh, {c: mapping.signal_of(c) for c in classes})
-    return ImportPlan(fresh, inventory, dataclasses.replace(summary, hardware=len(hardware)), hardware)
+    return ImportPlan(fresh, layout, dataclasses.replace(summary, hardware=len(hardware)), hardware)
 
 
 def run_import(
@@ -71,8 +83,9 @@ def run_import(
     start_ms: int | None,
     fmt: SourceFormat | None = None,
     read: Callable[[Settings], FleetView] = read_fleet,
+    inventory: Path | None = None,
 ) -> ImportSummary:
     """Import ``path`` into Kafka; returns the summary with what was sent."""
-    plan = plan_import(path, mapping, start_ms=start_ms, fmt=fmt, fleet=read(settings))
+    plan = plan_import(path, mapping, start_ms=start_ms, fmt=fmt, fleet=read(settings), inventory=inventory)
     sent = send(settings, plan.inventory, plan.records, hardware=plan.hardware)
     return dataclasses.replace(plan.summary, sent=sent, hardware_sent=len(plan.hardware))  # send raised unless all were acked
