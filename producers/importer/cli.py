@@ -34,6 +34,13 @@ def import_history(
     fmt: Annotated[
         str | None, typer.Option("--format", help="csv, jsonl or json (default: from the file's suffix).")
     ] = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option(
+            help="Inventory file (CSV / JSON): every host with rack, domain, cluster, fabric, install date "
+            "(fault-free hosts too); default: the mapping's [inventory] file."
+        ),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Read and map only: print the coverage, send nothing.")
     ] = False,
@@ -49,8 +56,8 @@ def import_history(
         raise typer.BadParameter(f"--start {start!r} is not an ISO 8601 date or time") from None
     mapped = load_mapping(mapping)
     if dry_run:
-        summary = plan_import(path, mapped, start_ms=start_ms, fmt=chosen).summary
+        summary = plan_import(path, mapped, start_ms=start_ms, fmt=chosen, inventory=inventory).summary
     else:
-        summary = run_import(settings_of(ctx), path, mapped, start_ms=start_ms, fmt=chosen)
+        summary = run_import(settings_of(ctx), path, mapped, start_ms=start_ms, fmt=chosen, inventory=inventory)
     for line in render(summary, source=str(path), dry_run=dry_run):
         console.print(line, markup=False, highlight=False)
