@@ -30,14 +30,14 @@ TruthOpt = Annotated[
 
 def result_table(name: str, frame: pl.DataFrame, columns: int = 8, rows: int = 15) -> Table:
     """A job's table for the terminal; every cell escaped (a host id may contain ``[/]``, rich markup)."""
-    from analytics.jobs.render import fmt
+    from analytics.jobs.render import fmt_cell
 
     frame = frame.select(frame.columns[:columns])
     view = Table(title=escape(name), show_lines=False)
     for col in frame.columns:
         view.add_column(escape(col))
     for row in frame.head(rows).iter_rows():
-        view.add_row(*(escape(fmt(v)) for v in row))
+        view.add_row(*(escape(fmt_cell(c, v)) for c, v in zip(frame.columns, row, strict=True)))
     return view
 
 
