@@ -14,6 +14,7 @@ from ground.kafka.reading import read_to_end
 from producers.batches import RecordBatch
 from producers.importer.encoding import IncidentEncoder
 from producers.importer.records import layout_digest
+from producers.progress import StepUpdate, no_steps
 from producers.sinks.kafka import KafkaSink
 from schemas import Codec, DecodeError, HostInventoried, IncidentReported
 from schemas.codec import HEADER, body_event_id
@@ -90,23 +91,28 @@ def send(
     hardware: list[dict[str, Any]] | None = None,
     sink_factory: Callable[[Settings], KafkaSink] | None = None,
     chunk: int = 10_000,
+    progress: StepUpdate = no_steps,
 ) -> int:
     """Send inventory, then incidents and the hardware events they stand for; raises DeliveryError
     unless the broker acknowledged every one."""
     sink = (sink_factory or _sink)(settings)
     encoder = IncidentEncoder(sink.codec)
+    hardware = hardware or []
+    total = len(incidents) + len(hardware)
     try:
         if inventory:
             sink.write(RecordBatch(inventory))
             sink.flush()
         for i in range(0, len(incidents), chunk):
             sink.write(IncidentBatch(incidents[i : i + chunk], encoder))
-        for i in range(0, len(hardware or ()), chunk):
-            sink.write(RecordBatch((hardware or [])[i : i + chunk]))
+            progress("records sent", min(i + chunk, len(incidents)), total)
+        for i in range(0, len(hardware), chunk):
+            sink.write(RecordBatch(hardware[i : i + chunk]))
+            progress("records sent", len(incidents) + min(i + chunk, len(hardware)), total)
     finally:
         sink.close()
     return len(incidents)
 
 
 def _sink(settings: Settings) -> KafkaSink:
-    return KafkaSink(settings, client_id=f"{settings.kafka.client_id_prefix}-import")
+    return KafkaSink(settings, client_id=f"{settings.kafka.client_id_prefix}-import", bulk=True)

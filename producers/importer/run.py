@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from producers.importer.coverage import ImportSummary, inventory_summary, summarize
 from producers.importer.hardware import hardware_records
-from producers.importer.incidents import to_incidents
+from producers.importer.incidents import CLASS, COMPONENT, HOST, KIND, to_incidents
 from producers.importer.inventory_file import read_inventory
 from producers.importer.kafka_io import FleetView, read_fleet, send
 from producers.importer.mapping import HistoryMapping
 from producers.importer.records import incident_records, inventory_records
 from producers.importer.sources import SourceFormat, detect_format, nested_object_warnings, read_rows
+from producers.progress import StepUpdate, no_steps
+from producers.sinks.kafka import KafkaSink
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -41,6 +43,7 @@ def plan_import(
     fmt: SourceFormat | None = None,
     fleet: FleetView | None = None,
     inventory: Path | None = None,
+    progress: StepUpdate = no_steps,
 ) -> ImportPlan:
     """What an import of ``path`` would send, given what the fleet already holds (nothing when None).
 
@@ -51,7 +54,9 @@ def plan_import(
     listed = read_inventory(inventory, mapping, start_ms) if inventory else None
     wanted = mapping.columns.wanted()
     rows, unreadable = read_rows(path, fmt or detect_format(path), mapping.columns.required(), wanted)
+    progress("rows read", len(rows), 0)
     incidents, bad = to_incidents(rows, mapping, start_ms)
+    progress("incidents paired", len(incidents), 0)
     clusters = fleet.clusters | {h: x.cluster for h, x in (listed.hosts if listed else {}).items()}
     prepared = incident_records(incidents, mapping, clusters)
     bad_rows = sorted(unreadable + bad, key=lambda b: b.number)
@@ -67,7 +72,7 @@ def plan_import(
         summary,
         new_hosts=[r["host_id"] for r in layout if r["host_id"] not in fleet.clusters],
         already_imported=len(prepared.records) - len(fresh),
-        warnings=nested_object_warnings(rows, wanted),
+        warnings=nested_object_warnings(rows, wanted, (HOST, CLASS, COMPONENT, KIND)),
         inventory=inventory_summary(listed, hosts, layout) if listed else None,
     )
     classes = {r["payload"]["source_class"] for r in fresh}
@@ -84,8 +89,16 @@ def run_import(
     fmt: SourceFormat | None = None,
     read: Callable[[Settings], FleetView] = read_fleet,
     inventory: Path | None = None,
+    progress: StepUpdate = no_steps,
+    sink_factory: Callable[[Settings], KafkaSink] | None = None,
 ) -> ImportSummary:
-    """Import ``path`` into Kafka; returns the summary with what was sent."""
-    plan = plan_import(path, mapping, start_ms=start_ms, fmt=fmt, fleet=read(settings), inventory=inventory)
-    sent = send(settings, plan.inventory, plan.records, hardware=plan.hardware)
+    """Import ``path`` into Kafka; returns the summary with what was sent (``progress``: steps as they go)."""
+    fleet = read(settings)
+    progress("known hosts and imported incidents read", len(fleet.incident_ids), 0)
+    plan = plan_import(
+        path, mapping, start_ms=start_ms, fmt=fmt, fleet=fleet, inventory=inventory, progress=progress
+    )
+    sent = send(
+        settings, plan.inventory, plan.records, hardware=plan.hardware, sink_factory=sink_factory, progress=progress
+    )
     return dataclasses.replace(plan.summary, sent=sent, hardware_sent=len(plan.hardware))  # send raised unless all were acked

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import operator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -88,13 +89,17 @@ def base_names(column: Column) -> list[str]:
     return [column] if isinstance(column, str) else list(column)
 
 
-def nested_object_warnings(rows: list[Row], wanted: tuple[Column, ...]) -> list[str]:
-    """A line per mapped column whose cells hold JSON objects used as plain text (classified 0 % otherwise)."""
+def nested_object_warnings(rows: list[Row], wanted: tuple[Column, ...], positions: tuple[int, ...]) -> list[str]:
+    """A line per column (of those at ``positions`` in ``wanted``) whose cells hold JSON objects read as text.
+
+    Such a class would be classified 0 %, silently, without it.
+    """
     out = []
-    for i, column in enumerate(wanted):
+    for i in positions:
+        column = wanted[i]
         if not column:
             continue
-        n = sum(1 for r in rows if r.values[i][:1] in ("{", "[") and _is_object(r.values[i]))
+        n = sum(1 for r in rows if r.values[i].startswith(("{", "[")) and _is_object(r.values[i]))
         if n:
             name = column if isinstance(column, str) else "/".join(column)
             out.append(
@@ -178,14 +183,17 @@ def _csv_rows(
             elif cells:
                 bad.append(BadRow(reader.line_num, f"{len(cells)} cells, the header has {width}"))
         return rows, bad
-    index = [header.index(c) if c in header else -1 for c in wanted if isinstance(c, str)]
+    # a column the file lacks reads the empty cell appended at the row's end (index ``width``)
+    pick = operator.itemgetter(*[header.index(c) if c in header else width for c in wanted if isinstance(c, str)])
+    strip = str.strip
     for cells in reader:
         if not cells:
             continue
         if len(cells) != width:
             bad.append(BadRow(reader.line_num, f"{len(cells)} cells, the header has {width}"))
             continue
-        rows.append(Row(reader.line_num, tuple(cells[i].strip() if i >= 0 else "" for i in index)))
+        cells.append("")
+        rows.append(Row(reader.line_num, tuple(map(strip, pick(cells)))))
     return rows, bad
 
 
