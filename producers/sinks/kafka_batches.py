@@ -46,7 +46,11 @@ def _size(n: int) -> bytes:
 
 
 def fill(
-    records: MemoryRecordsBuilder, keys: Sequence[bytes], values: Sequence[bytes], start: int, batch_size: int,
+    records: MemoryRecordsBuilder,
+    keys: Sequence[bytes],
+    values: Sequence[bytes],
+    start: int,
+    batch_size: int,
     timestamp_ms: int,
 ) -> int:
     """Frame records from ``start`` into an empty v2 builder, as many as ``batch_size`` holds (at least one);
@@ -74,9 +78,8 @@ def fill(
 def usable(producer: Any) -> bool:
     """Whether ``producer`` is a kafka-python producer with the internals the bulk path uses."""
     acc = getattr(producer, "_accumulator", None)
-    return all(hasattr(acc, a) for a in ("_batches", "_incomplete", "_tp_lock", "config")) and hasattr(
-        producer, "_sender"
-    )
+    needed = ("_batches", "_incomplete", "_tp_lock", "_appends_in_progress", "config")
+    return all(hasattr(acc, a) for a in needed) and hasattr(producer, "_sender")
 
 
 class BatchAppender:
@@ -98,7 +101,9 @@ class BatchAppender:
             start = self._one_batch(tp, keys, values, start)
         self.producer._sender.wakeup()
 
-    def _one_batch(self, tp: TopicPartition, keys: Sequence[bytes], values: Sequence[bytes], start: int) -> int:
+    def _one_batch(
+        self, tp: TopicPartition, keys: Sequence[bytes], values: Sequence[bytes], start: int
+    ) -> int:
         records = MemoryRecordsBuilder(self.magic, self.compression, self.batch_size)
         count = fill(records, keys, values, start, self.batch_size, int(time.time() * 1000))
         batch = ProducerBatch(tp, records)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 
 import pytest
+from kafka import KafkaProducer
 from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 
-from producers.sinks.kafka_batches import fill
+from producers.sinks.kafka_batches import fill, usable
 
 TS = 1_765_000_000_000
 
@@ -44,3 +45,15 @@ def test_a_filled_batch_reads_back() -> None:
     batch = MemoryRecords(built(records)).next_batch()
     got = [(r.offset, r.timestamp, r.key, r.value) for r in batch]
     assert got == [(0, TS, b"h1", b"a"), (1, TS, b"h2", b""), (2, TS, b"h1", b"c" * 300)]
+
+
+def test_the_pinned_kafka_python_has_what_the_bulk_path_uses() -> None:
+    """If an upgrade moves the internals, this fails (the sink would quietly fall back to per-record sends)."""
+    producer = KafkaProducer(
+        bootstrap_servers="127.0.0.1:1", api_version=(3, 9), enable_idempotence=True, acks="all"
+    )
+    try:
+        assert usable(producer)
+    finally:
+        producer.close(timeout=1)
+    assert not usable(object())
