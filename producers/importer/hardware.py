@@ -26,9 +26,8 @@ def _part(component: str | None) -> int | None:
 
 def _event(signal: HardwareSignal, p: Mapping[str, Any]) -> tuple[type[Event], dict[str, Any]]:
     if signal == "component_fault":
-        kind, component = p["component_kind"], p["component"]
         return ComponentFaultObserved, {
-            "cause": p["cause"], "component_kind": kind, "component": component, "count": 1,
+            "cause": p["cause"], "component_kind": p["component_kind"], "component": p["component"], "count": 1,
         }  # fmt: skip
     part, text = _part(p["component"]), p["source_text"] or p["source_class"]
     if signal == "gpu_lost":
@@ -54,9 +53,10 @@ def hardware_records(
             continue
         klass, payload = _event(signal, p)
         out.append(
-            klass(
-                event_id=f"{inc['event_id']}-hw", host_id=inc["host_id"], cluster=inc["cluster"],
-                ts=inc["ts"], payload=payload,
-            ).to_record()
+            {  # klass(...).to_record(), written out: this loop runs once per incident
+                "event_id": f"{inc['event_id']}-hw", "event_type": klass.EVENT_TYPE,
+                "schema_version": klass.SCHEMA_VERSION, "host_id": inc["host_id"], "cluster": inc["cluster"],
+                "ts": inc["ts"], "agent_seq": 0, "payload": payload,
+            }
         )  # fmt: skip
     return out

@@ -20,9 +20,8 @@ from schemas import HostInventoried, IncidentReported
 
 
 def incident_id(incident: Incident) -> str:
-    parts = (incident.host_id, incident.start_ts, incident.source_class, incident.component or "")
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()
-    return f"inc-{digest[:24]}"
+    key = f"{incident.host_id}\x1f{incident.start_ts}\x1f{incident.source_class}\x1f{incident.component or ''}"
+    return f"inc-{hashlib.sha256(key.encode()).hexdigest()[:24]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +39,7 @@ def incident_records(
     lookup = CauseLookup(mapping)
     default_cluster = mapping.inventory.cluster
     seen: dict[str, int] = {}
+    event_type, version = IncidentReported.EVENT_TYPE, IncidentReported.SCHEMA_VERSION
     records: list[dict[str, Any]] = []
     duplicates: list[tuple[int, int]] = []
     for inc in incidents:
@@ -51,12 +51,15 @@ def incident_records(
         seen[event_id] = inc.row
         cause, kind = lookup(inc.source_class)
         records.append(
-            IncidentReported(
-                event_id=event_id,
-                host_id=inc.host_id,
-                cluster=clusters.get(inc.host_id, default_cluster),
-                ts=inc.start_ts,
-                payload={
+            {  # IncidentReported(...).to_record(), written out: this loop runs once per incident
+                "event_id": event_id,
+                "event_type": event_type,
+                "schema_version": version,
+                "host_id": inc.host_id,
+                "cluster": clusters.get(inc.host_id, default_cluster),
+                "ts": inc.start_ts,
+                "agent_seq": 0,
+                "payload": {
                     "cause": cause,
                     "source_class": inc.source_class,
                     "source_text": inc.source_text,
@@ -65,7 +68,7 @@ def incident_records(
                     "start_ts": inc.start_ts,
                     "end_ts": inc.end_ts,
                 },
-            ).to_record()
+            }
         )
     return Prepared(records, duplicates)
 

@@ -57,7 +57,8 @@ def plan_import(
     progress("rows read", len(rows), 0)
     incidents, bad = to_incidents(rows, mapping, start_ms)
     progress("incidents paired", len(incidents), 0)
-    clusters = fleet.clusters | {h: x.cluster for h, x in (listed.hosts if listed else {}).items()}
+    listed_hosts = listed.hosts if listed else {}
+    clusters = fleet.clusters | {h: x.cluster for h, x in listed_hosts.items()}
     prepared = incident_records(incidents, mapping, clusters)
     bad_rows = sorted(unreadable + bad, key=lambda b: b.number)
     summary = summarize(prepared.records, bad_rows, prepared.duplicate_rows)
@@ -66,11 +67,12 @@ def plan_import(
     first = min((r["ts"] for r in prepared.records), default=start_ms or 0)
     layout = inventory_records(
         hosts, fleet.clusters, mapping, start_ms if start_ms is not None else first,
-        listed=listed.hosts if listed else None, known_layouts=fleet.layouts,
+        listed=listed_hosts, known_layouts=fleet.layouts,
     )  # fmt: skip
+    known = fleet.clusters.keys() | listed_hosts.keys()  # hosts the fleet or the inventory file knows
     summary = dataclasses.replace(
         summary,
-        new_hosts=[r["host_id"] for r in layout if r["host_id"] not in fleet.clusters],
+        new_hosts=[r["host_id"] for r in layout if r["host_id"] not in known],  # laid out with the defaults
         already_imported=len(prepared.records) - len(fresh),
         warnings=nested_object_warnings(rows, wanted, (HOST, CLASS, COMPONENT, KIND)),
         inventory=inventory_summary(listed, hosts, layout) if listed else None,
@@ -99,6 +101,7 @@ def run_import(
         path, mapping, start_ms=start_ms, fmt=fmt, fleet=fleet, inventory=inventory, progress=progress
     )
     sent = send(
-        settings, plan.inventory, plan.records, hardware=plan.hardware, sink_factory=sink_factory, progress=progress
-    )
+        settings, plan.inventory, plan.records, hardware=plan.hardware, sink_factory=sink_factory,
+        progress=progress,
+    )  # fmt: skip
     return dataclasses.replace(plan.summary, sent=sent, hardware_sent=len(plan.hardware))  # send raised unless all were acked

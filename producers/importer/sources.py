@@ -99,7 +99,8 @@ def nested_object_warnings(rows: list[Row], wanted: tuple[Column, ...], position
         column = wanted[i]
         if not column:
             continue
-        n = sum(1 for r in rows if r.values[i].startswith(("{", "[")) and _is_object(r.values[i]))
+        cells = map(operator.itemgetter(i), map(_VALUES, rows))  # C-level loops: this reads every row
+        n = sum(map(_is_object, filter(_OPENS_OBJECT, cells)))
         if n:
             name = column if isinstance(column, str) else "/".join(column)
             out.append(
@@ -107,6 +108,10 @@ def nested_object_warnings(rows: list[Row], wanted: tuple[Column, ...], position
                 f"fields with a dotted path in the mapping (e.g. \"{name}.level1\")"
             )
     return out
+
+
+_VALUES = operator.attrgetter("values")
+_OPENS_OBJECT = operator.methodcaller("startswith", ("{", "["))
 
 
 def _is_object(text: str) -> bool:
