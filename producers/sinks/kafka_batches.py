@@ -18,6 +18,7 @@ from typing import Any
 
 from kafka.producer.producer_batch import ProducerBatch
 from kafka.record.memory_records import MemoryRecordsBuilder
+from kafka.record.util import encode_varint
 from kafka.structs import TopicPartition
 
 OnDone = Callable[[int, str | None], None]  # (records, first error or None)
@@ -28,13 +29,9 @@ _NO_HEADERS = b"\x00"
 
 
 def varint(value: int) -> bytes:
-    """Kafka's zig-zag varint (record lengths, offset deltas, key and value sizes)."""
-    z = (value << 1) ^ (value >> 63)
+    """Kafka's zig-zag varint (record lengths, offset deltas, key and value sizes), by kafka-python's own code."""
     out = bytearray()
-    while z > 0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
+    encode_varint(value, out.append)
     return bytes(out)
 
 
