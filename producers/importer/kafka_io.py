@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ground.kafka.reading import read_to_end
 from producers.batches import RecordBatch
 from producers.importer.encoding import IncidentEncoder
+from producers.importer.envelope_encoding import EnvelopeEncoder
 from producers.importer.records import layout_digest
 from producers.progress import StepUpdate, no_steps
 from producers.sinks.kafka import KafkaSink
@@ -83,6 +84,18 @@ class IncidentBatch(RecordBatch):
         return [encode(r) for r in self.records()]
 
 
+class HardwareBatch(RecordBatch):
+    """Hardware events the sink encodes with the import's ``EnvelopeEncoder`` (same bytes as the codec)."""
+
+    def __init__(self, records: list[dict[str, Any]], encoder: EnvelopeEncoder) -> None:
+        super().__init__(records)
+        self.encoder = encoder
+
+    def encode(self, codec: Codec) -> list[bytes]:
+        encode = self.encoder.encode
+        return [encode(r) for r in self.records()]
+
+
 def send(
     settings: Settings,
     inventory: list[dict[str, Any]],
@@ -96,7 +109,7 @@ def send(
     """Send inventory, then incidents and the hardware events they stand for; raises DeliveryError
     unless the broker acknowledged every one."""
     sink = (sink_factory or _sink)(settings)
-    encoder = IncidentEncoder(sink.codec)
+    encoder, envelopes = IncidentEncoder(sink.codec), EnvelopeEncoder(sink.codec)
     hardware = hardware or []
     total = len(incidents) + len(hardware)
     try:
@@ -107,7 +120,7 @@ def send(
             sink.write(IncidentBatch(incidents[i : i + chunk], encoder))
             progress("records sent", min(i + chunk, len(incidents)), total)
         for i in range(0, len(hardware), chunk):
-            sink.write(RecordBatch(hardware[i : i + chunk]))
+            sink.write(HardwareBatch(hardware[i : i + chunk], envelopes))
             progress("records sent", len(incidents) + min(i + chunk, len(hardware)), total)
     finally:
         sink.close()
