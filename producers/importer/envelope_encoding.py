@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from producers.avro_columns import avro_string
-from producers.importer.encoding import _long
+from producers.importer.encoding import IncidentEncoder, _long
 from schemas import Codec
 from schemas.codec import HEADER
 
@@ -25,16 +25,10 @@ class EnvelopeEncoder:
         self.codec = codec or Codec()
         self.max_payloads = max_payloads
         self._payloads: dict[tuple[Any, ...], bytes] = {}
-        self._texts: dict[str, bytes] = {}
-
-    def _text(self, text: str) -> bytes:
-        found = self._texts.get(text)
-        if found is None:
-            found = self._texts[text] = avro_string(text)
-        return found
+        self._framed = IncidentEncoder(self.codec)  # its cache of framed texts (types, hosts, clusters)
 
     def _envelope(self, r: Mapping[str, Any]) -> bytes:
-        t = self._text
+        t = self._framed._cached
         return b"".join(
             (
                 avro_string(r["event_id"]), t(r["event_type"]), _long(r["schema_version"]),

@@ -72,28 +72,15 @@ def leading_event_id(value: bytes | None, schema_ids: set[int]) -> str | None:
     return body_event_id(memoryview(value)[HEADER.size :])
 
 
-class IncidentBatch(RecordBatch):
-    """Records the sink encodes with the import's ``IncidentEncoder`` (same bytes as the codec)."""
+class EncodedBatch(RecordBatch):
+    """Records the sink encodes with one of the import's encoders (the codec's bytes, cheaper)."""
 
-    def __init__(self, records: list[dict[str, Any]], encoder: IncidentEncoder) -> None:
+    def __init__(self, records: list[dict[str, Any]], encode: Callable[[dict[str, Any]], bytes]) -> None:
         super().__init__(records)
-        self.encoder = encoder
+        self.encode_one = encode
 
     def encode(self, codec: Codec) -> list[bytes]:
-        encode = self.encoder.encode
-        return [encode(r) for r in self.records()]
-
-
-class HardwareBatch(RecordBatch):
-    """Hardware events the sink encodes with the import's ``EnvelopeEncoder`` (same bytes as the codec)."""
-
-    def __init__(self, records: list[dict[str, Any]], encoder: EnvelopeEncoder) -> None:
-        super().__init__(records)
-        self.encoder = encoder
-
-    def encode(self, codec: Codec) -> list[bytes]:
-        encode = self.encoder.encode
-        return [encode(r) for r in self.records()]
+        return list(map(self.encode_one, self.records()))
 
 
 def send(
@@ -117,10 +104,10 @@ def send(
             sink.write(RecordBatch(inventory))
             sink.flush()
         for i in range(0, len(incidents), chunk):
-            sink.write(IncidentBatch(incidents[i : i + chunk], encoder))
+            sink.write(EncodedBatch(incidents[i : i + chunk], encoder.encode))
             progress("records sent", min(i + chunk, len(incidents)), total)
         for i in range(0, len(hardware), chunk):
-            sink.write(HardwareBatch(hardware[i : i + chunk], envelopes))
+            sink.write(EncodedBatch(hardware[i : i + chunk], envelopes.encode))
             progress("records sent", len(incidents) + min(i + chunk, len(hardware)), total)
     finally:
         sink.close()
