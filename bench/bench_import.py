@@ -5,8 +5,12 @@ three-level fault type), then measures on one broker, one after the other:
 
 1. the simulator's Kafka sink alone pushing the import's own pre-built records (the ceiling);
 2. the simulator itself, fast-forward into Kafka (its events per second);
-3. ``fleetpulse import`` end to end: read the fleet, parse, map, pair, send, every ack awaited;
+3. ``fleetpulse import`` end to end: read the fleet, parse, map, pair, send, every ack awaited, once
+   through the sink's per-record ``send`` (the path before the bulk one) and once as it runs now
+   (whole record batches, ``producers.sinks.kafka_batches``), each into fresh topics;
 4. a second import of the same file (sends nothing: reading what Kafka holds is the cost).
+
+``--sim-days 0`` leaves the simulator out.
 
     .venv/bin/python bench/bench_import.py --incidents 200000 --md docs/benchmarks/import-run.md
 """
@@ -118,27 +122,44 @@ def main() -> None:
         row(report, "simulator's Kafka sink alone, same records", n, s_wall, s_cpu, base)
 
         sim_settings = settings_for(bootstrap)
-        admin.create_topics(sim_settings)
-        request = SimulationRequest(preset="small", days=args.sim_days, sink="kafka")
-        result, m_wall, m_cpu = timed(lambda: run_simulation(sim_settings, request))
-        label = f"simulator, small preset, {args.sim_days:g} days fast-forward into Kafka"
-        row(report, label, result.total, m_wall, m_cpu, base)
-        sim_rate = result.total / m_cpu
+        sim_rate = None
+        if args.sim_days > 0:
+            admin.create_topics(sim_settings)
+            request = SimulationRequest(preset="small", days=args.sim_days, sink="kafka")
+            result, m_wall, m_cpu = timed(lambda: run_simulation(sim_settings, request))
+            label = f"simulator, small preset, {args.sim_days:g} days fast-forward into Kafka"
+            row(report, label, result.total, m_wall, m_cpu, base)
+            sim_rate = result.total / m_cpu
+
+        old_settings = settings_for(bootstrap)
+        admin.create_topics(old_settings)
+
+        def per_record(s: Settings) -> KafkaSink:
+            return KafkaSink(s, client_id="bench-import-per-record", bulk=False)
+
+        old, o_wall, o_cpu = timed(
+            lambda: run_import(old_settings, trace, mapping, start_ms=start, sink_factory=per_record)
+        )
+        row(report, "`fleetpulse import` end to end, per-record send (the old path)", old.sent, o_wall, o_cpu, base)
+        old_rate = old.sent / o_cpu
 
         imp_settings = settings_for(bootstrap)
         admin.create_topics(imp_settings)
         summary, i_wall, i_cpu = timed(lambda: run_import(imp_settings, trace, mapping, start_ms=start))
-        row(report, "`fleetpulse import` end to end", summary.sent, i_wall, i_cpu, base)
+        row(report, "`fleetpulse import` end to end, whole batches (now)", summary.sent, i_wall, i_cpu, base)
         rate, wall_rate = summary.sent / i_cpu, summary.sent / i_wall
+        assert summary.sent == old.sent and summary.hardware_sent == old.hardware_sent
         again, a_wall, a_cpu = timed(lambda: run_import(imp_settings, trace, mapping, start_ms=start))
         assert again.sent == 0 and again.already_imported == summary.sent
         row(report, "second import of the same file (sends nothing)", again.incidents, a_wall, a_cpu, base)
         report.add()
+        versus_sim = f" and {rate / sim_rate:.2f}x the simulator's own events" if sim_rate else ""
         report.add(f"Import into Kafka: **{wall_rate:,.0f} incidents/s wall = {wall_rate / GOAL:.2f}x the {GOAL:,}/s goal; "
-                   f"{rate:,.0f} per CPU second = {rate / GOAL:.2f}x**; per CPU second {rate / base:.2f}x the simulator's "
-                   f"sink alone on the same records and {rate / sim_rate:.2f}x the simulator's own events in this run; "
+                   f"{rate:,.0f} per CPU second = {rate / GOAL:.2f}x**; per CPU second {rate / old_rate:.2f}x the per-record "
+                   f"send ({old_rate:,.0f}), {rate / base:.2f}x the simulator's sink alone on the same records{versus_sim} "
+                   f"in this run; {summary.hardware_sent:,} hardware events sent with the incidents (not counted in the rates); "
                    f"coverage {summary.coverage:.1%}. Load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.")  # fmt: skip
-        for s in (ceiling_settings, sim_settings, imp_settings):
+        for s in (ceiling_settings, sim_settings, old_settings, imp_settings):
             names = [getattr(s.topics, f).name for f in ("inventory", "samples", "errors", "actions")]
             try:
                 admin.delete_topics(s, names)

@@ -114,6 +114,14 @@ class LinkEventObserved(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ComponentFaultObserved(Event):
+    """A fault of a part with no raw signal of its own (PSU, fan, PCIe width, NIC GID table, link speed)."""
+
+    EVENT_TYPE: ClassVar[str] = "ComponentFaultObserved"
+    TOPIC: ClassVar[TopicFamily] = "errors"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class JobInterrupted(Event):
     EVENT_TYPE: ClassVar[str] = "JobInterrupted"
     TOPIC: ClassVar[TopicFamily] = "errors"
@@ -170,6 +178,7 @@ EVENT_CLASSES: dict[str, type[Event]] = {
         EccErrorObserved,
         PcieAerReported,
         LinkEventObserved,
+        ComponentFaultObserved,
         JobInterrupted,
         FindingRaised,
         MaintenanceActionRecorded,

@@ -138,7 +138,9 @@ def register_agents(detect: DetectApp) -> None:
 
     @app.task
     async def tailers() -> None:
-        await asyncio.gather(detect.inventory_tailer.run(), detect.actions_tailer.run(), inventory_read())
+        await asyncio.gather(
+            detect.inventory_tailer.run(), detect.actions_tailer.run(), detect.findings_tailer.run(), inventory_read()
+        )
 
     async def inventory_read() -> None:
         await catch_up_retrying(detect.inventory_tailer)

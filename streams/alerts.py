@@ -1,4 +1,5 @@
-"""AlertRaised records for people: derived purely from actions (NewRMA, SlowHost, TrainHalted) and DLQ surges.
+"""AlertRaised records for people: derived purely from actions (NewRMA, NicReplacement, CableReplacement,
+SlowHost, TrainHalted) and DLQ surges.
 
 ``alert_id`` is deterministic (the idempotency key the webhook dispatcher and receivers
 dedup on), so an alert re-derived after a restart is the same alert.
@@ -48,6 +49,15 @@ def _alert(
     ).to_record()
 
 
+# Work a person does by hand: the request that opens it -> (operation, alertname, severity).
+HANDS_ON = {
+    "rma_opened": ("rma", "NewRMA", "critical"),
+    "nic_replacement_requested": ("nic_replacement", "NicReplacement", "warning"),
+    "cable_replacement_requested": ("cable_replacement", "CableReplacement", "warning"),
+}
+_PART = {"rma": "RMA opened", "nic_replacement": "NIC replacement", "cable_replacement": "cable replacement"}
+
+
 def group_key(action: Action) -> str:
     """The incident a host action belongs to: the host and the finding that opened its operation."""
     return f"{action.host_id}/{action.finding_id or action.action_id}"
@@ -63,17 +73,19 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
     }
     if action.kind == "returned":
         return _resolved(action, labels)
-    if action.kind == "rma_opened":
+    if action.kind in HANDS_ON:
+        operation, alertname, severity = HANDS_ON[action.kind]
+        what = _PART[operation] + (" for" if operation == "rma" else " needed on")
         return [
             _alert(
-                "NewRMA",
+                alertname,
                 action.action_id,
-                "critical",
+                severity,
                 action.ts,
                 action.host_id,
                 action.cluster,
                 {**labels, "group_key": group_key(action)},
-                f"RMA opened for {action.host_id} ({action.rule}) in domain {action.domain}",
+                f"{what} {action.host_id} ({action.rule}) in domain {action.domain}",
             )
         ]
     if action.kind == "suspected" and action.rule == "slow_host":
@@ -120,9 +132,9 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
 
 def _resolved(action: Action, labels: dict[str, str]) -> list[dict[str, Any]]:
     """The ``resolved`` notifications of the alerts that paged for the operation the host returned from."""
-    paged = []  # (alertname, severity) as they fired: the same labels give Alertmanager the same fingerprint
-    if action.operation == "rma":
-        paged.append(("NewRMA", "critical"))
+    paged = [  # (alertname, severity) as they fired: the same labels give Alertmanager the same fingerprint
+        (name, severity) for operation, name, severity in HANDS_ON.values() if action.operation == operation
+    ]
     if action.rule == "slow_host":
         paged.append(("SlowHost", "warning"))
     return [

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import faust
 
-from schemas import Codec, DecodeError, HostInventoried
+from schemas import Codec, DecodeError, FindingRaised, HostInventoried
 from streams import state_store
 from streams.actions import Action
 from streams.agents import register_agents
@@ -29,6 +29,7 @@ from streams.errors import InvalidRecordError
 from streams.fatal import end_worker, exit_process
 from streams.faust_app import faust_app
 from streams.findings import Finding
+from streams.findings_log import FindingsLog
 from streams.fleet_snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.inventory import Inventory
 from streams.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
@@ -151,6 +152,10 @@ class DetectApp:
             start=fleet_offsets,
             on_rewind=self._rewind_fleet,
             on_progress=lambda positions: self.snapshots.progress(self.fleet, positions),
+        )
+        self.findings_log = FindingsLog()
+        self.findings_tailer = LogTailer(
+            t.findings.name, client, self.findings_log.apply, self.codec, event_type=FindingRaised.EVENT_TYPE
         )
         samples = SamplePartitions(
             topic=t.samples.name,

@@ -44,6 +44,8 @@ def _matches(cls: ErrorClass, event_type: str, p: Mapping[str, Any], noise_xids:
         return False
     if cls.row_remap is not None and p.get("row_remap") not in cls.row_remap:
         return False
+    if cls.causes is not None and p.get("cause") not in cls.causes:
+        return False
     if cls.severity is not None and p.get("severity") not in cls.severity:
         return False
     return cls.link_kinds is None or p.get("kind") in cls.link_kinds

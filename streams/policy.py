@@ -67,13 +67,16 @@ class ErrorClass(_Model):
     """Maps error events to one class; the first matching class wins, unmatched events are not counted."""
 
     name: str
-    event_type: Literal["XidRaised", "EccErrorObserved", "PcieAerReported", "LinkEventObserved"]
+    event_type: Literal[
+        "XidRaised", "EccErrorObserved", "PcieAerReported", "LinkEventObserved", "ComponentFaultObserved"
+    ]
     xids: list[int] | None = None
     memory: Literal["dram", "sram"] | None = None
     correctable: bool | None = None
     row_remap: list[str] | None = None
     severity: list[str] | None = None
     link_kinds: list[str] | None = None
+    causes: list[IncidentCause] | None = None  # ComponentFaultObserved: the causes this class takes
     weight: Weight = "events"
 
 
@@ -89,6 +92,8 @@ class RepeatRule(_Model):
     severity: Literal["critical", "warning", "info"] = "critical"
     detector: str = "repeat_offender"
     component: Component = "any"
+    # Multi-symptom rules: the window must also hold this many different classes (1: any mix).
+    distinct_classes: int = Field(1, ge=1)
 
     def counts(self, gpu: int | None, port: int | None) -> bool:
         """Whether an event naming this GPU and port (None: not named) counts toward the rule."""
@@ -98,6 +103,12 @@ class RepeatRule(_Model):
     def _unknown_component_is_host_scope(self) -> RepeatRule:
         if self.component == "unknown" and self.scope != "host":
             raise ValueError("component = 'unknown' counts events naming no GPU or port: its scope is 'host'")
+        return self
+
+    @model_validator(mode="after")
+    def _distinct_classes_are_listed(self) -> RepeatRule:
+        if self.distinct_classes > min(len(self.classes), self.count):
+            raise ValueError("distinct_classes cannot exceed the rule's classes nor its count")
         return self
 
     @model_validator(mode="after")
@@ -175,6 +186,13 @@ DEFAULT_CLASS_CAUSES: dict[str, IncidentCause] = {
     "link_down": "network",
     "link_flap": "network",
     "nic_lost": "nic",
+    "nic_fault": "nic",
+    "link_fault": "network",
+    "pcie_fault": "pcie",
+    "psu_fault": "psu",
+    "fan_fault": "fan",
+    "power_fault": "power",
+    "gpu_fault": "faulty_gpu",
 }
 
 

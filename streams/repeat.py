@@ -39,10 +39,18 @@ Counted = tuple[int, str, int]  # (event time, event id, weight) of one counted 
 
 
 class WindowState(msgspec.Struct, frozen=True):
-    """One rule window of one scope: the events it counts, and the ids already used by a finding."""
+    """One rule window of one scope: the events it counts, and the ids already used by a finding.
+
+    ``cls`` (event id -> error class) is kept only by multi-symptom rules (``distinct_classes`` > 1).
+    """
 
     ev: tuple[Counted, ...] = ()
     done: tuple[str, ...] = ()
+    cls: dict[str, str] = {}
+
+    def classes(self) -> int:
+        """How many different error classes the window holds (multi-symptom rules)."""
+        return len({self.cls.get(e[1]) for e in self.ev})
 
 
 class HostState(msgspec.Struct, frozen=True):
@@ -89,22 +97,29 @@ def is_late(ts: int, watermark: int | None, grace_ms: int) -> bool:
     return watermark is not None and ts < watermark - grace_ms
 
 
-def _add(state: WindowState | None, signal: Signal, window_ms: int) -> WindowState:
+def _add(state: WindowState | None, signal: Signal, rule: RepeatRule) -> WindowState:
     state = state or WindowState()
     ev = list(state.ev)
+    cls = state.cls
     if signal.event_id not in state.done and all(e[1] != signal.event_id for e in ev):
         ev.append((signal.ts, signal.event_id, signal.weight))
         ev.sort(key=lambda e: (e[0], e[1]))
+        if rule.distinct_classes > 1:
+            cls = {**cls, signal.event_id: signal.error_class}
     newest = ev[-1][0] if ev else signal.ts
-    return WindowState(ev=tuple(e for e in ev if e[0] > newest - window_ms), done=state.done)
+    kept = tuple(e for e in ev if e[0] > newest - rule.window)
+    return WindowState(ev=kept, done=state.done, cls=_kept_classes(cls, kept))
+
+
+def _kept_classes(cls: dict[str, str], ev: tuple[Counted, ...]) -> dict[str, str]:
+    return {e[1]: cls[e[1]] for e in ev if e[1] in cls} if cls else cls
 
 
 def _consume(state: WindowState, used: list[str]) -> WindowState:
     """The window without the events a finding used, which it remembers so a duplicate cannot count them."""
     used_set = set(used)
-    return WindowState(
-        ev=tuple(e for e in state.ev if e[1] not in used_set), done=(*state.done, *used)[-DONE_MEMORY:]
-    )
+    ev = tuple(e for e in state.ev if e[1] not in used_set)
+    return WindowState(ev=ev, done=(*state.done, *used)[-DONE_MEMORY:], cls=_kept_classes(state.cls, ev))
 
 
 def observe(
@@ -120,9 +135,13 @@ def observe(
     new_states: dict[str, WindowState] = {}
     fired: list[tuple[int, int, int, RepeatRule, str, tuple[Counted, ...]]] = []
     for order, (key, (rule, scope_key)) in enumerate(touched.items()):
-        state = _add(states.get(key), signal, rule.window)
+        state = _add(states.get(key), signal, rule)
         new_states[key] = state
-        if any(e[1] == signal.event_id for e in state.ev) and sum(e[2] for e in state.ev) >= rule.count:
+        if (
+            any(e[1] == signal.event_id for e in state.ev)
+            and sum(e[2] for e in state.ev) >= rule.count
+            and (rule.distinct_classes == 1 or state.classes() >= rule.distinct_classes)
+        ):
             rank = (ACTION_STRENGTH[rule.action], SCOPE_SPECIFICITY[rule.scope], order)
             fired.append((*rank, rule, scope_key, state.ev))
     if not fired:

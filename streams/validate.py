@@ -14,6 +14,7 @@ from typing import Any
 
 from schemas import FLEET, Codec
 from schemas.bounds import ID_RULE, MAX_ID_CHARS, valid_id
+from schemas.taxonomy import INCIDENT_CAUSES
 from streams.errors import InvalidRecordError
 from streams.policy import ValidationLimits
 
@@ -179,6 +180,10 @@ def check_payload(record: Mapping[str, Any], limits: ValidationLimits) -> None:
             raise _bad(f"port_out_of_range: port={p['port']!r}", record)
         if p["kind"] not in LINK_KINDS:
             raise _bad(f"unknown_vocabulary: kind={p['kind']!r}", record)
+        _count(record, "count", p["count"], limits)
+    elif event_type == "ComponentFaultObserved":
+        if p["cause"] not in INCIDENT_CAUSES:
+            raise _bad(f"unknown_vocabulary: cause={p['cause']!r}", record)
         _count(record, "count", p["count"], limits)
     elif event_type == "JobInterrupted":
         _gpu(record, p["gpu"], limits, nullable=True)

@@ -170,6 +170,13 @@ def register_views(detect: DetectApp) -> None:
 
     @app.page("/findings")
     async def findings_view(self: View, request: Request) -> Response:
+        """Every finding raised in the fleet (``?host=`` for one host's), oldest first."""
+        host = request.query.get("host")
+        return self.json(detect.findings_log.view(detect.fleet.findings, host_id=host))
+
+    @app.page("/work")
+    async def work_view(self: View, request: Request) -> Response:
+        """Hosts with an operation in progress or waiting."""
         return self.json(open_work(detect))
 
     @app.page("/domains")

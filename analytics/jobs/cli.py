@@ -30,14 +30,14 @@ TruthOpt = Annotated[
 
 def result_table(name: str, frame: pl.DataFrame, columns: int = 8, rows: int = 15) -> Table:
     """A job's table for the terminal; every cell escaped (a host id may contain ``[/]``, rich markup)."""
-    from analytics.jobs.render import fmt
+    from analytics.jobs.render import fmt_cell
 
     frame = frame.select(frame.columns[:columns])
     view = Table(title=escape(name), show_lines=False)
     for col in frame.columns:
         view.add_column(escape(col))
     for row in frame.head(rows).iter_rows():
-        view.add_row(*(escape(fmt(v)) for v in row))
+        view.add_row(*(escape(fmt_cell(c, v)) for c, v in zip(frame.columns, row, strict=True)))
     return view
 
 
@@ -88,7 +88,7 @@ def analyze(
     import inspect
 
     from analytics.jobs.coverage import coverage_text
-    from analytics.jobs.errors import JobError
+    from analytics.jobs.errors import JobError, UnknownJobError
     from analytics.jobs.plots import plot_job
     from analytics.jobs.report import SHOWN, _summary_lines
     from analytics.jobs.result import write_result
@@ -101,8 +101,15 @@ def analyze(
         if unknown:
             raise JobError(f"job {job!r} has no parameter {sorted(unknown)}; it takes {sorted(allowed)}")
     console = Console()
-    with console.status(f"running {job} ..."):
-        result = run_job(job, _lake(ctx, lake), truth, **params)
+    folder = _lake(ctx, lake)
+    try:
+        with console.status(f"running {job} ..."):
+            result = run_job(job, folder, truth, **params)
+    except UnknownJobError:
+        raise
+    except JobError as exc:  # what the report calls skipped (no such table, too little data): not a failure
+        console.print(f"skipped: {escape(str(exc))}", soft_wrap=True)
+        return
     for line in _summary_lines(result):
         console.print(f"• {escape(line)}")
     for note in result.notes:

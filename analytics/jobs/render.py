@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import html
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,17 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def fmt_cell(column: str, value: Any) -> str:
+    """``fmt``, with event times (epoch ms in a ``*_ts`` column) as UTC times a person reads."""
+    if column.endswith("_ts") and isinstance(value, int) and not isinstance(value, bool):
+        return dt.datetime.fromtimestamp(value / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return fmt(value)
+
+
 def _rows(df: pl.DataFrame, max_rows: int) -> tuple[list[str], list[list[str]], int]:
     shown = df.head(max_rows)
-    return df.columns, [[fmt(v) for v in row] for row in shown.iter_rows()], df.height - shown.height
+    rows = [[fmt_cell(c, v) for c, v in zip(df.columns, row, strict=True)] for row in shown.iter_rows()]
+    return df.columns, rows, df.height - shown.height
 
 
 def markdown_table(df: pl.DataFrame, max_rows: int = MAX_ROWS) -> str:

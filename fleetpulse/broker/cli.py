@@ -88,13 +88,16 @@ def stop(ctx: typer.Context, local: LocalOption = False) -> None:
 
 
 @app.command()
-def status(ctx: typer.Context) -> None:
-    """Show whether the broker runs and answers, where, and its files. Exit code 1 if it is not running."""
+def status(ctx: typer.Context, local: LocalOption = False) -> None:
+    """Show whether the broker runs and answers, where, and its files. Exit code 1 if it is not running.
+
+    With an external cluster configured, whether that answers; ``--local``: the local broker's state anyway.
+    """
     settings = _settings(ctx)
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold")
     table.add_column()
-    if not settings.uses_local_broker:
+    if not settings.uses_local_broker and not local:
         from ground.kafka.admin import broker_answers
 
         answers = broker_answers(settings.bootstrap_servers, settings.kafka, timeout_s=5.0)
@@ -128,10 +131,11 @@ def logs(
     follow_: Annotated[
         bool, typer.Option("--follow", "-f", help="Keep printing new lines (Ctrl-C stops).")
     ] = False,
+    local: LocalOption = False,
 ) -> None:
     """Print the end of the broker's log file."""
     settings = _settings(ctx)
-    if _external(settings):
+    if _external(settings, local=local):
         return
     path = LocalBroker(settings.broker).log_path
     if not path.exists() and not follow_:

@@ -11,8 +11,25 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from producers.importer.inventory_file import InventoryFile
 from producers.importer.sources import BadRow
 from schemas.taxonomy import UNCLASSIFIED
+
+
+@dataclass(frozen=True)
+class InventoryCount:
+    """What an inventory file brought: hosts listed, those with no incident, rows refused, records to send."""
+
+    source: str
+    listed: int
+    fault_free: int
+    bad_rows: list[BadRow]
+    records: int
+
+
+def inventory_summary(listed: InventoryFile, incident_hosts: set[str], records: list[dict[str, Any]]) -> InventoryCount:
+    fault_free = sum(1 for h in listed.hosts if h not in incident_hosts)
+    return InventoryCount(listed.source, len(listed.hosts), fault_free, listed.bad_rows, len(records))
 
 
 @dataclass(frozen=True)
@@ -28,6 +45,8 @@ class ImportSummary:
     sent: int = 0
     hardware: int = 0  # hardware events the incidents stand for ([signals]), for the repeat-offender rules
     hardware_sent: int = 0
+    warnings: list[str] = field(default_factory=list)
+    inventory: InventoryCount | None = None
 
     @property
     def classified(self) -> int:
@@ -84,6 +103,14 @@ def render(summary: ImportSummary, *, source: str, dry_run: bool, max_listed: in
         "by cause:",
     ]
     lines += [f"  {cause:<24} {n:>8}  {n / s.incidents:6.1%}" for cause, n in s.by_cause.items()]
+    lines += [f"warning: {w}" for w in s.warnings]
+    if s.inventory is not None:
+        inv = s.inventory
+        lines.append(
+            f"inventory {inv.source}: {inv.listed} hosts, {inv.fault_free} with no incident"
+            + (f", {_count(len(inv.bad_rows), 'bad row')}" if inv.bad_rows else "")
+        )
+        lines += [f"inventory row {b.number}: {b.reason}" for b in inv.bad_rows[:max_listed]]
     if s.unmapped_classes:
         lines.append(f"unmapped classes ({len(s.unmapped_classes)}, imported as {UNCLASSIFIED}):")
         lines += [f"  {cls!r}: {n}" for cls, n in s.unmapped_classes[:max_listed]]
@@ -102,6 +129,8 @@ def render(summary: ImportSummary, *, source: str, dry_run: bool, max_listed: in
     if s.new_hosts:
         shown = ", ".join(s.new_hosts[:max_listed]) + (" …" if len(s.new_hosts) > max_listed else "")
         lines.append(f"unknown hosts: {len(s.new_hosts)} inventory records created ({shown})")
+    if s.inventory is not None:
+        lines.append(f"inventory: {_count(s.inventory.records, 'host record')} sent")
     hardware = f" and {_count(s.hardware_sent, 'hardware event')}" if s.hardware_sent else ""
     lines.append(f"sent {s.sent} incidents{hardware}; {s.already_imported} were already imported")
     return lines

@@ -61,6 +61,8 @@ class IncidentEncoder:
         ):
             return self.codec.encode(dict(record))
         p, s = record["payload"], self._cached
+        ts = _long(record["ts"])
+        start = ts if p["start_ts"] == record["ts"] else _long(p["start_ts"])  # an incident's ts is its start
         return b"".join(
             (
                 self._prefix[:5],
@@ -68,14 +70,14 @@ class IncidentEncoder:
                 self._prefix[5:],
                 s(record["host_id"]),
                 s(record["cluster"]),
-                _long(record["ts"]),
+                ts,
                 _long(record["agent_seq"]),
                 s(p["cause"]),
                 s(p["source_class"]),
                 avro_string(p["source_text"]),
                 _optional_string(p["component"]),
                 _optional_string(p["component_kind"]),
-                _long(p["start_ts"]),
+                start,
                 _optional_long(p["end_ts"]),
             )
         )

@@ -2,7 +2,9 @@
 
 The mapping's ``[signals]`` names, per source-class prefix, which raw signal an incident of that
 class is (a GPU lost is XID 79, a DBE an uncorrectable DRAM ECC error, a link down or a lost NIC a
-link event). Its GPU or port is the incident's component when that is a plain index, else null:
+link event); any other part a class names (PSU, fan, PCIe width, NIC GID table, link speed) is a
+``component_fault``: a ``ComponentFaultObserved`` carrying the incident's cause, which the policy's
+per-cause host rules count. Its GPU or port is the incident's component when that is a plain index, else null:
 the event names only the host, and the host-level rules count it. Ids derive from the incident's,
 so a second import adds nothing.
 """
@@ -12,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from schemas.events import EccErrorObserved, Event, LinkEventObserved, XidRaised
+from schemas.events import ComponentFaultObserved, EccErrorObserved, Event, LinkEventObserved, XidRaised
 
-HardwareSignal = Literal["gpu_lost", "dram_uce", "sram_uce", "link_down", "nic_lost"]
+HardwareSignal = Literal["gpu_lost", "dram_uce", "sram_uce", "link_down", "nic_lost", "component_fault"]
 
 
 def _part(component: str | None) -> int | None:
@@ -22,7 +24,12 @@ def _part(component: str | None) -> int | None:
     return int(text) if text.isdigit() and int(text) < 64 else None
 
 
-def _event(signal: HardwareSignal, part: int | None, text: str) -> tuple[type[Event], dict[str, Any]]:
+def _event(signal: HardwareSignal, p: Mapping[str, Any]) -> tuple[type[Event], dict[str, Any]]:
+    if signal == "component_fault":
+        return ComponentFaultObserved, {
+            "cause": p["cause"], "component_kind": p["component_kind"], "component": p["component"], "count": 1,
+        }  # fmt: skip
+    part, text = _part(p["component"]), p["source_text"] or p["source_class"]
     if signal == "gpu_lost":
         return XidRaised, {"gpu": part, "xid": 79, "pci_bus_id": "", "message": text}
     if signal in ("dram_uce", "sram_uce"):
@@ -44,11 +51,12 @@ def hardware_records(
         signal = signal_of.get(p["source_class"])
         if signal is None:
             continue
-        klass, payload = _event(signal, _part(p["component"]), p["source_text"] or p["source_class"])
+        klass, payload = _event(signal, p)
         out.append(
-            klass(
-                event_id=f"{inc['event_id']}-hw", host_id=inc["host_id"], cluster=inc["cluster"],
-                ts=inc["ts"], payload=payload,
-            ).to_record()
+            {  # klass(...).to_record(), written out: this loop runs once per incident
+                "event_id": f"{inc['event_id']}-hw", "event_type": klass.EVENT_TYPE,
+                "schema_version": klass.SCHEMA_VERSION, "host_id": inc["host_id"], "cluster": inc["cluster"],
+                "ts": inc["ts"], "agent_seq": 0, "payload": payload,
+            }
         )  # fmt: skip
     return out

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 from ground.kafka.reading import read_to_end
 from producers.batches import RecordBatch
 from producers.importer.encoding import IncidentEncoder
+from producers.importer.envelope_encoding import EnvelopeEncoder
+from producers.importer.records import layout_digest
+from producers.progress import StepUpdate, no_steps
 from producers.sinks.kafka import KafkaSink
 from schemas import Codec, DecodeError, HostInventoried, IncidentReported
 from schemas.codec import HEADER, body_event_id
@@ -26,6 +29,7 @@ class FleetView:
     """Hosts in the inventory (with their cluster) and incident ids already on the actions topic."""
 
     clusters: dict[str, str] = field(default_factory=dict)
+    layouts: dict[str, str] = field(default_factory=dict)  # host -> layout_digest of its newest record
     incident_ids: set[str] = field(default_factory=set)
 
 
@@ -40,6 +44,7 @@ def read_fleet(settings: Settings, codec: Codec | None = None) -> FleetView:
             continue  # not ours to judge: the consumers of that topic dead-letter it
         if record["event_type"] == HostInventoried.EVENT_TYPE:
             view.clusters[record["host_id"]] = record["cluster"]
+            view.layouts[record["host_id"]] = layout_digest(record["payload"], record["cluster"])
     incident_schemas = {v.schema_id for v in codec.registry.versions(IncidentReported.EVENT_TYPE)}
     # the whole log, however long the fleet has run: a partial read would send incidents twice
     for raw in read_to_end(
@@ -67,16 +72,15 @@ def leading_event_id(value: bytes | None, schema_ids: set[int]) -> str | None:
     return body_event_id(memoryview(value)[HEADER.size :])
 
 
-class IncidentBatch(RecordBatch):
-    """Records the sink encodes with the import's ``IncidentEncoder`` (same bytes as the codec)."""
+class EncodedBatch(RecordBatch):
+    """Records the sink encodes with one of the import's encoders (the codec's bytes, cheaper)."""
 
-    def __init__(self, records: list[dict[str, Any]], encoder: IncidentEncoder) -> None:
+    def __init__(self, records: list[dict[str, Any]], encode: Callable[[dict[str, Any]], bytes]) -> None:
         super().__init__(records)
-        self.encoder = encoder
+        self.encode_one = encode
 
     def encode(self, codec: Codec) -> list[bytes]:
-        encode = self.encoder.encode
-        return [encode(r) for r in self.records()]
+        return list(map(self.encode_one, self.records()))
 
 
 def send(
@@ -87,23 +91,28 @@ def send(
     hardware: list[dict[str, Any]] | None = None,
     sink_factory: Callable[[Settings], KafkaSink] | None = None,
     chunk: int = 10_000,
+    progress: StepUpdate = no_steps,
 ) -> int:
     """Send inventory, then incidents and the hardware events they stand for; raises DeliveryError
     unless the broker acknowledged every one."""
     sink = (sink_factory or _sink)(settings)
-    encoder = IncidentEncoder(sink.codec)
+    encoder, envelopes = IncidentEncoder(sink.codec), EnvelopeEncoder(sink.codec)
+    hardware = hardware or []
+    total = len(incidents) + len(hardware)
     try:
         if inventory:
             sink.write(RecordBatch(inventory))
             sink.flush()
         for i in range(0, len(incidents), chunk):
-            sink.write(IncidentBatch(incidents[i : i + chunk], encoder))
-        for i in range(0, len(hardware or ()), chunk):
-            sink.write(RecordBatch((hardware or [])[i : i + chunk]))
+            sink.write(EncodedBatch(incidents[i : i + chunk], encoder.encode))
+            progress("records sent", min(i + chunk, len(incidents)), total)
+        for i in range(0, len(hardware), chunk):
+            sink.write(EncodedBatch(hardware[i : i + chunk], envelopes.encode))
+            progress("records sent", len(incidents) + min(i + chunk, len(hardware)), total)
     finally:
         sink.close()
     return len(incidents)
 
 
 def _sink(settings: Settings) -> KafkaSink:
-    return KafkaSink(settings, client_id=f"{settings.kafka.client_id_prefix}-import")
+    return KafkaSink(settings, client_id=f"{settings.kafka.client_id_prefix}-import", bulk=True)

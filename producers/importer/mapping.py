@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from producers.importer.errors import MappingFileError
 from producers.importer.hardware import HardwareSignal
+from producers.importer.sources import Column
 from schemas.taxonomy import UNCLASSIFIED, IncidentCause
 
 TimeUnit = Literal["seconds", "minutes", "hours", "days"]
@@ -28,12 +29,16 @@ class _Frozen(BaseModel):
 
 
 class Columns(_Frozen):
-    """Source column names. ``time`` + ``event`` set: one row per start or end (event-shaped traces)."""
+    """Source column names. ``time`` + ``event`` set: one row per start or end (event-shaped traces).
+
+    A name may be a dotted path into a nested object (``fault_type.level1``); ``source_class`` may
+    also list several, whose values join with ``/`` (``["fault_type.level1", "fault_type.level2"]``).
+    """
 
     host: str = "host"
     start: str = "start"
     end: str = "end"
-    source_class: str = "class"
+    source_class: str | tuple[str, ...] = "class"
     source_text: str = "text"
     component: str = "component"
     component_kind: str = "component_kind"
@@ -46,7 +51,7 @@ class Columns(_Frozen):
     def event_shaped(self) -> bool:
         return self.time is not None and self.event is not None
 
-    def wanted(self) -> tuple[str, ...]:
+    def wanted(self) -> tuple[Column, ...]:
         """Every column the import reads, in the order of ``producers.importer.incidents.Cells``."""
         return (
             self.host,
@@ -60,7 +65,7 @@ class Columns(_Frozen):
             self.event or "",
         )
 
-    def required(self) -> tuple[str, ...]:
+    def required(self) -> tuple[Column, ...]:
         if self.event_shaped:
             return (self.host, self.time or "", self.event or "", self.source_class)
         return (self.host, self.start, self.source_class)
@@ -73,9 +78,36 @@ class TimeFormat(_Frozen):
     epoch: Literal["s", "ms"] | None = None
 
 
-class InventoryDefaults(_Frozen):
-    """What an inventory record created for a host the fleet does not know yet says."""
+class InventoryColumns(_Frozen):
+    """Columns of an inventory file (one row per host); only ``host`` is required, empty cells take defaults."""
 
+    host: str = "host"
+    rack: str = "rack"
+    domain: str = "domain"
+    cluster: str = "cluster"
+    fabric: str = "fabric"
+    install: str = "install_date"
+    sku: str = "sku"
+    gpu_count: str = "gpu_count"
+    nic_ports: str = "nic_ports"
+
+    def wanted(self) -> tuple[str, ...]:
+        """In the order of ``producers.importer.inventory_file``'s cells."""
+        return (
+            self.host, self.rack, self.domain, self.cluster, self.fabric, self.install,
+            self.sku, self.gpu_count, self.nic_ports,
+        )  # fmt: skip
+
+
+class InventoryDefaults(_Frozen):
+    """What an inventory record created for a host the fleet does not know yet says.
+
+    ``file`` (or ``fleetpulse import --inventory``) names a CSV / JSON file listing every host with
+    its layout, fault-free hosts included; a relative path is read from the mapping file's folder.
+    """
+
+    file: str | None = None
+    columns: InventoryColumns = InventoryColumns()
     cluster: str = "imported"
     domain_size: int = Field(16, ge=1)
     domain_prefix: str = "imported-md"
@@ -153,6 +185,9 @@ def load_mapping(path: Path | None) -> HistoryMapping:
         raise MappingFileError(f"cannot read: {exc.strerror or exc}", path) from exc
     except tomllib.TOMLDecodeError as exc:
         raise MappingFileError(f"not valid TOML: {exc}", path) from exc
+    file = doc.get("inventory", {}).get("file") if isinstance(doc.get("inventory"), dict) else None
+    if isinstance(file, str) and not Path(file).is_absolute():
+        doc["inventory"]["file"] = str(path.parent / file)
     try:
         return HistoryMapping.model_validate(doc)
     except ValidationError as exc:

@@ -14,15 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from producers.importer.incidents import Incident
+from producers.importer.inventory_file import HostLayout, default_layout
 from producers.importer.mapping import CauseLookup, HistoryMapping
 from schemas import HostInventoried, IncidentReported
-from schemas.taxonomy import IMPORTED_RACK
 
 
 def incident_id(incident: Incident) -> str:
-    parts = (incident.host_id, incident.start_ts, incident.source_class, incident.component or "")
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()
-    return f"inc-{digest[:24]}"
+    key = f"{incident.host_id}\x1f{incident.start_ts}\x1f{incident.source_class}\x1f{incident.component or ''}"
+    return f"inc-{hashlib.sha256(key.encode()).hexdigest()[:24]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +39,7 @@ def incident_records(
     lookup = CauseLookup(mapping)
     default_cluster = mapping.inventory.cluster
     seen: dict[str, int] = {}
+    event_type, version = IncidentReported.EVENT_TYPE, IncidentReported.SCHEMA_VERSION
     records: list[dict[str, Any]] = []
     duplicates: list[tuple[int, int]] = []
     for inc in incidents:
@@ -51,12 +51,15 @@ def incident_records(
         seen[event_id] = inc.row
         cause, kind = lookup(inc.source_class)
         records.append(
-            IncidentReported(
-                event_id=event_id,
-                host_id=inc.host_id,
-                cluster=clusters.get(inc.host_id, default_cluster),
-                ts=inc.start_ts,
-                payload={
+            {  # IncidentReported(...).to_record(), written out: this loop runs once per incident
+                "event_id": event_id,
+                "event_type": event_type,
+                "schema_version": version,
+                "host_id": inc.host_id,
+                "cluster": clusters.get(inc.host_id, default_cluster),
+                "ts": inc.start_ts,
+                "agent_seq": 0,
+                "payload": {
                     "cause": cause,
                     "source_class": inc.source_class,
                     "source_text": inc.source_text,
@@ -65,7 +68,7 @@ def incident_records(
                     "start_ts": inc.start_ts,
                     "end_ts": inc.end_ts,
                 },
-            ).to_record()
+            }
         )
     return Prepared(records, duplicates)
 
@@ -75,36 +78,51 @@ def natural_key(host_id: str) -> tuple[Any, ...]:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", host_id))
 
 
-def inventory_records(
-    hosts: Iterable[str], known: Iterable[str], mapping: HistoryMapping, install_ts: int
-) -> list[dict[str, Any]]:
-    """A ``HostInventoried`` for every host not in ``known``.
+def layout_digest(payload: Mapping[str, Any], cluster: str) -> str:
+    """What an inventory record says of a host's place, to tell whether a file moves a known host."""
+    parts = (cluster, *(payload[k] for k in ("rack", "maintenance_domain", "fabric", "install_ts", "sku")))
+    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:12]
 
-    Hosts are laid out in natural order in domains of ``inventory.domain_size``, counted over every
-    host of the import, so a host gets the same domain whichever of its peers were known before.
+
+def inventory_records(
+    hosts: Iterable[str],
+    known: Iterable[str],
+    mapping: HistoryMapping,
+    install_ts: int,
+    *,
+    listed: Mapping[str, HostLayout] | None = None,
+    known_layouts: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """A ``HostInventoried`` for every host not in ``known``, and for every ``listed`` one whose layout changed.
+
+    ``listed`` is an inventory file's hosts (fault-free ones too); the others are laid out in natural
+    order in domains of ``inventory.domain_size``, counted over every host of the import, so a host
+    gets the same domain whichever of its peers were known before. ``known_layouts``: host → the
+    ``layout_digest`` of its newest inventory record.
     """
     inv = mapping.inventory
-    known_set = set(known)
+    listed = listed or {}
+    known_set, digests = set(known), known_layouts or {}
     out = []
-    for index, host in enumerate(sorted(set(hosts), key=natural_key)):
-        if host in known_set:
+    for index, host in enumerate(sorted(set(hosts) | set(listed), key=natural_key)):
+        layout = listed.get(host) or default_layout(host, f"{inv.domain_prefix}{index // inv.domain_size:03d}", inv)
+        installed = layout.install_ts if layout.install_ts is not None else install_ts
+        payload: dict[str, Any] = {
+            "rack": layout.rack,
+            "fabric": layout.fabric,
+            "maintenance_domain": layout.domain or f"{inv.domain_prefix}{index // inv.domain_size:03d}",
+            "sku": layout.sku,
+            "install_ts": installed,
+            "gpu_count": layout.gpu_count,
+            "nic_ports": layout.nic_ports,
+        }
+        digest = layout_digest(payload, layout.cluster)
+        if host in known_set and (host not in listed or digests.get(host) == digest):
             continue
-        domain = f"{inv.domain_prefix}{index // inv.domain_size:03d}"
+        event_id = f"inv-{host}-{digest}" if host in listed else f"inv-{host}-imported"
         out.append(
             HostInventoried(
-                event_id=f"inv-{host}-imported",
-                host_id=host,
-                cluster=inv.cluster,
-                ts=install_ts,
-                payload={
-                    "rack": IMPORTED_RACK,
-                    "fabric": inv.fabric,
-                    "maintenance_domain": domain,
-                    "sku": inv.sku,
-                    "install_ts": install_ts,
-                    "gpu_count": inv.gpu_count,
-                    "nic_ports": inv.nic_ports,
-                },
+                event_id=event_id, host_id=host, cluster=layout.cluster, ts=installed, payload=payload
             ).to_record()
         )
     return out

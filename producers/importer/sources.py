@@ -1,7 +1,10 @@
 """Reading incident files: CSV, JSON lines and JSON arrays, as numbered rows of strings.
 
 Row numbers are what an operator sees in an editor: the file's line for CSV and JSON lines
-(the CSV header is line 1), the element's position (from 1) for a JSON array.
+(the CSV header is line 1), the element's position (from 1) for a JSON array. A column may be a
+dotted path into a nested object (``fault_type.level1``: a JSON value, or a CSV cell holding a JSON
+object), or several such paths whose values join with ``/``; an object read as a plain string is
+kept as its JSON text, and ``nested_object_warnings`` says so.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import operator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -16,6 +21,7 @@ from typing import Any, Literal
 from producers.importer.errors import SourceFileError
 
 SourceFormat = Literal["csv", "jsonl", "json"]
+Column = str | tuple[str, ...]  # a column name or dotted path; a tuple: several, joined with "/"
 _SUFFIXES: dict[str, SourceFormat] = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
 
 
@@ -34,12 +40,86 @@ class BadRow:
 
 
 def cell(value: Any) -> str:
-    """A JSON value as the text a CSV cell would hold (``3.0`` → ``'3'``, null → ``''``)."""
+    """A JSON value as the text a CSV cell would hold (``3.0`` → ``'3'``, null → ``''``, an object → JSON)."""
     if value is None:
         return ""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
     return str(value).strip()
+
+
+def _walk(value: Any, path: list[str]) -> Any:
+    for key in path:
+        if isinstance(value, str) and value.lstrip().startswith("{"):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return None
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def lookup(item: dict[str, Any], name: str) -> Any:
+    """``item[name]``, else the dotted path ``name`` walked through nested objects (None when absent)."""
+    if name in item or "." not in name:
+        return item.get(name)
+    parts = name.split(".")
+    for n in range(len(parts) - 1, 0, -1):  # longest key first: a key may itself hold a dot
+        head = ".".join(parts[:n])
+        if head in item:
+            return _walk(item[head], parts[n:])
+    return None
+
+
+def _joined(values: list[str]) -> str:
+    return "/".join(v for v in values if v)
+
+
+def _object_cell(item: dict[str, Any], column: Column) -> str:
+    if isinstance(column, str):
+        return cell(lookup(item, column))
+    return _joined([cell(lookup(item, c)) for c in column])
+
+
+def base_names(column: Column) -> list[str]:
+    """The names a column needs in a CSV header: each path's first part (or the whole name)."""
+    return [column] if isinstance(column, str) else list(column)
+
+
+def nested_object_warnings(rows: list[Row], wanted: tuple[Column, ...], positions: tuple[int, ...]) -> list[str]:
+    """A line per column (of those at ``positions`` in ``wanted``) whose cells hold JSON objects read as text.
+
+    Such a class would be classified 0 %, silently, without it.
+    """
+    out = []
+    for i in positions:
+        column = wanted[i]
+        if not column:
+            continue
+        cells = map(operator.itemgetter(i), map(_VALUES, rows))  # C-level loops: this reads every row
+        n = sum(map(_is_object, filter(_OPENS_OBJECT, cells)))
+        if n:
+            name = column if isinstance(column, str) else "/".join(column)
+            out.append(
+                f"column {name!r} holds a JSON object in {n} of {len(rows)} rows; name one of its "
+                f"fields with a dotted path in the mapping (e.g. \"{name}.level1\")"
+            )
+    return out
+
+
+_VALUES = operator.attrgetter("values")
+_OPENS_OBJECT = operator.methodcaller("startswith", ("{", "["))
+
+
+def _is_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict | list)
+    except ValueError:
+        return False
 
 
 def detect_format(path: Path) -> SourceFormat:
@@ -52,7 +132,7 @@ def detect_format(path: Path) -> SourceFormat:
 
 
 def read_rows(
-    path: Path, fmt: SourceFormat, required: tuple[str, ...], wanted: tuple[str, ...] | None = None
+    path: Path, fmt: SourceFormat, required: tuple[Column, ...], wanted: tuple[Column, ...] | None = None
 ) -> tuple[list[Row], list[BadRow]]:
     """Every row of the file as the cells of ``wanted`` (default: ``required``); unreadable rows are ``BadRow``.
 
@@ -70,41 +150,71 @@ def read_rows(
     return _json_rows(text, path, wanted)
 
 
+def _in_header(name: str, header: list[str]) -> bool:
+    return name in header or ("." in name and _csv_path(name, header) is not None)
+
+
+def _csv_path(name: str, header: list[str]) -> tuple[int, list[str]] | None:
+    """(index of the column holding a JSON object, path inside it) for a dotted ``name``."""
+    parts = name.split(".")
+    for n in range(len(parts) - 1, 0, -1):
+        head = ".".join(parts[:n])
+        if head in header:
+            return header.index(head), parts[n:]
+    return None
+
+
 def _csv_rows(
-    text: str, path: Path, required: tuple[str, ...], wanted: tuple[str, ...]
+    text: str, path: Path, required: tuple[Column, ...], wanted: tuple[Column, ...]
 ) -> tuple[list[Row], list[BadRow]]:
     # csv.reader, not DictReader: a tuple per row is a fraction of the cost on large traces
     reader = csv.reader(io.StringIO(text))
     header = [h.strip() for h in next(reader, [])]
-    missing = [c for c in required if c not in header]
+    missing = [c for col in required for c in base_names(col) if not _in_header(c, header)]
     if missing:
         raise SourceFileError(
             f"wrong columns: missing {', '.join(missing)}; the file has {', '.join(header) or 'no header'} "
             "(name the source's columns in the mapping file's [columns])",
             path,
         )
-    index = [header.index(c) if c in header else -1 for c in wanted]
+    nested = any(not isinstance(c, str) or (c not in header and "." in c) for c in wanted)
     width = len(header)
     rows: list[Row] = []
     bad: list[BadRow] = []
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:  # a field over csv's limit (128 KiB), a NUL: that row only
-            bad.append(BadRow(reader.line_num, f"unreadable CSV: {exc}"))
-            continue
+    if nested:  # a dotted path or a join: each row through the (slower) general lookup
+        for cells in _readable(reader, bad):
+            if cells and len(cells) == width:
+                item = dict(zip(header, cells, strict=True))
+                rows.append(Row(reader.line_num, tuple(_object_cell(item, c) for c in wanted)))
+            elif cells:
+                bad.append(BadRow(reader.line_num, f"{len(cells)} cells, the header has {width}"))
+        return rows, bad
+    # a column the file lacks reads the empty cell appended at the row's end (index ``width``)
+    pick = operator.itemgetter(*[header.index(c) if c in header else width for c in wanted if isinstance(c, str)])
+    strip = str.strip
+    for cells in _readable(reader, bad):
         if not cells:
             continue
         if len(cells) != width:
             bad.append(BadRow(reader.line_num, f"{len(cells)} cells, the header has {width}"))
             continue
-        rows.append(Row(reader.line_num, tuple(cells[i].strip() if i >= 0 else "" for i in index)))
+        cells.append("")
+        rows.append(Row(reader.line_num, tuple(map(strip, pick(cells)))))
     return rows, bad
 
 
-def _jsonl_rows(text: str, wanted: tuple[str, ...]) -> tuple[list[Row], list[BadRow]]:
+def _readable(reader: Iterator[list[str]], bad: list[BadRow]) -> Iterator[list[str]]:
+    """The reader's rows; a row csv cannot read (a field over its 128 KiB limit, a NUL) is a bad row."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            bad.append(BadRow(reader.line_num, f"unreadable CSV: {exc}"))  # type: ignore[attr-defined]
+
+
+def _jsonl_rows(text: str, wanted: tuple[Column, ...]) -> tuple[list[Row], list[BadRow]]:
     rows: list[Row] = []
     bad: list[BadRow] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -122,7 +232,7 @@ def _jsonl_rows(text: str, wanted: tuple[str, ...]) -> tuple[list[Row], list[Bad
     return rows, bad
 
 
-def _json_rows(text: str, path: Path, wanted: tuple[str, ...]) -> tuple[list[Row], list[BadRow]]:
+def _json_rows(text: str, path: Path, wanted: tuple[Column, ...]) -> tuple[list[Row], list[BadRow]]:
     try:
         items = json.loads(text)
     except ValueError as exc:
@@ -138,8 +248,8 @@ def _json_rows(text: str, path: Path, wanted: tuple[str, ...]) -> tuple[list[Row
     return rows, bad
 
 
-def _object_row(item: Any, number: int, wanted: tuple[str, ...], rows: list[Row], bad: list[BadRow]) -> None:
+def _object_row(item: Any, number: int, wanted: tuple[Column, ...], rows: list[Row], bad: list[BadRow]) -> None:
     if isinstance(item, dict):
-        rows.append(Row(number, tuple(cell(item.get(c)) for c in wanted)))
+        rows.append(Row(number, tuple(_object_cell(item, c) for c in wanted)))
     else:
         bad.append(BadRow(number, f"not an object: {type(item).__name__}"))

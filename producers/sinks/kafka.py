@@ -3,7 +3,8 @@
 kafka-python 3 has no ``buffer_memory``, so the sink bounds unacknowledged bytes itself and
 blocks the generator when the bound is reached (backpressure). Retries and a long delivery
 timeout ride out a broker restart. Every record's outcome is counted, and ``close`` raises
-``DeliveryError`` if any record was not acknowledged.
+``DeliveryError`` if any record was not acknowledged. With ``bulk``, records go to the producer a
+whole batch at a time (``producers.sinks.kafka_batches``), several times cheaper per record.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 from kafka import KafkaProducer, codec
 from kafka.errors import KafkaError
 from kafka.partitioner.default import murmur2
+from kafka.structs import TopicPartition
 
 from ground.settings.simulator import ProducerTuning
 from producers.errors import DeliveryError, SinkError
+from producers.sinks.kafka_batches import BatchAppender, usable
 from schemas import Codec, topic_family
 
 if TYPE_CHECKING:  # only annotations: the agent's sender must not load numpy and pyarrow
@@ -72,7 +75,9 @@ class KafkaSink:
         codec: Codec | None = None,
         client_id: str | None = None,
         producer_factory: Callable[..., Any] | None = None,
+        bulk: bool = False,
     ) -> None:
+        """``bulk``: hand the producer whole batches (when it is a kafka-python producer), not records."""
         self.codec = codec or Codec()
         self.topics = {
             family: getattr(settings.topics, family).name
@@ -97,6 +102,7 @@ class KafkaSink:
         self.blocked_s = 0.0
         self._topic_of: dict[str, str] = {}
         self._partition_of: dict[tuple[str, bytes], int] = {}
+        self._appender = BatchAppender(self.producer, self._on_batch) if bulk and usable(self.producer) else None
 
     def _topic(self, event_type: str) -> str:
         topic = self._topic_of.get(event_type)
@@ -112,6 +118,15 @@ class KafkaSink:
         if self.first_error is None:
             self.first_error = f"{type(exc).__name__}: {exc}"
             log.error("kafka delivery failed: %s", self.first_error)
+
+    def _on_batch(self, count: int, error: str | None) -> None:
+        if error is None:
+            self.acked += count
+            return
+        self.failed += count
+        if self.first_error is None:
+            self.first_error = error
+            log.error("kafka delivery failed: %s", error)
 
     @property
     def pending_bytes(self) -> float:
@@ -150,11 +165,34 @@ class KafkaSink:
         send = self.producer.send
         on_ok, on_error = self._on_ok, self._on_error
         values = batch.encode(self.codec)
+        if self._appender is not None:
+            self._write_batches(batch.event_types(), batch.keys(), values)
+            return
         # record timestamp = produce (wall-clock) time, left to the producer: event time lives in `ts`
         for event_type, key, value in zip(batch.event_types(), batch.keys(), values, strict=True):
             topic = self._topic(event_type)
             partition = self._partition(topic, key)
             send(topic, key=key, value=value, partition=partition).add_callback(on_ok).add_errback(on_error)
+        self.sent += len(values)
+        self.sent_bytes += sum(map(len, values))
+
+    def _write_batches(self, event_types: list[str], keys: list[bytes], values: list[bytes]) -> None:
+        """The bulk path: records grouped by partition, in order, each group appended as whole batches."""
+        assert self._appender is not None
+        groups: dict[tuple[str, int], tuple[list[bytes], list[bytes]]] = {}
+        for event_type, key, value in zip(event_types, keys, values, strict=True):
+            topic = self._topic(event_type)
+            partition = self._partition(topic, key)
+            if partition is None:  # no metadata yet: the producer's own send waits for it
+                self.producer.send(topic, key=key, value=value).add_callback(self._on_ok).add_errback(self._on_error)
+                continue
+            group = groups.get((topic, partition))
+            if group is None:
+                group = groups[(topic, partition)] = ([], [])
+            group[0].append(key)
+            group[1].append(value)
+        for (topic, partition), (group_keys, group_values) in groups.items():
+            self._appender.append(TopicPartition(topic, partition), group_keys, group_values)
         self.sent += len(values)
         self.sent_bytes += sum(map(len, values))
 

@@ -198,3 +198,72 @@ def test_import_a_fault_trace_end_to_end(settings, tmp_path: Path) -> None:  # t
         wait_for(lambda: out_elsewhere(worker) == 3, 20, "node-3 back in service")
     finally:
         assert worker.stop() == 0, (tmp_path / "w.log").read_text()[-3000:]
+
+
+# An inventory file: 6 hosts in two racks and two domains, 3 of them fault-free (no incident at all).
+HOSTS_CSV = """node_id,rack,domain,cluster,fabric,install_date
+40,r1,md-a,trace,roce,-400
+41,r1,md-a,trace,roce,-400
+42,r1,md-a,trace,roce,-400
+43,r2,md-b,trace,infiniband,-200
+44,r2,md-b,trace,infiniband,-200
+45,r2,md-b,trace,infiniband,-200
+"""
+# node 40: a PSU failing twice in 10 days (psu_repeat_host); node 41: 3 link downs on different ports in
+# 24 days (link_down_repeat_host_long). Node 50 is not in the file: it gets the default layout.
+LAYOUT_TRACE = [
+    (40, 5.0, 5.5, "Power/PSU/failed"),
+    (40, 15.0, 15.5, "Power/PSU/failed"),
+    (41, 2.0, 2.25, "Network/link down/port 1"),
+    (41, 13.0, 13.25, "Network/link down/port 2"),
+    (41, 26.0, 26.25, "Network/link down/port 3"),
+    (50, 3.0, 3.5, "GPU/lost/-"),
+]
+LAYOUT_MAPPING = HistoryMapping(
+    columns=Columns(host="node_id", time="time", event="event", source_class="fault_type"),
+    inventory=InventoryDefaults(host_prefix="node-", domain_size=8, cluster="trace"),
+    causes={"GPU/lost": "faulty_gpu", "Network/link down": "network", "Power/PSU": "psu"},
+    signals={"GPU/lost": "gpu_lost", "Network/link down": "link_down", "Power": "component_fault"},
+)
+
+
+def test_an_inventory_file_lays_out_fault_free_hosts_and_host_rules_fire(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    start_ms = parse_start((now - dt.timedelta(days=30)).isoformat())
+    hosts = tmp_path / "hosts.csv"
+    hosts.write_text(HOSTS_CSV.replace("node_id", "host"))
+    trace = tmp_path / "trace.csv"
+    lines = ["node_id,time,event,fault_type"]
+    for node, begin, end, kind in LAYOUT_TRACE:
+        lines += [f"{node},{begin},start,{kind}", f"{node},{end},end,{kind}"]
+    trace.write_text("\n".join(lines) + "\n")
+
+    first = run_import(settings, trace, LAYOUT_MAPPING, start_ms=start_ms, inventory=hosts)
+    assert (first.sent, first.hardware_sent) == (6, 6)
+    assert first.inventory is not None and (first.inventory.listed, first.inventory.fault_free) == (6, 4)
+    layout = {r["host_id"]: r["payload"] for r in decoded(settings, "inventory")}
+    assert sorted(layout) == ["node-40", "node-41", "node-42", "node-43", "node-44", "node-45", "node-50"]
+    assert (layout["node-44"]["rack"], layout["node-44"]["maintenance_domain"]) == ("r2", "md-b")  # fault-free
+    assert layout["node-44"]["install_ts"] == start_ms - 200 * 86_400_000
+    assert layout["node-50"]["rack"] == "imported"
+    again = run_import(settings, trace, LAYOUT_MAPPING, start_ms=start_ms, inventory=hosts)
+    assert (again.sent, again.hardware_sent, again.inventory and again.inventory.records) == (0, 0, 0)
+    assert Counter(r["event_type"] for r in decoded(settings, "errors")) == {
+        "ComponentFaultObserved": 2, "LinkEventObserved": 3, "XidRaised": 1,
+    }  # fmt: skip
+
+    (port,) = free_ports(1)
+    worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log")
+    try:
+        worker.wait_ready(60)
+        rules = wait_for(
+            lambda: (found if len(found := worker.get_json("/findings")) >= 2 else None), 60, "two findings"
+        )
+        assert sorted((f["host_id"], f["rule"]) for f in rules) == [
+            ("node-40", "psu_repeat_host"), ("node-41", "link_down_repeat_host_long"),
+        ]  # fmt: skip
+        assert [f["host_id"] for f in worker.get_json("/findings?host=node-40")] == ["node-40"]
+        domains = {d["domain"]: d["size"] for d in worker.get_json("/domains")}
+        assert (domains["md-a"], domains["md-b"]) == (3, 3)  # fault-free hosts count in their domain
+    finally:
+        assert worker.stop() == 0, (tmp_path / "w.log").read_text()[-3000:]

@@ -74,3 +74,23 @@ def test_dead_letter_record_is_valid_and_deterministic() -> None:
     decoded = Codec().decode(Codec().encode(rec)).record["payload"]
     assert decoded["source_offset"] == 41 and decoded["original_value"] == b"\x00abc"
     assert reason_label(exc) == "gpu_out_of_range" and reason_label(FramingError("x")) == "FramingError"
+
+
+def test_cable_and_nic_work_pages_someone_and_resolves_on_return() -> None:
+    """A cable or a NIC to replace is hands-on work like an RMA: it pages, and its return resolves it."""
+    for kind, operation, name in (
+        ("nic_replacement_requested", "nic_replacement", "NicReplacement"),
+        ("cable_replacement_requested", "cable_replacement", "CableReplacement"),
+    ):
+        work = Action(action_id=f"a-{kind}", kind=kind, host_id="h1", cluster="c0", domain="d0",
+                      operation=operation, ts=5, finding_id="f1", rule="nic_repeat_host")  # fmt: skip
+        (fired,) = alerts_for(work)
+        p = fired["payload"]
+        assert (p["alertname"], p["severity"], p["status"]) == (name, "warning", "firing")
+        assert "h1" in p["annotations"]["summary"] and p["labels"]["group_key"] == "h1/f1"
+        back = Action(action_id=f"r-{kind}", kind="returned", host_id="h1", cluster="c0", domain="d0",
+                      operation=operation, ts=9, finding_id="f1", rule="nic_repeat_host")  # fmt: skip
+        (resolved,) = alerts_for(back)
+        assert (resolved["payload"]["alertname"], resolved["payload"]["status"]) == (name, "resolved")
+        assert resolved["payload"]["labels"] == p["labels"]
+        Codec().encode(fired)

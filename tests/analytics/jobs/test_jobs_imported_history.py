@@ -11,8 +11,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from typer.testing import CliRunner
 
 from analytics.jobs import build_report, run_job
+from analytics.jobs.cli import app
 from producers.importer import EXAMPLE_MAPPING, load_mapping, plan_import
 from producers.importer.incidents import parse_start
 from schemas.arrow import to_table
@@ -89,3 +91,15 @@ def test_report_on_imported_history_skips_early_life_and_states_assumptions(
     assert "coverage: 5 of 8 incidents classified (62.5%)" in md and "| unclassified | 3 |" in md
     # the three lost GPUs name failed hardware; psu (a signal-free interruption cause too) and unclassified do not
     assert "coverage: 3 of 8 faults with a hardware signal, or incidents naming failed hardware (37.5%)" in md
+
+
+def test_cli_analyze_says_skipped_where_the_report_does(imported: tuple[Path, object], tmp_path: Path) -> None:
+    """A job the report skips (imported hosts have no install date) is not a failure of ``analyze``."""
+    lake, _ = imported
+    rep = build_report(lake, tmp_path / "out", show_progress=False)
+    assert "early-life" in rep.skipped
+    for job, why in rep.skipped.items():
+        res = CliRunner().invoke(app, ["analyze", job, "--lake", str(lake)])
+        assert res.exit_code == 0, res.output
+        assert res.output.startswith("skipped: ") and why.split(" (")[0][:40] in " ".join(res.output.split())
+    assert CliRunner().invoke(app, ["analyze", "nope", "--lake", str(lake)]).exit_code != 0

@@ -51,3 +51,17 @@ def test_local_starts_the_local_broker_anyway(fake_broker: type[FakeBroker]) -> 
     assert result.exit_code == 0, result.output
     assert fake_broker.started == ["127.0.0.1:19092"]
     assert "ready" in result.output
+
+
+class StoppedBroker(FakeBroker):
+    def status(self) -> BrokerStatus:
+        return BrokerStatus(False, False, None, "127.0.0.1:19092", Path("d"), Path("l"), "4.4.0")
+
+
+def test_status_local_shows_the_local_broker_anyway(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With an external cluster configured, ``status --local`` reports the local broker, not the cluster."""
+    monkeypatch.setattr(broker_cli, "LocalBroker", StoppedBroker)
+    result = CliRunner(env=EXTERNAL).invoke(app, ["broker", "status", "--local"])
+    assert result.exit_code == 1, result.output  # the local one is stopped
+    assert "stopped" in result.output and "127.0.0.1:19092" in result.output
+    assert "kafka-1.example" not in result.output
