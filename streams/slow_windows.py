@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
+from ground.slow_peers import window_bounds
 from schemas.events import job_step_time
 from streams.policy import SlowHostPolicy
 from streams.slow_messages import HostSummary
@@ -18,12 +19,7 @@ from streams.slow_state import HostWindows, Window
 HostStore = MutableMapping[str, HostWindows]  # the host windows of one samples partition
 _NO_WINDOWS = HostWindows()
 
-
-def window_bounds(ts: int, interval_s: int, window_ms: int) -> tuple[int, int]:
-    """The window a sample falls in; a sample longer than the window covers exactly one window."""
-    length = max(window_ms, interval_s * 1000)
-    start = ts - ts % length
-    return start, start + length
+__all__ = ["HostStage", "HostStore", "window_bounds"]
 
 
 class HostStage:

@@ -1,0 +1,146 @@
+"""How one window judges a host against its peers: job-relative ratios, robust z, a minimum slowdown.
+
+The single implementation shared by the streaming slow-host detector (``streams.slow_scores``) and the
+batch slow-host view (``analytics.jobs.fabric``), so both compare a host with the same peers, in the
+same windows, with the same thresholds. Pure: numbers in, verdicts out.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+MAD_TO_SD = 1.4826
+MINUTE_MS = 60_000
+
+
+class PeerThresholds(Protocol):
+    """What a window's judgement needs (``streams.policy.SlowHostPolicy`` is one)."""
+
+    @property
+    def window(self) -> int: ...
+    @property
+    def z_step(self) -> float: ...
+    @property
+    def z_bus_bw(self) -> float: ...
+    @property
+    def min_mad_rel(self) -> float: ...
+    @property
+    def min_slowdown(self) -> float: ...
+    @property
+    def min_peers(self) -> int: ...
+    @property
+    def min_job_peers(self) -> int: ...
+    @property
+    def k(self) -> int: ...
+    @property
+    def n(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PeerRule:
+    """The peer test's thresholds; the defaults are those of ``[slow_host]`` in streams/policy.toml
+    (a test holds them equal), for a batch job run without the detection policy at hand."""
+
+    window: int = 5 * MINUTE_MS
+    z_step: float = 3.5
+    z_bus_bw: float = 3.5
+    min_mad_rel: float = 0.002
+    min_slowdown: float = 0.02
+    min_peers: int = 8
+    min_job_peers: int = 4
+    k: int = 2
+    n: int = 4
+
+    @classmethod
+    def of(cls, policy: PeerThresholds) -> PeerRule:
+        """The rule a policy object runs with."""
+        return cls(policy.window, policy.z_step, policy.z_bus_bw, policy.min_mad_rel, policy.min_slowdown,
+                   policy.min_peers, policy.min_job_peers, policy.k, policy.n)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PeerVerdict:
+    """One judged host in one window: robust z of its job-relative step time and bus bandwidth."""
+
+    host_id: str
+    z_step: float
+    z_bus_bw: float
+    slow: bool
+    step_ms: float
+    median_step_ms: float  # its job's median step time (its reference)
+    excess: float  # its job-relative step time over the window's median ratio, minus 1
+
+
+Member = tuple[float, float, str | None]  # a host's window: mean step time, mean bus bandwidth, job
+
+
+def window_bounds(ts: int, interval_s: int, window_ms: int) -> tuple[int, int]:
+    """The window a sample falls in; a sample longer than the window covers exactly one window."""
+    length = max(window_ms, interval_s * 1000)
+    start = ts - ts % length
+    return start, start + length
+
+
+def robust_z(values: list[float], min_mad_rel: float) -> tuple[float, float]:
+    """(median, scale) with scale = 1.4826 * MAD, floored at min_mad_rel * |median|."""
+    med = statistics.median(values)
+    mad = statistics.median([abs(v - med) for v in values])
+    scale = max(MAD_TO_SD * mad, min_mad_rel * abs(med), 1e-12)
+    return med, scale
+
+
+def references(members: Mapping[str, Member], min_job_peers: int) -> dict[str, tuple[float, float]]:
+    """Each judged host's reference (step, bus bandwidth): its job's medians.
+
+    Hosts of one synchronous job share a model and a step time; another job on the same cluster may
+    run at another pace (another model, another batch), so neither the cluster's median nor another
+    job's says anything about a host. A job with fewer hosts than ``min_job_peers`` in the window
+    has no median of its own to trust: its hosts get no reference and are not judged. Summaries
+    that name no job (written before jobs were recorded) are compared with each other.
+    """
+    by_job: dict[str | None, list[str]] = {}
+    for host, (_, _, job) in members.items():
+        by_job.setdefault(job, []).append(host)
+    refs: dict[str, tuple[float, float]] = {}
+    for job, hosts in by_job.items():
+        if job is not None and len(hosts) < min_job_peers:
+            continue
+        ref = (
+            statistics.median(members[h][0] for h in hosts),
+            statistics.median(members[h][1] for h in hosts),
+        )
+        refs.update((h, ref) for h in hosts)
+    return refs
+
+
+def judge_window(members: Mapping[str, Member], rule: PeerThresholds) -> list[PeerVerdict]:
+    """Score each host's (step_ms, bus_bw) against its peers, sorted by host; too few peers -> none.
+
+    Each host's values are taken relative to its job's medians (``references``; a host of a job too
+    small for a median gets no verdict), and the robust z of those ratios is computed over all the
+    window's judged hosts (one cluster). A window is slow when a ratio is both an outlier (robust z)
+    and worse than 1 by at least ``min_slowdown``: significant and large enough to matter to a
+    synchronous job.
+    """
+    if len(members) < rule.min_peers:
+        return []
+    refs = references(members, rule.min_job_peers)
+    if len(refs) < rule.min_peers:
+        return []
+    steps = {h: members[h][0] / r[0] if r[0] > 0 else 1.0 for h, r in refs.items()}
+    bws = {h: members[h][1] / r[1] if r[1] > 0 else 1.0 for h, r in refs.items()}
+    med_s, scale_s = robust_z(list(steps.values()), rule.min_mad_rel)
+    med_b, scale_b = robust_z(list(bws.values()), rule.min_mad_rel)
+    out = []
+    for host in sorted(refs):
+        step, bw = steps[host], bws[host]
+        z_s = (step - med_s) / scale_s
+        z_b = (bw - med_b) / scale_b
+        slow_step = z_s >= rule.z_step and step >= med_s * (1 + rule.min_slowdown)
+        slow_bw = -z_b >= rule.z_bus_bw and bw <= med_b * (1 - rule.min_slowdown)
+        excess = step / med_s - 1.0 if med_s > 0 else 0.0
+        out.append(PeerVerdict(host, z_s, z_b, slow_step or slow_bw, members[host][0], refs[host][0], excess))
+    return out
