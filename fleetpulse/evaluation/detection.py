@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from analytics.jobs.slow_truth import Materiality
+from analytics.jobs.slow_truth import Materiality, resolutions_of
 from fleetpulse.evaluation.report import DetectorScore, ScoreReport, assemble, first_findings
 from fleetpulse.evaluation.rule_met import ScopedRule, rule_met, rules_for, threshold_reached_at
 from fleetpulse.evaluation.slow_hosts import WindowPeriod, score_slow_host, windows_between
@@ -235,6 +235,7 @@ def score(
             manifest.get("jobs") or (),
             manifest.get("slow_episodes") or (),
             materiality=materiality,
+            resolutions=resolutions_of(manifest),
         ),
         "critical_fault": score_critical_fault(findings, faults, start, end, critical_kinds),
     }

@@ -12,7 +12,14 @@ from typing import Any
 
 import polars as pl
 
-from analytics.jobs.slow_truth import Materiality, judge_slow_hosts, material_hosts, overlap, spans_by
+from analytics.jobs.slow_truth import (
+    Materiality,
+    Resolution,
+    judge_slow_hosts,
+    material_hosts,
+    overlap,
+    spans_by,
+)
 from fleetpulse.evaluation.report import DetectorScore, assemble, first_findings, pct
 
 DEFAULT_WINDOW_S = 60.0
@@ -57,6 +64,7 @@ def score_slow_host(
     episodes: Sequence[Mapping[str, Any]] = (),
     *,
     materiality: Materiality | None = None,
+    resolutions: Sequence[Resolution] = (),
 ) -> DetectorScore:
     """Slow hosts to be found (recall's denominator) are the material ones (``materiality``, by default
     ``Materiality()``); a finding on another truth slow host is a TP that was not required, one on a
@@ -67,10 +75,12 @@ def score_slow_host(
     ``jobs`` (the truth's job runs: slot, start_ts, end_ts) and ``episodes`` (when each slow host
     was slow: host_id, start_ts, end_ts) also give the time to detect counted in the windows the host
     ran a job while slow: an idle host has no step time, an intermittent one off is not slow.
+    ``resolutions`` (the run's sample intervals) keep the materiality's windows no finer than the samples.
     """
     rule = materiality or Materiality()
     if periods:
-        return _score_slow_host(findings, hosts, start, end, rule, list(periods), "segments", jobs, episodes)
+        return _score_slow_host(findings, hosts, start, end, rule, list(periods), "segments", jobs, episodes,
+                                resolutions)  # fmt: skip
     source = "argument"
     if window_s is None:
         spans = findings.filter(pl.col("detector") == "slow_host")
@@ -80,7 +90,7 @@ def score_slow_host(
         if not window_s:
             window_s, source = DEFAULT_WINDOW_S, "default"
     return _score_slow_host(
-        findings, hosts, start, end, rule, [WindowPeriod(start, end, window_s)], source, jobs, episodes
+        findings, hosts, start, end, rule, [WindowPeriod(start, end, window_s)], source, jobs, episodes, resolutions
     )
 
 
@@ -99,9 +109,10 @@ def _score_slow_host(
     source: str,
     jobs: Sequence[Mapping[str, Any]] = (),
     episodes: Sequence[Mapping[str, Any]] = (),
+    resolutions: Sequence[Resolution] = (),
 ) -> DetectorScore:
     first = first_findings(findings, "slow_host")
-    judged = {t.host_id: t for t in judge_slow_hosts(hosts, start, end, jobs, episodes, rule)}
+    judged = {t.host_id: t for t in judge_slow_hosts(hosts, start, end, jobs, episodes, rule, resolutions)}
     truth = set(judged)
     detectable = material_hosts(list(judged.values()))
     breakdown: dict[str, dict[str, int]] = {}
