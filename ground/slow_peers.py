@@ -70,7 +70,7 @@ class PeerVerdict:
     z_bus_bw: float
     slow: bool
     step_ms: float
-    median_step_ms: float  # its job's median step time (its reference)
+    median_step_ms: float  # its reference step time: its job's median, or its small job's fastest other host
     excess: float  # its job-relative step time over the window's median ratio, minus 1
 
 
@@ -93,34 +93,41 @@ def robust_z(values: list[float], min_mad_rel: float) -> tuple[float, float]:
 
 
 def references(members: Mapping[str, Member], min_job_peers: int) -> dict[str, tuple[float, float]]:
-    """Each judged host's reference (step, bus bandwidth): its job's medians.
+    """Each judged host's reference (step, bus bandwidth): its job's medians, or in a small job its best peer.
 
     Hosts of one synchronous job share a model and a step time; another job on the same cluster may
     run at another pace (another model, another batch), so neither the cluster's median nor another
-    job's says anything about a host. A job with fewer hosts than ``min_job_peers`` in the window
-    has no median of its own to trust: its hosts get no reference and are not judged. Summaries
-    that name no job (written before jobs were recorded) are compared with each other.
+    job's says anything about a host. A job of ``min_job_peers`` hosts or more in the window is its
+    hosts' reference through its medians. A smaller job of 2 or more hosts has no median to trust (in
+    a pair the median is halfway to the slow host): each of its hosts is compared with the fastest
+    step time and the best bus bandwidth among the *other* hosts of its job, so the slow host of a
+    pair stands out by its whole slowdown and the healthy one reads as fast, not slow. A host alone
+    in its job has no peer and is not judged. Summaries that name no job (written before jobs were
+    recorded) are compared with each other through their medians.
     """
     by_job: dict[str | None, list[str]] = {}
     for host, (_, _, job) in members.items():
         by_job.setdefault(job, []).append(host)
     refs: dict[str, tuple[float, float]] = {}
     for job, hosts in by_job.items():
-        if job is not None and len(hosts) < min_job_peers:
-            continue
-        ref = (
-            statistics.median(members[h][0] for h in hosts),
-            statistics.median(members[h][1] for h in hosts),
-        )
-        refs.update((h, ref) for h in hosts)
+        if job is None or len(hosts) >= min_job_peers:
+            ref = (
+                statistics.median(members[h][0] for h in hosts),
+                statistics.median(members[h][1] for h in hosts),
+            )
+            refs.update((h, ref) for h in hosts)
+        elif len(hosts) >= 2:
+            for h in hosts:
+                refs[h] = (min(members[o][0] for o in hosts if o != h), max(members[o][1] for o in hosts if o != h))
     return refs
 
 
 def judge_window(members: Mapping[str, Member], rule: PeerThresholds) -> list[PeerVerdict]:
     """Score each host's (step_ms, bus_bw) against its peers, sorted by host; too few peers -> none.
 
-    Each host's values are taken relative to its job's medians (``references``; a host of a job too
-    small for a median gets no verdict), and the robust z of those ratios is computed over all the
+    Each host's values are taken relative to its job's reference (``references``: the job's medians,
+    or in a job of 2 to ``min_job_peers`` - 1 hosts its best other host; a host alone in its job gets
+    no verdict), and the robust z of those ratios is computed over all the
     window's judged hosts (one cluster). A window is slow when a ratio is both an outlier (robust z)
     and worse than 1 by at least ``min_slowdown``: significant and large enough to matter to a
     synchronous job.
