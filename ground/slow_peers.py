@@ -8,12 +8,17 @@ same windows, with the same thresholds. Pure: numbers in, verdicts out.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+import polars as pl
 
 MAD_TO_SD = 1.4826
 MINUTE_MS = 60_000
+THERMAL_THROTTLE = 0x20 | 0x40  # NVML clock event reasons: SW and HW thermal slowdown
+NIC_PORT_DROP = 0.05  # a port this far below the median of its host's ports is degraded
+TELEMETRY_SHARE = 0.5  # a host alone in its job is slow in a window when this share of its samples is degraded
 
 
 class PeerThresholds(Protocol):
@@ -63,7 +68,8 @@ class PeerRule:
 
 @dataclass(frozen=True, slots=True)
 class PeerVerdict:
-    """One judged host in one window: robust z of its job-relative step time and bus bandwidth."""
+    """One judged host in one window: robust z of its job-relative step time and bus bandwidth, or, for a
+    host alone in its job, the share of its samples whose job-independent telemetry shows degradation."""
 
     host_id: str
     z_step: float
@@ -72,6 +78,47 @@ class PeerVerdict:
     step_ms: float
     median_step_ms: float  # its reference step time: its job's median, or its small job's fastest other host
     excess: float  # its job-relative step time over the window's median ratio, minus 1
+    reference: str = "peers"  # or "telemetry": alone in its job, judged by PCIe link, throttling, NIC ports
+    degraded: float = 0.0  # share of its window's samples with degraded job-independent telemetry
+
+
+def sample_degraded(gpus: Sequence[Mapping[str, Any]], nics: Sequence[Mapping[str, Any]]) -> bool:
+    """Job-independent evidence in one HostSampled payload: a GPU whose PCIe link trained below its
+    maximum generation or width, a GPU throttled for heat, or a NIC port ``NIC_PORT_DROP`` below the
+    median of its host's ports. None of it depends on what job runs, so a host without peers has it."""
+    for g in gpus:
+        gen_max, width_max = g.get("pcie_link_gen_max"), g.get("pcie_link_width_max")
+        if gen_max is not None and g.get("pcie_link_gen") is not None and g["pcie_link_gen"] < gen_max:
+            return True
+        if width_max is not None and g.get("pcie_link_width") is not None and g["pcie_link_width"] < width_max:
+            return True
+        if int(g.get("throttle_reasons") or 0) & THERMAL_THROTTLE:
+            return True
+    rx = [float(n["rx_gbps"]) for n in nics if n.get("rx_gbps") is not None]
+    if len(rx) >= 2:
+        med = statistics.median(rx)
+        return med > 0 and min(rx) < (1 - NIC_PORT_DROP) * med
+    return False
+
+
+def degraded_expr(names: Sequence[str]) -> pl.Expr:
+    """``sample_degraded`` over the lake's HostSampled columns (``gpus``, ``nics`` list-of-struct
+    columns; a table without them has no evidence): the same rule, for the batch view."""
+    out = pl.lit(False)
+    if "gpus" in names:
+        f = pl.element().struct.field
+        bad = (
+            (f("pcie_link_gen") < f("pcie_link_gen_max")).fill_null(False)
+            | (f("pcie_link_width") < f("pcie_link_width_max")).fill_null(False)
+            | ((f("throttle_reasons").cast(pl.Int64) & THERMAL_THROTTLE) != 0).fill_null(False)
+        )
+        out = out | pl.col("gpus").list.eval(bad).list.any().fill_null(False)
+    if "nics" in names:
+        rx = pl.col("nics").list.eval(pl.element().struct.field("rx_gbps").cast(pl.Float64).drop_nulls())
+        med = rx.list.median()
+        nic = (rx.list.len() >= 2) & (med > 0) & (rx.list.min() < (1 - NIC_PORT_DROP) * med)
+        out = out | nic.fill_null(False)
+    return out.alias("degraded")
 
 
 Member = tuple[float, float, str | None]  # a host's window: mean step time, mean bus bandwidth, job
@@ -122,7 +169,9 @@ def references(members: Mapping[str, Member], min_job_peers: int) -> dict[str, t
     return refs
 
 
-def judge_window(members: Mapping[str, Member], rule: PeerThresholds) -> list[PeerVerdict]:
+def judge_window(
+    members: Mapping[str, Member], rule: PeerThresholds, degraded: Mapping[str, float] | None = None
+) -> list[PeerVerdict]:
     """Score each host's (step_ms, bus_bw) against its peers, sorted by host; too few peers -> none.
 
     Each host's values are taken relative to its job's reference (``references``: the job's medians,
@@ -130,13 +179,14 @@ def judge_window(members: Mapping[str, Member], rule: PeerThresholds) -> list[Pe
     no verdict), and the robust z of those ratios is computed over all the
     window's judged hosts (one cluster). A window is slow when a ratio is both an outlier (robust z)
     and worse than 1 by at least ``min_slowdown``: significant and large enough to matter to a
-    synchronous job.
+    synchronous job. A host alone in its job has no peer; it is judged by its job-independent telemetry
+    instead (``degraded``: per host, the share of its window's samples ``sample_degraded``), slow when
+    at least ``TELEMETRY_SHARE`` of them show it.
     """
-    if len(members) < rule.min_peers:
-        return []
-    refs = references(members, rule.min_job_peers)
+    refs = references(members, rule.min_job_peers) if len(members) >= rule.min_peers else {}
+    alone = _telemetry(members, refs, degraded or {})
     if len(refs) < rule.min_peers:
-        return []
+        return alone
     steps = {h: members[h][0] / r[0] if r[0] > 0 else 1.0 for h, r in refs.items()}
     bws = {h: members[h][1] / r[1] if r[1] > 0 else 1.0 for h, r in refs.items()}
     med_s, scale_s = robust_z(list(steps.values()), rule.min_mad_rel)
@@ -149,5 +199,22 @@ def judge_window(members: Mapping[str, Member], rule: PeerThresholds) -> list[Pe
         slow_step = z_s >= rule.z_step and step >= med_s * (1 + rule.min_slowdown)
         slow_bw = -z_b >= rule.z_bus_bw and bw <= med_b * (1 - rule.min_slowdown)
         excess = step / med_s - 1.0 if med_s > 0 else 0.0
-        out.append(PeerVerdict(host, z_s, z_b, slow_step or slow_bw, members[host][0], refs[host][0], excess))
+        out.append(PeerVerdict(host, z_s, z_b, slow_step or slow_bw, members[host][0], refs[host][0], excess,
+                               degraded=(degraded or {}).get(host, 0.0)))  # fmt: skip
+    return sorted(out + alone, key=lambda v: v.host_id)
+
+
+def _telemetry(
+    members: Mapping[str, Member], refs: Mapping[str, object], degraded: Mapping[str, float]
+) -> list[PeerVerdict]:
+    """Verdicts for the hosts alone in their job (no peer reference) from their telemetry alone."""
+    jobs: dict[str | None, int] = {}
+    for _, _, job in members.values():
+        jobs[job] = jobs.get(job, 0) + 1
+    out = []
+    for host, (step, _, job) in members.items():
+        if host in refs or job is None or jobs[job] > 1:
+            continue
+        share = degraded.get(host, 0.0)
+        out.append(PeerVerdict(host, 0.0, 0.0, share >= TELEMETRY_SHARE, step, step, 0.0, "telemetry", share))
     return out

@@ -29,16 +29,23 @@ class Verdict:
     slow: bool
     step_ms: float
     median_step_ms: float
+    reference: str = "peers"  # or "telemetry" (alone in its job: PCIe link, thermal throttling, NIC ports)
+    degraded: float = 0.0  # share of the window's samples with degraded job-independent telemetry
 
 
 def evaluate_window(
-    members: dict[str, Member], window_start: int, window_end: int, policy: SlowHostPolicy
+    members: dict[str, Member],
+    window_start: int,
+    window_end: int,
+    policy: SlowHostPolicy,
+    degraded: dict[str, float] | None = None,
 ) -> list[Verdict]:
-    """Score each host against its job's peers (``ground.slow_peers.judge_window``, the same test the
-    batch view runs); too few peers -> no verdicts."""
+    """Score each host against its job's peers, or alone in its job by its telemetry
+    (``ground.slow_peers.judge_window``, the same test the batch view runs); too few peers -> none."""
     return [
-        Verdict(v.host_id, window_start, window_end, v.z_step, v.z_bus_bw, v.slow, v.step_ms, v.median_step_ms)
-        for v in judge_window(members, policy)
+        Verdict(v.host_id, window_start, window_end, v.z_step, v.z_bus_bw, v.slow, v.step_ms, v.median_step_ms,
+                v.reference, v.degraded)  # fmt: skip
+        for v in judge_window(members, policy, degraded)
     ]
 
 
@@ -66,7 +73,7 @@ def update_history(
     elif not flagged and verdict.slow and slow_count >= policy.k:
         flagged = True
         first_slow = next(h[0] for h in hist if h[1])
-        score = max(verdict.z_step, -verdict.z_bus_bw)
+        score = verdict.degraded if verdict.reference == "telemetry" else max(verdict.z_step, -verdict.z_bus_bw)
         finding = Finding(
             finding_id=finding_id("slow_host", "slow_host", verdict.host_id, first_slow),
             detector="slow_host",
@@ -83,12 +90,24 @@ def update_history(
             recommended_action=policy.action,
             severity="warning",
             score=round(score, 3),
-            evidence={
-                "z_step": f"{verdict.z_step:.3f}",
-                "z_bus_bw": f"{verdict.z_bus_bw:.3f}",
-                "step_ms": f"{verdict.step_ms:.3f}",
-                "peer_median_step_ms": f"{verdict.median_step_ms:.3f}",
-                "slow_windows": f"{slow_count}/{len(hist)}",
-            },
+            evidence=_evidence(verdict, slow_count, len(hist)),
         )
     return HostHistory(hist, flagged), finding
+
+
+def _evidence(verdict: Verdict, slow_count: int, windows: int) -> dict[str, str]:
+    """What the finding rests on: z against its peers, or, alone in its job, its degraded telemetry."""
+    if verdict.reference == "telemetry":
+        return {
+            "reference": "telemetry (alone in its job: PCIe link below max, thermal throttling or a slow NIC port)",
+            "degraded_samples": f"{verdict.degraded:.3f}",
+            "step_ms": f"{verdict.step_ms:.3f}",
+            "slow_windows": f"{slow_count}/{windows}",
+        }
+    return {
+        "z_step": f"{verdict.z_step:.3f}",
+        "z_bus_bw": f"{verdict.z_bus_bw:.3f}",
+        "step_ms": f"{verdict.step_ms:.3f}",
+        "peer_median_step_ms": f"{verdict.median_step_ms:.3f}",
+        "slow_windows": f"{slow_count}/{windows}",
+    }

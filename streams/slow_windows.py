@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
-from ground.slow_peers import window_bounds
+from ground.slow_peers import sample_degraded, window_bounds
 from schemas.events import job_step_time
 from streams.policy import SlowHostPolicy
 from streams.slow_messages import HostSummary
@@ -23,7 +23,8 @@ __all__ = ["HostStage", "HostStore", "window_bounds"]
 
 
 class HostStage:
-    """Per-host event-time windows of step time and bus bandwidth (state key: host_id, value: ``HostWindows``)."""
+    """Per-host event-time windows of step time, bus bandwidth and job-independent degradation (state key:
+    host_id, value: ``HostWindows``)."""
 
     def __init__(self, policy: SlowHostPolicy) -> None:
         self.policy = policy
@@ -46,6 +47,9 @@ class HostStage:
         windows = dict(state.w)
         key = str(start)
         acc = windows.get(key)
+        deg = dict(state.deg)
+        if sample_degraded(p.get("gpus") or (), p.get("nics") or ()):
+            deg[key] = deg.get(key, 0) + 1
         # the job is the window's last one (a host changing jobs mid-window is compared with the new one)
         if acc is None:
             windows[key] = Window(step, p["bus_bw_gbps"], 1, end, p["job_id"])
@@ -59,6 +63,7 @@ class HostStage:
             w = windows[key]
             if w.end + self.policy.host_grace <= wm and w.end <= start:
                 del windows[key]
+                bad = deg.pop(key, 0)
                 closed = w.end if closed is None else max(closed, w.end)
                 summaries.append(
                     HostSummary(
@@ -71,7 +76,8 @@ class HostStage:
                         n=w.n,
                         wm=wm,
                         job=w.job,
+                        degraded=bad / w.n,
                     )
                 )
-        store[host] = HostWindows(wm, closed, windows)
+        store[host] = HostWindows(wm, closed, windows, deg)
         return summaries, False
