@@ -86,19 +86,20 @@ def sample_degraded(gpus: Sequence[Mapping[str, Any]], nics: Sequence[Mapping[st
     """Job-independent evidence in one HostSampled payload: a GPU whose PCIe link trained below its
     maximum generation or width, a GPU throttled for heat, or a NIC port ``NIC_PORT_DROP`` below the
     median of its host's ports. None of it depends on what job runs, so a host without peers has it."""
-    for g in gpus:
-        gen_max, width_max = g.get("pcie_link_gen_max"), g.get("pcie_link_width_max")
-        if gen_max is not None and g.get("pcie_link_gen") is not None and g["pcie_link_gen"] < gen_max:
+    for g in gpus:  # on every sample of the worker's hot path: plain lookups, early exits
+        gen, gen_max = g.get("pcie_link_gen"), g.get("pcie_link_gen_max")
+        if gen is not None and gen_max is not None and gen < gen_max:
             return True
-        if width_max is not None and g.get("pcie_link_width") is not None and g["pcie_link_width"] < width_max:
+        width, width_max = g.get("pcie_link_width"), g.get("pcie_link_width_max")
+        if width is not None and width_max is not None and width < width_max:
             return True
-        if int(g.get("throttle_reasons") or 0) & THERMAL_THROTTLE:
+        if (g.get("throttle_reasons") or 0) & THERMAL_THROTTLE:
             return True
-    rx = [float(n["rx_gbps"]) for n in nics if n.get("rx_gbps") is not None]
-    if len(rx) >= 2:
-        med = statistics.median(rx)
-        return med > 0 and min(rx) < (1 - NIC_PORT_DROP) * med
-    return False
+    rx = sorted(n["rx_gbps"] for n in nics if n.get("rx_gbps") is not None)
+    if len(rx) < 2:
+        return False
+    med = (rx[(len(rx) - 1) // 2] + rx[len(rx) // 2]) / 2
+    return med > 0 and rx[0] < (1 - NIC_PORT_DROP) * med
 
 
 def degraded_expr(names: Sequence[str]) -> pl.Expr:
