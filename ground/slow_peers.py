@@ -18,7 +18,9 @@ MAD_TO_SD = 1.4826
 MINUTE_MS = 60_000
 THERMAL_THROTTLE = 0x20 | 0x40  # NVML clock event reasons: SW and HW thermal slowdown
 NIC_PORT_DROP = 0.05  # a port this far below the median of its host's ports is degraded
-TELEMETRY_SHARE = 0.5  # a host alone in its job is slow in a window when this share of its samples is degraded
+TELEMETRY_SHARE = (
+    0.5  # a host alone in its job is slow in a window when this share of its samples is degraded
+)
 
 
 class PeerThresholds(Protocol):
@@ -166,7 +168,10 @@ def references(members: Mapping[str, Member], min_job_peers: int) -> dict[str, t
             refs.update((h, ref) for h in hosts)
         elif len(hosts) >= 2:
             for h in hosts:
-                refs[h] = (min(members[o][0] for o in hosts if o != h), max(members[o][1] for o in hosts if o != h))
+                refs[h] = (
+                    min(members[o][0] for o in hosts if o != h),
+                    max(members[o][1] for o in hosts if o != h),
+                )
     return refs
 
 

@@ -98,7 +98,10 @@ class ClusterStage:
                 continue
             else:
                 staged.setdefault(item.window_start, {})[item.host_id] = [
-                    item.step_ms, item.bus_bw, item.job, item.degraded
+                    item.step_ms,
+                    item.bus_bw,
+                    item.job,
+                    item.degraded,
                 ]
                 meta.open[str(item.window_start)] = item.window_end
                 self._note(meta, item.src, item.nsrc, item.wm)

@@ -43,8 +43,18 @@ def evaluate_window(
     """Score each host against its job's peers, or alone in its job by its telemetry
     (``ground.slow_peers.judge_window``, the same test the batch view runs); too few peers -> none."""
     return [
-        Verdict(v.host_id, window_start, window_end, v.z_step, v.z_bus_bw, v.slow, v.step_ms, v.median_step_ms,
-                v.reference, v.degraded)  # fmt: skip
+        Verdict(
+            v.host_id,
+            window_start,
+            window_end,
+            v.z_step,
+            v.z_bus_bw,
+            v.slow,
+            v.step_ms,
+            v.median_step_ms,
+            v.reference,
+            v.degraded,
+        )  # fmt: skip
         for v in judge_window(members, policy, degraded)
     ]
 
@@ -73,7 +83,9 @@ def update_history(
     elif not flagged and verdict.slow and slow_count >= policy.k:
         flagged = True
         first_slow = next(h[0] for h in hist if h[1])
-        score = verdict.degraded if verdict.reference == "telemetry" else max(verdict.z_step, -verdict.z_bus_bw)
+        score = (
+            verdict.degraded if verdict.reference == "telemetry" else max(verdict.z_step, -verdict.z_bus_bw)
+        )
         finding = Finding(
             finding_id=finding_id("slow_host", "slow_host", verdict.host_id, first_slow),
             detector="slow_host",

@@ -146,7 +146,9 @@ def judge_slow_hosts(
         slow = overlap(busy, slow_at.get(h["host_id"], [])) if slow_at else busy
         duty = 1.0 if slow_at or not h.get("slow_intermittent") else float(h.get("slow_duty") or 1.0)
         if not busy:
-            out.append(SlowTruth(h["host_id"], h["slow_cause"], factor, 0.0, 0, False, "ran no job after its onset"))
+            out.append(
+                SlowTruth(h["host_id"], h["slow_cause"], factor, 0.0, 0, False, "ran no job after its onset")
+            )
             continue
         edges = window_edges(onset, end, m.window_ms, resolutions)
         busy_ms, slow_ms = _inside(edges, busy), _inside(edges, slow) * duty

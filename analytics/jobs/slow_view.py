@@ -33,10 +33,20 @@ def host_windows(samples: pl.LazyFrame, window_ms: int) -> pl.LazyFrame:
     interval = pl.col("interval_s").cast(pl.Int64) * 1000 if "interval_s" in names else pl.lit(0, pl.Int64)
     length = pl.max_horizontal(pl.lit(window_ms, pl.Int64), interval)
     job = pl.col("job_id").cast(pl.String) if "job_id" in names else pl.lit(None, pl.String).alias("job_id")
-    bw = pl.col("bus_bw_gbps").cast(pl.Float64) if "bus_bw_gbps" in names else pl.lit(1.0).alias("bus_bw_gbps")
+    bw = (
+        pl.col("bus_bw_gbps").cast(pl.Float64) if "bus_bw_gbps" in names else pl.lit(1.0).alias("bus_bw_gbps")
+    )
     return (
-        samples.select("host_id", "cluster", "ts", step_time().cast(pl.Float64), bw, job, length.alias("length"),
-                       degraded_expr(names))  # fmt: skip
+        samples.select(
+            "host_id",
+            "cluster",
+            "ts",
+            step_time().cast(pl.Float64),
+            bw,
+            job,
+            length.alias("length"),
+            degraded_expr(names),
+        )  # fmt: skip
         .drop_nulls("step_time_ms")
         .with_columns((pl.col("ts") - pl.col("ts") % pl.col("length")).alias("window"))
         .sort("ts")
@@ -60,7 +70,10 @@ def slow_windows(samples: pl.LazyFrame, rule: PeerRule | None = None) -> pl.Lazy
     rule = rule or DEFAULT_RULE
     frame = host_windows(samples, rule.window).collect(engine="streaming")
     rows: list[tuple[object, ...]] = []
-    cols = [frame[c].to_list() for c in ("cluster", "window", "host_id", "step_ms", "bus_bw", "job_id", "degraded")]
+    cols = [
+        frame[c].to_list()
+        for c in ("cluster", "window", "host_id", "step_ms", "bus_bw", "job_id", "degraded")
+    ]
     i, n = 0, frame.height
     while i < n:
         j = i
@@ -76,7 +89,9 @@ def slow_windows(samples: pl.LazyFrame, rule: PeerRule | None = None) -> pl.Lazy
     return pl.DataFrame(rows, schema=WINDOW_SCHEMA, orient="row").lazy()
 
 
-def slow_hosts(windows: pl.LazyFrame, min_windows: int = DEFAULT_RULE.k, min_fraction: float = 0.1) -> pl.LazyFrame:
+def slow_hosts(
+    windows: pl.LazyFrame, min_windows: int = DEFAULT_RULE.k, min_fraction: float = 0.1
+) -> pl.LazyFrame:
     """Per host: windows judged, slow windows, and whether it is a slow host (≥ k and ≥ a share of them)."""
     return (
         windows.group_by("host_id")

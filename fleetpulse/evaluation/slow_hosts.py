@@ -90,7 +90,16 @@ def score_slow_host(
         if not window_s:
             window_s, source = DEFAULT_WINDOW_S, "default"
     return _score_slow_host(
-        findings, hosts, start, end, rule, [WindowPeriod(start, end, window_s)], source, jobs, episodes, resolutions
+        findings,
+        hosts,
+        start,
+        end,
+        rule,
+        [WindowPeriod(start, end, window_s)],
+        source,
+        jobs,
+        episodes,
+        resolutions,
     )
 
 

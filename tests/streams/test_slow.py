@@ -501,7 +501,9 @@ def test_a_host_alone_in_its_job_with_a_downtrained_pcie_link_is_found_with_its_
             if host == "solo-0":
                 record["payload"]["gpus"][3] |= {"pcie_link_gen": 4, "pcie_link_width": 8}
             for summary in host_stage.add_sample(host_store, record)[0]:
-                findings += cluster_stage.add_summary(cluster_store, msgspec.structs.replace(summary, src=0, nsrc=1))[0]
+                findings += cluster_stage.add_summary(
+                    cluster_store, msgspec.structs.replace(summary, src=0, nsrc=1)
+                )[0]
     assert [x.host_id for x in findings] == ["solo-0"]
     assert findings[0].evidence["reference"].startswith("telemetry")
     assert float(findings[0].evidence["degraded_samples"]) == 1.0
@@ -524,7 +526,9 @@ def test_a_persistent_ten_percent_host_in_a_two_host_job_is_found() -> None:
             record = f.sample(1000.0 * pace * factor * (1 + rng.gauss(0, 0.004)), 380.0 * (1 + rng.gauss(0, 0.004)),
                               job=job, host=host, ts=ts)  # fmt: skip
             for summary in host_stage.add_sample(host_store, record)[0]:
-                findings += cluster_stage.add_summary(cluster_store, msgspec.structs.replace(summary, src=0, nsrc=1))[0]
+                findings += cluster_stage.add_summary(
+                    cluster_store, msgspec.structs.replace(summary, src=0, nsrc=1)
+                )[0]
     assert [x.host_id for x in findings] == ["p2-1"]
 
 

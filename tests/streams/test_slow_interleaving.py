@@ -37,7 +37,9 @@ def _partitions(hours: int = 8, seed: int = 17) -> list[list[dict[str, Any]]]:
     return parts
 
 
-def _run(order: Iterator[tuple[int, int]], parts: list[list[dict[str, Any]]]) -> list[tuple[str, str, int, int]]:
+def _run(
+    order: Iterator[tuple[int, int]], parts: list[list[dict[str, Any]]]
+) -> list[tuple[str, str, int, int]]:
     """Feed the partitions in ``order`` (partition, how many of its next records): one bundle per fetch."""
     folder = SampleFolder(Policy(), nsrc=NSRC, clusters=lambda: {"c0"})
     states = [PartitionState(partition=p) for p in range(NSRC)]

@@ -66,7 +66,11 @@ def test_the_wire_keeps_the_keys_older_workers_read_plus_the_version() -> None:
     """Plus a summary's ``degraded`` share (job-independent telemetry), which an older worker ignores."""
     body = json.loads(encode(SummaryBundle("c0", (SUMMARY, WM, IDLE))))
     assert set(body) == {*OLD_BUNDLE, "v"}
-    assert [set(item) for item in body["items"]] == [{*OLD_SUMMARY, "v", "degraded"}, {*OLD_WM, "v"}, {*OLD_IDLE, "v"}]
+    assert [set(item) for item in body["items"]] == [
+        {*OLD_SUMMARY, "v", "degraded"},
+        {*OLD_WM, "v"},
+        {*OLD_IDLE, "v"},
+    ]
     older = msgspec.json.decode(encode(SummaryBundle("c0", (SUMMARY,))), type=_OlderBundle)
     assert older.items[0].host_id == SUMMARY.host_id  # an older worker's summary type reads the new wire
     assert cluster_message(encode(SummaryBundle("c0", (SUMMARY,)))) == SummaryBundle("c0", (SUMMARY,))

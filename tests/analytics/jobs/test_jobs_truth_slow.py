@@ -79,8 +79,12 @@ def test_the_check_says_no_to_a_cluster_median_view(simulated: tuple[Path, Path]
     slow_paced = jobs.filter(pl.col("pace") > pl.col("pace").median().over("cluster"))["slot"].unique()
     judged = judge_slow_hosts(hosts, manifest["start_ts"], manifest["end_ts"], jobs.to_dicts(),
                               pl.read_parquet(truth / "slow_episodes.parquet").to_dicts())  # fmt: skip
-    flagged = hosts.filter(pl.col("job_id").is_in(slow_paced.implode()) | pl.col("host_id").is_in(list(material_hosts(judged))))
-    result = JobResult("fabric", {"slow_hosts": flagged.select("host_id", pl.lit(True).alias("is_slow"))}, {}, [])
+    flagged = hosts.filter(
+        pl.col("job_id").is_in(slow_paced.implode()) | pl.col("host_id").is_in(list(material_hosts(judged)))
+    )
+    result = JobResult(
+        "fabric", {"slow_hosts": flagged.select("host_id", pl.lit(True).alias("is_slow"))}, {}, []
+    )
     row = slow_host_check(hosts, result, truth, manifest, Materiality())[0]
     assert row["verdict"] == "no" and row["ok"] is False, row
     assert "recall=1.00" in row["detail"]

@@ -54,8 +54,18 @@ def _streamed(records: list[dict[str, Any]], policy: SlowHostPolicy) -> set[tupl
 
 def _frame(records: list[dict[str, Any]]) -> pl.LazyFrame:
     return pl.LazyFrame(
-        [{"host_id": r["host_id"], "cluster": r["cluster"], "ts": r["ts"], **{k: r["payload"][k] for k in
-          ("interval_s", "job_id", "step_time_ms", "bus_bw_gbps", "gpus", "nics")}} for r in records]  # fmt: skip
+        [
+            {
+                "host_id": r["host_id"],
+                "cluster": r["cluster"],
+                "ts": r["ts"],
+                **{
+                    k: r["payload"][k]
+                    for k in ("interval_s", "job_id", "step_time_ms", "bus_bw_gbps", "gpus", "nics")
+                },
+            }
+            for r in records
+        ]  # fmt: skip
     )
 
 
@@ -91,8 +101,11 @@ def test_the_batch_and_the_detector_read_degradation_from_a_sample_alike() -> No
                               for p in range(8)]  # fmt: skip
     records.append(nic)
     frame = pl.DataFrame(
-        {"host_id": [r["host_id"] for r in records], "gpus": [r["payload"]["gpus"] for r in records],
-         "nics": [r["payload"]["nics"] for r in records]}  # fmt: skip
+        {
+            "host_id": [r["host_id"] for r in records],
+            "gpus": [r["payload"]["gpus"] for r in records],
+            "nics": [r["payload"]["nics"] for r in records],
+        }  # fmt: skip
     )
     batch = dict(zip(frame["host_id"], frame.select(degraded_expr(frame.columns))["degraded"], strict=True))
     stream = {r["host_id"]: sample_degraded(r["payload"]["gpus"], r["payload"]["nics"]) for r in records}

@@ -536,7 +536,10 @@ def test_two_policies_with_the_same_findings_get_the_same_recall() -> None:
 
     policy = load_policy(None)
     hosts = pl.DataFrame(
-        [host(f"s{f}", slow_cause="degraded_nic", slow_factor=f / 100, slow_onset_ts=S) for f in (3, 4, 6, 10)],
+        [
+            host(f"s{f}", slow_cause="degraded_nic", slow_factor=f / 100, slow_onset_ts=S)
+            for f in (3, 4, 6, 10)
+        ],
         schema=HOST_SCHEMA,
     )
     found = [finding(f"s{f}", "slow_host", S + H) for f in (6, 10)]
