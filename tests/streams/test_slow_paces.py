@@ -49,3 +49,33 @@ def test_a_healthy_fleet_of_many_paces_gives_no_finding_in_thirty_days() -> None
                 findings.append(finding)
     assert judged >= 0.9 * 8_640 * (len(hosts) - 2)  # every host but the two alone in a job, every window
     assert findings == []
+
+
+def test_an_intermittent_three_percent_host_at_duty_point_four_is_found_within_two_windows_of_an_episode() -> (
+    None
+):
+    """3 % slower in 30-minute episodes, each on with probability 0.4, in a 12-host job among jobs at other
+    paces: k = 2 slow windows of 5 minutes, so the finding comes at the end of the second window of its first
+    slow episode (two windows after it starts), and no other host is flagged."""
+    rng = random.Random(8)
+    policy = SlowHostPolicy()
+    jobs = {f"a{i:02d}": ("job-a", 1.0) for i in range(12)} | {f"b{i}": ("job-b", 1.5) for i in range(6)}
+    offset = {h: rng.gauss(0, 0.003) for h in jobs}
+    noise = 0.01 * (10 / 60) ** 0.5 / 5**0.5
+    episodes = [rng.random() < 0.4 for _ in range(2 * 24 * 2)]  # two days of 30-minute episodes
+    first_on = episodes.index(True) * 6  # in windows
+    histories: dict[str, HostHistory] = {}
+    findings: list[Finding] = []
+    for w in range(2 * 24 * 12):
+        slow = episodes[w // 6]
+        members: dict[str, Member] = {
+            h: (1000.0 * pace * (1 + offset[h]) * (1.03 if h == "a05" and slow else 1.0) * (1 + rng.gauss(0, noise)),
+                380.0 * (1 + rng.gauss(0, noise)), job)
+            for h, (job, pace) in jobs.items()
+        }  # fmt: skip
+        for v in evaluate_window(members, w * WINDOW, (w + 1) * WINDOW, policy):
+            histories[v.host_id], finding = update_history(histories.get(v.host_id), v, "c0", policy)
+            if finding is not None:
+                findings.append(finding)
+    assert [x.host_id for x in findings[:1]] == ["a05"] and {x.host_id for x in findings} == {"a05"}
+    assert findings[0].ts == (first_on + policy.k) * WINDOW  # the end of its k-th slow window
