@@ -56,4 +56,7 @@ def print_summary(console: Console, s: dict[str, Any], run_id: str, run_dir: Pat
     for row in _detector_rows(s["score"]):
         det.add_row(*row)
     console.print(det)
+    definition = (s["score"].get("params") or {}).get("slow_truth", {}).get("definition")
+    if definition:
+        console.print(f"slow hosts to be found — {definition}")
     console.print(f"report: [bold]{s['report']}[/]   run folder: {run_dir}   total {s['elapsed_s']:.0f} s")

@@ -22,10 +22,12 @@ from pydantic import (
     model_validator,
 )
 
+from ground.slow_peers import PeerRule
 from schemas.taxonomy import IncidentCause
 from streams.errors import PolicyError
 
 DEFAULT_POLICY_FILE = Path(__file__).with_name("policy.toml")
+_PEER = PeerRule()  # the slow-host peer test's defaults, shared with the batch view
 
 Scope = Literal["gpu", "host", "port"]
 Operation = Literal["rma", "reboot", "nic_replacement", "cable_replacement", "diagnostics"]
@@ -135,24 +137,27 @@ class ValidationLimits(_Model):
 
 
 class SlowHostPolicy(_Model):
-    """Peer comparison per cluster per window (robust z-score), k of the last n windows."""
+    """Peer comparison per cluster per window (robust z-score), k of the last n windows.
 
-    window: DurationMs = parse_duration_ms("5m")
+    The peer test itself (``ground.slow_peers``) is shared with the batch view, and so are its defaults.
+    """
+
+    window: DurationMs = _PEER.window
     host_grace: DurationMs = 0
     cluster_grace: DurationMs = parse_duration_ms("5m")
     idle_partition_timeout: DurationMs = parse_duration_ms("30s")
-    z_step: float = Field(3.5, gt=0)
-    z_bus_bw: float = Field(3.5, gt=0)
-    min_mad_rel: float = Field(0.002, ge=0)
+    z_step: float = Field(_PEER.z_step, gt=0)
+    z_bus_bw: float = Field(_PEER.z_bus_bw, gt=0)
+    min_mad_rel: float = Field(_PEER.min_mad_rel, ge=0)
     # ... and at least this far from the peer median (relative): the robust z alone flags healthy
     # hosts whose persistent offset sits in the tail of a large fleet (~3 sd is 1 % here).
-    min_slowdown: float = Field(0.02, ge=0, lt=1)
-    min_peers: int = Field(8, ge=3)
+    min_slowdown: float = Field(_PEER.min_slowdown, ge=0, lt=1)
+    min_peers: int = Field(_PEER.min_peers, ge=3)
     # Hosts are compared relative to their job's median when the job has this many hosts in the window
-    # (jobs run at different paces); hosts of smaller jobs relative to the whole cluster's.
-    min_job_peers: int = Field(4, ge=2)
-    k: int = Field(2, ge=1)
-    n: int = Field(4, ge=1)
+    # (jobs run at different paces); hosts of smaller jobs are not judged by peers.
+    min_job_peers: int = Field(_PEER.min_job_peers, ge=2)
+    k: int = Field(_PEER.k, ge=1)
+    n: int = Field(_PEER.n, ge=1)
     action: Operation = "diagnostics"
 
     @model_validator(mode="after")

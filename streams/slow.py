@@ -97,7 +97,12 @@ class ClusterStage:
                 late += 1
                 continue
             else:
-                staged.setdefault(item.window_start, {})[item.host_id] = [item.step_ms, item.bus_bw, item.job]
+                staged.setdefault(item.window_start, {})[item.host_id] = [
+                    item.step_ms,
+                    item.bus_bw,
+                    item.job,
+                    item.degraded,
+                ]
                 meta.open[str(item.window_start)] = item.window_end
                 self._note(meta, item.src, item.nsrc, item.wm)
             f, v = self._advance(store, cluster, meta, staged, bundle_id if replayable else None)
@@ -161,23 +166,25 @@ class ClusterStage:
                 break
             del meta.open[key]
             meta.closed = w_end if meta.closed is None else max(meta.closed, w_end)
-            members = self._members(store, cluster, int(key), staged.pop(int(key), {}))
-            f, v = self._close(store, cluster, members, int(key), w_end, bundle_id)
+            members, degraded = self._members(store, cluster, int(key), staged.pop(int(key), {}))
+            f, v = self._close(store, cluster, members, degraded, int(key), w_end, bundle_id)
             self._drop_window(store, cluster, int(key))
             findings.extend(f)
             verdicts.extend(v)
         return findings, verdicts
 
     @staticmethod
-    def _members(store: Store, cluster: str, start: int, staged: dict[str, list[Any]]) -> dict[str, Member]:
-        """Every host summary of a closing window: its stored bundles plus this bundle's."""
-        members: dict[str, Member] = {}
+    def _members(
+        store: Store, cluster: str, start: int, staged: dict[str, list[Any]]
+    ) -> tuple[dict[str, Member], dict[str, float]]:
+        """Every host summary of a closing window (its stored bundles plus this bundle's), and each
+        host's share of samples with degraded job-independent telemetry."""
+        values: dict[str, list[Any]] = {}
         for bundle_id in store.get(f"{cluster}|{start}|bundles") or []:
-            for host, value in (store.get(f"{cluster}|{start}|b|{bundle_id}") or {}).items():
-                members[host] = _member(value)
-        for host, value in staged.items():
-            members[host] = _member(value)
-        return members
+            values.update(store.get(f"{cluster}|{start}|b|{bundle_id}") or {})
+        values.update(staged)
+        members = {host: _member(value) for host, value in values.items()}
+        return members, {host: float(value[3]) for host, value in values.items() if len(value) > 3}
 
     @staticmethod
     def _drop_window(store: Store, cluster: str, start: int) -> None:
@@ -195,6 +202,7 @@ class ClusterStage:
         store: Store,
         cluster: str,
         members: dict[str, Member],
+        degraded: dict[str, float],
         start: int,
         end: int,
         bundle_id: str | None,
@@ -202,7 +210,7 @@ class ClusterStage:
         state = ClusterHistory.from_stored(store.get(f"{cluster}|hist"))
         if state.evaluated is not None and start <= state.evaluated:
             return [], []  # evaluated before a crash; its findings come back with the bundle that closed it
-        verdicts = evaluate_window(members, start, end, self.policy)
+        verdicts = evaluate_window(members, start, end, self.policy, degraded)
         if not verdicts:
             return [], []
         findings = []
@@ -222,7 +230,7 @@ class ClusterStage:
 
 
 def _member(value: list[Any]) -> Member:
-    """A stored summary: [step, bus_bw, job]; bundles stored before the job was kept have no job."""
+    """A stored summary: [step, bus_bw, job, degraded]; older bundles have no job or no degraded share."""
     return (value[0], value[1], value[2] if len(value) > 2 else None)
 
 

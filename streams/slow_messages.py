@@ -32,6 +32,7 @@ class HostSummary(msgspec.Struct, frozen=True, tag="summary", tag_field="type"):
     src: int = 0
     nsrc: int = 1
     v: int = MESSAGE_VERSION
+    degraded: float = 0.0  # share of the window's samples with degraded job-independent telemetry
 
 
 class _SourceMark(msgspec.Struct, frozen=True, tag_field="type"):

@@ -1,29 +1,22 @@
 """How the slow-host detector judges a host: robust z-scores against its peers, then k slow of the last n windows.
 
-Pure functions of one closed window's members (``evaluate_window``) and of a host's verdict
-history (``update_history``, which raises the finding); the cluster stage (``streams.slow``)
-decides when a window is closed and stores what they return.
+Pure functions of one closed window's members (``evaluate_window``, the peer test of
+``ground.slow_peers`` that the batch view shares) and of a host's verdict history
+(``update_history``, which raises the finding); the cluster stage (``streams.slow``) decides when a
+window is closed and stores what they return.
 """
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 
+from ground.slow_peers import Member, judge_window, robust_z
 from streams.findings import Finding
 from streams.ids import finding_id
 from streams.policy import SlowHostPolicy
 from streams.slow_state import HostHistory
 
-MAD_TO_SD = 1.4826
-
-
-def robust_z(values: list[float], min_mad_rel: float) -> tuple[float, float]:
-    """(median, scale) with scale = 1.4826 * MAD, floored at min_mad_rel * |median|."""
-    med = statistics.median(values)
-    mad = statistics.median([abs(v - med) for v in values])
-    scale = max(MAD_TO_SD * mad, min_mad_rel * abs(med), 1e-12)
-    return med, scale
+__all__ = ["Member", "Verdict", "evaluate_window", "robust_z", "update_history"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,65 +29,34 @@ class Verdict:
     slow: bool
     step_ms: float
     median_step_ms: float
-
-
-Member = tuple[float, float, str | None]  # a host's window: mean step time, mean bus bandwidth, job
-
-
-def _references(members: dict[str, Member], min_job_peers: int) -> dict[str, tuple[float, float]]:
-    """Each judged host's reference (step, bus bandwidth): its job's medians.
-
-    Hosts of one synchronous job share a model and a step time; another job on the same cluster may
-    run at another pace (another model, another batch), so neither the cluster's median nor another
-    job's says anything about a host. A job with fewer hosts than ``min_job_peers`` in the window
-    has no median of its own to trust: its hosts get no reference and are not judged. Summaries
-    that name no job (written before jobs were recorded) are compared with each other.
-    """
-    by_job: dict[str | None, list[str]] = {}
-    for host, (_, _, job) in members.items():
-        by_job.setdefault(job, []).append(host)
-    refs: dict[str, tuple[float, float]] = {}
-    for job, hosts in by_job.items():
-        if job is not None and len(hosts) < min_job_peers:
-            continue
-        ref = (
-            statistics.median(members[h][0] for h in hosts),
-            statistics.median(members[h][1] for h in hosts),
-        )
-        refs.update((h, ref) for h in hosts)
-    return refs
+    reference: str = "peers"  # or "telemetry" (alone in its job: PCIe link, thermal throttling, NIC ports)
+    degraded: float = 0.0  # share of the window's samples with degraded job-independent telemetry
 
 
 def evaluate_window(
-    members: dict[str, Member], window_start: int, window_end: int, policy: SlowHostPolicy
+    members: dict[str, Member],
+    window_start: int,
+    window_end: int,
+    policy: SlowHostPolicy,
+    degraded: dict[str, float] | None = None,
 ) -> list[Verdict]:
-    """Score each host's (step_ms, bus_bw) against its peers; too few peers -> no verdicts.
-
-    Each host's values are taken relative to its job's medians (``_references``; a host of a job too
-    small for a median gets no verdict), and the robust z
-    of those ratios is computed over the whole cluster. A window is slow when a ratio is both an
-    outlier (robust z) and worse than 1 by at least ``min_slowdown``: significant and large enough
-    to matter to a synchronous job.
-    """
-    if len(members) < policy.min_peers:
-        return []
-    refs = _references(members, policy.min_job_peers)
-    if len(refs) < policy.min_peers:
-        return []
-    steps = {h: members[h][0] / r[0] if r[0] > 0 else 1.0 for h, r in refs.items()}
-    bws = {h: members[h][1] / r[1] if r[1] > 0 else 1.0 for h, r in refs.items()}
-    med_s, scale_s = robust_z(list(steps.values()), policy.min_mad_rel)
-    med_b, scale_b = robust_z(list(bws.values()), policy.min_mad_rel)
-    out = []
-    for host in sorted(refs):
-        step, bw = steps[host], bws[host]
-        z_s = (step - med_s) / scale_s
-        z_b = (bw - med_b) / scale_b
-        slow_step = z_s >= policy.z_step and step >= med_s * (1 + policy.min_slowdown)
-        slow_bw = -z_b >= policy.z_bus_bw and bw <= med_b * (1 - policy.min_slowdown)
-        slow = slow_step or slow_bw
-        out.append(Verdict(host, window_start, window_end, z_s, z_b, slow, members[host][0], refs[host][0]))
-    return out
+    """Score each host against its job's peers, or alone in its job by its telemetry
+    (``ground.slow_peers.judge_window``, the same test the batch view runs); too few peers -> none."""
+    return [
+        Verdict(
+            v.host_id,
+            window_start,
+            window_end,
+            v.z_step,
+            v.z_bus_bw,
+            v.slow,
+            v.step_ms,
+            v.median_step_ms,
+            v.reference,
+            v.degraded,
+        )  # fmt: skip
+        for v in judge_window(members, policy, degraded)
+    ]
 
 
 def update_history(
@@ -121,7 +83,9 @@ def update_history(
     elif not flagged and verdict.slow and slow_count >= policy.k:
         flagged = True
         first_slow = next(h[0] for h in hist if h[1])
-        score = max(verdict.z_step, -verdict.z_bus_bw)
+        score = (
+            verdict.degraded if verdict.reference == "telemetry" else max(verdict.z_step, -verdict.z_bus_bw)
+        )
         finding = Finding(
             finding_id=finding_id("slow_host", "slow_host", verdict.host_id, first_slow),
             detector="slow_host",
@@ -138,12 +102,24 @@ def update_history(
             recommended_action=policy.action,
             severity="warning",
             score=round(score, 3),
-            evidence={
-                "z_step": f"{verdict.z_step:.3f}",
-                "z_bus_bw": f"{verdict.z_bus_bw:.3f}",
-                "step_ms": f"{verdict.step_ms:.3f}",
-                "peer_median_step_ms": f"{verdict.median_step_ms:.3f}",
-                "slow_windows": f"{slow_count}/{len(hist)}",
-            },
+            evidence=_evidence(verdict, slow_count, len(hist)),
         )
     return HostHistory(hist, flagged), finding
+
+
+def _evidence(verdict: Verdict, slow_count: int, windows: int) -> dict[str, str]:
+    """What the finding rests on: z against its peers, or, alone in its job, its degraded telemetry."""
+    if verdict.reference == "telemetry":
+        return {
+            "reference": "telemetry (alone in its job: PCIe link below max, thermal throttling or a slow NIC port)",
+            "degraded_samples": f"{verdict.degraded:.3f}",
+            "step_ms": f"{verdict.step_ms:.3f}",
+            "slow_windows": f"{slow_count}/{windows}",
+        }
+    return {
+        "z_step": f"{verdict.z_step:.3f}",
+        "z_bus_bw": f"{verdict.z_bus_bw:.3f}",
+        "step_ms": f"{verdict.step_ms:.3f}",
+        "peer_median_step_ms": f"{verdict.median_step_ms:.3f}",
+        "slow_windows": f"{slow_count}/{windows}",
+    }

@@ -30,12 +30,18 @@ class Window(msgspec.Struct, frozen=True, array_like=True):
     job: str | None = None  # the window's last job
 
 
-class HostWindows(msgspec.Struct, frozen=True):
-    """One host's open windows by start (a JSON key, so a string), newest event time, and closed-up-to."""
+class HostWindows(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One host's open windows by start (a JSON key, so a string), newest event time, and closed-up-to.
+
+    ``deg`` counts, per open window, the samples whose job-independent telemetry shows degradation
+    (``ground.slow_peers.sample_degraded``); kept apart from ``Window``'s fixed array and left out when
+    empty, so a host without any is stored as older workers stored it, and they ignore the key.
+    """
 
     wm: int | None = None
     closed: int | None = None
     w: dict[str, Window] = {}
+    deg: dict[str, int] = {}
 
 
 class ClusterMeta(msgspec.Struct, frozen=True):

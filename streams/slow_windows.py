@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
+from ground.slow_peers import sample_degraded, window_bounds
 from schemas.events import job_step_time
 from streams.policy import SlowHostPolicy
 from streams.slow_messages import HostSummary
@@ -18,16 +19,12 @@ from streams.slow_state import HostWindows, Window
 HostStore = MutableMapping[str, HostWindows]  # the host windows of one samples partition
 _NO_WINDOWS = HostWindows()
 
-
-def window_bounds(ts: int, interval_s: int, window_ms: int) -> tuple[int, int]:
-    """The window a sample falls in; a sample longer than the window covers exactly one window."""
-    length = max(window_ms, interval_s * 1000)
-    start = ts - ts % length
-    return start, start + length
+__all__ = ["HostStage", "HostStore", "window_bounds"]
 
 
 class HostStage:
-    """Per-host event-time windows of step time and bus bandwidth (state key: host_id, value: ``HostWindows``)."""
+    """Per-host event-time windows of step time, bus bandwidth and job-independent degradation (state key:
+    host_id, value: ``HostWindows``)."""
 
     def __init__(self, policy: SlowHostPolicy) -> None:
         self.policy = policy
@@ -50,6 +47,9 @@ class HostStage:
         windows = dict(state.w)
         key = str(start)
         acc = windows.get(key)
+        deg = dict(state.deg)
+        if sample_degraded(p.get("gpus") or (), p.get("nics") or ()):
+            deg[key] = deg.get(key, 0) + 1
         # the job is the window's last one (a host changing jobs mid-window is compared with the new one)
         if acc is None:
             windows[key] = Window(step, p["bus_bw_gbps"], 1, end, p["job_id"])
@@ -63,6 +63,7 @@ class HostStage:
             w = windows[key]
             if w.end + self.policy.host_grace <= wm and w.end <= start:
                 del windows[key]
+                bad = deg.pop(key, 0)
                 closed = w.end if closed is None else max(closed, w.end)
                 summaries.append(
                     HostSummary(
@@ -75,7 +76,8 @@ class HostStage:
                         n=w.n,
                         wm=wm,
                         job=w.job,
+                        degraded=bad / w.n,
                     )
                 )
-        store[host] = HostWindows(wm, closed, windows)
+        store[host] = HostWindows(wm, closed, windows, deg)
         return summaries, False

@@ -1,4 +1,6 @@
-"""Fabric A/B (RoCE vs InfiniBand): sample distributions, link errors, slow hosts, time to repair.
+"""Fabric A/B (RoCE vs InfiniBand): sample distributions, link errors, slow-host incidence, time to repair.
+
+Which hosts are slow is ``analytics.jobs.slow_view``'s (the detector's own peer test).
 
 Every function takes LazyFrames and returns a LazyFrame; the significance tests run on the
 collected per-host values in ``analytics.jobs.stats``.
@@ -109,49 +111,6 @@ def link_rates_by_fabric(per_host: pl.LazyFrame) -> pl.LazyFrame:
             (pl.col("flaps") / pl.col("host_days")).alias("flaps_per_host_day"),
         )
         .sort("fabric")
-    )
-
-
-def slow_windows(
-    samples: pl.LazyFrame,
-    window_ms: int = MS_PER_HOUR,
-    threshold: float = 0.02,
-    peers: Sequence[str] = ("cluster",),
-) -> pl.LazyFrame:
-    """Per host and window: its median step time vs the median of its peers in that window.
-
-    A window is slow when the host is more than ``threshold`` (0.02 = 2 %) above its peers. Samples
-    without a job (no step time) are not comparable: they make no window, slow or not.
-    """
-    win = (pl.col("ts") // window_ms).alias("window")
-    per_host = (
-        samples.select("host_id", "ts", step_time(), *peers)
-        .drop_nulls("step_time_ms")
-        .with_columns(win)
-        .group_by(*peers, "window", "host_id")
-        .agg(pl.col("step_time_ms").median().alias("step_ms"))
-    )
-    peer_median = pl.col("step_ms").median().over(*peers, "window")
-    return per_host.with_columns((pl.col("step_ms") / peer_median - 1.0).alias("excess")).with_columns(
-        (pl.col("excess") > threshold).alias("slow")
-    )
-
-
-def slow_hosts(windows: pl.LazyFrame, min_windows: int = 3, min_fraction: float = 0.1) -> pl.LazyFrame:
-    """Per host: windows seen, slow windows, and whether it is a slow host (≥ k and ≥ a fraction)."""
-    return (
-        windows.group_by("host_id")
-        .agg(
-            pl.len().alias("windows"),
-            pl.col("slow").sum().alias("slow_windows"),
-            pl.col("excess").median().alias("median_excess"),
-        )
-        .with_columns(
-            (
-                (pl.col("slow_windows") >= min_windows)
-                & (pl.col("slow_windows") / pl.col("windows") >= min_fraction)
-            ).alias("is_slow")
-        )
     )
 
 

@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from analytics.jobs import early_life, fabric, offenders
+from analytics.jobs import early_life, fabric, offenders, slow_view
 from analytics.jobs.coverage import Coverage, coverage_of
 from analytics.jobs.early_life_fit import fit_early_life
 from analytics.jobs.errors import InsufficientDataError, UnknownJobError
@@ -19,7 +20,6 @@ from analytics.jobs.faults import EARLY_LIFE_KINDS, load_faults
 from analytics.jobs.operations import run_incidents, run_interruptions, run_maintenance_domain
 from analytics.jobs.result import JobResult
 from analytics.jobs.source import (
-    MS_PER_HOUR,
     latest_inventory,
     observation_window,
     read_manifest,
@@ -28,6 +28,7 @@ from analytics.jobs.source import (
 )
 from analytics.jobs.stats import compare, compare_rates
 from analytics.jobs.survival import fit_power_law, kaplan_meier
+from ground.slow_peers import PeerRule
 
 Lake = str | Path
 
@@ -164,15 +165,30 @@ def repair_host_medians(episodes: pl.DataFrame, inventory: pl.DataFrame) -> pl.D
     )
 
 
+def slow_rule(threshold: float | None, min_windows: int | None, window_ms: int | None) -> PeerRule:
+    """The detector's peer rule, with the overrides a caller gave."""
+    rule = slow_view.DEFAULT_RULE
+    return dataclasses.replace(
+        rule,
+        min_slowdown=rule.min_slowdown if threshold is None else threshold,
+        k=rule.k if min_windows is None else min_windows,
+        window=rule.window if window_ms is None else window_ms,
+    )
+
+
 def run_fabric(
     lake: Lake,
     truth: Lake | None = None,
-    slow_threshold: float = 0.02,
-    slow_min_windows: int = 3,
-    slow_window_ms: int = MS_PER_HOUR,
+    slow_threshold: float | None = None,
+    slow_min_windows: int | None = None,
+    slow_window_ms: int | None = None,
     n_boot: int = 2000,
 ) -> JobResult:
+    """Fabric A/B and the batch slow-host view; the slow-host test is the detector's (``ground.slow_peers``),
+    with its default thresholds unless ``slow_threshold`` (min slowdown), ``slow_min_windows`` (k) or
+    ``slow_window_ms`` change them."""
     notes: list[str] = []
+    rule = slow_rule(slow_threshold, slow_min_windows, slow_window_ms)
     inv = _inventory(lake, "fabric").collect().lazy()
     start, end = observation_window(lake, read_manifest(truth))
     samples = scan(lake, "host_sampled", "fabric")
@@ -195,8 +211,8 @@ def run_fabric(
     downs = link.filter(pl.col("kind") == "down").select(pl.len()).collect().item()
     cov["link_rates"] = Coverage(int(per_host_link["downs"].sum()), downs, "link downs",
                                  "on hosts in service in the window")  # fmt: skip
-    win = fabric.slow_windows(samples, slow_window_ms, slow_threshold)
-    flags = fabric.slow_hosts(win, slow_min_windows).collect(engine="streaming")
+    win = slow_view.slow_windows(samples, rule)
+    flags = slow_view.slow_hosts(win, rule.k).collect(engine="streaming")
     tables["slow_hosts"] = flags.join(inv.select("host_id", "fabric").collect(), on="host_id", how="left")
     tables["slow_incidence"] = fabric.slow_incidence(flags.lazy(), inv).collect()
     findings = scan_optional(lake, "finding_raised")
@@ -242,6 +258,7 @@ def run_fabric(
         "fabrics": fabrics,
         "comparisons": {c["metric"]: c for c in comps},
         "coverage": coverage_of(cov),
+        "slow_rule": dataclasses.asdict(rule),
     }
     return JobResult("fabric", tables, summary, notes)
 

@@ -1,6 +1,7 @@
 """Score the jobs against the simulator's ground truth (``--truth-out`` dir): did they recover it?
 
-Each check is a row: what was configured, what the job measured, the interval it used, pass/fail.
+Each check is a row: what was configured, what the job measured, the interval it used, and a verdict:
+yes, no, or insufficient data with its reason (a check that cannot say no is no check).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from scipy import stats
 
 from analytics.jobs.early_life_fit import STRICT_CONFIDENCE
 from analytics.jobs.result import JobResult
+from analytics.jobs.slow_truth import Materiality, judge_slow_hosts, material_hosts, resolutions_of
 from analytics.jobs.source import read_manifest
 
 
@@ -34,9 +36,15 @@ def find_key(doc: Any, key: str) -> Any:
     return None
 
 
+VERDICTS = {True: "yes", False: "no", None: "insufficient data"}
+
+
 def _row(check: str, expected: Any, observed: Any, interval: str, ok: bool | None, detail: str = "") -> dict:
+    """One check's row; an undecided one (``ok`` None) must say why, or it would read as a blank verdict."""
+    if ok is None and not detail:
+        raise ValueError(f"check {check!r} gave no verdict and no reason")
     return {"check": check, "expected": str(expected), "observed": str(observed), "interval": interval,
-            "ok": ok, "detail": detail}  # fmt: skip
+            "ok": ok, "verdict": VERDICTS[ok], "detail": detail}  # fmt: skip
 
 
 def weibull_check(result: JobResult, manifest: dict, tolerance: float = 0.10) -> list[dict]:
@@ -175,16 +183,44 @@ def fault_count_check(faults_truth: pl.DataFrame, result: JobResult) -> list[dic
     return rows
 
 
-def slow_host_check(hosts_truth: pl.DataFrame, result: JobResult) -> list[dict]:
+SLOW_GOAL = 0.9  # precision and recall both
+
+
+def slow_host_check(
+    hosts_truth: pl.DataFrame, result: JobResult, truth: Path, manifest: dict, materiality: Materiality | None = None
+) -> list[dict]:
+    """The batch view's slow hosts against the truth's material ones: "yes" when precision and recall are
+    both ≥ 0.9. A flagged slow host that is not material is no false alarm; recall counts material ones."""
+    name = "slow hosts (batch view)"
     if "slow_cause" not in hosts_truth.columns:
-        return []
-    truth = set(hosts_truth.filter(pl.col("slow_cause").is_not_null())["host_id"].to_list())
+        return [_row(name, None, None, "", None, "insufficient data: the truth has no slow_cause column")]
+    if "start_ts" not in manifest or "end_ts" not in manifest:
+        return [_row(name, None, None, "", None, "insufficient data: the manifest has no start_ts/end_ts")]
+    m = materiality or Materiality()
+    jobs = _optional(truth / "jobs.parquet", ["slot", "start_ts", "end_ts"])
+    episodes = _optional(truth / "slow_episodes.parquet", None)
+    judged = judge_slow_hosts(hosts_truth, int(manifest["start_ts"]), int(manifest["end_ts"]), jobs, episodes,
+                              m, resolutions_of(manifest))  # fmt: skip
+    slow = {t.host_id for t in judged}
+    material = material_hosts(judged)
     flagged = set(result.tables["slow_hosts"].filter(pl.col("is_slow"))["host_id"].to_list())
-    tp = len(truth & flagged)
-    precision = tp / len(flagged) if flagged else float("nan")
-    recall = tp / len(truth) if truth else float("nan")
-    return [_row("slow hosts (sample-based)", f"{len(truth)} slow", f"{len(flagged)} flagged",
-                 "precision, recall", None, f"precision={precision:.2f} recall={recall:.2f}")]  # fmt: skip
+    expected = f"{len(material)} material slow of {len(slow)}"
+    observed = f"{len(flagged)} flagged"
+    interval = f"precision, recall ≥ {SLOW_GOAL}"
+    if not material:
+        why = "; ".join(sorted({t.reason for t in judged})) or "no slow host"
+        return [_row(name, expected, observed, interval, None, f"insufficient data: no material slow host ({why}); {m.describe()}")]  # fmt: skip
+    tp = len(flagged & slow)
+    precision = tp / len(flagged) if flagged else None
+    recall = len(flagged & material) / len(material)
+    ok = precision is not None and precision >= SLOW_GOAL and recall >= SLOW_GOAL
+    shown = "n/a (nothing flagged)" if precision is None else f"{precision:.2f}"
+    detail = f"precision={shown} recall={recall:.2f}; {len(flagged - slow)} healthy flagged; {m.describe()}"
+    return [_row(name, expected, observed, interval, ok, detail)]
+
+
+def _optional(path: Path, columns: list[str] | None) -> list[dict]:
+    return pl.read_parquet(path, columns=columns).to_dicts() if path.is_file() else []
 
 
 def truth_checks(results: dict[str, JobResult], truth: str | Path) -> pl.DataFrame:
@@ -201,12 +237,12 @@ def truth_checks(results: dict[str, JobResult], truth: str | Path) -> pl.DataFra
         rows += fabric_check(results["fabric"], manifest)
         hosts = Path(truth) / "hosts.parquet"
         if hosts.is_file():
-            rows += slow_host_check(pl.read_parquet(hosts), results["fabric"])
+            rows += slow_host_check(pl.read_parquet(hosts), results["fabric"], Path(truth), manifest)
     if "offenders" in results and faults is not None:
         rows += fault_count_check(faults, results["offenders"])
-    schema = {k: pl.String for k in ("check", "expected", "observed", "interval", "detail")} | {
+    schema = {k: pl.String for k in ("check", "expected", "observed", "interval", "verdict", "detail")} | {
         "ok": pl.Boolean
     }
     return pl.DataFrame(rows, schema=schema).select(
-        "check", "expected", "observed", "interval", "ok", "detail"
+        "check", "expected", "observed", "interval", "ok", "verdict", "detail"
     )

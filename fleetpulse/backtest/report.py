@@ -40,7 +40,18 @@ def variant_summary(r: VariantResult) -> dict[str, Any]:
 def score_table(r: VariantResult) -> pl.DataFrame:
     if r.score is None:
         return pl.DataFrame()
-    cols = ("truth", "detectable", "predicted", "tp", "fp", "fn", "precision", "recall", "ttd_median_s")
+    cols = (
+        "truth",
+        "detectable",
+        "predicted",
+        "tp",
+        "fp",
+        "fn",
+        "precision",
+        "recall",
+        "ttd_median_s",
+        "truth_definition",
+    )
     rows = [{"detector": name, **{c: getattr(d, c) for c in cols}} for name, d in r.score.detectors.items()]
     return pl.DataFrame(rows, infer_schema_length=None)
 

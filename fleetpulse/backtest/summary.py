@@ -16,7 +16,11 @@ def _ratio(value: float | None) -> str:
 def summary_table(results: Sequence[VariantResult]) -> Table:
     """Findings against the live run, capacity drained, and precision / recall when a truth was given."""
     scored = all(r.score is not None for r in results)
-    table = Table(title="backtest")
+    definition = next(
+        (r.score.params.get("slow_truth", {}).get("definition") for r in results if r.score), None
+    )
+    caption = f"slow P / R against {definition}" if scored and definition else None
+    table = Table(title="backtest", caption=caption)
     columns = ["variant", "findings", "same as live", "appear", "disappear", "host-days drained"]
     columns += ["peak drained", "halts", "RMAs"]
     if scored:

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from analytics.jobs.slow_truth import Materiality, resolutions_of
 from fleetpulse.evaluation.report import DetectorScore, ScoreReport, assemble, first_findings
 from fleetpulse.evaluation.rule_met import ScopedRule, rule_met, rules_for, threshold_reached_at
 from fleetpulse.evaluation.slow_hosts import WindowPeriod, score_slow_host, windows_between
@@ -208,9 +209,15 @@ def score(
     critical_kinds: Sequence[str] = DEFAULT_CRITICAL_KINDS,
     window_periods: Sequence[WindowPeriod] = (),
     met_rules: Sequence[ScopedRule] | None = None,
+    slow_truth: Materiality | None = None,
 ) -> ScoreReport:
     """Per detector: TP/FP/FN per host (a host counts once), precision over TP + FP (rule-met hosts
-    apart), recall over the detectable truth, TTD, and false-positive findings per day per 1,000 hosts."""
+    apart), recall over the detectable truth, TTD, and false-positive findings per day per 1,000 hosts.
+
+    The slow hosts to be found are fixed by ``slow_truth`` (the evaluation's materiality), never by the
+    policy under test: ``slow_k``, ``slow_n`` and ``slow_min`` only record that policy's rule in the
+    report's parameters."""
+    materiality = slow_truth or Materiality()
     try:
         start, end = int(manifest["start_ts"]), int(manifest["end_ts"])
     except (KeyError, TypeError, ValueError) as exc:
@@ -223,13 +230,12 @@ def score(
             hosts,
             start,
             end,
-            slow_k,
             window_s,
             window_periods,
             manifest.get("jobs") or (),
             manifest.get("slow_episodes") or (),
-            n=slow_n,
-            min_slowdown=slow_min,
+            materiality=materiality,
+            resolutions=resolutions_of(manifest),
         ),
         "critical_fault": score_critical_fault(findings, faults, start, end, critical_kinds),
     }
@@ -242,6 +248,7 @@ def score(
         "slow_k": slow_k,
         "slow_n": slow_n,
         "slow_min_slowdown": slow_min,
+        "slow_truth": {**asdict(materiality), "definition": materiality.describe()},
         "window_s": window_s,
         "window_periods": [asdict(p) for p in window_periods],
         "critical_kinds": list(critical_kinds),

@@ -104,7 +104,9 @@ def _notes(s: DetectorScore) -> str:
             f"{s.fp_findings} FP finding(s): {s.fp_per_day_per_1k_hosts:.3f} per day per 1,000 hosts"
         )
     if s.tp_undetectable:
-        parts.append(f"{s.tp_undetectable} found although below the detectability rule")
+        parts.append(f"{s.tp_undetectable} found although not required by the truth's definition")
+    if s.truth_definition:
+        parts.append(f"to be found: {s.truth_definition}")
     if s.ttd_busy_median_windows is not None:
         parts.append(
             f"time to detect in windows the host ran a job while slow, p50 "

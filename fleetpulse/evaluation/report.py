@@ -34,6 +34,7 @@ class DetectorScore:
     ttd_busy_p90_windows: float | None = None
     window_s: float | None = None
     window_source: str | None = None
+    truth_definition: str | None = None  # what made a host one to be found (slow hosts: the materiality)
     lag_median_s: float | None = None  # first finding ts - moment the truth reached the threshold
     lag_p90_s: float | None = None
     rule_met: int | None = None  # healthy hosts flagged whose own faults do meet a rule: neither TP nor FP

@@ -462,14 +462,74 @@ def test_a_job_running_at_its_own_pace_is_not_slow_but_a_slow_host_within_it_is(
     assert verdicts["b4"].median_step_ms == pytest.approx(1100.0, rel=0.01)  # its reference: job-b's median
 
 
-def test_hosts_of_a_job_too_small_for_a_median_are_not_judged() -> None:
-    """Jobs run at their own paces: a host alone in its job (here 5 % off the cluster) has no peers."""
+def test_a_host_alone_in_its_job_is_judged_by_telemetry_and_a_pair_by_its_other_host() -> None:
+    """Jobs run at their own paces: a host alone in its job (here 5 % off the cluster) has no peers, and
+    without degraded telemetry it is not slow; the hosts of a pair are each compared with the other one
+    (not with the pair's median)."""
     peers = {f"a{i:02d}": (1000.0 + (i % 5 - 2) * 0.5, 380.0, "job-a") for i in range(20)}
     peers["solo"] = (1050.0, 380.0, "job-solo")
     peers |= {f"p{i}": (700.0, 300.0, "job-pair") for i in range(2)}
     verdicts = {v.host_id: v for v in evaluate_window(peers, 0, 1, SlowHostPolicy())}
-    assert set(verdicts) == {f"a{i:02d}" for i in range(20)} and not any(v.slow for v in verdicts.values())
+    assert set(verdicts) == {f"a{i:02d}" for i in range(20)} | {"p0", "p1", "solo"}
+    assert not any(v.slow for v in verdicts.values())
+    assert verdicts["solo"].reference == "telemetry" and verdicts["p0"].reference == "peers"
+    degraded = evaluate_window(peers, 0, 1, SlowHostPolicy(), {"solo": 0.8, "a03": 1.0})
+    assert [v.host_id for v in degraded if v.slow] == ["solo"]  # telemetry decides only without peers
     assert evaluate_window({**peers, "a00": (1100.0, 380.0, "job-a")}, 0, 1, SlowHostPolicy())[0].slow
+
+
+def test_the_slow_host_of_a_pair_is_slow_and_its_partner_is_not() -> None:
+    peers = {f"a{i:02d}": (1000.0 + (i % 5 - 2) * 0.5, 380.0, "job-a") for i in range(20)}
+    peers |= {"p0": (700.0, 300.0, "job-pair"), "p1": (770.0, 300.0, "job-pair")}  # p1 10 % slower
+    verdicts = {v.host_id: v for v in evaluate_window(peers, 0, 1, SlowHostPolicy())}
+    assert [h for h, v in verdicts.items() if v.slow] == ["p1"]
+    assert verdicts["p1"].median_step_ms == 700.0  # its reference: the other host of its job
+
+
+def test_a_host_alone_in_its_job_with_a_downtrained_pcie_link_is_found_with_its_evidence() -> None:
+    """Both stages: solo-0 runs a job alone; its GPU 3's PCIe link trained at gen 4 x8 (max gen 5 x16)."""
+    policy = SlowHostPolicy()
+    host_stage, cluster_stage = HostStage(policy), ClusterStage(policy)
+    host_store: dict[str, Any] = {}
+    cluster_store: dict[str, Any] = {}
+    jobs = {f"a{i:02d}": "job-a" for i in range(12)} | {"solo-0": "job-s0", "solo-1": "job-s1"}
+    findings: list[Finding] = []
+    for step in range(0, 40 * 60, 60):
+        for host, job in jobs.items():
+            record = f.sample(900.0 if host.startswith("solo") else 1000.0, job=job, host=host,
+                              ts=START_TS + step * 1000)  # fmt: skip
+            if host == "solo-0":
+                record["payload"]["gpus"][3] |= {"pcie_link_gen": 4, "pcie_link_width": 8}
+            for summary in host_stage.add_sample(host_store, record)[0]:
+                findings += cluster_stage.add_summary(
+                    cluster_store, msgspec.structs.replace(summary, src=0, nsrc=1)
+                )[0]
+    assert [x.host_id for x in findings] == ["solo-0"]
+    assert findings[0].evidence["reference"].startswith("telemetry")
+    assert float(findings[0].evidence["degraded_samples"]) == 1.0
+
+
+def test_a_persistent_ten_percent_host_in_a_two_host_job_is_found() -> None:
+    """Both stages, a cluster of one 20-host job and three pairs at their own paces; p2-1 is 10 % slow."""
+    policy = SlowHostPolicy()
+    host_stage, cluster_stage = HostStage(policy), ClusterStage(policy)
+    host_store: dict[str, Any] = {}
+    cluster_store: dict[str, Any] = {}
+    rng = random.Random(9)
+    jobs = {f"a{i:02d}": ("job-a", 1.0) for i in range(20)}
+    jobs |= {f"p{j}-{i}": (f"pair-{j}", pace) for j, pace in enumerate((0.6, 1.3, 1.8)) for i in range(2)}
+    findings: list[Finding] = []
+    for step in range(0, 60 * 60, 60):
+        ts = START_TS + step * 1000
+        for host, (job, pace) in jobs.items():
+            factor = 1.10 if host == "p2-1" else 1.0
+            record = f.sample(1000.0 * pace * factor * (1 + rng.gauss(0, 0.004)), 380.0 * (1 + rng.gauss(0, 0.004)),
+                              job=job, host=host, ts=ts)  # fmt: skip
+            for summary in host_stage.add_sample(host_store, record)[0]:
+                findings += cluster_stage.add_summary(
+                    cluster_store, msgspec.structs.replace(summary, src=0, nsrc=1)
+                )[0]
+    assert [x.host_id for x in findings] == ["p2-1"]
 
 
 def test_summaries_carry_the_job_to_the_cluster_stage() -> None:

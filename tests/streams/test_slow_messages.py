@@ -63,9 +63,16 @@ def test_a_summary_from_before_jobs_and_partitions_were_sent_still_reads() -> No
 
 
 def test_the_wire_keeps_the_keys_older_workers_read_plus_the_version() -> None:
+    """Plus a summary's ``degraded`` share (job-independent telemetry), which an older worker ignores."""
     body = json.loads(encode(SummaryBundle("c0", (SUMMARY, WM, IDLE))))
     assert set(body) == {*OLD_BUNDLE, "v"}
-    assert [set(item) for item in body["items"]] == [{*OLD_SUMMARY, "v"}, {*OLD_WM, "v"}, {*OLD_IDLE, "v"}]
+    assert [set(item) for item in body["items"]] == [
+        {*OLD_SUMMARY, "v", "degraded"},
+        {*OLD_WM, "v"},
+        {*OLD_IDLE, "v"},
+    ]
+    older = msgspec.json.decode(encode(SummaryBundle("c0", (SUMMARY,))), type=_OlderBundle)
+    assert older.items[0].host_id == SUMMARY.host_id  # an older worker's summary type reads the new wire
     assert cluster_message(encode(SummaryBundle("c0", (SUMMARY,)))) == SummaryBundle("c0", (SUMMARY,))
 
 
@@ -95,6 +102,29 @@ OLD_CHECKPOINT = {
         "h2": {"wm": T + 4 * MIN, "closed": None, "w": {str(T): [2000.0, 760.0, 2, T + 5 * MIN]}},  # no job kept yet
     },
 }  # fmt: skip
+
+
+class _OlderSummary(msgspec.Struct, tag="summary", tag_field="type"):
+    """The summary an older worker decodes (no ``degraded``)."""
+
+    host_id: str
+    cluster: str
+    window_start: int
+    window_end: int
+    step_ms: float
+    bus_bw: float
+    n: int
+    wm: int
+    job: str | None = None
+    src: int = 0
+    nsrc: int = 1
+    v: int = 1
+
+
+class _OlderBundle(msgspec.Struct, tag="bundle", tag_field="type"):
+    cluster: str
+    items: list[_OlderSummary]
+    v: int = 1
 
 
 def test_a_checkpoint_an_older_worker_wrote_resumes_unchanged() -> None:

@@ -6,8 +6,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from analytics.jobs import fabric
+from analytics.jobs import fabric, slow_view
 from analytics.jobs.source import step_time
+from ground.slow_peers import PeerRule
 from schemas.events import job_step_time
 
 HOUR = 3_600_000
@@ -37,16 +38,18 @@ def test_percentiles_count_distinct_hosts_whether_fabric_is_joined_or_carried() 
         assert out.select("fabric", "samples", "hosts").rows() == [("infiniband", 1, 1), ("roce", 3, 2)]
 
 
-def test_slow_host_found_against_its_cluster_peers() -> None:
+def test_slow_host_found_against_its_job_peers() -> None:
     rng = np.random.default_rng(0)
     hosts = [f"h{i}" for i in range(10)]
     rows = []
     for w in range(12):
         for h in hosts:
             base = 1100.0 if h == "h3" and w % 2 == 0 else 1000.0  # intermittent: every other window
-            rows += [(h, "c", w * HOUR + k, base * (1 + rng.normal(0, 0.005))) for k in range(5)]
-    samples = pl.LazyFrame(rows, schema=["host_id", "cluster", "ts", "step_time_ms"], orient="row")
-    flags = fabric.slow_hosts(fabric.slow_windows(samples, HOUR, 0.05), min_windows=3).collect()
+            rows += [(h, "c", w * HOUR + k, base * (1 + rng.normal(0, 0.005)), 360.0, "j") for k in range(5)]
+    samples = pl.LazyFrame(rows, schema=["host_id", "cluster", "ts", "step_time_ms", "bus_bw_gbps", "job_id"],
+                           orient="row")  # fmt: skip
+    rule = PeerRule(window=HOUR, min_slowdown=0.05)
+    flags = slow_view.slow_hosts(slow_view.slow_windows(samples, rule), min_windows=3).collect()
     assert flags.filter(pl.col("is_slow"))["host_id"].to_list() == ["h3"]
     assert flags.filter(pl.col("host_id") == "h3")["slow_windows"].item() == 6
 
@@ -91,7 +94,7 @@ def test_samples_without_a_job_have_no_step_time() -> None:
         for r in fabric.host_medians(samples, _inventory()).collect().to_dicts()
     }
     assert medians == {"a1": 15.0, "a2": None}
-    windows = fabric.slow_windows(samples, HOUR).collect()
+    windows = slow_view.host_windows(samples, HOUR).collect()
     assert windows.select("host_id", "step_ms").rows() == [("a1", 15.0)]  # a2 had no comparable window
 
 

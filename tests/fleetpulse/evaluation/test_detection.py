@@ -127,7 +127,7 @@ HOSTS = [
     host("h5"),
     host("h6"),
     host("h7", lemon_kind="dram_uce", lemon_scope="host", lemon_onset_ts=S + 20 * DAY_MS),
-    # slow hosts (window 300 s, k = 3 -> onset must leave 900 s)
+    # slow hosts (material: slow ≥ 2 % for ≥ 30 min of its time after onset; s2/s5 have 10 min)
     host("s1", slow_cause="degraded_nic", slow_factor=0.12, slow_onset_ts=S + DAY_MS),
     host("s2", slow_cause="thermal_throttling", slow_factor=0.05, slow_onset_ts=END - 600_000),
     host("s3", slow_cause="pcie_downtraining", slow_factor=0.2, slow_onset_ts=S + 2 * DAY_MS),
@@ -210,12 +210,13 @@ def test_slow_host_scores_and_time_to_detect_in_windows() -> None:
     assert (sh.window_s, sh.window_source) == (300, "argument")
 
 
-def test_window_defaults_to_the_findings_span_and_k_changes_detectability() -> None:
+def test_window_defaults_to_the_findings_span_and_neither_k_nor_window_changes_what_must_be_found() -> None:
     sh = score(*frames(), MANIFEST, slow_k=1).detectors["slow_host"]
     assert sh.window_source == "findings" and sh.window_s == pytest.approx(900)
-    assert sh.detectable == 3  # s2/s5: 600 s < 1 x 900 s
+    assert sh.detectable == 3  # s2/s5: slow for 10 min, under the materiality's 30
     sh2 = score(*frames(), MANIFEST, window_s=300, slow_k=2).detectors["slow_host"]
-    assert sh2.detectable == 5 and sh2.tp_undetectable == 0  # 600 s leaves 2 windows of 300 s
+    assert (sh2.detectable, sh2.recall, sh2.tp_undetectable) == (sh.detectable, sh.recall, sh.tp_undetectable)
+    assert sh2.truth_definition is not None and "materiality" in sh2.truth_definition
 
 
 def test_windows_between_counts_each_period_in_its_own_window() -> None:
@@ -251,8 +252,9 @@ def test_a_continued_run_is_scored_in_each_segments_window() -> None:
     assert sh.recall == pytest.approx(1.0)
     assert sh.ttd_median_windows == pytest.approx(5 / 6 + 3)  # 5 h of the 6 h window, then 30 min of 10
     assert sh.window_source == "segments: 21600 s → 600 s"
+    # one window over the whole run: the same host must be found (what must be found is not the window's)
     one = score(findings, hosts, faults, manifest, slow_k=3, window_s=21_600).detectors["slow_host"]
-    assert one.detectable == 0 and one.recall is None
+    assert one.detectable == 1 and one.recall == pytest.approx(1.0)
 
 
 def test_stricter_rule_makes_fewer_lemons_detectable() -> None:
@@ -418,7 +420,7 @@ def test_a_history_continued_live_is_also_scored_on_the_live_segment_alone() -> 
     hosts = pl.DataFrame(
         [
             host("early", slow_cause="degraded_nic", slow_factor=0.1, slow_onset_ts=S + H),
-            host("late", slow_cause="degraded_nic", slow_factor=0.1, slow_onset_ts=end - 20 * 60_000),
+            host("late", slow_cause="degraded_nic", slow_factor=0.1, slow_onset_ts=end - 60 * 60_000),
         ],
         schema=HOST_SCHEMA,
     )
@@ -495,29 +497,60 @@ def test_a_host_naming_only_itself_meets_the_host_level_rules_only() -> None:
     assert (got.fp_hosts, got.rule_met_hosts) == (["named"], ["only"])
 
 
-def test_a_slowdown_the_windows_never_show_at_the_policys_size_is_not_detectable() -> None:
+def test_what_must_be_found_is_the_materiality_not_the_policys_windows() -> None:
     """6 h windows, the rule 2 of 4 windows at least 2 % slow. An intermittent host 3 % slow for half of each
-    window shows 1.5 %: not detectable; 5 % slow, it shows 2.5 %: detectable; 3 % slow with two whole
-    windows slow in a row: detectable; a persistent host 1.5 % slow: not detectable."""
+    window shows 1.5 % in those windows, yet it is slow by ≥ 2 % in half its time: material, as are the
+    5 % one and the one with two whole slow windows; a persistent host 1.5 % slow is not, and a 5 % host
+    slow in a fifth of its time is not. The policy's rule changes none of it."""
     w = 6 * H
     halves = [(S + i * w, S + i * w + w // 2) for i in range(40)]
     whole = [*halves[:10], (S + 10 * w, S + 12 * w), *halves[12:]]
+    fifths = [(S + i * w, S + i * w + w // 5) for i in range(40)]
     hosts = pl.DataFrame(
         [
             host(name, slow_cause="degraded_nic", slow_factor=factor, slow_onset_ts=S, slow_intermittent=True)
-            for name, factor in (("weak", 0.03), ("strong", 0.05), ("run", 0.03))
+            for name, factor in (("weak", 0.03), ("strong", 0.05), ("run", 0.03), ("rare", 0.05))
         ]
         + [host("faint", slow_cause="thermal_throttling", slow_factor=0.015, slow_onset_ts=S)],
         schema=HOST_SCHEMA,
     )
     episodes = [{"host_id": h, "start_ts": a, "end_ts": b} for h, spans in
-                (("weak", halves), ("strong", halves), ("run", whole)) for a, b in spans]  # fmt: skip
+                (("weak", halves), ("strong", halves), ("run", whole), ("rare", fifths),
+                 ("faint", [(S, S + 40 * w)])) for a, b in spans]  # fmt: skip
     manifest = {"start_ts": S, "end_ts": S + 40 * w, "slow_episodes": episodes}
     no_findings = pl.from_arrow(to_table("FindingRaised", []))
     assert isinstance(no_findings, pl.DataFrame)
     faults = pl.DataFrame([], schema=FAULT_SCHEMA)
     sh = score(no_findings, hosts, faults, manifest, window_s=21_600, slow_k=2, slow_n=4, slow_min=0.02)
-    assert sorted(sh.detectors["slow_host"].fn_hosts) == ["run", "strong"]
-    # without the policy's size every slow host with k windows left is detectable, as before
-    before = score(no_findings, hosts, faults, manifest, window_s=21_600, slow_k=2)
-    assert sorted(before.detectors["slow_host"].fn_hosts) == ["faint", "run", "strong", "weak"]
+    assert sorted(sh.detectors["slow_host"].fn_hosts) == ["run", "strong", "weak"]
+    other = score(no_findings, hosts, faults, manifest, window_s=300, slow_k=5, slow_n=5, slow_min=0.05)
+    assert other.detectors["slow_host"].fn_hosts == sh.detectors["slow_host"].fn_hosts
+    assert sh.params["slow_truth"]["min_share"] == pytest.approx(0.3)
+
+
+def test_two_policies_with_the_same_findings_get_the_same_recall() -> None:
+    """The backtest sweep ``slow_host.min_slowdown=0.02,0.05``: same findings, so the same recall (was 0.75
+    against 1.00 when the hosts to be found followed the policy's threshold)."""
+    from fleetpulse.evaluation.sources import score_with_policy
+    from streams.policy import load_policy
+
+    policy = load_policy(None)
+    hosts = pl.DataFrame(
+        [
+            host(f"s{f}", slow_cause="degraded_nic", slow_factor=f / 100, slow_onset_ts=S)
+            for f in (3, 4, 6, 10)
+        ],
+        schema=HOST_SCHEMA,
+    )
+    found = [finding(f"s{f}", "slow_host", S + H) for f in (6, 10)]
+    findings = pl.from_arrow(to_table("FindingRaised", [f.to_record() for f in found]))
+    assert isinstance(findings, pl.DataFrame)
+    truth = (hosts, pl.DataFrame([], schema=FAULT_SCHEMA), {"start_ts": S, "end_ts": S + DAY_MS})
+    recalls = set()
+    for min_slowdown in (0.02, 0.05):
+        variant = policy.model_copy(
+            update={"slow_host": policy.slow_host.model_copy(update={"min_slowdown": min_slowdown})}
+        )
+        sh = score_with_policy(findings, truth, variant).detectors["slow_host"]
+        recalls.add((sh.detectable, sh.recall))
+    assert recalls == {(4, 0.5)}

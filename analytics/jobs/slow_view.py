@@ -1,0 +1,109 @@
+"""The batch slow-host view: the streaming detector's peer test (``ground.slow_peers``) over a whole history.
+
+Windows, peers and thresholds are the detector's: each host's samples fold into the detector's
+event-time windows (mean step time and bus bandwidth, the window's last job, as
+``streams.slow_windows.HostStage`` does), and every closed window of a cluster is judged by
+``judge_window``, relative to the host's own job. Where the batch differs (a host is judged on its
+whole history instead of k of its last n windows), docs/ANALYTICS.md says why.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from analytics.jobs.source import step_time
+from ground.slow_peers import Member, PeerRule, degraded_expr, judge_window
+
+DEFAULT_RULE = PeerRule()
+WINDOW_SCHEMA = {
+    "cluster": pl.String, "window": pl.Int64, "host_id": pl.String, "job_id": pl.String,
+    "step_ms": pl.Float64, "z_step": pl.Float64, "z_bus_bw": pl.Float64, "excess": pl.Float64,
+    "slow": pl.Boolean, "reference": pl.String, "degraded": pl.Float64,
+}  # fmt: skip
+
+
+def host_windows(samples: pl.LazyFrame, window_ms: int) -> pl.LazyFrame:
+    """Per cluster, host and detector window: mean step time, mean bus bandwidth, the window's last job and
+    the share of its samples with degraded job-independent telemetry (``ground.slow_peers.degraded_expr``).
+
+    A window lasts ``window_ms`` or the sample interval when samples are longer (``window_bounds``).
+    Samples without a job (no step time) make no window: there is nothing to compare.
+    """
+    names = samples.collect_schema().names()
+    interval = pl.col("interval_s").cast(pl.Int64) * 1000 if "interval_s" in names else pl.lit(0, pl.Int64)
+    length = pl.max_horizontal(pl.lit(window_ms, pl.Int64), interval)
+    job = pl.col("job_id").cast(pl.String) if "job_id" in names else pl.lit(None, pl.String).alias("job_id")
+    bw = (
+        pl.col("bus_bw_gbps").cast(pl.Float64) if "bus_bw_gbps" in names else pl.lit(1.0).alias("bus_bw_gbps")
+    )
+    return (
+        samples.select(
+            "host_id",
+            "cluster",
+            "ts",
+            step_time().cast(pl.Float64),
+            bw,
+            job,
+            length.alias("length"),
+            degraded_expr(names),
+        )  # fmt: skip
+        .drop_nulls("step_time_ms")
+        .with_columns((pl.col("ts") - pl.col("ts") % pl.col("length")).alias("window"))
+        .sort("ts")
+        .group_by("cluster", "window", "host_id")
+        .agg(
+            pl.col("step_time_ms").mean().alias("step_ms"),
+            pl.col("bus_bw_gbps").mean().alias("bus_bw"),
+            pl.col("job_id").last(),
+            pl.col("degraded").cast(pl.Float64).mean(),
+        )
+        .sort("cluster", "window", "host_id")
+    )
+
+
+def slow_windows(samples: pl.LazyFrame, rule: PeerRule | None = None) -> pl.LazyFrame:
+    """Per judged host and window: its robust z against its job's peers, its excess, and whether it is slow.
+
+    Peers are the detector's (``judge_window``): the host's job, or in a job of 2-3 hosts its best other
+    host; a host alone in its job is judged by its job-independent telemetry (``reference`` says which).
+    """
+    rule = rule or DEFAULT_RULE
+    frame = host_windows(samples, rule.window).collect(engine="streaming")
+    rows: list[tuple[object, ...]] = []
+    cols = [
+        frame[c].to_list()
+        for c in ("cluster", "window", "host_id", "step_ms", "bus_bw", "job_id", "degraded")
+    ]
+    i, n = 0, frame.height
+    while i < n:
+        j = i
+        while j < n and cols[0][j] == cols[0][i] and cols[1][j] == cols[1][i]:
+            j += 1
+        members: dict[str, Member] = {cols[2][r]: (cols[3][r], cols[4][r], cols[5][r]) for r in range(i, j)}
+        degraded = {cols[2][r]: cols[6][r] for r in range(i, j)}
+        for v in judge_window(members, rule, degraded):
+            job = members[v.host_id][2]
+            rows.append((cols[0][i], cols[1][i], v.host_id, job, v.step_ms, v.z_step, v.z_bus_bw, v.excess, v.slow,
+                         v.reference, v.degraded))  # fmt: skip
+        i = j
+    return pl.DataFrame(rows, schema=WINDOW_SCHEMA, orient="row").lazy()
+
+
+def slow_hosts(
+    windows: pl.LazyFrame, min_windows: int = DEFAULT_RULE.k, min_fraction: float = 0.1
+) -> pl.LazyFrame:
+    """Per host: windows judged, slow windows, and whether it is a slow host (≥ k and ≥ a share of them)."""
+    return (
+        windows.group_by("host_id")
+        .agg(
+            pl.len().alias("windows"),
+            pl.col("slow").sum().alias("slow_windows"),
+            pl.col("excess").median().alias("median_excess"),
+        )
+        .with_columns(
+            (
+                (pl.col("slow_windows") >= min_windows)
+                & (pl.col("slow_windows") / pl.col("windows") >= min_fraction)
+            ).alias("is_slow")
+        )
+    )

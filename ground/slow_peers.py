@@ -1,0 +1,226 @@
+"""How one window judges a host against its peers: job-relative ratios, robust z, a minimum slowdown.
+
+The single implementation shared by the streaming slow-host detector (``streams.slow_scores``) and the
+batch slow-host view (``analytics.jobs.fabric``), so both compare a host with the same peers, in the
+same windows, with the same thresholds. Pure: numbers in, verdicts out.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import polars as pl
+
+MAD_TO_SD = 1.4826
+MINUTE_MS = 60_000
+THERMAL_THROTTLE = 0x20 | 0x40  # NVML clock event reasons: SW and HW thermal slowdown
+NIC_PORT_DROP = 0.05  # a port this far below the median of its host's ports is degraded
+TELEMETRY_SHARE = (
+    0.5  # a host alone in its job is slow in a window when this share of its samples is degraded
+)
+
+
+class PeerThresholds(Protocol):
+    """What a window's judgement needs (``streams.policy.SlowHostPolicy`` is one)."""
+
+    @property
+    def window(self) -> int: ...
+    @property
+    def z_step(self) -> float: ...
+    @property
+    def z_bus_bw(self) -> float: ...
+    @property
+    def min_mad_rel(self) -> float: ...
+    @property
+    def min_slowdown(self) -> float: ...
+    @property
+    def min_peers(self) -> int: ...
+    @property
+    def min_job_peers(self) -> int: ...
+    @property
+    def k(self) -> int: ...
+    @property
+    def n(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PeerRule:
+    """The peer test's thresholds; the defaults are those of ``[slow_host]`` in streams/policy.toml
+    (a test holds them equal), for a batch job run without the detection policy at hand."""
+
+    window: int = 5 * MINUTE_MS
+    z_step: float = 3.5
+    z_bus_bw: float = 3.5
+    min_mad_rel: float = 0.002
+    min_slowdown: float = 0.02
+    min_peers: int = 8
+    min_job_peers: int = 4
+    k: int = 2
+    n: int = 4
+
+    @classmethod
+    def of(cls, policy: PeerThresholds) -> PeerRule:
+        """The rule a policy object runs with."""
+        return cls(policy.window, policy.z_step, policy.z_bus_bw, policy.min_mad_rel, policy.min_slowdown,
+                   policy.min_peers, policy.min_job_peers, policy.k, policy.n)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PeerVerdict:
+    """One judged host in one window: robust z of its job-relative step time and bus bandwidth, or, for a
+    host alone in its job, the share of its samples whose job-independent telemetry shows degradation."""
+
+    host_id: str
+    z_step: float
+    z_bus_bw: float
+    slow: bool
+    step_ms: float
+    median_step_ms: float  # its reference step time: its job's median, or its small job's fastest other host
+    excess: float  # its job-relative step time over the window's median ratio, minus 1
+    reference: str = "peers"  # or "telemetry": alone in its job, judged by PCIe link, throttling, NIC ports
+    degraded: float = 0.0  # share of its window's samples with degraded job-independent telemetry
+
+
+def sample_degraded(gpus: Sequence[Mapping[str, Any]], nics: Sequence[Mapping[str, Any]]) -> bool:
+    """Job-independent evidence in one HostSampled payload: a GPU whose PCIe link trained below its
+    maximum generation or width, a GPU throttled for heat, or a NIC port ``NIC_PORT_DROP`` below the
+    median of its host's ports. None of it depends on what job runs, so a host without peers has it."""
+    for g in gpus:  # on every sample of the worker's hot path: plain lookups, early exits
+        gen, gen_max = g.get("pcie_link_gen"), g.get("pcie_link_gen_max")
+        if gen is not None and gen_max is not None and gen < gen_max:
+            return True
+        width, width_max = g.get("pcie_link_width"), g.get("pcie_link_width_max")
+        if width is not None and width_max is not None and width < width_max:
+            return True
+        if (g.get("throttle_reasons") or 0) & THERMAL_THROTTLE:
+            return True
+    rx = sorted(n["rx_gbps"] for n in nics if n.get("rx_gbps") is not None)
+    if len(rx) < 2:
+        return False
+    med = (rx[(len(rx) - 1) // 2] + rx[len(rx) // 2]) / 2
+    return med > 0 and rx[0] < (1 - NIC_PORT_DROP) * med
+
+
+def degraded_expr(names: Sequence[str]) -> pl.Expr:
+    """``sample_degraded`` over the lake's HostSampled columns (``gpus``, ``nics`` list-of-struct
+    columns; a table without them has no evidence): the same rule, for the batch view."""
+    out = pl.lit(False)
+    if "gpus" in names:
+        f = pl.element().struct.field
+        bad = (
+            (f("pcie_link_gen") < f("pcie_link_gen_max")).fill_null(False)
+            | (f("pcie_link_width") < f("pcie_link_width_max")).fill_null(False)
+            | ((f("throttle_reasons").cast(pl.Int64) & THERMAL_THROTTLE) != 0).fill_null(False)
+        )
+        out = out | pl.col("gpus").list.eval(bad).list.any().fill_null(False)
+    if "nics" in names:
+        rx = pl.col("nics").list.eval(pl.element().struct.field("rx_gbps").cast(pl.Float64).drop_nulls())
+        med = rx.list.median()
+        nic = (rx.list.len() >= 2) & (med > 0) & (rx.list.min() < (1 - NIC_PORT_DROP) * med)
+        out = out | nic.fill_null(False)
+    return out.alias("degraded")
+
+
+Member = tuple[float, float, str | None]  # a host's window: mean step time, mean bus bandwidth, job
+
+
+def window_bounds(ts: int, interval_s: int, window_ms: int) -> tuple[int, int]:
+    """The window a sample falls in; a sample longer than the window covers exactly one window."""
+    length = max(window_ms, interval_s * 1000)
+    start = ts - ts % length
+    return start, start + length
+
+
+def robust_z(values: list[float], min_mad_rel: float) -> tuple[float, float]:
+    """(median, scale) with scale = 1.4826 * MAD, floored at min_mad_rel * |median|."""
+    med = statistics.median(values)
+    mad = statistics.median([abs(v - med) for v in values])
+    scale = max(MAD_TO_SD * mad, min_mad_rel * abs(med), 1e-12)
+    return med, scale
+
+
+def references(members: Mapping[str, Member], min_job_peers: int) -> dict[str, tuple[float, float]]:
+    """Each judged host's reference (step, bus bandwidth): its job's medians, or in a small job its best peer.
+
+    Hosts of one synchronous job share a model and a step time; another job on the same cluster may
+    run at another pace (another model, another batch), so neither the cluster's median nor another
+    job's says anything about a host. A job of ``min_job_peers`` hosts or more in the window is its
+    hosts' reference through its medians. A smaller job of 2 or more hosts has no median to trust (in
+    a pair the median is halfway to the slow host): each of its hosts is compared with the fastest
+    step time and the best bus bandwidth among the *other* hosts of its job, so the slow host of a
+    pair stands out by its whole slowdown and the healthy one reads as fast, not slow. A host alone
+    in its job has no peer and is not judged. Summaries that name no job (written before jobs were
+    recorded) are compared with each other through their medians.
+    """
+    by_job: dict[str | None, list[str]] = {}
+    for host, (_, _, job) in members.items():
+        by_job.setdefault(job, []).append(host)
+    refs: dict[str, tuple[float, float]] = {}
+    for job, hosts in by_job.items():
+        if job is None or len(hosts) >= min_job_peers:
+            ref = (
+                statistics.median(members[h][0] for h in hosts),
+                statistics.median(members[h][1] for h in hosts),
+            )
+            refs.update((h, ref) for h in hosts)
+        elif len(hosts) >= 2:
+            for h in hosts:
+                refs[h] = (
+                    min(members[o][0] for o in hosts if o != h),
+                    max(members[o][1] for o in hosts if o != h),
+                )
+    return refs
+
+
+def judge_window(
+    members: Mapping[str, Member], rule: PeerThresholds, degraded: Mapping[str, float] | None = None
+) -> list[PeerVerdict]:
+    """Score each host's (step_ms, bus_bw) against its peers, sorted by host; too few peers -> none.
+
+    Each host's values are taken relative to its job's reference (``references``: the job's medians,
+    or in a job of 2 to ``min_job_peers`` - 1 hosts its best other host; a host alone in its job gets
+    no verdict), and the robust z of those ratios is computed over all the
+    window's judged hosts (one cluster). A window is slow when a ratio is both an outlier (robust z)
+    and worse than 1 by at least ``min_slowdown``: significant and large enough to matter to a
+    synchronous job. A host alone in its job has no peer; it is judged by its job-independent telemetry
+    instead (``degraded``: per host, the share of its window's samples ``sample_degraded``), slow when
+    at least ``TELEMETRY_SHARE`` of them show it.
+    """
+    refs = references(members, rule.min_job_peers) if len(members) >= rule.min_peers else {}
+    alone = _telemetry(members, refs, degraded or {})
+    if len(refs) < rule.min_peers:
+        return alone
+    steps = {h: members[h][0] / r[0] if r[0] > 0 else 1.0 for h, r in refs.items()}
+    bws = {h: members[h][1] / r[1] if r[1] > 0 else 1.0 for h, r in refs.items()}
+    med_s, scale_s = robust_z(list(steps.values()), rule.min_mad_rel)
+    med_b, scale_b = robust_z(list(bws.values()), rule.min_mad_rel)
+    out = []
+    for host in sorted(refs):
+        step, bw = steps[host], bws[host]
+        z_s = (step - med_s) / scale_s
+        z_b = (bw - med_b) / scale_b
+        slow_step = z_s >= rule.z_step and step >= med_s * (1 + rule.min_slowdown)
+        slow_bw = -z_b >= rule.z_bus_bw and bw <= med_b * (1 - rule.min_slowdown)
+        excess = step / med_s - 1.0 if med_s > 0 else 0.0
+        out.append(PeerVerdict(host, z_s, z_b, slow_step or slow_bw, members[host][0], refs[host][0], excess,
+                               degraded=(degraded or {}).get(host, 0.0)))  # fmt: skip
+    return sorted(out + alone, key=lambda v: v.host_id)
+
+
+def _telemetry(
+    members: Mapping[str, Member], refs: Mapping[str, object], degraded: Mapping[str, float]
+) -> list[PeerVerdict]:
+    """Verdicts for the hosts alone in their job (no peer reference) from their telemetry alone."""
+    jobs: dict[str | None, int] = {}
+    for _, _, job in members.values():
+        jobs[job] = jobs.get(job, 0) + 1
+    out = []
+    for host, (step, _, job) in members.items():
+        if host in refs or job is None or jobs[job] > 1:
+            continue
+        share = degraded.get(host, 0.0)
+        out.append(PeerVerdict(host, 0.0, 0.0, share >= TELEMETRY_SHARE, step, step, 0.0, "telemetry", share))
+    return out
