@@ -54,6 +54,38 @@ def pytest_configure(config: pytest.Config) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
+    require_loadgroup(config)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parallel runs (pytest-xdist: `make test` runs ``pytest -n N --dist loadgroup``)
+# ---------------------------------------------------------------------------------------------
+
+SERIAL_GROUP = "serial"
+
+
+def require_loadgroup(config: pytest.Config) -> None:
+    """Workers must honour the ``serial`` mark: any other distribution would silently ignore it."""
+    dist = getattr(config.option, "dist", "no")
+    if dist not in ("no", "loadgroup"):
+        raise pytest.UsageError(f"tests marked serial need --dist loadgroup with -n (got --dist {dist})")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test runs in parallel with the others unless marked ``serial``; those share one worker.
+
+    A test is parallel-safe by default: its broker (each worker has its own session ``kafka``),
+    topics, ports (``free_ports``) and files (``tmp_path``) are its own. The few that share a fixed
+    resource or measure wall time against a budget are marked serial and run one after another.
+    A hand-made ``xdist_group`` would split them across workers, so it is refused.
+    """
+    for item in items:
+        for mark in item.iter_markers("xdist_group"):
+            if (mark.args[0] if mark.args else mark.kwargs.get("name")) != SERIAL_GROUP:
+                raise pytest.UsageError(f"{item.nodeid}: mark it serial instead of xdist_group")
+        if item.get_closest_marker("serial"):
+            item.add_marker(pytest.mark.xdist_group(SERIAL_GROUP))
 
 
 def local_broker_settings(base: BrokerSettings, data_dir: Path, **overrides: Any) -> BrokerSettings:
