@@ -8,6 +8,7 @@ free ports with its data in a temporary directory.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
 import uuid
@@ -55,6 +56,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
     signal.signal(signal.SIGTERM, interrupt)
     require_loadgroup(config)
+    # xdist workers start with COLUMNS=80 and LINES=24 set; a rich Console made at import (a CLI
+    # module's) would keep that size for good and wrap the lines tests look for. Tests that need a
+    # width pass COLUMNS to the command they run.
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -86,6 +92,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 raise pytest.UsageError(f"{item.nodeid}: mark it serial instead of xdist_group")
         if item.get_closest_marker("serial"):
             item.add_marker(pytest.mark.xdist_group(SERIAL_GROUP))
+    items.sort(key=start_rank)
+
+
+def start_rank(item: pytest.Item) -> int:
+    """Long tests first (a stable sort), so no worker starts a long one when the others are done.
+
+    The serial tests go first: they are one unit of work for one worker while the others share the rest.
+    """
+    for rank, mark in enumerate(("serial", "faults", "slow", "integration")):
+        if item.get_closest_marker(mark):
+            return rank
+    return 4
 
 
 def local_broker_settings(base: BrokerSettings, data_dir: Path, **overrides: Any) -> BrokerSettings:
