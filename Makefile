@@ -51,7 +51,7 @@ unit: $(STAMP)
 	$(BIN)/pytest -q -m "not integration and not faults and not slow"
 
 faults: $(STAMP)
-	$(BIN)/pytest -q $(XDIST) -m faults
+	$(BIN)/pytest -q -m faults
 
 ## bench: every benchmark; each script writes its run to docs/benchmarks/<part>-run.md. The analysis in
 ## docs/benchmarks/<part>.md and docs/BENCHMARKS.md is written by hand and is not overwritten.
