@@ -84,7 +84,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     A test is parallel-safe by default: its broker (each worker has its own session ``kafka``),
     topics, ports (``free_ports``) and files (``tmp_path``) are its own. The few that share a fixed
     resource or measure wall time against a budget are marked serial and run one after another.
-    A hand-made ``xdist_group`` would split them across workers, so it is refused.
+    A hand-made ``xdist_group`` is refused: it would run beside the serial tests, not after them.
     """
     for item in items:
         for mark in item.iter_markers("xdist_group"):
