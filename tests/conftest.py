@@ -8,7 +8,6 @@ free ports with its data in a temporary directory.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import signal
 import uuid
@@ -26,6 +25,8 @@ from ground.errors import TopicError
 from ground.kafka import admin
 from ground.kafka.topics import TopicSpec
 from ground.settings import Settings
+
+pytest_plugins = ["tests.parallel"]  # how the tests share pytest-xdist workers (`make test`)
 
 # ---------------------------------------------------------------------------------------------
 # Kafka
@@ -55,55 +56,6 @@ def pytest_configure(config: pytest.Config) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
-    require_loadgroup(config)
-    # xdist workers start with COLUMNS=80 and LINES=24 set; a rich Console made at import (a CLI
-    # module's) would keep that size for good and wrap the lines tests look for. Tests that need a
-    # width pass COLUMNS to the command they run.
-    for name in ("COLUMNS", "LINES"):
-        os.environ.pop(name, None)
-
-
-# ---------------------------------------------------------------------------------------------
-# Parallel runs (pytest-xdist: `make test` runs ``pytest -n N --dist loadgroup``)
-# ---------------------------------------------------------------------------------------------
-
-SERIAL_GROUP = "serial"
-
-
-def require_loadgroup(config: pytest.Config) -> None:
-    """Workers must honour the ``serial`` mark: any other distribution would silently ignore it."""
-    dist = getattr(config.option, "dist", "no")
-    if dist not in ("no", "loadgroup"):
-        raise pytest.UsageError(f"tests marked serial need --dist loadgroup with -n (got --dist {dist})")
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node ids
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test runs in parallel with the others unless marked ``serial``; those share one worker.
-
-    A test is parallel-safe by default: its broker (each worker has its own session ``kafka``),
-    topics, ports (``free_ports``) and files (``tmp_path``) are its own. The few that share a fixed
-    resource or measure wall time against a budget are marked serial and run one after another.
-    A hand-made ``xdist_group`` is refused: it would run beside the serial tests, not after them.
-    """
-    for item in items:
-        for mark in item.iter_markers("xdist_group"):
-            if (mark.args[0] if mark.args else mark.kwargs.get("name")) != SERIAL_GROUP:
-                raise pytest.UsageError(f"{item.nodeid}: mark it serial instead of xdist_group")
-        if item.get_closest_marker("serial"):
-            item.add_marker(pytest.mark.xdist_group(SERIAL_GROUP))
-    items.sort(key=start_rank)
-
-
-def start_rank(item: pytest.Item) -> int:
-    """Long tests first (a stable sort), so no worker starts a long one when the others are done.
-
-    The serial tests go first: they are one unit of work for one worker while the others share the rest.
-    """
-    for rank, mark in enumerate(("serial", "faults", "slow", "integration")):
-        if item.get_closest_marker(mark):
-            return rank
-    return 4
 
 
 def local_broker_settings(base: BrokerSettings, data_dir: Path, **overrides: Any) -> BrokerSettings:

@@ -1,6 +1,6 @@
 """`make test` runs the suite on pytest-xdist workers: tests marked serial must share one worker.
 
-Each case runs a tiny suite in a child pytest that uses this project's conftest hooks.
+Each case runs a tiny suite in a child pytest with the project's plugin for it (tests/parallel.py).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def run_suite(tmp_path: Path, *args: str, conftest: str) -> tuple[subprocess.Com
     return proc, seen
 
 
-HOOKS = "from tests.conftest import pytest_collection_modifyitems, pytest_configure  # noqa: F401\n"
+HOOKS = 'pytest_plugins = ["tests.parallel"]\n'
 
 
 def test_serial_tests_share_one_worker_and_the_others_spread(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_serial_tests_share_one_worker_and_the_others_spread(tmp_path: Path) -> 
 
 
 def test_a_distribution_that_ignores_groups_is_refused(tmp_path: Path) -> None:
-    proc, seen = run_suite(tmp_path, "-n", "2", "--dist", "load", conftest=HOOKS)
+    proc, seen = run_suite(tmp_path, "-n", "2", conftest=HOOKS)  # a bare -n is --dist load
     assert proc.returncode != 0 and not seen
     assert "serial need --dist loadgroup" in proc.stdout + proc.stderr
 
@@ -76,5 +76,7 @@ def test_a_hand_made_group_is_refused(tmp_path: Path) -> None:
         "import pytest\n\n\n@pytest.mark.xdist_group('mine')\ndef test_grouped():\n    pass\n"
     )
     proc, seen = run_suite(tmp_path, "-n", "2", "--dist", "loadgroup", conftest=HOOKS)
+    assert proc.returncode != 0 and not seen, proc.stdout + proc.stderr
+    proc, seen = run_suite(tmp_path, conftest=HOOKS)  # in one process the refusal reads clearly
     assert proc.returncode != 0 and not seen
     assert "mark it serial instead of xdist_group" in proc.stdout + proc.stderr
