@@ -26,9 +26,14 @@ lock: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/fleetpulse demo
 
+# Test workers: most tests wait on a broker or a child process, so more workers than cores pay
+# (docs/BENCHMARKS.md, "Test suite"). Tests marked serial share one worker (tests/conftest.py).
+TEST_WORKERS ?= 3
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
+
 ## test: lint, types and the full test suite against a real Kafka broker (what CI runs)
 test: $(STAMP) lint types layers
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(XDIST)
 
 check: test
 

@@ -26,6 +26,8 @@ from ground.kafka import admin
 from ground.kafka.topics import TopicSpec
 from ground.settings import Settings
 
+pytest_plugins = ["tests.parallel"]  # how the tests share pytest-xdist workers (`make test`)
+
 # ---------------------------------------------------------------------------------------------
 # Kafka
 # ---------------------------------------------------------------------------------------------

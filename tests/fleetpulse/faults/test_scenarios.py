@@ -17,7 +17,8 @@ from fleetpulse.faults.runner import run_scenario
 from fleetpulse.faults.scenarios import broker_outage, disk_full, receiver_slow
 from fleetpulse.faults.small_disk import SmallDiskError
 
-pytestmark = pytest.mark.faults
+# One scenario at a time (serial): each loads the machine and times its faults against a producer.
+pytestmark = [pytest.mark.faults, pytest.mark.serial]
 
 
 def run(ctx: FaultContext, name: str) -> ScenarioResult:
