@@ -102,6 +102,19 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
                 f"{action.host_id} failed again soon after a repair; replace the host or chassis: {action.reason}",
             )
         ]
+    if action.kind == "retired":
+        return [
+            _alert(
+                "HostRetired",
+                action.action_id,
+                "critical",
+                action.ts,
+                action.host_id,
+                action.cluster,
+                {**labels, "group_key": group_key(action)},
+                f"{action.host_id} retired, its repairs kept failing: {action.reason}",
+            )
+        ]
     if action.kind == "train_halted":
         return [
             _alert(
