@@ -14,6 +14,8 @@ Defaults, and where they come from:
 from __future__ import annotations
 
 import math
+import tomllib
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -77,6 +79,19 @@ def twin_settings(changes: dict[str, Any] | None = None) -> TwinSettings:
     try:
         return TwinSettings(**(changes or {}))
     except ValueError as exc:
-        raise TwinError(
-            f"bad twin setting: {exc}".splitlines()[0] + " " + str(exc).splitlines()[-1].strip()
-        ) from exc
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        raise TwinError(f"bad twin setting: {' '.join(lines[1:3])}") from exc
+
+
+def parse_twin_sets(texts: Iterable[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` options (the value read as TOML: ``5``, ``true``, ``{rma={dram_uce=0.5}}``)."""
+    out: dict[str, Any] = {}
+    for text in texts:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise TwinError(f"bad --twin-set {text!r}: want KEY=VALUE, e.g. spare_pct=5")
+        try:
+            out[key.strip()] = tomllib.loads(f"v = {value.strip()}")["v"]
+        except tomllib.TOMLDecodeError as exc:
+            raise TwinError(f"bad --twin-set {text!r}: {value!r} is not a TOML value ({exc})") from exc
+    return out
