@@ -42,12 +42,12 @@ def available_gpu_h(run: TwinRun) -> float:
 
 
 def pages(run: TwinRun) -> dict[str, tuple[str, str]]:
-    """Firing critical alerts on hosts, one per (host, group): alert id -> (host, group key)."""
+    """Firing alerts on hosts, one page per (host, group): alert id -> (host, group key)."""
     out: dict[str, tuple[str, str]] = {}
     for action in run.actions:
         for alert in alerts_for(action):
             p = alert["payload"]
-            if p["status"] == "firing" and p["severity"] == "critical" and alert["host_id"] != "-":
+            if p["status"] == "firing" and alert["host_id"] != "-":
                 out[p["alert_id"]] = (alert["host_id"], p["labels"].get("group_key") or p["alert_id"])
     return out
 
