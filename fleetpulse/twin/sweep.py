@@ -58,6 +58,13 @@ class VariantOutcome:
     def figure(self, name: str) -> Interval | None:
         return interval([r[name] for r in self.runs if r.get(name) is not None])
 
+    def versus(self, base: VariantOutcome, name: str) -> Interval | None:
+        """This variant's figure minus ``base``'s, seed by seed (same fleets and faults: a paired difference)."""
+        pairs = zip(self.runs, base.runs, strict=True)
+        return interval(
+            [a[name] - b[name] for a, b in pairs if a.get(name) is not None and b.get(name) is not None]
+        )
+
     def lost(self, cause: str) -> Interval | None:
         return interval([r["lost_gpu_h"][cause] for r in self.runs])
 

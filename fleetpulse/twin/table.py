@@ -28,9 +28,11 @@ def sweep_tables(results: Sequence[VariantOutcome], title: str) -> tuple[Table, 
         table.add_column("variant")
     for _, label, _ in SHOWN:
         figures.add_column(label, justify="right")
+    figures.add_column("Δ goodput vs first (paired)", justify="right")
     for cause in CAUSES:
         lost.add_column(cause.replace("_", " "), justify="right")
     for r in results:
-        figures.add_row(r.variant.label, *(_text(r.figure(k), d) for k, _, d in SHOWN))
+        delta = _text(r.versus(results[0], "goodput"), 4)
+        figures.add_row(r.variant.label, *(_text(r.figure(k), d) for k, _, d in SHOWN), delta)
         lost.add_row(r.variant.label, *(_text(r.lost(c), 0) for c in CAUSES))
     return figures, lost
