@@ -3,6 +3,7 @@ Llama-3-like run beside Meta's figures, and the speed of a long meta-48k fast-fo
 
     .venv/bin/python bench/bench_twin.py demo --seeds 5          # demo, 30 days, closed loop
     .venv/bin/python bench/bench_twin.py llama3 --seeds 5        # 16,384 GPUs in one job, 54 days
+    .venv/bin/python bench/bench_twin.py llama3 --twin-set checkpoint_interval_h=0.31   # a sensitivity
     .venv/bin/python bench/bench_twin.py speed --days 90         # meta-48k, one seed, timed
     .venv/bin/python bench/bench_twin.py sweep --variants 10     # one process vs one process per variant
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -24,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fleetpulse.twin import run_twin, twin_settings  # noqa: E402
 from fleetpulse.twin.outcome import summary  # noqa: E402
+from fleetpulse.twin.settings import parse_twin_sets  # noqa: E402
 from fleetpulse.twin.sweep import interval  # noqa: E402
 from producers.config import FleetConfig, load_fleet_config  # noqa: E402
 from streams.policy import load_policy  # noqa: E402
@@ -82,11 +85,13 @@ def demo(seeds: int, days: float) -> dict[str, Any]:
     }
 
 
-def llama3(seeds: int, days: float) -> dict[str, Any]:
-    rs = runs(llama3_config(), seeds, days, spare_pct=100.0 * (LLAMA3_HOSTS - LLAMA3_JOB) / LLAMA3_HOSTS)
+def llama3(seeds: int, days: float, twin: dict[str, Any]) -> dict[str, Any]:
+    spare_pct = 100.0 * (LLAMA3_HOSTS - LLAMA3_JOB) / LLAMA3_HOSTS
+    rs = runs(llama3_config(), seeds, days, spare_pct=spare_pct, **twin)
     big = [r["ettr_by_job"]["rsc-roce-job000"] for r in rs]
     return {
         "bench": "llama3-like",
+        "twin_settings": twin,
         "days": days,
         "seeds": seeds,
         "job_gpus": LLAMA3_JOB * 8,
@@ -115,19 +120,30 @@ def speed(days: float) -> dict[str, Any]:
     }
 
 
+def _child_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def sweep(variants: int, days: float) -> dict[str, Any]:
-    """The same grid (repeat-offender count 2..) in one process, then one process per variant."""
+    """The same grid (repeat-offender count 2..) in one process, then one process per variant (CPU of the children)."""
     values = ",".join(str(2 + i % 5) for i in range(variants))
-    grid = [f"--set=rules.dram_uce_repeat_gpu.count={values}"]
     base = [sys.executable, "-m", "fleetpulse", "twin", "--seeds", "1", "--days", str(days)]
-    started = time.perf_counter()
-    subprocess.run([*base, *grid], check=True, capture_output=True)
-    one = time.perf_counter() - started
-    started = time.perf_counter()
+    cpu, wall = _child_cpu(), time.perf_counter()
+    subprocess.run(
+        [*base, f"--set=rules.dram_uce_repeat_gpu.count={values}"], check=True, capture_output=True
+    )
+    one_cpu, one_wall = _child_cpu() - cpu, time.perf_counter() - wall
+    cpu, wall = _child_cpu(), time.perf_counter()
     for v in values.split(","):
         subprocess.run([*base, f"--set=rules.dram_uce_repeat_gpu.count={v}"], check=True, capture_output=True)
-    return {"bench": "sweep", "variants": variants, "days": days, "one_process_s": round(one, 2),
-            "separate_processes_s": round(time.perf_counter() - started, 2)}  # fmt: skip
+    many_cpu, many_wall = _child_cpu() - cpu, time.perf_counter() - wall
+    return {
+        "bench": "sweep", "variants": variants, "days": days,
+        "one_process_cpu_s": round(one_cpu, 2), "one_process_wall_s": round(one_wall, 2),
+        "separate_processes_cpu_s": round(many_cpu, 2), "separate_processes_wall_s": round(many_wall, 2),
+        "cpu_ratio": round(many_cpu / one_cpu, 2),
+    }  # fmt: skip
 
 
 def main() -> None:
@@ -138,11 +154,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--days", type=float, default=None)
     parser.add_argument("--variants", type=int, default=10)
+    parser.add_argument("--twin-set", action="append", default=[], help="KEY=VALUE of the twin's settings")
     a = parser.parse_args()
     if a.what == "demo":
         out = demo(a.seeds, a.days or 30.0)
     elif a.what == "llama3":
-        out = llama3(a.seeds, a.days or 54.0)
+        out = llama3(a.seeds, a.days or 54.0, parse_twin_sets(a.twin_set))
     elif a.what == "speed":
         out = speed(a.days or 90.0)
     else:
