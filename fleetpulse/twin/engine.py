@@ -12,7 +12,7 @@ repair is physically done, if later); a retired host never returns. Deterministi
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,13 +24,15 @@ from fleetpulse.twin.settings import TwinSettings
 from producers.config import FleetConfig
 from producers.faults import calibrate, fault_schedule
 from producers.fleet import Fleet, build_fleet
+from producers.sample_batch import SampleBatch
+from producers.samples import SampleModel, TickEffects
 from streams.actions import REQUEST_KINDS, RETIRED, Action
 from streams.findings import Finding
 from streams.policy import Policy
 from streams.retirement import Retirement
 
 HOUR_MS = 3_600_000
-REPAIR_DONE, SLOW_ONSET = "repair_done", "slow_onset"
+REPAIR_DONE, SLOW_ONSET, SAMPLE = "repair_done", "slow_onset", "sample"
 REPAIR_STREAM = 101  # the repairs' own random stream, apart from producers.randomness.Purpose
 
 
@@ -68,7 +70,8 @@ class Twin:
         config = config.model_copy(update={"lemons": lemons})
         self.end_ts = start_ts + int(days * 24 * HOUR_MS)
         self.start_ts, self.seed, self.settings = start_ts, seed, settings
-        self.fleet = f = build_fleet(config, seed, start_ts, self.end_ts)
+        f = build_fleet(config, seed, start_ts, self.end_ts)
+        self.fleet = f = replace(f, slow_factor=f.slow_factor.copy())  # a cured slow host's own copy
         self.faults, _ = fault_schedule(f, calibrate(f))
         self.env = Envelopes(f, f"twin-{seed}")
         self.replay = Replay(policy, [self.env.inventory(h) for h in range(f.n_hosts)], plan_order="arrival")
@@ -90,6 +93,10 @@ class Twin:
             self._later(max(int(f.slow_onset_ts[h]), start_ts), SLOW_ONSET, h)
         for h in np.flatnonzero(f.install_ts > start_ts).tolist():
             self._later(int(f.install_ts[h]), REPAIR_DONE, h)  # a host installed during the run joins then
+        self.sample_ms = int(settings.sample_interval_min * 60_000)
+        self.samples = SampleModel(f) if self.sample_ms else None
+        if self.sample_ms:
+            self._later(start_ts + self.sample_ms, SAMPLE, 0)
         self.book = self._jobs()
         self.actions: list[Action] = []
         self.seen = 0
@@ -148,7 +155,9 @@ class Twin:
         while self.events and self.events[0][0] <= ts:
             at, _, kind, h = heapq.heappop(self.events)
             self._plan_until(at)
-            if kind == SLOW_ONSET:
+            if kind == SAMPLE:
+                self._sample(at, h)
+            elif kind == SLOW_ONSET:
                 self.slow_on[h] = True
                 self._repace(h, at)
             elif self._may_return(h, at):
@@ -273,8 +282,40 @@ class Twin:
                 self.cured[f.host_id[h]] = a.ts
             else:
                 self.slow[h] = 0.0  # the job pace changes when the host comes back
+                self.fleet.slow_factor[h] = 0.0  # and its samples are no longer slow
         hours = s.repair_median(a.operation) * float(np.exp(s.repair_sigma * time_z))
         self.repair_done[h] = a.ts + int(hours * HOUR_MS)
+
+    def _sample(self, ts: int, tick: int) -> None:
+        """Every host in service sends one HostSampled (a drained or retired host none: it runs no job)."""
+        assert self.samples is not None
+        f = self.fleet
+        hosts = np.array(
+            [h for h in range(f.n_hosts) if self.in_service[h] and not self.retired[h]], dtype=np.int64
+        )
+        if len(hosts):
+            interval_s = self.sample_ms // 1000
+            g = f.config.gpus_per_host
+            cols = self.samples.columns(
+                ts,
+                interval_s,
+                hosts,
+                TickEffects.zeros(f.n_hosts, g),
+                np.zeros((f.n_hosts, g), np.int64),
+                tick,
+            )
+            for h in hosts.tolist():
+                self.env.seq[h] += 1
+            seq = np.array([self.env.seq[h] for h in hosts.tolist()], dtype=np.int64)
+            batch = SampleBatch(
+                fleet=f, run_id=self.env.run_id, hosts=hosts, seq=seq, ts=np.full(len(hosts), ts, dtype=np.int64),
+                interval_s=interval_s, columns=cols, job_names=self.samples.jobs.ids,
+            )  # fmt: skip
+            for record in batch.records():
+                self.replay.step(record)
+            self._take_actions()
+        if ts + self.sample_ms <= self.end_ts:
+            self._later(ts + self.sample_ms, SAMPLE, tick + 1)
 
     # -- slow hosts ----------------------------------------------------------------------------
 

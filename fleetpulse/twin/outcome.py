@@ -2,9 +2,9 @@
 pages, and the detectors' precision and recall against the twin's own truth. Pure over a ``TwinRun``.
 
 Truth here is the twin's hidden traits (lemons, slow hosts), fixed by the seed and never by the
-policy: a finding is right when its host is a lemon or a slow host; a lemon is found when any
-finding names it. Pages are counted as ``fleetpulse.evaluation.pages`` counts them: one per
-(host, alert group) of the critical alerts the actions raise (``streams.alerts``).
+policy: a finding is right when its host is a lemon or a slow host; a lemon or slow host is found
+when any finding names it. Pages are counted as ``fleetpulse.evaluation.pages`` counts them: one per
+(host, alert group) of the firing alerts the actions raise (``streams.alerts``), per true host found.
 """
 
 from __future__ import annotations
@@ -73,8 +73,9 @@ def summary(run: TwinRun) -> dict[str, Any]:
     per_host = Counter(x.host_id for x in run.findings)
     true_findings = sum(n for h, n in per_host.items() if h in lemons | slow)
     found = sorted(h for h in lemons if per_host[h])
-    on_lemons = Counter(host for host, _ in set(pages(run).values()) if host in found)
-    all_pages = len(set(pages(run).values()))
+    incidents = set(found) | {h for h in slow if per_host[h]}  # every true host a detector found
+    groups = set(pages(run).values())
+    on_incidents = sum(1 for host, _ in groups if host in incidents)
     kinds = Counter(a.kind for a in run.actions)
     w = sum(gpus[j] for j in ettr)
     return {
@@ -99,8 +100,10 @@ def summary(run: TwinRun) -> dict[str, Any]:
         "lemons_cured": len(run.lemon_cured_ts),
         "findings_per_lemon_median": statistics.median(per_host[h] for h in found) if found else None,
         "findings_per_lemon_max": max((per_host[h] for h in found), default=None),
-        "pages": all_pages,
-        "pages_per_true_incident": round(sum(on_lemons.values()) / len(found), 6) if found else None,
+        "pages": len(groups),
+        "pages_per_true_incident": round(on_incidents / len(incidents), 6) if incidents else None,
+        "slow_hosts": len(slow),
+        "slow_hosts_found": len(incidents) - len(found),
         "rmas": kinds["rma_opened"],
         "escalations": kinds["escalated"],
         "retired": kinds["retired"],

@@ -53,6 +53,11 @@ class TwinSettings(BaseModel):
     checkpoint_save_min: float = Field(1.0, ge=0)
     restart_min: float = Field(10.0, ge=0)
     spare_pct: float = Field(0.0, ge=0, lt=100, description="share of each cluster's hosts kept out of jobs")
+    sample_interval_min: float = Field(
+        0.0,
+        ge=0,
+        description="hosts in service send HostSampled this often (0: none, no slow-host detection)",
+    )
     lemon_max_repeats: int = Field(1000, ge=1, description="a lemon keeps failing until a repair cures it")
 
     @model_validator(mode="after")

@@ -80,3 +80,21 @@ def test_a_drained_host_runs_no_job_and_reports_no_fault(make_fleet_config: Any)
         back = next((a.ts for a in run.actions if a.host_id == host and a.kind == "returned"), None)
         assert all(not drained < f.ts < (back or 2**62) for f in run.findings if f.host_id == host)
     assert sum(v for (cause, _), v in run.out_h.items() if cause == "drains") > 0
+
+
+def test_with_samples_a_slow_host_is_found_repaired_and_its_job_recovers(make_fleet_config: Any) -> None:
+    slow = {"fraction": 0.05, "factor": [0.2, 0.3], "slow_at_start": 1.0, "intermittent_fraction": 0.0,
+            "causes": {"thermal_throttling": 1.0}}  # fmt: skip
+    config = make_fleet_config(hosts=64, job_hosts=8, rate_per_gpu_day=1e-6, slow=slow)
+    settings = twin_settings(
+        {"sample_interval_min": 30, "cure": {"diagnostics": {"thermal_throttling": 1.0}}}
+    )
+    run = run_twin(config, load_policy(None), settings, seed=5, start_ts=START_TS, days=4)
+    slow_hosts = [run.fleet.host_id[h] for h, c in enumerate(run.fleet.slow_cause) if c is not None]
+    assert slow_hosts
+    for host in slow_hosts:
+        kinds = kinds_on(run, host)
+        assert "diagnostics_requested" in kinds and "returned" in kinds
+        returned = next(a.ts for a in run.actions if a.host_id == host and a.kind == "returned")
+        assert all(f.ts <= returned for f in run.findings if f.host_id == host)  # cured: never found again
+    assert all(job.rate == 1.0 for job in run.book.jobs)  # every job back to full pace
