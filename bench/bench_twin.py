@@ -2,6 +2,7 @@
 Llama-3-like run beside Meta's figures, and the speed of a long meta-48k fast-forward.
 
     .venv/bin/python bench/bench_twin.py demo --seeds 5          # demo, 30 days, closed loop
+    .venv/bin/python bench/bench_twin.py demo --twin-set sample_interval_min=60   # slow-host detector too
     .venv/bin/python bench/bench_twin.py llama3 --seeds 5        # 16,384 GPUs in one job, 54 days
     .venv/bin/python bench/bench_twin.py llama3 --twin-set checkpoint_interval_h=0.31   # a sensitivity
     .venv/bin/python bench/bench_twin.py speed --days 90         # meta-48k, one seed, timed
@@ -66,10 +67,15 @@ def ci(values: list[float]) -> list[float | None]:
     return [round(c.mean, 4), None if c.half_width is None else round(c.half_width, 4)]
 
 
-def demo(seeds: int, days: float) -> dict[str, Any]:
-    rs = runs(load_fleet_config("demo", None), seeds, days)
+def demo(seeds: int, days: float, twin: dict[str, Any]) -> dict[str, Any]:
+    rs = runs(load_fleet_config("demo", None), seeds, days, **twin)
     return {
         "bench": "demo closed loop",
+        "twin_settings": twin,
+        "slow_hosts": [r["slow_hosts"] for r in rs],
+        "slow_hosts_found": [r["slow_hosts_found"] for r in rs],
+        "precision": ci([r["precision"] for r in rs]),
+        "pages": [r["pages"] for r in rs],
         "days": days,
         "seeds": seeds,
         "pages_per_true_incident": ci([r["pages_per_true_incident"] for r in rs]),
@@ -157,7 +163,7 @@ def main() -> None:
     parser.add_argument("--twin-set", action="append", default=[], help="KEY=VALUE of the twin's settings")
     a = parser.parse_args()
     if a.what == "demo":
-        out = demo(a.seeds, a.days or 30.0)
+        out = demo(a.seeds, a.days or 30.0, parse_twin_sets(a.twin_set))
     elif a.what == "llama3":
         out = llama3(a.seeds, a.days or 54.0, parse_twin_sets(a.twin_set))
     elif a.what == "speed":

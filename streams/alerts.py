@@ -64,18 +64,8 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
     if action.kind == "returned":
         return _resolved(action, labels)
     if action.kind == "rma_opened":
-        return [
-            _alert(
-                "NewRMA",
-                action.action_id,
-                "critical",
-                action.ts,
-                action.host_id,
-                action.cluster,
-                {**labels, "group_key": group_key(action)},
-                f"RMA opened for {action.host_id} ({action.rule}) in domain {action.domain}",
-            )
-        ]
+        why = f"RMA opened for {action.host_id} ({action.rule}) in domain {action.domain}"
+        return [_paged("NewRMA", action, labels, why)]
     if action.kind == "suspected" and action.rule == "slow_host":
         return [
             _alert(
@@ -90,31 +80,13 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
             )
         ]
     if action.kind == "escalated":
-        return [
-            _alert(
-                "RepeatAfterRepair",
-                action.action_id,
-                "critical",
-                action.ts,
-                action.host_id,
-                action.cluster,
-                {**labels, "group_key": group_key(action)},
-                f"{action.host_id} failed again soon after a repair; replace the host or chassis: {action.reason}",
-            )
-        ]
+        why = (
+            f"{action.host_id} failed again soon after a repair; replace the host or chassis: {action.reason}"
+        )
+        return [_paged("RepeatAfterRepair", action, labels, why)]
     if action.kind == "retired":
-        return [
-            _alert(
-                "HostRetired",
-                action.action_id,
-                "critical",
-                action.ts,
-                action.host_id,
-                action.cluster,
-                {**labels, "group_key": group_key(action)},
-                f"{action.host_id} retired, its repairs kept failing: {action.reason}",
-            )
-        ]
+        why = f"{action.host_id} retired, its repairs kept failing: {action.reason}"
+        return [_paged("HostRetired", action, labels, why)]
     if action.kind == "train_halted":
         return [
             _alert(
@@ -129,6 +101,14 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
             )
         ]
     return []
+
+
+def _paged(alertname: str, action: Action, labels: dict[str, str], summary: str) -> dict[str, Any]:
+    """A critical page about one host, grouped with the incident (operation) it belongs to."""
+    return _alert(
+        alertname, action.action_id, "critical", action.ts, action.host_id, action.cluster,
+        {**labels, "group_key": group_key(action)}, summary,
+    )  # fmt: skip
 
 
 def _resolved(action: Action, labels: dict[str, str]) -> list[dict[str, Any]]:
