@@ -69,7 +69,8 @@ def summary(run: TwinRun) -> dict[str, Any]:
     lemons = {
         f.host_id[h] for h, k in enumerate(f.lemon_kind) if k is not None and f.lemon_onset_ts[h] < f.end_ts
     }
-    slow = {f.host_id[h] for h in range(f.n_hosts) if f.slow_factor[h] > 0 and f.slow_onset_ts[h] < f.end_ts}
+    # slow_cause, not slow_factor: the twin zeroes a cured host's factor, the truth stays
+    slow = {f.host_id[h] for h in range(f.n_hosts) if f.slow_cause[h] and f.slow_onset_ts[h] < f.end_ts}
     per_host = Counter(x.host_id for x in run.findings)
     true_findings = sum(n for h, n in per_host.items() if h in lemons | slow)
     found = sorted(h for h in lemons if per_host[h])

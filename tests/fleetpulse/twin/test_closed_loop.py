@@ -8,6 +8,7 @@ from typing import Any
 from fleetpulse.backtest.sweep import read_policy_data
 from fleetpulse.twin import run_twin, twin_settings
 from fleetpulse.twin.engine import TwinRun
+from fleetpulse.twin.outcome import summary
 from producers.config import FleetConfig
 from streams.policy import load_policy, parse_policy
 from tests.fleetpulse.twin.conftest import START_TS
@@ -98,3 +99,6 @@ def test_with_samples_a_slow_host_is_found_repaired_and_its_job_recovers(make_fl
         returned = next(a.ts for a in run.actions if a.host_id == host and a.kind == "returned")
         assert all(f.ts <= returned for f in run.findings if f.host_id == host)  # cured: never found again
     assert all(job.rate == 1.0 for job in run.book.jobs)  # every job back to full pace
+    scored = summary(run)  # the truth is the hosts' traits, not what the repairs left of them
+    assert scored["slow_hosts_found"] == scored["slow_hosts"] == len(slow_hosts)
+    assert scored["precision"] == 1.0
