@@ -23,6 +23,7 @@ import fleetpulse.demo
 import fleetpulse.evaluation.cli
 import fleetpulse.faults.cli
 import fleetpulse.topics_cli
+import fleetpulse.twin.cli
 import producers.cli
 import producers.importer.cli
 import streams.cli
@@ -56,6 +57,7 @@ for part in (
     fleetpulse.demo.app,
     fleetpulse.evaluation.cli.app,
     fleetpulse.backtest.cli.app,
+    fleetpulse.twin.cli.app,
 ):
     app.add_typer(part)
 

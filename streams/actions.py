@@ -30,6 +30,7 @@ ActionKind = Literal[
     "train_halted",
     "train_resumed",
     "escalated",
+    "retired",
 ]
 REQUEST_KIND = {
     "rma": "rma_opened",
@@ -45,6 +46,8 @@ DOMAIN_KINDS = frozenset({"train_halted", "train_resumed"})
 ABSORBED = "absorbed"
 # A host flagged again soon after it returned from a repair: its new work is an RMA and a person is paged.
 ESCALATED = "escalated"
+# A host whose repairs kept failing is taken out of service for good (``streams.retirement``).
+RETIRED = "retired"
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,18 +76,8 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
     if action.kind in HANDS_ON:
         operation, alertname, severity = HANDS_ON[action.kind]
         what = _PART[operation] + (" for" if operation == "rma" else " needed on")
-        return [
-            _alert(
-                alertname,
-                action.action_id,
-                severity,
-                action.ts,
-                action.host_id,
-                action.cluster,
-                {**labels, "group_key": group_key(action)},
-                f"{what} {action.host_id} ({action.rule}) in domain {action.domain}",
-            )
-        ]
+        why = f"{what} {action.host_id} ({action.rule}) in domain {action.domain}"
+        return [_paged(alertname, action, labels, why, severity)]
     if action.kind == "suspected" and action.rule == "slow_host":
         return [
             _alert(
@@ -102,18 +92,13 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
             )
         ]
     if action.kind == "escalated":
-        return [
-            _alert(
-                "RepeatAfterRepair",
-                action.action_id,
-                "critical",
-                action.ts,
-                action.host_id,
-                action.cluster,
-                {**labels, "group_key": group_key(action)},
-                f"{action.host_id} failed again soon after a repair; replace the host or chassis: {action.reason}",
-            )
-        ]
+        why = (
+            f"{action.host_id} failed again soon after a repair; replace the host or chassis: {action.reason}"
+        )
+        return [_paged("RepeatAfterRepair", action, labels, why)]
+    if action.kind == "retired":
+        why = f"{action.host_id} retired, its repairs kept failing: {action.reason}"
+        return [_paged("HostRetired", action, labels, why)]
     if action.kind == "train_halted":
         return [
             _alert(
@@ -128,6 +113,16 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
             )
         ]
     return []
+
+
+def _paged(
+    alertname: str, action: Action, labels: dict[str, str], summary: str, severity: str = "critical"
+) -> dict[str, Any]:
+    """A page about one host, grouped with the incident (operation) it belongs to."""
+    return _alert(
+        alertname, action.action_id, severity, action.ts, action.host_id, action.cluster,
+        {**labels, "group_key": group_key(action)}, summary,
+    )  # fmt: skip
 
 
 def _resolved(action: Action, labels: dict[str, str]) -> list[dict[str, Any]]:

@@ -219,6 +219,10 @@ class PlannerPolicy(_Model):
     # A host flagged again within this long of returning from a repair is escalated: its new work
     # becomes an RMA and a person is paged (0 turns escalation off).
     escalate_within: DurationMs = parse_duration_ms("30d")
+    # A host whose repairs failed (it was escalated) retire_after times within retire_within is
+    # retired: out of service for good, and a person is paged (0 turns retirement off).
+    retire_after: int = Field(0, ge=0)
+    retire_within: DurationMs = parse_duration_ms("90d")
 
     @field_validator("repair_time", mode="after")
     @classmethod

@@ -1,0 +1,115 @@
+"""What a twin run did to training: ETTR per job, fleet goodput, GPU-hours lost by cause and domain,
+pages, and the detectors' precision and recall against the twin's own truth. Pure over a ``TwinRun``.
+
+Truth here is the twin's hidden traits (lemons, slow hosts), fixed by the seed and never by the
+policy: a finding is right when its host is a lemon or a slow host; a lemon or slow host is found
+when any finding names it. Pages are counted as ``fleetpulse.evaluation.pages`` counts them: one per
+(host, alert group) of the firing alerts the actions raise (``streams.alerts``), per true host found.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from typing import Any
+
+from fleetpulse.twin.engine import TwinRun
+from fleetpulse.twin.jobs import FLEET_WIDE
+from streams.alerts import alerts_for
+
+CAUSES = ("failures", "deferrals", "restarts", "slow_hosts", "checkpoints", "drains", "retired", "waiting")
+
+
+def losses(run: TwinRun) -> defaultdict[tuple[str, str], float]:
+    """GPU-hours lost per (cause, domain): the jobs' losses plus the hosts out of service."""
+    out: defaultdict[tuple[str, str], float] = defaultdict(float, run.book.lost)
+    per_host = run.fleet.config.gpus_per_host
+    for key, hours in run.out_h.items():
+        out[key] += hours * per_host
+    return out
+
+
+def available_gpu_h(run: TwinRun) -> float:
+    f = run.fleet
+    start = f.start_ts
+    return (
+        sum(
+            max(0.0, run.horizon_h - max(0, int(f.install_ts[h]) - start) / 3_600_000)
+            for h in range(f.n_hosts)
+        )
+        * f.config.gpus_per_host
+    )
+
+
+def pages(run: TwinRun) -> dict[str, tuple[str, str]]:
+    """Firing alerts on hosts, one page per (host, group): alert id -> (host, group key)."""
+    out: dict[str, tuple[str, str]] = {}
+    for action in run.actions:
+        for alert in alerts_for(action):
+            p = alert["payload"]
+            if p["status"] == "firing" and alert["host_id"] != "-":
+                out[p["alert_id"]] = (alert["host_id"], p["labels"].get("group_key") or p["alert_id"])
+    return out
+
+
+def summary(run: TwinRun) -> dict[str, Any]:
+    """The run's figures as plain values (floats rounded: the same run prints the same bytes)."""
+    f = run.fleet
+    jobs = run.book.jobs
+    ettr = {j.job_id: j.ledger.useful / j.ledger.wall for j in jobs if j.ledger.wall > 0}
+    gpus = {j.job_id: j.spec.gpus for j in jobs}
+    useful = sum(j.ledger.useful * j.spec.gpus for j in jobs)
+    available = available_gpu_h(run)
+    lost = losses(run)
+    by_cause = {c: sum(v for (k, _), v in lost.items() if k == c) for c in CAUSES}
+    by_domain: dict[str, dict[str, float]] = {}
+    for (cause, domain), v in sorted(lost.items()):
+        if domain != FLEET_WIDE and v > 0:
+            by_domain.setdefault(domain, {})[cause] = round(v, 3)
+    lemons = {
+        f.host_id[h] for h, k in enumerate(f.lemon_kind) if k is not None and f.lemon_onset_ts[h] < f.end_ts
+    }
+    # slow_cause, not slow_factor: the twin zeroes a cured host's factor, the truth stays
+    slow = {f.host_id[h] for h in range(f.n_hosts) if f.slow_cause[h] and f.slow_onset_ts[h] < f.end_ts}
+    per_host = Counter(x.host_id for x in run.findings)
+    true_findings = sum(n for h, n in per_host.items() if h in lemons | slow)
+    found = sorted(h for h in lemons if per_host[h])
+    incidents = set(found) | {h for h in slow if per_host[h]}  # every true host a detector found
+    groups = set(pages(run).values())
+    on_incidents = sum(1 for host, _ in groups if host in incidents)
+    kinds = Counter(a.kind for a in run.actions)
+    w = sum(gpus[j] for j in ettr)
+    return {
+        "jobs": len(jobs),
+        "ettr_mean": round(statistics.fmean(ettr.values()), 6) if ettr else None,
+        "ettr_gpu_weighted": round(sum(ettr[j] * gpus[j] for j in ettr) / w, 6) if w else None,
+        "ettr_min": round(min(ettr.values()), 6) if ettr else None,
+        "goodput": round(useful / available, 6) if available else None,
+        "useful_gpu_h": round(useful, 3),
+        "available_gpu_h": round(available, 3),
+        "lost_gpu_h": {c: round(v, 3) for c, v in by_cause.items()},
+        "idle_gpu_h": round(available - useful - sum(by_cause.values()), 3),
+        "lost_by_domain": by_domain,
+        "interruptions": run.interruptions,
+        "faults_reported": run.faults_seen,
+        "faults_masked": run.faults_masked,
+        "findings": len(run.findings),
+        "precision": round(true_findings / len(run.findings), 6) if run.findings else None,
+        "lemons": len(lemons),
+        "lemons_found": len(found),
+        "lemon_recall": round(len(found) / len(lemons), 6) if lemons else None,
+        "lemons_cured": len(run.lemon_cured_ts),
+        "findings_per_lemon_median": statistics.median(per_host[h] for h in found) if found else None,
+        "findings_per_lemon_max": max((per_host[h] for h in found), default=None),
+        "pages": len(groups),
+        "pages_per_true_incident": round(on_incidents / len(incidents), 6) if incidents else None,
+        "slow_hosts": len(slow),
+        "slow_hosts_found": len(incidents) - len(found),
+        "rmas": kinds["rma_opened"],
+        "escalations": kinds["escalated"],
+        "retired": kinds["retired"],
+        "drains": kinds["drain_requested"],
+        "deferrals": kinds["deferred"],
+        "late_returns": run.late_returns,
+        "ettr_by_job": {k: round(v, 6) for k, v in sorted(ettr.items())},
+    }
