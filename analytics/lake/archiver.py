@@ -51,6 +51,7 @@ class ArchiveStats:
     commits: int = 0
     lag: int | None = None
     elapsed_s: float = 0.0
+    last_flush_s: float = 0.0  # the last flush's write, from its plan to its commit
 
 
 def archived_topics(settings: Settings) -> dict[str, str]:
@@ -256,6 +257,7 @@ class Archiver:
         stats: ArchiveStats,
         on_batch: Callable[[PublishedBatch, ArchiveStats], None] | None,
     ) -> None:
+        began = time.monotonic()
         buffer.extend(self._inventory_catch_up(consumer, tps))
         plan = plan_batch(buffer, self.codec)
         buffer.clear()  # the plan holds what it needs; the raw records need not live through the write
@@ -271,6 +273,7 @@ class Archiver:
         stats.repeats += plan.repeats
         stats.replayed_rows += done.replayed_rows
         stats.commits += done.commits
+        stats.last_flush_s = time.monotonic() - began
         source.mirror_offsets(consumer, tps, publisher.frontier)
         try:
             end = consumer.end_offsets(tps)
