@@ -117,7 +117,9 @@ def _budget_families(budgets: list[DomainBudget], label: dict[str, str]) -> list
         "fleetpulse_fleet_domain_failure_budget_left_hosts",
         "Failing hosts the failure buffer still allows before the train halts (negative: over)",
     )
-    halted = family("fleetpulse_fleet_domain_train_halted", "1 while the domain's maintenance train is halted")
+    halted = family(
+        "fleetpulse_fleet_domain_train_halted", "1 while the domain's maintenance train is halted"
+    )
     queued = family("fleetpulse_fleet_domain_queued_operations", "Operations waiting to start in the domain")
     rows: dict[str, list[float]] = {}
     for b in budgets:

@@ -21,12 +21,16 @@ FLUSH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 class ArchiverMetrics:
     """Flushes, rows by outcome, lag and the last flush's time."""
 
-    def __init__(self, registry: CollectorRegistry | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, registry: CollectorRegistry | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         self.clock = clock
         r = self.registry
         self.flushes = Counter("fleetpulse_archiver_flushes", "Batches flushed into the lake", registry=r)
-        self.records = Counter("fleetpulse_archiver_records", "Kafka records consumed and flushed", registry=r)
+        self.records = Counter(
+            "fleetpulse_archiver_records", "Kafka records consumed and flushed", registry=r
+        )
         self.rows = Counter(
             "fleetpulse_archiver_rows",
             "Rows of flushed batches by outcome (published, quarantined, rejected, replayed)",
@@ -42,7 +46,9 @@ class ArchiverMetrics:
             buckets=FLUSH_BUCKETS, registry=r,
         )  # fmt: skip
         self.last_flush = Gauge(
-            "fleetpulse_archiver_last_flush_timestamp_seconds", "Wall-clock time the last flush ended", registry=r
+            "fleetpulse_archiver_last_flush_timestamp_seconds",
+            "Wall-clock time the last flush ended",
+            registry=r,
         )
         self.lag = Gauge(
             "fleetpulse_archiver_lag_records", "Records behind the end of the archived partitions", registry=r

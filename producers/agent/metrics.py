@@ -44,14 +44,18 @@ class AgentCollector(Collector):
         self.spool, self.sender, self.problems, self.emitted = spool, sender, problems, emitted
 
     def collect(self) -> Iterator[Metric]:
-        depth = GaugeMetricFamily("fleetpulse_agent_spool_events", "Events spooled on disk, not yet delivered")
+        depth = GaugeMetricFamily(
+            "fleetpulse_agent_spool_events", "Events spooled on disk, not yet delivered"
+        )
         depth.add_metric([], len(self.spool))
         yield depth
         size = GaugeMetricFamily("fleetpulse_agent_spool_bytes", "Encoded size of the spooled events")
         size.add_metric([], self.spool.bytes)
         yield size
         dropped = CounterMetricFamily(
-            "fleetpulse_agent_spool_dropped_events", "Events dropped at the spool's size bound", labels=["kind"]
+            "fleetpulse_agent_spool_dropped_events",
+            "Events dropped at the spool's size bound",
+            labels=["kind"],
         )
         for kind, n in sorted(self.spool.dropped().items()):
             dropped.add_metric([kind], n)
@@ -74,7 +78,8 @@ class AgentCollector(Collector):
         last = self.sender.last_delivered_s
         if last is not None:
             stamp = GaugeMetricFamily(
-                "fleetpulse_agent_last_delivery_timestamp_seconds", "Wall-clock time of the last acknowledged batch"
+                "fleetpulse_agent_last_delivery_timestamp_seconds",
+                "Wall-clock time of the last acknowledged batch",
             )
             stamp.add_metric([], last)
             yield stamp

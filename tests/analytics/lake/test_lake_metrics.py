@@ -11,7 +11,9 @@ from schemas import Codec
 from tests.analytics.lake.helpers import as_consumed
 
 
-def test_a_flush_counts_rows_duplicates_lag_and_its_time(records: list[dict[str, Any]], publisher_factory) -> None:  # type: ignore[no-untyped-def]
+def test_a_flush_counts_rows_duplicates_lag_and_its_time(
+    records: list[dict[str, Any]], publisher_factory
+) -> None:  # type: ignore[no-untyped-def]
     consumed = as_consumed(records + records[:2])  # two records delivered twice
     plan = plan_batch(consumed, Codec())
     done = publisher_factory().publish(plan)
