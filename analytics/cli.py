@@ -128,9 +128,9 @@ def _member(text: str) -> dict[str, int]:
 
 
 def _lake(settings: Settings) -> Lake:
-    from analytics.lake.reader import Lake
+    from analytics.lake.reader import open_lake
 
-    return Lake(settings.lake.path, settings.lake.storage_options)
+    return open_lake(settings.lake.path, settings.lake.storage_options)
 
 
 @lake_app.command()

@@ -80,3 +80,12 @@ def test_compose_prometheus_scrapes_each_part_where_it_serves_metrics() -> None:
     assert (
         targets["fleetpulse-detector"] == f"detector:{option(SERVICES['detector']['command'], '--web-port')}"
     )
+
+
+def test_every_runbook_link_has_its_section_in_the_operations_guide() -> None:
+    guide = (PROM.parents[1] / "docs" / "OPERATIONS.md").read_text()
+    anchors = {line[4:].strip().lower() for line in guide.splitlines() if line.startswith("### ")}
+    for rule in rules():
+        if "alert" in rule:
+            path, _, anchor = rule["annotations"]["runbook"].partition("#")  # type: ignore[index]
+            assert path == "docs/OPERATIONS.md" and anchor in anchors, rule["alert"]
