@@ -8,7 +8,6 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from streams.webhooks.payload import notification
 from tests.conftest import free_ports
 from tests.streams import factories as f
 from tests.streams.webhooks.conftest import webhook_settings
+from tests.streams.webhooks.test_dispatcher import FakeRecord
 
 CONSOLE = "http://detector.example:6066"
 DAY_MS = 86_400_000
@@ -37,16 +37,6 @@ route:
 receivers:
   - name: fleet-team
 """
-
-
-@dataclass
-class Record:
-    topic: str
-    partition: int
-    offset: int
-    value: bytes | None
-    key: bytes | None = None
-    timestamp: int = 0
 
 
 def rma_alerts(now_ms: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -116,7 +106,7 @@ def alertmanager(tmp_path: Path) -> Iterator[str]:
 
 def deliver(dispatcher: Dispatcher, alert: dict[str, Any], offset: int) -> None:
     async def go() -> None:
-        await dispatcher.ingest({"tp": [Record("fleet.alerts", 0, offset, Codec().encode(alert))]})
+        await dispatcher.ingest({"tp": [FakeRecord("fleet.alerts", 0, offset, Codec().encode(alert))]})
         async with httpx.AsyncClient(timeout=5) as client:
             deliverer = dispatcher._make_deliverer(client)
             assert await deliverer.drain(20)
