@@ -18,6 +18,7 @@ from ground.cli_context import settings_of
 from ground.stop_signals import stop_on_signals
 
 if TYPE_CHECKING:
+    from analytics.lake.publish import PublishedBatch
     from analytics.lake.reader import Lake
     from ground.settings import Settings
 
@@ -74,9 +75,14 @@ def archive(
         typer.Option("--resplit", help="Start a new split (another N than the lake recorded): every member of "
                                        "the old split has stopped; the others of the new one need no flag."),
     ] = False,  # fmt: skip
+    metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.")] = None,
+    metrics_host: Annotated[
+        str, typer.Option(help="Address the metrics port binds (loopback by default).")
+    ] = "127.0.0.1",
 ) -> None:
     """Archive the fleet topics into the Delta lake, exactly once; safe to kill and restart at any time."""
     from analytics.lake.archiver import Archiver, ArchiveStats, archived_topics
+    from analytics.lake.metrics import ArchiverMetrics
 
     settings = _settings(ctx, lake)
     if member is not None:
@@ -93,12 +99,19 @@ def archive(
             f"{stats.quarantined_rows:,} quarantined, {stats.rejected_rows:,} rejected; lag {lag}"
         )
 
-    with stop_on_signals() as stop, console.status("waiting for the first batch…") as status:
+    metrics = ArchiverMetrics()
+    if metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        start_http_server(metrics_port, addr=metrics_host, registry=metrics.registry)
+
+    def on_batch(done: PublishedBatch, s: ArchiveStats) -> None:
+        metrics.observe(done, s)
+        progress.update(line(s))
+
+    with stop_on_signals() as stop, console.status("waiting for the first batch…") as progress:
         stats = Archiver(settings, resplit=resplit).run(
-            until_idle=until_idle,
-            max_seconds=max_seconds,
-            stop=stop,
-            on_batch=lambda _staged, s: status.update(line(s)),
+            until_idle=until_idle, max_seconds=max_seconds, stop=stop, on_batch=on_batch
         )
     if stats.replayed_rows:
         console.print(f"resumed after an interruption: {stats.replayed_rows:,} rows were already in the lake")
@@ -115,9 +128,9 @@ def _member(text: str) -> dict[str, int]:
 
 
 def _lake(settings: Settings) -> Lake:
-    from analytics.lake.reader import Lake
+    from analytics.lake.reader import open_lake
 
-    return Lake(settings.lake.path, settings.lake.storage_options)
+    return open_lake(settings.lake.path, settings.lake.storage_options)
 
 
 @lake_app.command()

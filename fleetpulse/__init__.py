@@ -5,8 +5,9 @@ part supervisor, the local Kafka broker and the fault suite. The parts it drives
 packages ``producers``, ``streams`` and ``analytics``, standing on ``ground`` and ``schemas``.
 """
 
+# Settings live in ``ground.settings``: not re-exported here, so that importing the shell
+# (``fleetpulse --help``) does not load pydantic.
 from ground.errors import ConfigError, FleetpulseError
-from ground.settings import Settings
 
-__all__ = ["ConfigError", "FleetpulseError", "Settings"]
+__all__ = ["ConfigError", "FleetpulseError"]
 __version__ = "0.1.0"

@@ -1,7 +1,7 @@
 """The ``fleetpulse`` command: one entry point, a sub-command per part.
 
-Each part owns its commands in its own ``cli.py`` (a Typer app merged here), so adding a
-command never touches this file. The settings object is built once here and handed down
+Each part owns its commands in its own ``cli.py`` (a Typer app), listed in ``fleetpulse.commands``
+and loaded when one runs. The settings object is built once here and handed down
 through ``ctx.obj``.
 """
 
@@ -15,51 +15,20 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-import analytics.cli
-import analytics.jobs.cli
-import fleetpulse.backtest.cli
-import fleetpulse.broker.cli
-import fleetpulse.demo
-import fleetpulse.evaluation.cli
-import fleetpulse.faults.cli
-import fleetpulse.topics_cli
-import fleetpulse.twin.cli
-import producers.cli
-import producers.importer.cli
-import streams.cli
-import streams.ops_cli
-import streams.webhooks.cli
+from fleetpulse.commands import LazyParts
 from ground.errors import FleetpulseError
-from ground.launch import die_with_parent
-from ground.settings import Settings
-from streams.quiet_logs import install as quiet_harmless_logs
-from streams.repeat_logs import install as limit_repeated_logs
+from ground.parent_death import die_with_parent
 
+# The parts' commands are listed by ``fleetpulse.commands`` and imported only when one runs; the
+# settings (pydantic) and the log filters load in the root callback, which a listing never runs:
+# ``fleetpulse --help`` stays under half a second of CPU (tests/fleetpulse/test_commands.py).
 app = typer.Typer(
     name="fleetpulse",
     help="Event-sourced telemetry and failure analytics for large GPU fleets.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=LazyParts,
 )
-app.add_typer(fleetpulse.broker.cli.app, name="broker", help="Run the local Apache Kafka broker.")
-app.add_typer(fleetpulse.topics_cli.app, name="topics", help="Create and list fleetpulse topics.")
-app.add_typer(fleetpulse.faults.cli.app, name="faults", help="Fault-injection scenarios (reliability).")
-app.add_typer(
-    streams.ops_cli.app, name="ops", help="Record operators' steps on hosts (out of service, repair, RMA)."
-)
-for part in (
-    producers.cli.app,
-    producers.importer.cli.app,
-    streams.cli.app,
-    streams.webhooks.cli.app,
-    analytics.cli.app,
-    analytics.jobs.cli.app,
-    fleetpulse.demo.app,
-    fleetpulse.evaluation.cli.app,
-    fleetpulse.backtest.cli.app,
-    fleetpulse.twin.cli.app,
-):
-    app.add_typer(part)
 
 err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
 
@@ -78,6 +47,10 @@ def _root(
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
 ) -> None:
+    from ground.settings import Settings
+    from streams.quiet_logs import install as quiet_harmless_logs
+    from streams.repeat_logs import install as limit_repeated_logs
+
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

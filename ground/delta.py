@@ -23,6 +23,7 @@ from ground.errors import LakeStorageError
 
 DAY_MS = 86_400_000
 DATE = "date"
+TS_UTC = "ts_utc"  # the event time as a UTC timestamp, beside epoch-ms ``ts`` (``with_date``)
 # A table kept open grows with every commit it applies (~11 MB per 100 small commits, delta-rs 1.6); opened
 # afresh from its latest checkpoint it does not, so a long-running writer reopens each table this often.
 REOPEN_EVERY = 100
@@ -73,13 +74,19 @@ def join(root: str | Path, rel: str) -> str:
 
 
 def with_date(table: pa.Table, ts_column: str = "ts") -> pa.Table:
-    """``table`` plus the ``date`` partition column: the UTC day of its epoch-millisecond ``ts``."""
+    """``table`` plus the ``date`` partition column (the UTC day of its epoch-millisecond ``ts``) and
+    ``ts_utc``, the same instant as a UTC timestamp: engines that read the lake (DuckDB, Spark, Trino)
+    filter and group on a real timestamp without converting epoch milliseconds themselves."""
     ts = table.column(ts_column).to_numpy(zero_copy_only=False)
     days = np.floor_divide(ts.astype(np.int64), DAY_MS).astype(np.int32)
     date = pa.array(days, pa.int32()).cast(pa.date32())
-    if DATE in table.column_names:
-        return table.set_column(table.column_names.index(DATE), DATE, date)
-    return table.append_column(pa.field(DATE, pa.date32(), nullable=False), date)
+    instant = pa.array(ts.astype(np.int64), pa.int64()).cast(pa.timestamp("ms", tz="UTC"))
+    for name, column in ((DATE, date), (TS_UTC, instant)):
+        if name in table.column_names:
+            table = table.set_column(table.column_names.index(name), name, column)
+        else:
+            table = table.append_column(pa.field(name, column.type, nullable=False), column)
+    return table
 
 
 class DeltaTables:

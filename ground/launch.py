@@ -8,10 +8,8 @@ variables they came from.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -20,11 +18,10 @@ from typing import IO, Any
 
 from pydantic import BaseModel, SecretStr
 
+from ground.parent_death import PARENT_ENV
 from ground.settings import Settings
 
 ENV_PREFIX = "FLEETPULSE_"
-PARENT_ENV = "FLEETPULSE_PARENT_PID"  # set by ``launch``: the child ends when this process does
-PR_SET_PDEATHSIG = 1
 
 
 def fleetpulse_argv(*args: str) -> list[str]:
@@ -68,7 +65,7 @@ def launch(
 ) -> tuple[subprocess.Popen[bytes], IO[bytes] | None]:
     """Start a child in its own session (Ctrl-C reaches the parent first), output appended to ``log_path``.
 
-    The child gets SIGTERM if this process dies before stopping it (``die_with_parent``), so an
+    The child gets SIGTERM if this process dies before stopping it (``ground.parent_death``), so an
     interrupt at any point between the start and the caller's own clean-up leaves no orphan.
     Returns the process and the open log, which the caller closes once the child has exited.
     """
@@ -83,18 +80,3 @@ def launch(
         start_new_session=True,
     )
     return proc, log
-
-
-def die_with_parent() -> None:
-    """In a child started by ``launch``: have the kernel send SIGTERM when the parent dies (Linux).
-
-    Called first thing by the ``fleetpulse`` command; a parent already gone by then ends the child
-    at once. Elsewhere (another OS, no parent recorded) it does nothing.
-    """
-    parent = os.environ.get(PARENT_ENV)
-    if not parent or not sys.platform.startswith("linux"):
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    if os.getppid() != int(parent):
-        signal.raise_signal(signal.SIGTERM)

@@ -30,6 +30,7 @@ from streams.fatal import end_worker, exit_process
 from streams.faust_app import faust_app
 from streams.findings import Finding
 from streams.findings_log import FindingsLog
+from streams.fleet_metrics import FleetCollector, fleet_view
 from streams.fleet_snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.inventory import Inventory
 from streams.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
@@ -185,6 +186,7 @@ class DetectApp:
             },
         )
         self.metrics.add_lag_source(self._lag)
+        self.metrics.registry.register(FleetCollector(lambda: fleet_view(self.fleet, self.planner, self.inventory)))
         register_agents(self)
         register_views(self)
 

@@ -64,10 +64,12 @@ def _lake(ctx: typer.Context, lake: str | None) -> Path:
     """The local lake folder the jobs read; a URI lake is refused as such, not as a missing folder."""
     from analytics.jobs.errors import JobError
     from analytics.jobs.source import local_lake
+    from analytics.lake.reader import open_lake
 
     path = local_lake(lake or settings_of(ctx).lake.path)
     if not path.is_dir():
         raise JobError(f"lake {path} does not exist (pass --lake or set FLEETPULSE_LAKE__PATH)")
+    open_lake(path)  # a folder that holds no lake is as wrong as none
     return path
 
 

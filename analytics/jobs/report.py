@@ -7,9 +7,10 @@ output folder, next to each job's tables (Parquet + CSV) and ``summary.json``.
 from __future__ import annotations
 
 import html
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import polars as pl
 from rich.progress import Progress
@@ -18,6 +19,7 @@ from analytics.jobs.coverage import coverage_text
 from analytics.jobs.errors import JobError
 from analytics.jobs.plots import plot_job
 from analytics.jobs.render import HTML_HEAD, fmt, html_image, html_table, markdown_table
+from analytics.jobs.report_header import Header, header, human_times, with_verdict
 from analytics.jobs.result import JobResult, write_result
 from analytics.jobs.runner import JOBS, run_job
 from analytics.jobs.truth import truth_checks
@@ -102,9 +104,9 @@ def _coverage_line(result: JobResult, table: str, template: str, escape: Callabl
 
 def build_report(
     lake: str | Path, out: str | Path, truth: str | Path | None = None, jobs: tuple[str, ...] = tuple(JOBS),
-    show_progress: bool = True,
+    show_progress: bool = True, now: Callable[[], float] = time.time,
 ) -> Report:  # fmt: skip
-    """Run ``jobs`` over ``lake`` and write the report into ``out``."""
+    """Run ``jobs`` over ``lake`` and write the report into ``out`` (``now``: its generation time)."""
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -128,16 +130,18 @@ def build_report(
         quarantine = quarantine_table(lake)
         checks = truth_checks(results, truth) if truth is not None else None
         progress.advance(task)
-    md, page = _markdown(lake, out, results, skipped, figures, quarantine, checks), None
-    page = _html(lake, results, skipped, figures, quarantine, checks)
+    head = header(lake, now)
+    shown = with_verdict(checks) if checks is not None else None
+    md = _markdown(head, out, results, skipped, figures, quarantine, shown)
+    page = _html(head, results, skipped, figures, quarantine, shown)
     (out / "summary.md").write_text(md)
     (out / "report.html").write_text(page)
     return Report(out / "report.html", out / "summary.md", results, skipped, quarantine, checks)
 
 
-def _markdown(lake: Any, out: Path, results: dict, skipped: dict, figures: dict, quarantine: pl.DataFrame,
+def _markdown(head: Header, out: Path, results: dict, skipped: dict, figures: dict, quarantine: pl.DataFrame,
               checks: pl.DataFrame | None) -> str:  # fmt: skip
-    parts = [f"# fleetpulse analytics report\n\nLake: `{lake}`\n"]
+    parts = ["# fleetpulse analytics report\n", *(f"{line}  " for line in head.lines()), ""]
     if checks is not None:
         parts += ["## Ground-truth checks\n", markdown_table(checks, 100)]
     for name, result in results.items():
@@ -148,7 +152,8 @@ def _markdown(lake: Any, out: Path, results: dict, skipped: dict, figures: dict,
             parts.append(f"![{fig.stem}]({fig.relative_to(out).as_posix()})\n")
         for t in SHOWN[name]:
             if t in result.tables:
-                parts += [f"**{t}**\n", _coverage_line(result, t, "_{}_\n"), markdown_table(result.tables[t])]
+                table = human_times(result.tables[t])
+                parts += [f"**{t}**\n", _coverage_line(result, t, "_{}_\n"), markdown_table(table)]
     for name, why in skipped.items():
         parts.append(f"## {name}\n\n_skipped: {why}_\n")
     parts += ["## Quality gate: quarantined batches\n",
@@ -156,10 +161,10 @@ def _markdown(lake: Any, out: Path, results: dict, skipped: dict, figures: dict,
     return "\n".join(parts)
 
 
-def _html(lake: Any, results: dict, skipped: dict, figures: dict, quarantine: pl.DataFrame,
+def _html(head: Header, results: dict, skipped: dict, figures: dict, quarantine: pl.DataFrame,
           checks: pl.DataFrame | None) -> str:  # fmt: skip
     parts = [HTML_HEAD.format(title="fleetpulse analytics"), "<h1>fleetpulse analytics report</h1>",
-             f"<p>Lake: <code>{html.escape(str(lake))}</code></p>"]  # fmt: skip
+             "<p>" + "<br>".join(html.escape(line) for line in head.lines()) + "</p>"]  # fmt: skip
     if checks is not None:
         parts += ["<h2>Ground-truth checks</h2>", html_table(checks, 100)]
     for name, result in results.items():
@@ -170,7 +175,7 @@ def _html(lake: Any, results: dict, skipped: dict, figures: dict, quarantine: pl
         for t in SHOWN[name]:
             if t in result.tables:
                 line = _coverage_line(result, t, '<p class="coverage">{}</p>', html.escape)
-                parts += [f"<h3>{t}</h3>", line, html_table(result.tables[t])]
+                parts += [f"<h3>{t}</h3>", line, html_table(human_times(result.tables[t]))]
     for name, why in skipped.items():
         parts.append(f"<h2>{html.escape(name)}</h2><p class='note'>skipped: {html.escape(why)}</p>")
     parts += ["<h2>Quality gate: quarantined batches</h2>",

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, get_type_hints
 
 import polars as pl
+
+_POLARS_TYPES: dict[type, pl.DataType] = {float: pl.Float64(), int: pl.Int64(), bool: pl.Boolean(), str: pl.String()}
 
 
 class JobResult(NamedTuple):
@@ -17,6 +19,18 @@ class JobResult(NamedTuple):
     tables: dict[str, pl.DataFrame]
     summary: dict[str, Any]
     notes: list[str]
+
+
+def fit_table(
+    rows: list[dict[str, Any]], fit: type, after: dict[str, pl.DataType] | None = None
+) -> pl.DataFrame:
+    """Fits by ``mode`` as a table with its columns (the ``fit`` NamedTuple's, then ``after``) even when none was made.
+
+    A small lake may give none: readers (the report, the notebooks) then see an empty table with
+    the columns they select, not a frame without columns.
+    """
+    fields = {name: _POLARS_TYPES[t] for name, t in get_type_hints(fit).items()}
+    return pl.DataFrame(rows, schema={"mode": pl.String(), **fields, **(after or {})})
 
 
 def _jsonable(value: Any) -> Any:

@@ -14,11 +14,11 @@ import polars as pl
 
 from analytics.jobs import early_life, fabric, offenders, slow_view
 from analytics.jobs.coverage import Coverage, coverage_of
-from analytics.jobs.early_life_fit import fit_early_life
+from analytics.jobs.early_life_fit import EarlyLifeFit, fit_early_life
 from analytics.jobs.errors import InsufficientDataError, UnknownJobError
 from analytics.jobs.faults import EARLY_LIFE_KINDS, load_faults
 from analytics.jobs.operations import run_incidents, run_interruptions, run_maintenance_domain
-from analytics.jobs.result import JobResult
+from analytics.jobs.result import JobResult, fit_table
 from analytics.jobs.source import (
     latest_inventory,
     observation_window,
@@ -27,10 +27,13 @@ from analytics.jobs.source import (
     scan_optional,
 )
 from analytics.jobs.stats import compare, compare_rates
-from analytics.jobs.survival import fit_power_law, kaplan_meier
+from analytics.jobs.survival import PowerLawFit, fit_power_law, kaplan_meier
 from ground.slow_peers import PeerRule
 
 Lake = str | Path
+# a Kaplan–Meier table with no group in it (no failures): still the columns readers select
+KM_SCHEMA = {"group": pl.String(), "time": pl.Float64(), "at_risk": pl.Int64(), "events": pl.Int64(),
+             "survival": pl.Float64(), "lower": pl.Float64(), "upper": pl.Float64()}  # fmt: skip
 
 
 def _inventory(lake: Lake, job: str) -> pl.LazyFrame:
@@ -84,7 +87,7 @@ def run_early_life(
             continue
         km = kaplan_meier(ff["entry_age_d"], ff["stop_age_d"], ff["event"])
         km_rows.append(pl.DataFrame({"group": group, **km._asdict()}))
-    tables["kaplan_meier"] = pl.concat(km_rows) if km_rows else pl.DataFrame()
+    tables["kaplan_meier"] = pl.concat(km_rows) if km_rows else pl.DataFrame(schema=KM_SCHEMA)
     fits, mixed_fits = [], []
     groups: list[tuple[str, tuple[str, ...]]] = [(k, (k,)) for k in EARLY_LIFE_KINDS]
     for label, kinds in [*groups, ("early_life_modes", EARLY_LIFE_KINDS)]:
@@ -101,8 +104,8 @@ def run_early_life(
         mixed_fits.append({"mode": label, **mixed._asdict()})
         if not mixed.decided:
             notes.append(f"early-life fit with background for {label}: insufficient data, {mixed.reason}")
-    tables["power_law_fit"] = pl.DataFrame(fits)
-    tables["early_life_fit"] = pl.DataFrame(mixed_fits)
+    tables["power_law_fit"] = fit_table(fits, PowerLawFit, {"lemon_hosts_excluded": pl.Int64()})
+    tables["early_life_fit"] = fit_table(mixed_fits, EarlyLifeFit)
     aged_n = aged.select(pl.len()).collect().item()
     dated = Coverage(aged_n, in_window.height, "faults in the window", "on hosts of known age")
     early_total = in_window.filter(pl.col("kind").is_in(EARLY_LIFE_KINDS)).height

@@ -26,6 +26,7 @@ from analytics.lake.layout import TopicPartition
 from analytics.lake.members import CATCH_UP_S, InventoryWatch, owned, read_to_end
 from analytics.lake.publish import Clock, PublishedBatch, Publisher, utc_now
 from analytics.lake.reader import Lake
+from analytics.lake.recent import RecentIds
 from analytics.lake.records import ConsumedRecord
 from analytics.quality.gate import QualityGate
 from ground.delta import DeltaTables
@@ -53,6 +54,7 @@ class ArchiveStats:
     commits: int = 0
     lag: int | None = None
     elapsed_s: float = 0.0
+    last_flush_s: float = 0.0  # the last flush's write, from its plan to its commit
 
 
 def archived_topics(settings: Settings) -> dict[str, str]:
@@ -93,6 +95,7 @@ class Archiver:
         self._inventory_topic = inventory if inventory in self.topics else None
         self._retention = source.RetentionWatch()
         self._watch: InventoryWatch | None = None  # the inventory partitions other members archive
+        self._recent = RecentIds()  # ids of the rows stored last: a resend in a later batch is a repeat
 
     # -- set-up -------------------------------------------------------------------------------
 
@@ -260,13 +263,15 @@ class Archiver:
         stats: ArchiveStats,
         on_batch: Callable[[PublishedBatch, ArchiveStats], None] | None,
     ) -> None:
+        began = time.monotonic()
         buffer.extend(self._inventory_catch_up(consumer, tps))
-        plan = plan_batch(buffer, self.codec)
+        plan = plan_batch(buffer, self.codec, stored=self._recent)
         buffer.clear()  # the plan holds what it needs; the raw records need not live through the write
         self._retention.check(consumer, publisher.frontier, plan)
         if self._watch is not None and publisher.known_hosts is not None:
             publisher.known_hosts |= self._watch.catch_up()
         done = publisher.publish(plan)
+        self._recent.stored(plan.event_ids)  # committed: from now on a resend of these is a repeat
         stats.batches += 1
         stats.records += done.plan.records
         stats.published_rows += done.published_rows
@@ -275,6 +280,7 @@ class Archiver:
         stats.repeats += plan.repeats
         stats.replayed_rows += done.replayed_rows
         stats.commits += done.commits
+        stats.last_flush_s = time.monotonic() - began
         source.mirror_offsets(consumer, tps, publisher.frontier)
         try:
             end = consumer.end_offsets(tps)

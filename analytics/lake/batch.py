@@ -9,7 +9,7 @@ event id the batch already holds: a producer's retry delivered it twice, and one
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -86,7 +86,8 @@ class BatchPlan:
     tables: dict[str, TableBatch]
     rejected: list[Rejected]
     ranges: dict[TopicPartition, PartitionRange]
-    repeats: int = 0  # records whose event id the batch already held, dropped
+    repeats: int = 0  # records whose event id the batch (or a recent stored batch) already held, dropped
+    event_ids: dict[str, set[str]] = field(default_factory=dict)  # event type -> the ids it keeps
 
     @property
     def records(self) -> int:
@@ -192,14 +193,20 @@ def _decode(records: list[ConsumedRecord], codec: Codec, blocks: BlockDecoder | 
 
 
 def plan_batch(
-    records: Iterable[ConsumedRecord], codec: Codec, *, chunk_rows: int = CHUNK_ROWS, columnar: bool = True
+    records: Iterable[ConsumedRecord],
+    codec: Codec,
+    *,
+    chunk_rows: int = CHUNK_ROWS,
+    columnar: bool = True,
+    stored: Container[tuple[str, str]] = (),
 ) -> BatchPlan:
     """Decode records and group them by lake table.
 
     Undecodable records and records whose ``ts`` is off the calendar become ``Rejected`` with the reason;
     a record whose event id the batch already holds is counted in ``repeats`` and dropped (the quality
     gates require unique ids, so one delivered twice would otherwise quarantine its whole batch). Both
-    are judged in consumption order. ``columnar`` decodes the latest schemas a block at a time
+    are judged in consumption order. ``stored`` holds (event type, event id) of rows already in the
+    lake (``analytics.lake.recent``): one of those delivered again is a repeat too. ``columnar`` decodes the latest schemas a block at a time
     (``columnar.BlockDecoder``); the plan is the same either way (see there for damaged bodies).
     """
     consumed = list(records)
@@ -223,7 +230,7 @@ def plan_batch(
         if ids is None:
             ids = seen[event_type] = set()
             order[event_type] = None
-        if event_id in ids:
+        if event_id in ids or (event_type, event_id) in stored:
             repeats += 1
             continue
         ids.add(event_id)
@@ -243,4 +250,4 @@ def plan_batch(
             assert isinstance(event, DecodedEvent)
             batch.add(event.record, tps[i], consumed[i].offset)
         tables[batch.table] = batch
-    return BatchPlan(tables, rejected, ranges, repeats)
+    return BatchPlan(tables, rejected, ranges, repeats, seen)

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import polars as pl
 
+from analytics.errors import LakeError
 from analytics.lake import legacy
-from analytics.lake.layout import REJECTED_TABLE, TopicPartition
+from analytics.lake.layout import OFFSETS_TABLE, REJECTED_TABLE, TopicPartition
 from analytics.lake.offsets import read_frontier
 from analytics.lake.quarantine import QuarantineEntry, quarantine_entries, quarantined
 from analytics.lake.records import REJECTED_SCHEMA
@@ -106,6 +107,17 @@ class Lake:
             frames.append(held.select(pl.col("host_id").cast(pl.String)))
         hosts = pl.concat(frames).drop_nulls().unique().collect()
         return set(hosts.get_column("host_id").to_list())
+
+
+def open_lake(path: str | Path, storage_options: dict[str, str] | None = None) -> Lake:
+    """The lake at ``path`` for a command that reads one: a missing or wrong path is an error, not an empty lake."""
+    lake = Lake(path, storage_options)
+    if not lake.tables() and not lake.delta.exists(OFFSETS_TABLE):
+        raise LakeError(
+            f"no fleetpulse lake at {lake.root}: none of its Delta tables is there "
+            "(pass --lake or set FLEETPULSE_LAKE__PATH)"
+        )
+    return lake
 
 
 def scan(lake_path: str | Path | DeltaTables | Lake, table: str) -> pl.LazyFrame:

@@ -50,7 +50,7 @@ def backtest(
     """What a policy would have done over the lake's history: findings, actions, capacity, against the live run."""
     from rich.console import Console
 
-    from analytics.lake import Lake
+    from analytics.lake.reader import open_lake
     from fleetpulse.backtest.events import Period, read_history
     from fleetpulse.backtest.report import write_report
     from fleetpulse.backtest.run import run_backtest
@@ -68,7 +68,7 @@ def backtest(
     truth_frames = load_truth(truth) if truth else None
     console = Console()
     with console.status(f"reading {lake_path}"):
-        history = read_history(Lake(lake_path), period)
+        history = read_history(open_lake(lake_path), period)
     with console.status(f"replaying {len(history.events):,} records through {len(grid)} policy variant(s)"):
         results = run_backtest(
             history, grid, truth_frames, tick_ms=parse_duration_ms(tick), plan_order=settings.detect.plan_order

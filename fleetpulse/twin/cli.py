@@ -1,6 +1,6 @@
 """``fleetpulse twin``: run policy variants closed loop on a simulated fleet and judge them by goodput.
 
-The command imports what it runs when it runs, so ``fleetpulse --help`` stays fast.
+``fleetpulse --help`` never imports this module (``fleetpulse.commands``), so it imports at the top.
 """
 
 from __future__ import annotations
@@ -10,8 +10,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
+from fleetpulse.backtest.sweep import parse_setting, read_policy_data, variants
+from fleetpulse.twin.settings import parse_twin_sets, twin_settings
+from fleetpulse.twin.sweep import run_sweep
+from fleetpulse.twin.table import sweep_tables
 from ground.cli_context import settings_of
+from producers.config import load_fleet_config
+from producers.runner import parse_start
 
 app = typer.Typer()
 
@@ -49,15 +56,6 @@ def twin(
 ) -> None:
     """Closed loop: the simulated fleet answers the real detectors' and planner's actions; ETTR, goodput,
     GPU-hours lost by cause, pages and precision/recall per policy variant, with 95 % intervals over seeds."""
-    from rich.console import Console
-
-    from fleetpulse.backtest.sweep import parse_setting, read_policy_data, variants
-    from fleetpulse.twin.settings import parse_twin_sets, twin_settings
-    from fleetpulse.twin.sweep import run_sweep
-    from fleetpulse.twin.table import sweep_tables
-    from producers.config import load_fleet_config
-    from producers.runner import parse_start
-
     settings = settings_of(ctx)
     grid = variants(
         read_policy_data(policy or settings.detect.policy_file), [parse_setting(s) for s in set_ or []]

@@ -112,6 +112,15 @@ class WebhookSettings(BaseModel):
     data_dir: Path | None = None  # outbox directory; None: <paths.home>/webhooks
     receiver_name: str = "fleetpulse"
     external_url: str = ""
+    alertmanager_urls: list[str] = Field(
+        [], description="Alertmanagers to push alerts into (their base URL; fleetpulse posts to /api/v2/alerts)"
+    )
+    alertmanager_alert_ttl_s: float = Field(
+        86_400.0, gt=0, description="a firing alert pushed into Alertmanager ends this long after it started"
+    )
+    console_url: str = Field(
+        "", description="the detector's API as people reach it: alerts' generatorURL links to its host pages"
+    )
     timeout_s: float = Field(10.0, gt=0)
     backoff_base_s: float = Field(1.0, gt=0)
     backoff_max_s: float = Field(300.0, gt=0)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from prometheus_client import CollectorRegistry, start_http_server
 
 from ground.cli_context import settings_of
 from ground.stop_signals import stop_on_signals
@@ -48,6 +49,12 @@ def agent(
             help="Build a synthetic 8-GPU, 8-port host under this folder and read it (demos, compose)."
         ),
     ] = None,
+    metrics_port: Annotated[
+        int | None, typer.Option(help="Serve Prometheus metrics (spool depth, drops, deliveries) on this port.")
+    ] = None,
+    metrics_host: Annotated[
+        str, typer.Option(help="Address the metrics port binds (loopback by default).")
+    ] = "127.0.0.1",
 ) -> None:
     """Collect this host's GPU, NIC, PCIe and kernel-log telemetry and send the simulator's events to Kafka.
 
@@ -83,6 +90,9 @@ def agent(
         return
     if print_events:
         raise typer.BadParameter("--print needs --once (the long-running agent sends to Kafka)")
+    registry = CollectorRegistry()
+    if metrics_port is not None:
+        start_http_server(metrics_port, addr=metrics_host, registry=registry)
     with stop_on_signals() as stop:
-        summary = serve(settings.model_copy(update={"agent": a}), stop.is_set)
+        summary = serve(settings.model_copy(update={"agent": a}), stop.is_set, registry=registry)
     typer.echo(json.dumps(summary, sort_keys=True))

@@ -67,6 +67,7 @@ class Sender:
         self.batch, self.flush_timeout_s, self.retry_s = batch, flush_timeout_s, retry_s
         self.sink: AckingSink | None = None
         self.delivered = 0
+        self.last_delivered_s: float | None = None  # wall-clock time of the last acknowledged batch
         self.wake = threading.Event()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, name="agent-sender", daemon=True)
@@ -107,6 +108,7 @@ class Sender:
             return False
         self.spool.ack(rows[-1].id)
         self.delivered += len(rows)
+        self.last_delivered_s = time.time()
         return True
 
     def _drop_sink(self) -> None:

@@ -12,6 +12,7 @@ from ground.settings.agent import AgentSettings
 from producers.agent.agent import Record
 from producers.agent.build import build_agent
 from producers.agent.collector import Problems
+from producers.agent.metrics import AgentCollector
 from producers.agent.sender import AckingSink, Sender
 from producers.agent.spool import Entry, Spool
 from producers.sinks.kafka import KafkaSink
@@ -19,6 +20,8 @@ from schemas import Codec
 from schemas.errors import EncodeError
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
     from ground.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -61,8 +64,12 @@ def serve(
     sink_factory: Callable[[], AckingSink] | None = None,
     nvml: ModuleType | None = None,
     codec: Codec | None = None,
+    registry: CollectorRegistry | None = None,
 ) -> dict[str, Any]:
-    """Run until ``stop()``: rounds into the spool, a sender thread from the spool to Kafka; a summary."""
+    """Run until ``stop()``: rounds into the spool, a sender thread from the spool to Kafka; a summary.
+
+    With a ``registry``, the agent's metrics (``producers.agent.metrics``) are collected on it.
+    """
     a = settings.agent
     codec = codec or Codec()
     spool = Spool(a.state_dir / SPOOL_FILE, a.spool.max_bytes)
@@ -89,6 +96,9 @@ def serve(
         spool, sink_factory or (lambda: kafka_sink(settings, agent.host_id)), problems,
         batch=a.spool.send_batch, flush_timeout_s=a.spool.flush_timeout_s,
     )  # fmt: skip
+    collector = AgentCollector(spool, sender, problems, lambda: agent.emitted)
+    if registry is not None:
+        registry.register(collector)
     sender.start()
     log.info("agent %s: %d collectors, spool %s", agent.host_id, len(agent.collectors), spool.path)
     try:
@@ -98,5 +108,7 @@ def serve(
         sender.close()
         summary = {"emitted": agent.emitted, "delivered": sender.delivered, "spooled": len(spool),
                    "dropped": spool.dropped(), "problems": problems.as_dict()}  # fmt: skip
+        if registry is not None:
+            registry.unregister(collector)  # a scrape must not read a closed spool
         spool.close()
     return summary

@@ -38,6 +38,13 @@ def dispatch(
     url: Annotated[
         list[str] | None, typer.Option("--url", help="Webhook URL (repeatable); overrides webhooks.urls.")
     ] = None,
+    alertmanager: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--alertmanager",
+            help="Alertmanager base URL to push alerts into (repeatable); overrides webhooks.alertmanager_urls.",
+        ),
+    ] = None,
     data_dir: Annotated[
         Path | None,
         typer.Option(help="Outbox directory (default webhooks.data_dir, else <paths.home>/webhooks)."),
@@ -62,6 +69,8 @@ def dispatch(
     update: dict[str, object] = {}
     if url:
         update["urls"] = list(url)
+    if alertmanager:
+        update["alertmanager_urls"] = list(alertmanager)
     if data_dir is not None:
         update["data_dir"] = data_dir
     if update:

@@ -70,8 +70,11 @@ class Deliverer:
         poll_s: float = 1.0,
         urls: Sequence[str] | None = None,
         scheme: Scheme = "standard",
+        body_for: Callable[[Delivery], bytes] | None = None,
     ) -> None:
+        """``body_for``: what a delivery sends (default: its stored body; ``streams.webhooks.alertmanager``)."""
         self.outbox = outbox
+        self.body_for = body_for or (lambda d: d.body)
         self.scheme: Scheme = scheme
         self.client = client
         self._secret = SecretBytes(secret)  # repr shows stars, should this object ever be logged
@@ -128,15 +131,16 @@ class Deliverer:
     async def attempt(self, d: Delivery) -> Outcome:
         """POST one delivery and record the outcome in the outbox."""
         now = self.clock()
+        body = self.body_for(d)
         headers = {
             "Content-Type": "application/json",
             "User-Agent": USER_AGENT,
-            **signed_headers(self.scheme, self._secret.get_secret_value(), d.alert_id, d.body, now),
+            **signed_headers(self.scheme, self._secret.get_secret_value(), d.alert_id, body, now),
         }
         target = redact_url(d.url)
         retry_hint: float | None = None
         try:
-            resp = await self.client.post(d.url, content=d.body, headers=headers)
+            resp = await self.client.post(d.url, content=body, headers=headers)
         except httpx.InvalidURL as exc:  # configuration, not weather: retrying cannot help
             status: int | None = None
             error = self._scrub(f"{type(exc).__name__}: {exc}", d.url)

@@ -23,6 +23,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 from ground.log_redaction import redact_in_logs
 from ground.secret_strength import secret_bytes
 from schemas import FLEET, Codec, DecodeError, RecordDeadLettered
+from streams.webhooks.alertmanager import api_url, body_for
 from streams.webhooks.backoff import BackoffPolicy
 from streams.webhooks.delivery import Deliverer
 from streams.webhooks.errors import (
@@ -65,13 +66,19 @@ def check_config(ws: WebhookSettings) -> None:
             "no webhook signing secret: set FLEETPULSE_WEBHOOKS__SECRET (or secret in the webhooks section of the config file)"
         )
     check_secret(secret_bytes(ws.secret.get_secret_value(), "FLEETPULSE_WEBHOOKS__SECRET"))
-    if not ws.urls:
+    if not ws.urls and not ws.alertmanager_urls:
         raise WebhookConfigError(
-            "no webhook URLs: set FLEETPULSE_WEBHOOKS__URLS to a JSON list of URLs, or pass --url"
+            "no webhook URLs: set FLEETPULSE_WEBHOOKS__URLS to a JSON list of URLs, or pass --url "
+            "(or FLEETPULSE_WEBHOOKS__ALERTMANAGER_URLS to push into Alertmanager)"
         )
-    bad = [u for u in ws.urls if not u.startswith(("http://", "https://"))]
+    bad = [u for u in (*ws.urls, *ws.alertmanager_urls) if not u.startswith(("http://", "https://"))]
     if bad:
         raise WebhookConfigError(f"{len(bad)} webhook URL(s) are not http(s):// URLs")
+
+
+def targets_of(ws: WebhookSettings) -> list[str]:
+    """Every URL an alert is delivered to: the webhook URLs and each Alertmanager's alerts endpoint."""
+    return [*ws.urls, *(api_url(base) for base in ws.alertmanager_urls)]
 
 
 def data_dir_of(settings: Settings) -> Path:
@@ -149,7 +156,10 @@ class Dispatcher:
                     raise UnexpectedEventError(decoded.event_type)
                 try:
                     note = notification(
-                        decoded.record, receiver=self.ws.receiver_name, external_url=self.ws.external_url
+                        decoded.record,
+                        receiver=self.ws.receiver_name,
+                        external_url=self.ws.external_url,
+                        console_url=self.ws.console_url,
                     )
                 except Exception as exc:  # valid Avro the payload builder cannot take
                     raise UnusableAlertError(exc) from exc
@@ -166,7 +176,7 @@ class Dispatcher:
         notes, dead = self.to_notifications(records)
         if dead:
             await self._dead_letter(dead)
-        added = await self.outbox.off_loop(self.outbox.add, notes, self.ws.urls, self.clock())
+        added = await self.outbox.off_loop(self.outbox.add, notes, targets_of(self.ws), self.clock())
         self.metrics.ingested.inc(added)
         if self.deliverer is not None:
             self.deliverer.wake()
@@ -220,8 +230,11 @@ class Dispatcher:
             max_in_flight_per_url=self.ws.max_in_flight_per_url,
             clock=self.clock,
             rng=self._rng,
-            urls=self.ws.urls,
+            urls=targets_of(self.ws),
             scheme=self.ws.signature_scheme,
+            body_for=body_for(
+                [api_url(base) for base in self.ws.alertmanager_urls], self.ws.alertmanager_alert_ttl_s
+            ),
         )
 
     async def run(self, stop: asyncio.Event, *, ready: asyncio.Event | None = None) -> None:

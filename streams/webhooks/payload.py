@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
+from urllib.parse import quote
 
 from schemas import FLEET
 
@@ -57,10 +58,24 @@ def alert_labels(record: Mapping[str, Any]) -> dict[str, str]:
     return labels
 
 
+def console_link(record: Mapping[str, Any], console_url: str) -> str:
+    """Where a person looks into the alert: the detector's host page, or its domains for a fleet alert."""
+    if not console_url:
+        return ""
+    base = console_url.rstrip("/")
+    host = record.get("host_id")
+    if host and host != FLEET:
+        return f"{base}/hosts/{quote(str(host), safe='')}"
+    return f"{base}/domains"
+
+
 def alertmanager_body(
-    record: Mapping[str, Any], *, receiver: str = "fleetpulse", external_url: str = ""
+    record: Mapping[str, Any], *, receiver: str = "fleetpulse", external_url: str = "", console_url: str = ""
 ) -> dict[str, Any]:
-    """The Alertmanager webhook JSON object for one AlertRaised record (envelope + payload)."""
+    """The Alertmanager webhook JSON object for one AlertRaised record (envelope + payload).
+
+    ``generatorURL`` is the record's own, else a link into the detector's API at ``console_url``.
+    """
     payload = record["payload"]
     status = payload.get("status") or "firing"
     labels = alert_labels(record)
@@ -72,7 +87,7 @@ def alertmanager_body(
         "annotations": annotations,
         "startsAt": rfc3339(record["ts"]),
         "endsAt": rfc3339(record["ts"]) if status == "resolved" else ZERO_TIME,
-        "generatorURL": payload.get("generator_url") or "",
+        "generatorURL": payload.get("generator_url") or console_link(record, console_url),
         "fingerprint": fingerprint(labels),
     }
     group_labels = {"alertname": alertname}
@@ -93,16 +108,16 @@ def alertmanager_body(
     }
 
 
-def encode_body(body: Mapping[str, Any]) -> bytes:
+def encode_body(body: Mapping[str, Any] | list[Any]) -> bytes:
     """Canonical JSON bytes (sorted keys, no spaces, UTF-8)."""
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def notification(
-    record: Mapping[str, Any], *, receiver: str = "fleetpulse", external_url: str = ""
+    record: Mapping[str, Any], *, receiver: str = "fleetpulse", external_url: str = "", console_url: str = ""
 ) -> Notification:
     """The outbox entry for an AlertRaised record; the idempotency key is ``alert_id`` (else ``event_id``)."""
     payload = record["payload"]
     alert_id = payload.get("alert_id") or record["event_id"]
-    body = alertmanager_body(record, receiver=receiver, external_url=external_url)
+    body = alertmanager_body(record, receiver=receiver, external_url=external_url, console_url=console_url)
     return Notification(alert_id, payload["alertname"], encode_body(body))

@@ -72,3 +72,17 @@ def test_a_newer_schema_adds_fields_inside_a_list_of_structs_and_relaxes_not_nul
     frame = pl.read_delta(str(tmp_path / "t")).sort("event_id")
     assert frame.get_column("step").to_list() == [1.0, None]
     assert frame.get_column("gpus").to_list() == [[{"gpu": 0, "gen_max": None}], [{"gpu": 0, "gen_max": 5}]]
+
+
+def test_every_row_gets_its_utc_date_and_timestamp_beside_epoch_ms(tmp_path: Path) -> None:
+    ts = [0, 86_399_999, 1_767_225_600_123]
+    table = with_date(pa.table({"event_id": ["a", "b", "c"], "ts": pa.array(ts, pa.int64())}))
+    assert table.schema.field("ts_utc").type == pa.timestamp("ms", tz="UTC")
+    assert [t.timestamp() * 1000 for t in table.column("ts_utc").to_pylist()] == ts
+    assert [str(d) for d in table.column("date").to_pylist()] == ["1970-01-01", "1970-01-01", "2026-01-01"]
+    assert with_date(table).column_names == table.column_names  # applied twice, the same columns
+    tables = DeltaTables(tmp_path)
+    tables.append("t", table, partition_by=["date"])
+    stored = pl.read_delta(str(tmp_path / "t"))
+    assert stored["ts_utc"].dtype == pl.Datetime("us", "UTC")  # Delta keeps timestamps in microseconds
+    assert (stored["ts_utc"].dt.epoch("ms") == stored["ts"]).all()

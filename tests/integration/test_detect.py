@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from kafka import KafkaProducer
+from prometheus_client.parser import text_string_to_metric_families
 
 from streams.actions import Action
 from streams.lifecycle import replay
@@ -124,6 +125,20 @@ def test_detect_end_to_end(settings, tmp_path: Path) -> None:  # type: ignore[no
         assert (
             "fleetpulse_detect_events_total{" in text and "fleetpulse_detect_consumer_lag{partition=" in text
         )
+        # the fleet gauges a scrape reads agree with /domains
+        scraped = {
+            (family.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        }
+        assert scraped[("fleetpulse_fleet_domain_queued_operations", (("domain", "c1-md0"),))] == 1
+        out = [
+            v
+            for (name, labels), v in scraped.items()
+            if name == "fleetpulse_fleet_hosts_out" and ("domain", "c1-md0") in labels
+        ]
+        assert sum(out) == domains["c1-md0"]["out"]
+        assert scraped[("fleetpulse_fleet_trains_halted", ())] == sum(d["halted"] for d in domains.values())
     finally:
         assert worker.stop() == 0, (tmp_path / "w.log").read_text()[-3000:]
 

@@ -20,7 +20,7 @@ from analytics.lake.layout import (
     quarantine_table,
 )
 from analytics.tables import event_type_of, table_of
-from ground.delta import DATE, join, with_date
+from ground.delta import DATE, TS_UTC, join, with_date
 
 
 @pytest.mark.parametrize("topic", ["fleet.errors", "test.t-x-p1-o2-3.abc", "a"])
@@ -63,7 +63,7 @@ def test_date_of_is_utc(ts: int, date: str) -> None:
 def test_with_date_replaces_a_stale_date_column() -> None:
     stale = pa.table({"ts": [1_735_689_600_000], DATE: pa.array([dt.date(1999, 1, 1)], pa.date32())})
     assert with_date(stale).column(DATE).to_pylist() == [dt.date(2025, 1, 1)]
-    assert with_date(stale).column_names == ["ts", DATE]
+    assert with_date(stale).column_names == ["ts", DATE, TS_UTC]  # and the UTC timestamp beside ts
 
 
 def test_date_outside_calendar_is_a_lake_error() -> None:
