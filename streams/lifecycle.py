@@ -71,6 +71,7 @@ class DomainState:
     halted: bool = False
     halt_action_id: str | None = None
     halts: int = 0
+    resumed_ts: int | None = None  # when the train last resumed (a halt needs a failure newer than that)
     queue: list[str] = field(default_factory=list)  # op ids waiting to start, FIFO
     hosts: set[str] = field(default_factory=set)
 
@@ -144,6 +145,8 @@ def apply(state: FleetState, action: Action) -> FleetState:
         dom.halted = action.kind == "train_halted"
         dom.halts += int(dom.halted)
         dom.halt_action_id = action.action_id if dom.halted else None
+        if not dom.halted:
+            dom.resumed_ts = action.ts
         return state
     host = state.host(action.host_id, action.cluster, action.domain)
     host.last_ts = max(host.last_ts, action.ts)

@@ -58,6 +58,7 @@ class Outages:
     durations: dict[str, list[int]] = field(default_factory=dict)  # cause -> sorted ms
     applied: dict[str, None] = field(default_factory=dict)  # event ids in the order applied (an ordered set)
     clock: int = 0  # newest event time folded
+    newest_change: int = 0  # newest time an outage starts or ends (an incident's end may follow its record)
 
     def apply(self, record: Mapping[str, Any]) -> None:
         """Fold one IncidentReported or OperatorEventRecorded (ValueError for anything else)."""
@@ -71,6 +72,8 @@ class Outages:
             raise ValueError(f"not an outage record: {record['event_type']!r}")
         self.applied[record["event_id"]] = None
         self.clock = max(self.clock, record["ts"])
+        end = record["payload"].get("end_ts") if record["event_type"] == IncidentReported.EVENT_TYPE else None
+        self.newest_change = max(self.newest_change, record["ts"], end or 0)
 
     def _incident(self, record: Mapping[str, Any]) -> None:
         p = record["payload"]
@@ -120,6 +123,16 @@ class Outages:
 
     def out_at(self, host_id: str, now: int) -> bool:
         return any(o.out_at(now) for o in self.by_host.get(host_id, {}).values())
+
+    def changes_after(self, hosts: Iterable[str], after: int) -> list[int]:
+        """The times after ``after`` at which an outage of one of ``hosts`` starts or ends."""
+        return [
+            t
+            for host_id in hosts
+            for o in self.by_host.get(host_id, {}).values()
+            for t in (o.start_ts, o.end_ts)
+            if t is not None and t > after
+        ]
 
     def open_at(self, host_id: str, now: int) -> list[Outage]:
         return [o for o in self.by_host.get(host_id, {}).values() if o.out_at(now)]

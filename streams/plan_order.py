@@ -116,6 +116,7 @@ class OrderedPlan:
         self.late = 0
         self.released: int | None = None  # every held finding up to this time is decided
         self.decided: set[str] = set()  # held keys decided since the last settle()
+        self._moved: dict[str, int] = {}  # per domain, the event time it was last moved to
 
     def finding(self, state: FleetState, finding: Finding, domain: str) -> list[Action]:
         """Hold a finding until the horizon passes it; decide it now if it already has (late)."""
@@ -132,19 +133,24 @@ class OrderedPlan:
         """Note the sources' progress; decide whatever a horizon that moved released."""
         for source, mark in marks:
             self.horizon.note(source, mark)
-        h = self._reach()
+        h = self._reach(state)
         if h is None or (self.released is not None and h <= self.released):
             return []
         self.released = h
         return self.release(state, h)
 
-    def _reach(self) -> int | None:
-        """The horizon, or with every source idle the newest held finding if that is later."""
+    def _reach(self, state: FleetState) -> int | None:
+        """The horizon; with every source idle, the newest held finding or outage change if later.
+
+        With nothing left to read, no finding is on its way: an operator's step or an incident's
+        end folded from the log moves the planner to its time (it may free room for deferred work).
+        """
         h = self.horizon.value()
         if not self.horizon.all_idle():
             return h
         held = [int(k.split("|", 2)[1]) for k in self._waiting() if self.owns(k.split("|", 1)[0])]
-        return _latest(h, *held)
+        changed = state.outages.newest_change or None
+        return _latest(h, *held, changed)
 
     def _waiting(self) -> list[str]:
         return [k for k in self.held if k not in self.decided]
@@ -173,24 +179,32 @@ class OrderedPlan:
     ) -> list[Action]:
         size = self.size(domain)
         out: list[Action] = []
+        # after a restart, the newest action of the domain: earlier changes were reconciled then
+        since = self._moved.get(domain)
+        if since is None:
+            since = max((state.hosts[h].last_ts for h in state.peek_domain(domain).hosts), default=-1)
         for key, finding in held:
-            out += self._repairs_before(state, domain, size, finding.ts)
+            out += self._changes_before(state, domain, size, since, finding.ts)
             out += self.planner.on_finding(state, finding, domain, size)
             self.decided.add(key)
-        out += self._repairs_before(state, domain, size, horizon + 1)
+            since = max(since, finding.ts)
+        out += self._changes_before(state, domain, size, since, horizon + 1)
         if self.planner.work_signature(state, domain, size, horizon) is not None:
             out += self.planner.reconcile(state, domain, size, horizon)
+        self._moved[domain] = max(since, horizon)
         return out
 
-    def _repairs_before(self, state: FleetState, domain: str, size: int, until: int) -> list[Action]:
-        """Reconcile at each repair's due time before ``until``: capacity returns when it does."""
+    def _changes_before(
+        self, state: FleetState, domain: str, size: int, since: int, until: int
+    ) -> list[Action]:
+        """Reconcile at each time in (``since``, ``until``) the domain's capacity may change
+        (``Planner.next_wake``: repairs due, outages starting or ending), in order: deferred work
+        starts when room appears, and a train halts when the domain goes past its failure buffer."""
         out: list[Action] = []
-        last = None
-        while (due := self.planner.next_due(state, domain)) is not None and due < until:
-            if last is not None and due <= last:
-                break  # reconciling did not move it: nothing more this time can do
-            out += self.planner.reconcile(state, domain, size, due)
-            last = due
+        last = since
+        while (wake := self.planner.next_wake(state, domain, last)) is not None and wake < until:
+            out += self.planner.reconcile(state, domain, size, wake)
+            last = wake
         return out
 
 

@@ -5,8 +5,9 @@ so the next decision sees it. Rules: at most ``capacity_buffer_pct`` of a mainte
 out at once (at least one host); one operation per host at a time (a second one waits and is
 handed over without returning to service; a finding for an operation the host is already in is
 recorded as ``absorbed``); work beyond the buffer is deferred and released
-as capacity returns; when the hosts with open failures exceed ``failure_buffer_pct`` the train
-halts (``train_halted``, triggered by a new finding) instead of draining more; it resumes by
+as capacity returns (at each time it may: ``next_wake``); a host already out (an incident, an
+operator's step) takes no capacity from its own operation; when the hosts with open failures exceed
+``failure_buffer_pct`` the train halts (``train_halted``, by a new finding or an outage starting) instead of draining more; it resumes by
 itself once they fall back within the buffer, or when a person resumes it (``resume``), after
 which the backlog drains within capacity and the next new failure over the buffer halts it again.
 Repairs complete in event time: ``repaired``/``verified``/``returned`` at start + repair time (the
@@ -85,9 +86,13 @@ class Planner:
         return out
 
     def reconcile(self, state: FleetState, domain: str, size: int, now: int) -> list[Action]:
-        """Complete due repairs, halt or resume the train, start waiting work within the buffer."""
+        """Complete due repairs, halt or resume the train, start waiting work within the buffer.
+
+        Called at every time the domain's capacity may change (``next_wake``), not only at findings.
+        """
         out: list[Action] = []
         self._complete_due(state, domain, now, out)
+        self._maybe_halt(state, domain, size, now, out)
         self._maybe_resume(state, domain, size, now, out)
         self._start_waiting(state, domain, size, now, out)
         return out
@@ -101,6 +106,21 @@ class Planner:
         ]
         return min(dues) if dues else None
 
+    def next_wake(self, state: FleetState, domain: str, after: int) -> int | None:
+        """The first event time after ``after`` at which the domain's capacity may change.
+
+        A repair falls due, or an outage of one of its hosts (an incident, an operator's step)
+        starts or ends: each one may free room for deferred work, or push the domain past its
+        failure buffer, so the planner reconciles there and not only when a finding arrives.
+        """
+        times = [
+            t
+            for h in self._hosts(state, domain)
+            if h.current and h.current.started_ts is not None and (t := self._due(state, h.current)) > after
+        ]
+        times += state.outages.changes_after(self.buffers.hosts(state, domain), after)
+        return min(times) if times else None
+
     def work_signature(self, state: FleetState, domain: str, size: int, now: int) -> tuple[Any, ...] | None:
         """Whether ``reconcile`` at event time ``now`` may change the domain: a signature of what it
         would act on (a worker asks again only when it changes), or None when it has nothing to do.
@@ -112,8 +132,13 @@ class Planner:
         due = self.next_due(state, domain)
         work = (
             (due is not None and due <= now)
-            or (b.queued and not b.halted and b.out < b.capacity)
+            or (
+                b.queued
+                and not b.halted
+                and (b.out < b.capacity or self.buffers.free_start(state, domain, now))
+            )
             or (b.halted and b.failing <= b.failure_budget)
+            or self._halt_due(state, b, now)
         )
         return (due, b.out, b.queued, b.halted, state.count) if work else None
 
@@ -206,10 +231,22 @@ class Planner:
         )
 
     def _maybe_halt(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
-        """Halt when a new failure pushes the domain past its failure buffer (edge-triggered by findings)."""
+        """Halt when a failure pushes the domain past its failure buffer, whatever brought the failure:
+        a finding, or an incident or an operator's step starting (checked at each of their times)."""
         b = self.budgets(state, domain, size, now)
-        if not b.halted and b.failing > b.failure_budget:
+        if self._halt_due(state, b, now):
             emit(state, out, halt_action(state, b, now))
+
+    def _halt_due(self, state: FleetState, b: DomainBudget, now: int) -> bool:
+        """Over the failure buffer, running, and some failure began since the train last resumed.
+
+        After a person resumes a train still over its buffer (``resume``), only a new failure halts
+        it again; an automatic resume happens within the buffer, so any return above it is new.
+        """
+        if b.halted or b.failing <= b.failure_budget:
+            return False
+        resumed = state.peek_domain(b.domain).resumed_ts
+        return resumed is None or self.buffers.newest_failure(state, b.domain, now) > resumed
 
     def resume(self, state: FleetState, domain: str, now: int, reason: str) -> list[Action]:
         """Resume a halted train (automatically, or by a person: ``fleetpulse detect-resume``)."""
@@ -236,9 +273,11 @@ class Planner:
             host = state.hosts[state.op_hosts[op_id]]
             op = state.operation(host.host_id, op_id)
             assert op is not None
-            if host.current is not None or host.waiting[0] is not op:
+            if host.current is not None or host.waiting[0] is not op or op.suspected_ts > now:
                 continue  # serialised: the host is busy or has earlier work; handed over later
-            if dom.halted or self.buffers.counts(state, domain, now)[0] >= capacity:
+            # a host already out (an incident, an operator's step) costs no capacity to take in
+            away = state.outages.out_at(host.host_id, now)
+            if dom.halted or (not away and self.buffers.counts(state, domain, now)[0] >= capacity):
                 if op.phase != "deferred":
                     why = "train halted" if dom.halted else f"domain at capacity ({capacity} hosts out)"
                     op_action(
