@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from schemas.events import EccErrorObserved, Event, LinkEventObserved, XidRaised
+from schemas.taxonomy import incident_signal_id
 
 HardwareSignal = Literal["gpu_lost", "dram_uce", "sram_uce", "link_down", "nic_lost"]
 
@@ -47,7 +48,7 @@ def hardware_records(
         klass, payload = _event(signal, _part(p["component"]), p["source_text"] or p["source_class"])
         out.append(
             klass(
-                event_id=f"{inc['event_id']}-hw", host_id=inc["host_id"], cluster=inc["cluster"],
+                event_id=incident_signal_id(inc["event_id"]), host_id=inc["host_id"], cluster=inc["cluster"],
                 ts=inc["ts"], payload=payload,
             ).to_record()
         )  # fmt: skip
