@@ -51,6 +51,8 @@ class RepairStat:
 class Outages:
     by_host: dict[str, dict[str, Outage]] = field(default_factory=dict)
     durations: dict[str, list[int]] = field(default_factory=dict)  # cause -> sorted ms
+    # cause -> how it was out (an incident, or an operator's ``service``, ``repair`` or ``rma`` spell) -> sorted ms
+    by_kind: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     applied: dict[str, None] = field(default_factory=dict)  # event ids in the order applied (an ordered set)
     # per host, closing steps that found nothing open: (kind, key, ts, cause), kept for a start of their time
     early_ends: dict[str, list[tuple[str, str, int, str | None]]] = field(default_factory=dict)
@@ -127,10 +129,14 @@ class Outages:
 
     def _measured(self, outage: Outage) -> None:
         if outage.cause and outage.end_ts is not None:
-            found = self.durations.setdefault(outage.cause, [])
-            bisect.insort(found, outage.end_ts - outage.start_ts)
-            if len(found) >= 2 * MAX_DURATIONS:  # every other one: same quantiles within a rank, bounded
-                found[:] = found[::2]
+            how = "incident" if outage.source == "incident" else outage.key.split(":", 1)[0]
+            for found in (
+                self.durations.setdefault(outage.cause, []),
+                self.by_kind.setdefault(outage.cause, {}).setdefault(how, []),
+            ):
+                bisect.insort(found, outage.end_ts - outage.start_ts)
+                if len(found) >= 2 * MAX_DURATIONS:  # every other one: same quantiles within a rank, bounded
+                    found[:] = found[::2]
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -156,6 +162,31 @@ class Outages:
         if not found or len(found) < min_samples:
             return None
         return round(_quantile(found, 0.5))
+
+    def measured_for(self, cause: str | None, operation: str, reset_within: int) -> list[int]:
+        """The measured times out that stand for ``operation`` on ``cause``, sorted.
+
+        A time out shorter than ``reset_within`` was a reset (a reboot cleared it), not a repair: a
+        reboot draws from those, any other operation from the longer ones, and an RMA from the RMAs
+        operators recorded when there are any (``rma`` spells), else from every repair of the cause.
+        """
+        kinds = self.by_kind.get(cause or "", {})
+        if operation == "reboot":
+            return sorted(t for how, ts in kinds.items() if how != "rma" for t in ts if t < reset_within)
+        repairs = {how: [t for t in ts if t >= reset_within] for how, ts in kinds.items()}
+        if operation == "rma" and repairs.get("rma"):
+            return repairs["rma"]
+        return sorted(t for how, ts in repairs.items() if operation == "rma" or how != "rma" for t in ts)
+
+    def repair_draw_ms(
+        self, cause: str | None, operation: str, *, reset_within: int, min_samples: int, unit: float
+    ) -> int | None:
+        """One time out drawn from those measured for ``operation`` on ``cause`` (``unit`` in [0, 1)
+        picks it: the same unit, the same draw); None with fewer than ``min_samples``."""
+        found = self.measured_for(cause, operation, reset_within)
+        if len(found) < min_samples:
+            return None
+        return found[min(int(unit * len(found)), len(found) - 1)]
 
     def repair_stats(self) -> list[RepairStat]:
         """Per cause: measured outages, median and p90 time out (ms), most measured first."""

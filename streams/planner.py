@@ -10,8 +10,8 @@ operator's step) takes no capacity from its own operation; when the hosts with o
 ``failure_buffer_pct`` the train halts (``train_halted``, by a new finding or an outage starting) instead of draining more; it resumes by
 itself once they fall back within the buffer, or when a person resumes it (``resume``), after
 which the backlog drains within capacity and the next new failure over the buffer halts it again.
-Repairs complete in event time: ``repaired``/``verified``/``returned`` at start + repair time (the
-median measured for the repair's cause when known, else the policy's). Both buffers count every
+Repairs complete in event time: ``repaired``/``verified``/``returned`` at start + repair time (drawn,
+seeded by the operation, from the times measured for the repair's cause and kind when known, else the policy's). Both buffers count every
 host of the domain that is out, whatever took it out: the planner's own work, incidents the
 fleet recorded and operators' steps (``streams.outages``), at the decision's event time.
 """
@@ -25,6 +25,7 @@ from typing import Any
 from streams.actions import ABSORBED, ESCALATED, REQUEST_KIND, Action
 from streams.domain_budget import DomainBudget, DomainBuffers
 from streams.findings import Finding
+from streams.ids import stable_unit
 from streams.lifecycle import FleetState, HostState, Operation
 from streams.plan_actions import emit, finding_action, halt_action, op_action, resume_action
 from streams.policy import Policy
@@ -168,11 +169,18 @@ class Planner:
         return (op.started_ts or 0) + self.repair_time_ms(state, op)
 
     def repair_time_ms(self, state: FleetState, op: Operation) -> int:
-        """The median time measured for the operation's cause, else the policy's time for the operation."""
+        """A time drawn from those measured for the operation's cause and kind (a reset is no repair),
+        else the policy's time for the operation. The draw is seeded by the operation's id, so every
+        worker and replay gives the operation the same time."""
         p = self.policy.planner
         if p.measured_repair_times:
-            cause = self.policy.cause_of_rule(op.rule)
-            measured = state.outages.repair_time_ms(cause, p.min_repair_samples)
+            measured = state.outages.repair_draw_ms(
+                self.policy.cause_of_rule(op.rule),
+                op.operation,
+                reset_within=p.reset_within,
+                min_samples=p.min_repair_samples,
+                unit=stable_unit(p.repair_time_seed, op.op_id),
+            )
             if measured is not None:
                 return measured
         return self.policy.repair_time_ms(op.operation)
