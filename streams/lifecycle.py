@@ -19,6 +19,8 @@ from schemas import MaintenanceActionRecorded
 from streams.actions import ABSORBED, DOMAIN_KINDS, ESCALATED, REQUEST_KINDS, Action
 from streams.outages import OUTAGE_EVENT_TYPES, Outages
 
+REPAIR_HISTORY = 16  # operations a host's repair history keeps (escalation looks back over them)
+
 Phase = Literal["waiting", "deferred", "draining", "drained", "in_repair", "repaired", "verified"]
 
 
@@ -47,6 +49,8 @@ class HostState:
     last_ts: int = 0
     returned_ts: int | None = None  # when it last returned to service (escalation looks back from here)
     returned_from: str | None = None  # the operation it returned from
+    # its repair history: (returned ts, operation) of the last REPAIR_HISTORY operations it returned from
+    repairs: list[tuple[int, str]] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -191,6 +195,7 @@ def apply(state: FleetState, action: Action) -> FleetState:
         host.current = None
         host.completed += 1
         host.returned_ts, host.returned_from = action.ts, op.operation
+        host.repairs = [*host.repairs, (action.ts, op.operation)][-REPAIR_HISTORY:]
     return state
 
 

@@ -143,6 +143,14 @@ class Outages:
     def out_at(self, host_id: str, now: int) -> bool:
         return any(o.out_at(now) for o in self.by_host.get(host_id, {}).values())
 
+    def repairs_of(self, host_id: str) -> list[tuple[int, str]]:
+        """(end, ``rma`` or ``repair``) of the operators' RMA and repair spells that ended on the host."""
+        return [
+            (o.end_ts, o.key.split(":", 1)[0])
+            for o in self.by_host.get(host_id, {}).values()
+            if o.source == "operator" and o.end_ts is not None and o.key.split(":", 1)[0] in ("rma", "repair")
+        ]
+
     def changes_after(self, hosts: Iterable[str], after: int) -> list[int]:
         """The times after ``after`` at which an outage of one of ``hosts`` starts or ends."""
         return [

@@ -24,6 +24,7 @@ from typing import Any
 
 from streams.actions import ABSORBED, ESCALATED, REQUEST_KIND, Action
 from streams.domain_budget import DomainBudget, DomainBuffers
+from streams.escalation import escalation_of
 from streams.findings import Finding
 from streams.ids import stable_unit
 from streams.lifecycle import FleetState, HostState, Operation
@@ -73,7 +74,7 @@ class Planner:
             why = f"already in {absorber.operation} for {absorber.finding_id} ({absorber.phase})"
             emit(state, out, finding_action(finding, domain, ABSORBED, why))
         else:
-            escalation = self._escalation(state, finding)
+            escalation = escalation_of(self.policy, state, finding)
             if escalation is not None:
                 finding = replace(finding, recommended_action="rma")
             why = f"{finding.detector}: {finding.error_class} x{finding.count} on {finding.scope_key}"
@@ -144,18 +145,6 @@ class Planner:
         return (due, b.out, b.queued, b.halted, state.count) if work else None
 
     # -- steps --------------------------------------------------------------------------------
-
-    def _escalation(self, state: FleetState, finding: Finding) -> str | None:
-        """Why a finding escalates (its host returned from a repair within ``escalate_within``), else None."""
-        within = self.policy.planner.escalate_within
-        host = state.hosts.get(finding.host_id)
-        if within <= 0 or host is None or host.returned_ts is None or finding.ts - host.returned_ts > within:
-            return None
-        days = (finding.ts - host.returned_ts) / 86_400_000
-        return (
-            f"flagged again {days:.1f} d after returning from {host.returned_from} "
-            f"(within {within / 86_400_000:g} d): {finding.rule} asks {finding.recommended_action}, escalated to rma"
-        )
 
     def _absorbing(self, state: FleetState, finding: Finding) -> Operation | None:
         """The host's open operation of the same kind, if any: the finding adds nothing to do."""

@@ -200,6 +200,8 @@ class PlannerPolicy(_Model):
     # A host flagged again within this long of returning from a repair is escalated: its new work
     # becomes an RMA and a person is paged (0 turns escalation off).
     escalate_within: DurationMs = parse_duration_ms("30d")
+    # ... and one flagged again within this long of a repair in its history (an RMA or a part replaced).
+    escalate_after_repair_within: DurationMs = parse_duration_ms("180d")
 
     @field_validator("repair_time", mode="after")
     @classmethod

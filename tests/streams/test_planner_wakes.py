@@ -101,3 +101,33 @@ def test_a_person_resuming_a_train_over_its_buffer_is_not_overruled_until_a_new_
     apply_logged(state, incident("i-h7", "h7", START_TS + 3 * HOUR, None))
     assert planner.next_wake(state, "d0", START_TS + 2 * HOUR) == START_TS + 3 * HOUR
     assert [a.kind for a in planner.reconcile(state, "d0", 16, START_TS + 3 * HOUR)] == ["train_halted"]
+
+
+DAY = 24 * HOUR
+
+
+def test_a_host_rmad_returned_and_flagged_again_39_days_later_is_escalated(policy: Policy) -> None:
+    """Escalation looks at the host's repair history, not only a fixed 30-day window."""
+    planner, state = Planner(policy, members=members), FleetState()
+    planner.on_finding(state, f.finding("h1", fid="f-first"), "d0", 16)
+    assert kinds_at(planner.reconcile(state, "d0", 16, START_TS + 5 * DAY), "h1")[-1][0] == "returned"
+    again = f.finding("h1", ts=START_TS + 44 * DAY, action="reboot", fid="f-again")
+    actions = planner.on_finding(state, again, "d0", 16)
+    assert [a.kind for a in actions][:2] == ["suspected", "escalated"]
+    assert "39.0 d after returning from rma" in actions[1].reason and "repair history" in actions[1].reason
+    assert {a.operation for a in actions} == {"rma"}
+
+
+def test_an_operators_recorded_rma_counts_in_the_repair_history(policy: Policy) -> None:
+    state = FleetState()
+    apply_logged(state, step("h1", "rma_shipped", START_TS - 60 * DAY, ticket="R1"))
+    apply_logged(state, step("h1", "rma_replaced", START_TS - 50 * DAY, ticket="R1"))
+    actions = Planner(policy, members=members).on_finding(state, f.finding("h1", action="reboot"), "d0", 16)
+    assert "escalated" in [a.kind for a in actions]
+    reboot_only = FleetState()
+    apply_logged(reboot_only, step("h1", "out_of_service", START_TS - 60 * DAY, ticket="S1"))
+    apply_logged(reboot_only, step("h1", "returned_to_service", START_TS - 50 * DAY, ticket="S1"))
+    kinds = [
+        a.kind for a in Planner(policy, members=members).on_finding(reboot_only, f.finding("h1"), "d0", 16)
+    ]
+    assert "escalated" not in kinds
