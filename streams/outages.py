@@ -58,6 +58,7 @@ class Outages:
     early_ends: dict[str, list[tuple[str, str, int, str | None]]] = field(default_factory=dict)
     clock: int = 0  # newest event time folded
     newest_change: int = 0  # newest time an outage starts or ends (an incident's end may follow its record)
+    changes: list[tuple[int, str]] = field(default_factory=list)  # (time an outage starts or ends, host), sorted
 
     def apply(self, record: Mapping[str, Any]) -> None:
         """Fold one IncidentReported or OperatorEventRecorded (ValueError for anything else)."""
@@ -71,8 +72,13 @@ class Outages:
             raise ValueError(f"not an outage record: {record['event_type']!r}")
         self.applied[record["event_id"]] = None
         self.clock = max(self.clock, record["ts"])
-        end = record["payload"].get("end_ts") if record["event_type"] == IncidentReported.EVENT_TYPE else None
-        self.newest_change = max(self.newest_change, record["ts"], end or 0)
+        p = record["payload"]
+        times = [record["ts"]]
+        if record["event_type"] == IncidentReported.EVENT_TYPE:
+            times = [t for t in (p.get("start_ts"), p.get("end_ts")) if t is not None]
+        for t in times:
+            bisect.insort(self.changes, (t, record["host_id"]))
+        self.newest_change = max(self.newest_change, record["ts"], *times)
 
     def _incident(self, record: Mapping[str, Any]) -> None:
         p = record["payload"]
@@ -150,6 +156,12 @@ class Outages:
             for o in self.by_host.get(host_id, {}).values()
             if o.source == "operator" and o.end_ts is not None and o.key.split(":", 1)[0] in ("rma", "repair")
         ]
+
+    def hosts_changed(self, after: int, until: int) -> set[str]:
+        """Hosts with an outage starting or ending in (``after``, ``until``]."""
+        lo = bisect.bisect_right(self.changes, (after, "\uffff"))
+        hi = bisect.bisect_right(self.changes, (until, "\uffff"))
+        return {host for _, host in self.changes[lo:hi]}
 
     def changes_after(self, hosts: Iterable[str], after: int) -> list[int]:
         """The times after ``after`` at which an outage of one of ``hosts`` starts or ends."""

@@ -107,8 +107,10 @@ class OrderedPlan:
         *,
         size: Callable[[str], int],
         owns: Callable[[str], bool] = lambda domain: True,
+        domain_of: Callable[[str], str] | None = None,
     ) -> None:
         self.planner = planner
+        self.domain_of = domain_of  # the inventory's domain of a host: outages move domains with no finding
         self.horizon = Horizon(sources)
         self.held = held
         self.size = size
@@ -136,8 +138,8 @@ class OrderedPlan:
         h = self._reach(state)
         if h is None or (self.released is not None and h <= self.released):
             return []
-        self.released = h
-        return self.release(state, h)
+        before, self.released = self.released, h
+        return self.release(state, h, since=before)
 
     def _reach(self, state: FleetState) -> int | None:
         """The horizon; with every source idle, the newest held finding or outage change if later.
@@ -161,14 +163,19 @@ class OrderedPlan:
             self.held.pop(key, None)
         self.decided.clear()
 
-    def release(self, state: FleetState, horizon: int) -> list[Action]:
-        """Decide every held finding and every due repair up to ``horizon``, in event-time order."""
+    def release(self, state: FleetState, horizon: int, since: int | None = None) -> list[Action]:
+        """Decide every held finding and every due repair up to ``horizon``, in event-time order;
+        ``since``: the horizon released before (domains whose outages changed after it are moved too)."""
         by_domain: dict[str, list[tuple[str, Finding]]] = {}
         for key in sorted(self._waiting()):
             domain, ts, _ = key.split("|", 2)
             if int(ts) <= horizon and self.owns(domain):
                 by_domain.setdefault(domain, []).append((key, Finding.from_record(self.held[key])))
-        domains = {d for d in state.domains if self.owns(d)} | set(by_domain)
+        changed: set[str] = set()
+        if self.domain_of is not None:  # a domain the planner never acted in may go past its failure buffer
+            hosts = state.outages.hosts_changed(-1 if since is None else since, horizon)
+            changed = {self.domain_of(h) for h in hosts}
+        domains = {d for d in state.domains.keys() | changed if self.owns(d)} | set(by_domain)
         out: list[Action] = []
         for domain in sorted(domains):
             out += self._release_domain(state, domain, by_domain.get(domain, []), horizon)

@@ -131,3 +131,25 @@ def test_an_operators_recorded_rma_counts_in_the_repair_history(policy: Policy) 
         a.kind for a in Planner(policy, members=members).on_finding(reboot_only, f.finding("h1"), "d0", 16)
     ]
     assert "escalated" not in kinds
+
+
+def test_a_domain_with_no_finding_halts_when_its_outages_pass_the_failure_buffer(policy: Policy) -> None:
+    """The planner knows a domain from the inventory, not only from its own work."""
+    state = FleetState()
+    plan = OrderedPlan(
+        Planner(policy, members=members),
+        frozenset(SOURCES),
+        {},
+        size=lambda domain: 16,
+        domain_of=lambda host: "d0" if host in DOMAIN else "other",
+    )
+    plan.progress(state, [("errors/0", Mark(START_TS)), ("cluster/0", Mark(None, idle=True))])
+    for i, h in enumerate(DOMAIN[:5]):  # 5 failing > 4 from 3 h + 4 h on
+        apply_logged(
+            state, incident(f"i-{h}", h, START_TS + (3 + i) * HOUR, START_TS + 50 * HOUR, cause="psu")
+        )
+    out = plan.progress(state, [("errors/0", Mark(START_TS + 60 * HOUR))])
+    assert [(a.kind, a.domain, a.ts - START_TS) for a in out] == [
+        ("train_halted", "d0", 7 * HOUR),
+        ("train_resumed", "d0", 50 * HOUR),
+    ]
