@@ -76,6 +76,7 @@ class DomainState:
     halt_action_id: str | None = None
     halts: int = 0
     resumed_ts: int | None = None  # when the train last resumed (a halt needs a failure newer than that)
+    last_ts: int = -1  # its newest halt or resume
     queue: list[str] = field(default_factory=list)  # op ids waiting to start, FIFO
     hosts: set[str] = field(default_factory=set)
 
@@ -151,6 +152,7 @@ def apply(state: FleetState, action: Action) -> FleetState:
         dom.halt_action_id = action.action_id if dom.halted else None
         if not dom.halted:
             dom.resumed_ts = action.ts
+        dom.last_ts = max(dom.last_ts, action.ts)
         return state
     host = state.host(action.host_id, action.cluster, action.domain)
     host.last_ts = max(host.last_ts, action.ts)

@@ -189,7 +189,9 @@ class OrderedPlan:
         # after a restart, the newest action of the domain: earlier changes were reconciled then
         since = self._moved.get(domain)
         if since is None:
-            since = max((state.hosts[h].last_ts for h in state.peek_domain(domain).hosts), default=-1)
+            dom = state.peek_domain(domain)
+            since = max((state.hosts[h].last_ts for h in dom.hosts), default=dom.last_ts)
+            since = max(since, dom.last_ts)
         for key, finding in held:
             out += self._changes_before(state, domain, size, since, finding.ts)
             out += self.planner.on_finding(state, finding, domain, size)

@@ -153,3 +153,18 @@ def test_a_domain_with_no_finding_halts_when_its_outages_pass_the_failure_buffer
         ("train_halted", "d0", 7 * HOUR),
         ("train_resumed", "d0", 50 * HOUR),
     ]
+
+
+def test_a_restarted_planner_does_not_act_before_the_domains_newest_action(policy: Policy) -> None:
+    """A fresh OrderedPlan over a folded state (a restart) starts from the domain's newest halt or resume."""
+    state = FleetState()
+    for i, h in enumerate(DOMAIN[:5]):
+        apply_logged(state, incident(f"i-{h}", h, START_TS + i * HOUR, START_TS + 10 * HOUR, cause="psu"))
+    planner = Planner(policy, members=members)
+    planner.reconcile(state, "d0", 16, START_TS + 4 * HOUR)  # halted at 4 h
+    assert state.domains["d0"].halted
+    plan = OrderedPlan(planner, frozenset(SOURCES), {}, size=lambda d: 16, domain_of=lambda h: "d0")
+    out = plan.progress(
+        state, [("errors/0", Mark(START_TS + 20 * HOUR)), ("cluster/0", Mark(None, idle=True))]
+    )
+    assert [(a.kind, a.ts - START_TS) for a in out] == [("train_resumed", 10 * HOUR)]
