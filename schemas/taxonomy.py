@@ -54,3 +54,12 @@ CLOSING_KINDS = frozenset({"returned_to_service", "repair_finished", "rma_replac
 # The rack ``fleetpulse import`` gives a host it first saw in an incident: its install_ts is only the
 # trace's start, so its age is unknown (analytics leaves it out of age-based tables).
 IMPORTED_RACK = "imported"
+
+# The hardware event an imported incident stands for carries the incident's id with this suffix: the
+# signal is linked to its incident (the repeat-offender rules see it), never a fault of its own.
+SIGNAL_SUFFIX = "-hw"
+
+
+def incident_signal_id(incident_id: str) -> str:
+    """The event id of the hardware signal an imported incident's mapping generated."""
+    return f"{incident_id}{SIGNAL_SUFFIX}"

@@ -134,6 +134,7 @@ class DetectApp:
             stage_of={self.errors_topic.get_topic_name(): "errors", self.summaries_topic.get_topic_name(): "cluster"},
             ordered=d.plan_order == "event_time",
             quiet_s=d.plan_quiet_s,
+            domain_of=self.inventory.domain_of,
         )
         self.cluster_cache = CheckpointCache(
             self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")

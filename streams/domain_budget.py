@@ -75,3 +75,23 @@ class DomainBuffers:
             queued=len(state.peek_domain(domain).queue),
             out_elsewhere=elsewhere,
         )
+
+    def newest_failure(self, state: FleetState, domain: str, now: int) -> int:
+        """When the newest failure still open at ``now`` among the domain's hosts began (-1: none)."""
+        starts = [-1]
+        for host_id in self.hosts(state, domain):
+            starts += [o.start_ts for o in state.outages.open_at(host_id, now)]
+            host = state.hosts.get(host_id)
+            if host is not None:
+                ops = ([host.current] if host.current else []) + host.waiting
+                starts += [op.suspected_ts for op in ops if op.suspected_ts <= now]
+        return max(starts)
+
+    def free_start(self, state: FleetState, domain: str, now: int) -> bool:
+        """Some queued operation could start on a host already out at ``now`` (it takes no capacity)."""
+        for op_id in state.peek_domain(domain).queue:
+            host = state.hosts[state.op_hosts[op_id]]
+            first = host.current is None and host.waiting and host.waiting[0].op_id == op_id
+            if first and state.outages.out_at(host.host_id, now):
+                return True
+        return False

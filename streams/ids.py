@@ -34,3 +34,9 @@ def alert_id(alertname: str, *parts: object) -> str:
 
 def dead_letter_id(topic: str, partition: int, offset: int) -> str:
     return stable_id("dlq", topic, partition, offset)
+
+
+def stable_unit(*parts: object) -> float:
+    """A number in [0, 1) from the parts, the same on every worker and replay (a seeded draw)."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64

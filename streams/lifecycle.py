@@ -19,6 +19,8 @@ from schemas import MaintenanceActionRecorded
 from streams.actions import ABSORBED, DOMAIN_KINDS, ESCALATED, REQUEST_KINDS, Action
 from streams.outages import OUTAGE_EVENT_TYPES, Outages
 
+REPAIR_HISTORY = 16  # operations a host's repair history keeps (escalation looks back over them)
+
 Phase = Literal["waiting", "deferred", "draining", "drained", "in_repair", "repaired", "verified"]
 
 
@@ -47,6 +49,8 @@ class HostState:
     last_ts: int = 0
     returned_ts: int | None = None  # when it last returned to service (escalation looks back from here)
     returned_from: str | None = None  # the operation it returned from
+    # its repair history: (returned ts, operation) of the last REPAIR_HISTORY operations it returned from
+    repairs: list[tuple[int, str]] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -71,6 +75,8 @@ class DomainState:
     halted: bool = False
     halt_action_id: str | None = None
     halts: int = 0
+    resumed_ts: int | None = None  # when the train last resumed (a halt needs a failure newer than that)
+    last_ts: int = -1  # its newest halt or resume
     queue: list[str] = field(default_factory=list)  # op ids waiting to start, FIFO
     hosts: set[str] = field(default_factory=set)
 
@@ -144,6 +150,9 @@ def apply(state: FleetState, action: Action) -> FleetState:
         dom.halted = action.kind == "train_halted"
         dom.halts += int(dom.halted)
         dom.halt_action_id = action.action_id if dom.halted else None
+        if not dom.halted:
+            dom.resumed_ts = action.ts
+        dom.last_ts = max(dom.last_ts, action.ts)
         return state
     host = state.host(action.host_id, action.cluster, action.domain)
     host.last_ts = max(host.last_ts, action.ts)
@@ -188,6 +197,7 @@ def apply(state: FleetState, action: Action) -> FleetState:
         host.current = None
         host.completed += 1
         host.returned_ts, host.returned_from = action.ts, op.operation
+        host.repairs = [*host.repairs, (action.ts, op.operation)][-REPAIR_HISTORY:]
     return state
 
 

@@ -107,8 +107,10 @@ class OrderedPlan:
         *,
         size: Callable[[str], int],
         owns: Callable[[str], bool] = lambda domain: True,
+        domain_of: Callable[[str], str] | None = None,
     ) -> None:
         self.planner = planner
+        self.domain_of = domain_of  # the inventory's domain of a host: outages move domains with no finding
         self.horizon = Horizon(sources)
         self.held = held
         self.size = size
@@ -116,6 +118,7 @@ class OrderedPlan:
         self.late = 0
         self.released: int | None = None  # every held finding up to this time is decided
         self.decided: set[str] = set()  # held keys decided since the last settle()
+        self._moved: dict[str, int] = {}  # per domain, the event time it was last moved to
 
     def finding(self, state: FleetState, finding: Finding, domain: str) -> list[Action]:
         """Hold a finding until the horizon passes it; decide it now if it already has (late)."""
@@ -132,19 +135,24 @@ class OrderedPlan:
         """Note the sources' progress; decide whatever a horizon that moved released."""
         for source, mark in marks:
             self.horizon.note(source, mark)
-        h = self._reach()
+        h = self._reach(state)
         if h is None or (self.released is not None and h <= self.released):
             return []
-        self.released = h
-        return self.release(state, h)
+        before, self.released = self.released, h
+        return self.release(state, h, since=before)
 
-    def _reach(self) -> int | None:
-        """The horizon, or with every source idle the newest held finding if that is later."""
+    def _reach(self, state: FleetState) -> int | None:
+        """The horizon; with every source idle, the newest held finding or outage change if later.
+
+        With nothing left to read, no finding is on its way: an operator's step or an incident's
+        end folded from the log moves the planner to its time (it may free room for deferred work).
+        """
         h = self.horizon.value()
         if not self.horizon.all_idle():
             return h
         held = [int(k.split("|", 2)[1]) for k in self._waiting() if self.owns(k.split("|", 1)[0])]
-        return _latest(h, *held)
+        changed = state.outages.newest_change or None
+        return _latest(h, *held, changed)
 
     def _waiting(self) -> list[str]:
         return [k for k in self.held if k not in self.decided]
@@ -155,14 +163,19 @@ class OrderedPlan:
             self.held.pop(key, None)
         self.decided.clear()
 
-    def release(self, state: FleetState, horizon: int) -> list[Action]:
-        """Decide every held finding and every due repair up to ``horizon``, in event-time order."""
+    def release(self, state: FleetState, horizon: int, since: int | None = None) -> list[Action]:
+        """Decide every held finding and every due repair up to ``horizon``, in event-time order;
+        ``since``: the horizon released before (domains whose outages changed after it are moved too)."""
         by_domain: dict[str, list[tuple[str, Finding]]] = {}
         for key in sorted(self._waiting()):
             domain, ts, _ = key.split("|", 2)
             if int(ts) <= horizon and self.owns(domain):
                 by_domain.setdefault(domain, []).append((key, Finding.from_record(self.held[key])))
-        domains = {d for d in state.domains if self.owns(d)} | set(by_domain)
+        changed: set[str] = set()
+        if self.domain_of is not None:  # a domain the planner never acted in may go past its failure buffer
+            hosts = state.outages.hosts_changed(-1 if since is None else since, horizon)
+            changed = {self.domain_of(h) for h in hosts}
+        domains = {d for d in state.domains.keys() | changed if self.owns(d)} | set(by_domain)
         out: list[Action] = []
         for domain in sorted(domains):
             out += self._release_domain(state, domain, by_domain.get(domain, []), horizon)
@@ -173,24 +186,34 @@ class OrderedPlan:
     ) -> list[Action]:
         size = self.size(domain)
         out: list[Action] = []
+        # after a restart, the newest action of the domain: earlier changes were reconciled then
+        since = self._moved.get(domain)
+        if since is None:
+            dom = state.peek_domain(domain)
+            since = max((state.hosts[h].last_ts for h in dom.hosts), default=dom.last_ts)
+            since = max(since, dom.last_ts)
         for key, finding in held:
-            out += self._repairs_before(state, domain, size, finding.ts)
+            out += self._changes_before(state, domain, size, since, finding.ts)
             out += self.planner.on_finding(state, finding, domain, size)
             self.decided.add(key)
-        out += self._repairs_before(state, domain, size, horizon + 1)
+            since = max(since, finding.ts)
+        out += self._changes_before(state, domain, size, since, horizon + 1)
         if self.planner.work_signature(state, domain, size, horizon) is not None:
             out += self.planner.reconcile(state, domain, size, horizon)
+        self._moved[domain] = max(since, horizon)
         return out
 
-    def _repairs_before(self, state: FleetState, domain: str, size: int, until: int) -> list[Action]:
-        """Reconcile at each repair's due time before ``until``: capacity returns when it does."""
+    def _changes_before(
+        self, state: FleetState, domain: str, size: int, since: int, until: int
+    ) -> list[Action]:
+        """Reconcile at each time in (``since``, ``until``) the domain's capacity may change
+        (``Planner.next_wake``: repairs due, outages starting or ending), in order: deferred work
+        starts when room appears, and a train halts when the domain goes past its failure buffer."""
         out: list[Action] = []
-        last = None
-        while (due := self.planner.next_due(state, domain)) is not None and due < until:
-            if last is not None and due <= last:
-                break  # reconciling did not move it: nothing more this time can do
-            out += self.planner.reconcile(state, domain, size, due)
-            last = due
+        last = since
+        while (wake := self.planner.next_wake(state, domain, last)) is not None and wake < until:
+            out += self.planner.reconcile(state, domain, size, wake)
+            last = wake
         return out
 
 

@@ -5,12 +5,13 @@ so the next decision sees it. Rules: at most ``capacity_buffer_pct`` of a mainte
 out at once (at least one host); one operation per host at a time (a second one waits and is
 handed over without returning to service; a finding for an operation the host is already in is
 recorded as ``absorbed``); work beyond the buffer is deferred and released
-as capacity returns; when the hosts with open failures exceed ``failure_buffer_pct`` the train
-halts (``train_halted``, triggered by a new finding) instead of draining more; it resumes by
+as capacity returns (at each time it may: ``next_wake``); a host already out (an incident, an
+operator's step) takes no capacity from its own operation; when the hosts with open failures exceed
+``failure_buffer_pct`` the train halts (``train_halted``, by a new finding or an outage starting) instead of draining more; it resumes by
 itself once they fall back within the buffer, or when a person resumes it (``resume``), after
 which the backlog drains within capacity and the next new failure over the buffer halts it again.
-Repairs complete in event time: ``repaired``/``verified``/``returned`` at start + repair time (the
-median measured for the repair's cause when known, else the policy's). Both buffers count every
+Repairs complete in event time: ``repaired``/``verified``/``returned`` at start + repair time (drawn,
+seeded by the operation, from the times measured for the repair's cause and kind when known, else the policy's). Both buffers count every
 host of the domain that is out, whatever took it out: the planner's own work, incidents the
 fleet recorded and operators' steps (``streams.outages``), at the decision's event time.
 """
@@ -23,7 +24,9 @@ from typing import Any
 
 from streams.actions import ABSORBED, ESCALATED, REQUEST_KIND, Action
 from streams.domain_budget import DomainBudget, DomainBuffers
+from streams.escalation import escalation_of
 from streams.findings import Finding
+from streams.ids import stable_unit
 from streams.lifecycle import FleetState, HostState, Operation
 from streams.plan_actions import emit, finding_action, halt_action, op_action, resume_action
 from streams.policy import Policy
@@ -71,7 +74,7 @@ class Planner:
             why = f"already in {absorber.operation} for {absorber.finding_id} ({absorber.phase})"
             emit(state, out, finding_action(finding, domain, ABSORBED, why))
         else:
-            escalation = self._escalation(state, finding)
+            escalation = escalation_of(self.policy, state, finding)
             if escalation is not None:
                 finding = replace(finding, recommended_action="rma")
             why = f"{finding.detector}: {finding.error_class} x{finding.count} on {finding.scope_key}"
@@ -85,9 +88,13 @@ class Planner:
         return out
 
     def reconcile(self, state: FleetState, domain: str, size: int, now: int) -> list[Action]:
-        """Complete due repairs, halt or resume the train, start waiting work within the buffer."""
+        """Complete due repairs, halt or resume the train, start waiting work within the buffer.
+
+        Called at every time the domain's capacity may change (``next_wake``), not only at findings.
+        """
         out: list[Action] = []
         self._complete_due(state, domain, now, out)
+        self._maybe_halt(state, domain, size, now, out)
         self._maybe_resume(state, domain, size, now, out)
         self._start_waiting(state, domain, size, now, out)
         return out
@@ -101,6 +108,21 @@ class Planner:
         ]
         return min(dues) if dues else None
 
+    def next_wake(self, state: FleetState, domain: str, after: int) -> int | None:
+        """The first event time after ``after`` at which the domain's capacity may change.
+
+        A repair falls due, or an outage of one of its hosts (an incident, an operator's step)
+        starts or ends: each one may free room for deferred work, or push the domain past its
+        failure buffer, so the planner reconciles there and not only when a finding arrives.
+        """
+        times = [
+            t
+            for h in self._hosts(state, domain)
+            if h.current and h.current.started_ts is not None and (t := self._due(state, h.current)) > after
+        ]
+        times += state.outages.changes_after(self.buffers.hosts(state, domain), after)
+        return min(times) if times else None
+
     def work_signature(self, state: FleetState, domain: str, size: int, now: int) -> tuple[Any, ...] | None:
         """Whether ``reconcile`` at event time ``now`` may change the domain: a signature of what it
         would act on (a worker asks again only when it changes), or None when it has nothing to do.
@@ -112,24 +134,17 @@ class Planner:
         due = self.next_due(state, domain)
         work = (
             (due is not None and due <= now)
-            or (b.queued and not b.halted and b.out < b.capacity)
+            or (
+                b.queued
+                and not b.halted
+                and (b.out < b.capacity or self.buffers.free_start(state, domain, now))
+            )
             or (b.halted and b.failing <= b.failure_budget)
+            or self._halt_due(state, b, now)
         )
         return (due, b.out, b.queued, b.halted, state.count) if work else None
 
     # -- steps --------------------------------------------------------------------------------
-
-    def _escalation(self, state: FleetState, finding: Finding) -> str | None:
-        """Why a finding escalates (its host returned from a repair within ``escalate_within``), else None."""
-        within = self.policy.planner.escalate_within
-        host = state.hosts.get(finding.host_id)
-        if within <= 0 or host is None or host.returned_ts is None or finding.ts - host.returned_ts > within:
-            return None
-        days = (finding.ts - host.returned_ts) / 86_400_000
-        return (
-            f"flagged again {days:.1f} d after returning from {host.returned_from} "
-            f"(within {within / 86_400_000:g} d): {finding.rule} asks {finding.recommended_action}, escalated to rma"
-        )
 
     def _absorbing(self, state: FleetState, finding: Finding) -> Operation | None:
         """The host's open operation of the same kind, if any: the finding adds nothing to do."""
@@ -143,11 +158,18 @@ class Planner:
         return (op.started_ts or 0) + self.repair_time_ms(state, op)
 
     def repair_time_ms(self, state: FleetState, op: Operation) -> int:
-        """The median time measured for the operation's cause, else the policy's time for the operation."""
+        """A time drawn from those measured for the operation's cause and kind (a reset is no repair),
+        else the policy's time for the operation. The draw is seeded by the operation's id, so every
+        worker and replay gives the operation the same time."""
         p = self.policy.planner
         if p.measured_repair_times:
-            cause = self.policy.cause_of_rule(op.rule)
-            measured = state.outages.repair_time_ms(cause, p.min_repair_samples)
+            measured = state.outages.repair_draw_ms(
+                self.policy.cause_of_rule(op.rule),
+                op.operation,
+                reset_within=p.reset_within,
+                min_samples=p.min_repair_samples,
+                unit=stable_unit(p.repair_time_seed, op.op_id),
+            )
             if measured is not None:
                 return measured
         return self.policy.repair_time_ms(op.operation)
@@ -206,10 +228,22 @@ class Planner:
         )
 
     def _maybe_halt(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
-        """Halt when a new failure pushes the domain past its failure buffer (edge-triggered by findings)."""
+        """Halt when a failure pushes the domain past its failure buffer, whatever brought the failure:
+        a finding, or an incident or an operator's step starting (checked at each of their times)."""
         b = self.budgets(state, domain, size, now)
-        if not b.halted and b.failing > b.failure_budget:
+        if self._halt_due(state, b, now):
             emit(state, out, halt_action(state, b, now))
+
+    def _halt_due(self, state: FleetState, b: DomainBudget, now: int) -> bool:
+        """Over the failure buffer, running, and some failure began since the train last resumed.
+
+        After a person resumes a train still over its buffer (``resume``), only a new failure halts
+        it again; an automatic resume happens within the buffer, so any return above it is new.
+        """
+        if b.halted or b.failing <= b.failure_budget:
+            return False
+        resumed = state.peek_domain(b.domain).resumed_ts
+        return resumed is None or self.buffers.newest_failure(state, b.domain, now) > resumed
 
     def resume(self, state: FleetState, domain: str, now: int, reason: str) -> list[Action]:
         """Resume a halted train (automatically, or by a person: ``fleetpulse detect-resume``)."""
@@ -236,9 +270,11 @@ class Planner:
             host = state.hosts[state.op_hosts[op_id]]
             op = state.operation(host.host_id, op_id)
             assert op is not None
-            if host.current is not None or host.waiting[0] is not op:
+            if host.current is not None or host.waiting[0] is not op or op.suspected_ts > now:
                 continue  # serialised: the host is busy or has earlier work; handed over later
-            if dom.halted or self.buffers.counts(state, domain, now)[0] >= capacity:
+            # a host already out (an incident, an operator's step) costs no capacity to take in
+            away = state.outages.out_at(host.host_id, now)
+            if dom.halted or (not away and self.buffers.counts(state, domain, now)[0] >= capacity):
                 if op.phase != "deferred":
                     why = "train halted" if dom.halted else f"domain at capacity ({capacity} hosts out)"
                     op_action(

@@ -58,8 +58,10 @@ class PlannerShell:
         ordered: bool,
         quiet_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        domain_of: Callable[[str], str] | None = None,
     ) -> None:
         self.planner = planner
+        self.domain_of = domain_of
         self.held = held
         self.size = size
         self.sources = sources
@@ -90,6 +92,7 @@ class PlannerShell:
                 self.held,
                 size=self.size,
                 owns=lambda domain: self.partition_of(domain) == partition,
+                domain_of=self.domain_of,
             )
         return plan
 

@@ -204,9 +204,10 @@ DEFAULT_CLASS_CAUSES: dict[str, IncidentCause] = {
 class PlannerPolicy(_Model):
     """Domain buffers (per cent of a maintenance domain's hosts) and repair times.
 
-    A repair takes the median time hosts were out for its cause, measured from the incidents and
-    operators' steps on ``fleet.actions``, once ``min_repair_samples`` are known; ``repair_time``
-    per operation until then (or always, with ``measured_repair_times = false``).
+    A repair takes a time drawn from those hosts were out for its cause and kind (resets for a
+    reboot, repairs or RMAs otherwise), measured from the incidents and operators' steps on
+    ``fleet.actions``, once ``min_repair_samples`` are known; ``repair_time`` per operation until
+    then (or always, with ``measured_repair_times = false``).
     """
 
     capacity_buffer_pct: float = Field(10.0, gt=0, le=100)
@@ -215,6 +216,9 @@ class PlannerPolicy(_Model):
     repair_time: dict[Operation, DurationMs] = dict(DEFAULT_REPAIR_TIME)
     measured_repair_times: bool = True
     min_repair_samples: int = Field(3, ge=1)
+    # A time out shorter than this was a reset, not a repair: reboots draw from those, repairs from the rest.
+    reset_within: DurationMs = parse_duration_ms("1h")
+    repair_time_seed: int = 0  # seeds the draw of each operation's repair time (deterministic)
     causes: dict[str, IncidentCause] = dict(DEFAULT_CLASS_CAUSES)
     # A host flagged again within this long of returning from a repair is escalated: its new work
     # becomes an RMA and a person is paged (0 turns escalation off).
@@ -223,6 +227,8 @@ class PlannerPolicy(_Model):
     # retired: out of service for good, and a person is paged (0 turns retirement off).
     retire_after: int = Field(0, ge=0)
     retire_within: DurationMs = parse_duration_ms("90d")
+    # ... and one flagged again within this long of a repair in its history (an RMA or a part replaced).
+    escalate_after_repair_within: DurationMs = parse_duration_ms("180d")
 
     @field_validator("repair_time", mode="after")
     @classmethod

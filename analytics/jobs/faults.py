@@ -2,7 +2,7 @@
 
 Each fault has exactly one primary signal (an XID, a link-down, a flap, or for causes without
 a hardware signal the JobInterrupted itself); co-emitted events (AER, ECC, XID 63) are not
-counted again. Kinds and causes follow the shared fault contract (docs/ANALYTICS.md).
+counted again, nor is the signal an imported incident's mapping generated: one fault per incident. Kinds and causes follow the shared fault contract (docs/ANALYTICS.md).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import polars as pl
 
 from analytics.jobs.incidents import load_incidents, normalised_cause
 from analytics.jobs.source import scan_events
+from schemas.taxonomy import SIGNAL_SUFFIX
 
 FaultKind = Literal[
     "fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt",
@@ -70,9 +71,24 @@ def _cause_of(kind: pl.Expr) -> pl.Expr:
     return kind.replace_strict(KIND_CAUSE, default=kind, return_dtype=pl.String)
 
 
+def _xid_kind() -> pl.Expr:
+    return pl.col("xid").replace_strict(XID_KIND, default=None, return_dtype=pl.String)
+
+
+def _link_kind(nic: pl.Expr) -> pl.Expr:
+    return (
+        pl.when(pl.col("kind") == "flap")
+        .then(pl.lit("link_flap"))
+        .when((pl.col("kind") == "nic_lost") | nic)
+        .then(pl.lit("nic"))
+        .when(pl.col("kind") == "down")
+        .then(pl.lit("link_down"))
+    )
+
+
 def xid_faults(xid: pl.LazyFrame) -> pl.LazyFrame:
     """Fault rows from XidRaised: only the XIDs that are a fault's primary signal."""
-    kind = pl.col("xid").replace_strict(XID_KIND, default=None, return_dtype=pl.String)
+    kind = _xid_kind()
     return (
         xid.with_columns(kind.alias("kind"))
         .filter(pl.col("kind").is_not_null())
@@ -101,13 +117,7 @@ def link_faults(link: pl.LazyFrame, interrupted: pl.LazyFrame | None = None) -> 
         downs = downs.join(nic, on=["host_id", "ts"], how="left")
     else:
         downs = downs.with_columns(pl.lit(None, pl.Boolean).alias("_nic"))
-    kind = (
-        pl.when(pl.col("kind") == "flap")
-        .then(pl.lit("link_flap"))
-        .when((pl.col("kind") == "nic_lost") | pl.col("_nic").fill_null(False))
-        .then(pl.lit("nic"))
-        .otherwise(pl.lit("link_down"))
-    )
+    kind = _link_kind(pl.col("_nic").fill_null(False))
     return downs.with_columns(kind.alias("kind")).select(
         "host_id", "cluster", "ts", pl.lit(None, pl.Int32).alias("gpu"), "port", "kind",
         _cause_of(pl.col("kind")).alias("cause"),
@@ -122,10 +132,16 @@ def signal_free_faults(interrupted: pl.LazyFrame) -> pl.LazyFrame:
     )  # fmt: skip
 
 
-def incident_faults(incidents: pl.LazyFrame) -> pl.LazyFrame:
+def incident_faults(incidents: pl.LazyFrame, signal_kinds: pl.LazyFrame | None = None) -> pl.LazyFrame:
     """Fault rows for recorded incidents: kind and cause are the incident's cause (``unclassified``
-    when its source class had no mapping), at its start; a GPU or port component becomes gpu / port."""
+    when its source class had no mapping), at its start; a GPU or port component becomes gpu / port.
+    ``signal_kinds`` (``event_id`` of an incident, ``_signal_kind``): the kind of the hardware signal
+    linked to it, which names the fault's kind when there is one."""
     cause = normalised_cause(pl.col("cause"))
+    kind = cause
+    if signal_kinds is not None:
+        incidents = incidents.join(signal_kinds, on="event_id", how="left")
+        kind = pl.coalesce(pl.col("_signal_kind"), cause)
 
     def unit(kind: str) -> pl.Expr:
         return pl.when(pl.col("component_kind") == kind).then(
@@ -134,7 +150,7 @@ def incident_faults(incidents: pl.LazyFrame) -> pl.LazyFrame:
 
     return incidents.select(
         "host_id", "cluster", pl.col("start_ts").cast(pl.Int64).alias("ts"), unit("gpu").alias("gpu"),
-        unit("port").alias("port"), cause.alias("kind"), cause.alias("cause"),
+        unit("port").alias("port"), kind.alias("kind"), cause.alias("cause"),
     )  # fmt: skip
 
 
@@ -148,7 +164,10 @@ def classify_faults(
     host_id, cluster, ts, gpu, port, kind, cause."""
     parts = []
     if incidents is not None:
-        parts.append(incident_faults(incidents))
+        xid, xid_kinds = _unlink(xid, incidents, _xid_kind())
+        link, link_kinds = _unlink(link, incidents, _link_kind(pl.lit(False)))
+        kinds = [k for k in (xid_kinds, link_kinds) if k is not None]
+        parts.append(incident_faults(incidents, pl.concat(kinds).unique("event_id") if kinds else None))
     if xid is not None:
         parts.append(xid_faults(xid))
     if link is not None:
@@ -158,6 +177,25 @@ def classify_faults(
     if not parts:
         return pl.LazyFrame(schema=_FAULT_SCHEMA)
     return pl.concat([p.cast(_FAULT_SCHEMA) for p in parts]).sort("ts", "host_id")  # type: ignore[arg-type]
+
+
+def _unlink(
+    signals: pl.LazyFrame | None, incidents: pl.LazyFrame, kind: pl.Expr
+) -> tuple[pl.LazyFrame | None, pl.LazyFrame | None]:
+    """(the signals no incident generated, the kinds of those it did by the incident's ``event_id``).
+
+    One fault per incident: the hardware signal an imported incident's mapping generated
+    (``schemas.taxonomy.incident_signal_id``) is linked to it, never counted beside it.
+    """
+    if signals is None or "event_id" not in signals.collect_schema().names():
+        return signals, None
+    links = incidents.select(
+        pl.col("event_id").alias("_incident"), (pl.col("event_id") + SIGNAL_SUFFIX).alias("event_id")
+    )
+    linked = signals.join(links, on="event_id", how="inner").select(
+        pl.col("_incident").alias("event_id"), kind.alias("_signal_kind")
+    )
+    return signals.join(links, on="event_id", how="anti"), linked
 
 
 def load_faults(lake: str | Path) -> pl.LazyFrame:

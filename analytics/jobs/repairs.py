@@ -15,17 +15,13 @@ from analytics.jobs.coverage import Coverage
 from analytics.jobs.faults import KIND_CAUSE
 from analytics.jobs.incidents import normalised_cause
 from analytics.jobs.source import MS_PER_HOUR
+from schemas.spans import RETURNED, Edge, pair_spans, step_closes, step_key
 from schemas.taxonomy import CLOSING_KINDS, OPENING_KINDS, UNCLASSIFIED
 
 Source = Literal["incident", "operator", "planner"]
 SOURCES: tuple[Source, ...] = ("incident", "operator", "planner")
 # Causes whose outage is no hardware repair (a restart clears them): not a domain's repair time.
 NO_REPAIR_CAUSES = ("software", "nccl_watchdog")
-# Operators' steps pair within their kind: a repair is finished, an RMA replaced, a host returned.
-STEP_GROUP = {
-    "out_of_service": "service", "returned_to_service": "service", "repair_started": "repair",
-    "repair_finished": "repair", "rma_shipped": "rma", "rma_replaced": "rma",
-}  # fmt: skip
 # The planner's actions that take a host out (a suspicion alone takes nothing out).
 PLANNER_STARTS = ("drain_requested", "drained")
 
@@ -94,35 +90,27 @@ def _episodes(events: pl.LazyFrame, ends: pl.Expr, starts: pl.Expr, cause: pl.Ex
 def operator_intervals(events: pl.LazyFrame) -> pl.LazyFrame:
     """Operators' spells: an opening step (out of service, repair started, RMA shipped) until the closing
     step of its kind and ticket (or of its kind without a ticket), or ``returned_to_service``, which
-    closes every spell open on the host. A step repeated while its spell is open changes nothing; the
-    cause is the one the opening step names, else the closing one's, else ``unclassified``."""
-    group = pl.col("kind").replace_strict(STEP_GROUP, default=None)
-    steps = events.select("host_id", "ts", "kind", "cause", "ticket_id").with_columns(
-        group.alias("group"), (group + ":" + pl.col("ticket_id").fill_null("-")).alias("key")
-    )
-    opens = steps.filter(pl.col("kind").is_in(list(OPENING_KINDS))).with_row_index("_open")
-    closes = steps.filter(pl.col("kind").is_in(list(CLOSING_KINDS))).select(
-        "host_id", pl.col("ts").alias("_end"), pl.col("kind").alias("_kind"), pl.col("key").alias("_key"),
-        pl.col("group").alias("_group"), pl.col("ticket_id").alias("_ticket"), pl.col("cause").alias("_cause"),
-    )  # fmt: skip
-    closes_it = (pl.col("_end") >= pl.col("ts")) & (
-        (pl.col("_kind") == "returned_to_service")
-        | (pl.col("_key") == pl.col("key"))
-        | ((pl.col("_group") == pl.col("group")) & pl.col("_ticket").is_null())
-    )
-    ends = (
-        opens.join(closes, on="host_id")
-        .filter(closes_it)
-        .sort("_end")
-        .group_by("_open")
-        .agg(pl.col("_end").first().alias("end_ts"), pl.col("_cause").first())
-    )
-    cause = pl.coalesce(pl.col("cause").drop_nulls().first(), pl.col("_cause").drop_nulls().first())
-    spells = (
-        opens.join(ends, on="_open", how="left")
-        .group_by("host_id", "key", "end_ts")
-        .agg(pl.col("ts").min().alias("start_ts"), cause.alias("cause"))
-        .with_columns(normalised_cause(pl.col("cause")).alias("cause"))
+    closes every spell open on the host; paired as every reader pairs them (``schemas.spans``). A step
+    repeated while its spell is open changes nothing; the cause is the one the opening step names, else
+    the closing one's, else ``unclassified``."""
+    steps = events.select("host_id", "ts", "kind", "cause", "ticket_id").collect()
+    by_host: dict[str, list[Edge[tuple[str, str | None]]]] = {}
+    for seq, (host, ts, kind, cause, ticket) in enumerate(steps.iter_rows()):
+        if kind in OPENING_KINDS or kind in CLOSING_KINDS:
+            opens = kind in OPENING_KINDS
+            edge = Edge(step_key(kind, ticket), ts, opens, seq, (kind, cause), closes_all=kind == RETURNED)
+            by_host.setdefault(host, []).append(edge)
+    rows: list[tuple[str, str | None, int, int | None]] = []
+    for host, edges in by_host.items():
+        spans, _ = pair_spans(
+            edges, matches=lambda s, e: step_closes(str(s.key), e.item[0], str(e.key)), merge_repeats=True
+        )
+        for sp in spans:
+            cause = sp.start.item[1] if sp.start.item[1] is not None else (sp.end.item[1] if sp.end else None)
+            rows.append((host, cause, sp.start.ts, sp.end.ts if sp.end else None))
+    schema = {"host_id": pl.String, "cause": pl.String, "start_ts": pl.Int64, "end_ts": pl.Int64}
+    spells = pl.LazyFrame(rows, schema=schema, orient="row").with_columns(
+        normalised_cause(pl.col("cause")).alias("cause")
     )
     return _finish(spells, "operator")
 

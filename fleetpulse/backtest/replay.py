@@ -77,7 +77,13 @@ class Replay:
         self.fleet = FleetState()
         self.planner = Planner(policy, members=self.inventory.hosts_in)
         self.ordered = (
-            OrderedPlan(self.planner, all_sources(1, 1), {}, size=self.inventory.domain_size)
+            OrderedPlan(
+                self.planner,
+                all_sources(1, 1),
+                {},
+                size=self.inventory.domain_size,
+                domain_of=self.inventory.domain_of,
+            )
             if plan_order == "event_time"
             else None
         )

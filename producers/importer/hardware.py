@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from schemas.events import ComponentFaultObserved, EccErrorObserved, Event, LinkEventObserved, XidRaised
+from schemas.taxonomy import incident_signal_id
 
 HardwareSignal = Literal["gpu_lost", "dram_uce", "sram_uce", "link_down", "nic_lost", "component_fault"]
 
@@ -54,7 +55,7 @@ def hardware_records(
         klass, payload = _event(signal, p)
         out.append(
             {  # klass(...).to_record(), written out: this loop runs once per incident
-                "event_id": f"{inc['event_id']}-hw", "event_type": klass.EVENT_TYPE,
+                "event_id": incident_signal_id(inc["event_id"]), "event_type": klass.EVENT_TYPE,
                 "schema_version": klass.SCHEMA_VERSION, "host_id": inc["host_id"], "cluster": inc["cluster"],
                 "ts": inc["ts"], "agent_seq": 0, "payload": payload,
             }

@@ -2,7 +2,8 @@
 
 Pure: a row that cannot be read becomes a ``BadRow`` with its reason and the rest go on. Event-
 shaped traces (one row per start or end) are paired per host, class and component, oldest
-open start first; a start never ended is an open incident (no ``end_ts``).
+open start first, a start before an end at the same time (``schemas.spans``); a start never ended
+is an open incident (no ``end_ts``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from producers.importer.mapping import UNIT_MS, Columns, HistoryMapping
 from producers.importer.sources import BadRow, Row, cell
 from schemas import BoundsError
 from schemas.bounds import MAX_ID_CHARS, check_id, check_ts, cut_text, ms_from_number
+from schemas.spans import Edge, pair_spans
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +145,7 @@ def _paired(
     c = mapping.columns
     starts = {v.casefold() for v in c.start_values}
     ends = {v.casefold() for v in c.end_values}
-    events: list[tuple[int, bool, int, Row]] = []
+    events: list[Edge[Row]] = []
     bad: list[BadRow] = []
     for row in rows:
         try:
@@ -155,27 +157,13 @@ def _paired(
             if kind not in starts and kind not in ends:
                 raise RowError(f"event {kind[:40]!r} is neither a start ({', '.join(c.start_values)}) nor an end")
             _check(v, c, mapping)
-            events.append((when, kind in starts, row.number, row))
+            key = (v[HOST], v[CLASS].casefold(), v[COMPONENT])
+            events.append(Edge(key, when, kind in starts, row.number, row))
         except RowError as exc:
             bad.append(BadRow(row.number, str(exc)))
-    open_starts: dict[tuple[str, str, str], list[tuple[int, Row]]] = {}
-    out: list[Incident] = []
-    # at one instant an end closes before a start opens, so back-to-back incidents pair correctly
-    events.sort(key=lambda e: (e[0], e[1], e[2]))
-    for when, is_start, _number, row in events:
-        v = row.values
-        key = (v[HOST], v[CLASS].casefold(), v[COMPONENT])
-        if is_start:
-            open_starts.setdefault(key, []).append((when, row))
-            continue
-        pending = open_starts.get(key)
-        if not pending:
-            bad.append(BadRow(row.number, "an end with no open start for its host, class and component"))
-            continue
-        started, start_row = pending.pop(0)
-        out.append(_incident(start_row, mapping, started, when))
-    for pending in open_starts.values():
-        out.extend(_incident(start_row, mapping, started, None) for started, start_row in pending)
+    spans, orphans = pair_spans(events)
+    out = [_incident(sp.start.item, mapping, sp.start.ts, sp.end.ts if sp.end else None) for sp in spans]
+    bad += [BadRow(e.seq, "an end with no open start for its host, class and component") for e in orphans]
     out.sort(key=lambda i: i.row)
     bad.sort(key=lambda b: b.number)
     return out, bad

@@ -139,7 +139,7 @@ def test_import_a_fault_trace_end_to_end(settings, tmp_path: Path) -> None:  # t
         got = {c: (r["median_ms"] / HOUR, round(r["p90_ms"] / HOUR, 6)) for c, r in repairs.items()}
         assert got == EXPECTED_REPAIR_H
 
-        # a new failure in md000 (5 of 8 out, failure buffer 2) must halt the train, not drain
+        # a new failure in md000 (5 of 8 out, failure buffer 2) must not drain: the train is halted
         ts = int(now.timestamp() * 1000)
         finding = Finding(
             finding_id="fnd-import-test",
@@ -177,7 +177,9 @@ def test_import_a_fault_trace_end_to_end(settings, tmp_path: Path) -> None:  # t
             40,
             "the planner's actions",
         )
-        assert kinds == ["suspected", "train_halted", "deferred"], kinds
+        # the train halted when the five outages took md000 past its buffer (day 29 of the trace), before
+        # the finding came: the planner moves at every capacity change, not only at findings
+        assert kinds == ["train_halted", "suspected", "deferred"], kinds
 
         url = f"http://127.0.0.1:{port}/ops/events"
         step = {"host_id": "node-2", "kind": "returned_to_service", "actor": "dc-tech", "ticket_id": "T-1"}

@@ -3,7 +3,6 @@ repair and the early-life skip as the jobs see them, and a second import that ch
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import polars as pl
@@ -17,18 +16,14 @@ from producers.importer import EXAMPLE_MAPPING, load_mapping, run_import
 from producers.importer.incidents import parse_start
 from tests.analytics.jobs.test_jobs_imported_history import TRACE, TTR_HOURS
 from tests.conftest import KafkaCluster
-from tests.streams.kafka_io import isolated_settings
+from tests.streams.kafka_io import isolated_settings, with_own_lake
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 def settings(kafka: KafkaCluster, tmp_path: Path) -> Settings:
-    s = isolated_settings(kafka.settings)
-    lake = s.lake.model_copy(
-        update={"path": str(tmp_path / "lake"), "group_id": f"archiver-{uuid.uuid4().hex[:8]}"}
-    )
-    s = s.model_copy(update={"lake": lake})
+    s = with_own_lake(isolated_settings(kafka.settings), str(tmp_path / "lake"))
     admin.create_topics(s)
     return s
 

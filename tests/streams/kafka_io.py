@@ -31,6 +31,12 @@ def isolated_settings(base: Settings, *, partitions: int = 3) -> Settings:
     return base.model_copy(update={"topics": base.topics.model_copy(update=topics), "detect": detect})
 
 
+def with_own_lake(settings: Settings, lake: str) -> Settings:
+    """``settings`` archiving into ``lake`` with an archiver group of its own."""
+    update = {"path": lake, "group_id": f"archiver-{uuid.uuid4().hex[:8]}"}
+    return settings.model_copy(update={"lake": settings.lake.model_copy(update=update)})
+
+
 def produce(settings: Settings, records: Iterable[tuple[str, bytes, bytes]]) -> int:
     """Produce (family, key, value) records to the settings' topics; returns how many."""
     producer = KafkaProducer(

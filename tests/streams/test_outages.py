@@ -89,3 +89,14 @@ def test_the_log_tailer_folds_incidents_and_steps_instead_of_skipping_them() -> 
     only_actions = LogTailer("actions", {}, lambda r: None, codec, event_type="MaintenanceActionRecorded")
     only_actions.feed(codec.encode(incident("i1", "h1", T0, None)))
     assert only_actions.foreign == 1
+
+
+def test_a_zero_length_spell_pairs_whichever_step_is_folded_first() -> None:
+    """Start and end at one time: a start sorts before an end, so the host is never left out (item 2)."""
+    o = Outages()
+    o.apply(step("h1", "repair_finished", T0, cause="psu"))  # its start comes next, at the same time
+    o.apply(step("h1", "repair_started", T0))
+    assert not o.out_at("h1", T0) and not o.out_at("h1", T0 + 1000 * HOUR)
+    assert o.durations["psu"] == [0]
+    o.apply(incident("z", "h2", T0, T0))  # a zero-length incident keeps nobody out
+    assert not o.out_at("h2", T0)

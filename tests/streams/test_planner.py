@@ -256,7 +256,8 @@ def test_a_host_flagged_again_soon_after_a_repair_is_escalated_to_an_rma_and_pag
 def test_a_finding_long_after_the_repair_is_not_escalated(policy: Policy) -> None:
     planner, state = Planner(policy), FleetState()
     back = _repaired_once(planner, state)
-    later = planner.on_finding(state, f.finding("h1", ts=back + 31 * DAY, action="reboot", fid="f-late"), "d0", 20)
+    # beyond the repair history's window too (an RMA 31 d before escalates now: see test_planner_wakes)
+    later = planner.on_finding(state, f.finding("h1", ts=back + 181 * DAY, action="reboot", fid="f-late"), "d0", 20)
     assert "escalated" not in kinds(later) and {a.operation for a in later} == {"reboot"}
     off = policy.model_copy(update={"planner": policy.planner.model_copy(update={"escalate_within": 0})})
     planner2, state2 = Planner(off), FleetState()

@@ -12,6 +12,7 @@ from deltalake import DeltaTable
 from analytics.jobs import run_job
 from analytics.jobs.faults import classify_faults, load_faults
 from ground.delta import DATE, DeltaTables
+from schemas.taxonomy import incident_signal_id
 
 
 def _xid(rows: list[tuple[str, int, int, int]]) -> pl.LazyFrame:
@@ -84,3 +85,24 @@ def test_a_record_delivered_twice_is_one_fault(synthetic_lake: Any, tmp_path: Pa
         run_job("interruptions", twice).summary["interruptions"]
         == run_job("interruptions", lake).summary["interruptions"]
     )
+
+
+def test_an_imported_incident_and_the_signal_it_generated_are_one_fault() -> None:
+    """584 incidents became 679 faults: the generated signal was counted beside its incident (item 3)."""
+    incidents = pl.LazyFrame({
+        "event_id": ["inc-1", "inc-2", "inc-3"], "host_id": ["h1", "h2", "h3"], "cluster": "c",
+        "start_ts": [10, 20, 30], "cause": ["faulty_gpu", "network", "psu"],
+        "component": ["3", None, None], "component_kind": ["gpu", None, None],
+    })  # fmt: skip
+    xid = _xid([("h1", 10, 3, 79), ("h9", 50, 0, 79)]).with_columns(
+        pl.Series("event_id", [incident_signal_id("inc-1"), "live-xid"])
+    )
+    link = pl.LazyFrame({
+        "event_id": [incident_signal_id("inc-2")], "host_id": ["h2"], "cluster": "c", "ts": [20], "port": [None],
+        "kind": ["down"], "count": [1],
+    })  # fmt: skip
+    got = classify_faults(xid, link, None, incidents).collect().sort("ts")
+    assert got.select("host_id", "kind", "cause").rows() == [
+        ("h1", "fell_off_bus", "faulty_gpu"), ("h2", "link_down", "network"), ("h3", "psu", "psu"),
+        ("h9", "fell_off_bus", "faulty_gpu"),
+    ]  # fmt: skip

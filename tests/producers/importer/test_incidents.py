@@ -97,3 +97,17 @@ def test_json_arrays_and_wrong_columns(tmp_path: Path) -> None:
         SourceFileError, match="wrong columns: missing host, start, class; the file has server"
     ):
         read_rows(csv, "csv", HistoryMapping().columns.required())
+
+
+def test_a_zero_length_incident_pairs_its_start_and_end(tmp_path: Path) -> None:
+    """Start and end at one time: the start sorts first, so the end closes it (issue 35, item 2)."""
+    path = tmp_path / "z.csv"
+    path.write_text("node_id,time,event,fault_type\n7,1.5,start,GPU/lost\n7,1.5,end,GPU/lost\n")
+    mapping = HistoryMapping(
+        columns=Columns(host="node_id", time="time", event="event", source_class="fault_type")
+    )
+    rows, _ = read_rows(path, "csv", mapping.columns.required(), mapping.columns.wanted())
+    incidents, bad = to_incidents(rows, mapping, START)
+    assert bad == []
+    at = START + 36 * 3_600_000
+    assert [(i.host_id, i.start_ts, i.end_ts) for i in incidents] == [("7", at, at)]
