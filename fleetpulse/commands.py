@@ -102,10 +102,12 @@ PARTS: dict[str, Part] = {
 def load(name: str) -> Any:
     """The real command ``name``: from its part's Typer app, as typer builds it."""
     part = PARTS[name]
-    command = typer.main.get_command(importlib.import_module(part.module).app)
-    if part.group:
-        command.name, command.help = name, part.help
-        return command
+    app = importlib.import_module(part.module).app
+    if part.group:  # a group even with one sub-command (``ops record``): get_command would collapse it
+        group = typer.main.get_group(app)
+        group.name, group.help = name, part.help
+        return group
+    command = typer.main.get_command(app)
     found = command.commands.get(name) if isinstance(command, TyperGroup) else command
     if found is None:
         raise LookupError(f"{part.module} has no command {name!r}")
