@@ -2,7 +2,8 @@
 
 The single implementation shared by the streaming slow-host detector (``streams.slow_scores``) and the
 batch slow-host view (``analytics.jobs.fabric``), so both compare a host with the same peers, in the
-same windows, with the same thresholds. Pure: numbers in, verdicts out.
+same windows, with the same thresholds. Pure: numbers in, verdicts out; no polars (the worker imports
+this before its shutdown deadline blocks signals, and polars' thread pool would then catch SIGTERM).
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
-
-import polars as pl
 
 MAD_TO_SD = 1.4826
 MINUTE_MS = 60_000
@@ -102,26 +101,6 @@ def sample_degraded(gpus: Sequence[Mapping[str, Any]], nics: Sequence[Mapping[st
         return False
     med = (rx[(len(rx) - 1) // 2] + rx[len(rx) // 2]) / 2
     return med > 0 and rx[0] < (1 - NIC_PORT_DROP) * med
-
-
-def degraded_expr(names: Sequence[str]) -> pl.Expr:
-    """``sample_degraded`` over the lake's HostSampled columns (``gpus``, ``nics`` list-of-struct
-    columns; a table without them has no evidence): the same rule, for the batch view."""
-    out = pl.lit(False)
-    if "gpus" in names:
-        f = pl.element().struct.field
-        bad = (
-            (f("pcie_link_gen") < f("pcie_link_gen_max")).fill_null(False)
-            | (f("pcie_link_width") < f("pcie_link_width_max")).fill_null(False)
-            | ((f("throttle_reasons").cast(pl.Int64) & THERMAL_THROTTLE) != 0).fill_null(False)
-        )
-        out = out | pl.col("gpus").list.eval(bad).list.any().fill_null(False)
-    if "nics" in names:
-        rx = pl.col("nics").list.eval(pl.element().struct.field("rx_gbps").cast(pl.Float64).drop_nulls())
-        med = rx.list.median()
-        nic = (rx.list.len() >= 2) & (med > 0) & (rx.list.min() < (1 - NIC_PORT_DROP) * med)
-        out = out | nic.fill_null(False)
-    return out.alias("degraded")
 
 
 Member = tuple[float, float, str | None]  # a host's window: mean step time, mean bus bandwidth, job

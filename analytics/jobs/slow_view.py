@@ -9,10 +9,12 @@ whole history instead of k of its last n windows), docs/ANALYTICS.md says why.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from analytics.jobs.source import step_time
-from ground.slow_peers import Member, PeerRule, degraded_expr, judge_window
+from ground.slow_peers import NIC_PORT_DROP, THERMAL_THROTTLE, Member, PeerRule, judge_window
 
 DEFAULT_RULE = PeerRule()
 WINDOW_SCHEMA = {
@@ -22,9 +24,29 @@ WINDOW_SCHEMA = {
 }  # fmt: skip
 
 
+def degraded_expr(names: Sequence[str]) -> pl.Expr:
+    """``ground.slow_peers.sample_degraded`` over the lake's HostSampled columns (``gpus``, ``nics`` list-of-struct
+    columns; a table without them has no evidence): the same rule, for the batch view."""
+    out = pl.lit(False)
+    if "gpus" in names:
+        f = pl.element().struct.field
+        bad = (
+            (f("pcie_link_gen") < f("pcie_link_gen_max")).fill_null(False)
+            | (f("pcie_link_width") < f("pcie_link_width_max")).fill_null(False)
+            | ((f("throttle_reasons").cast(pl.Int64) & THERMAL_THROTTLE) != 0).fill_null(False)
+        )
+        out = out | pl.col("gpus").list.eval(bad).list.any().fill_null(False)
+    if "nics" in names:
+        rx = pl.col("nics").list.eval(pl.element().struct.field("rx_gbps").cast(pl.Float64).drop_nulls())
+        med = rx.list.median()
+        nic = (rx.list.len() >= 2) & (med > 0) & (rx.list.min() < (1 - NIC_PORT_DROP) * med)
+        out = out | nic.fill_null(False)
+    return out.alias("degraded")
+
+
 def host_windows(samples: pl.LazyFrame, window_ms: int) -> pl.LazyFrame:
     """Per cluster, host and detector window: mean step time, mean bus bandwidth, the window's last job and
-    the share of its samples with degraded job-independent telemetry (``ground.slow_peers.degraded_expr``).
+    the share of its samples with degraded job-independent telemetry (``degraded_expr``).
 
     A window lasts ``window_ms`` or the sample interval when samples are longer (``window_bounds``).
     Samples without a job (no step time) make no window: there is nothing to compare.

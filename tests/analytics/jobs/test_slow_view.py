@@ -9,7 +9,8 @@ import msgspec
 import polars as pl
 
 from analytics.jobs import slow_view
-from ground.slow_peers import PeerRule, degraded_expr, sample_degraded
+from analytics.jobs.slow_view import degraded_expr
+from ground.slow_peers import PeerRule, sample_degraded
 from streams.policy import SlowHostPolicy, load_policy
 from streams.slow import ClusterStage
 from streams.slow_windows import HostStage
