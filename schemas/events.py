@@ -161,6 +161,27 @@ class OperatorEventRecorded(Event):
     LAKE_TABLE: ClassVar[str | None] = "operator_events"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostVersionsReported(Event):
+    """A host's driver, CUDA driver, VBIOS, InfoROM, NIC firmware, kernel and OS image (null: not reported)."""
+
+    EVENT_TYPE: ClassVar[str] = "HostVersionsReported"
+    TOPIC: ClassVar[TopicFamily] = "actions"  # change campaigns verify hosts against it in the log they fold
+    LAKE_TABLE: ClassVar[str | None] = "host_versions"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CampaignRecorded(Event):
+    """A change campaign's step (started, paused, resumed, halted, aborted, completed)."""
+
+    EVENT_TYPE: ClassVar[str] = "CampaignRecorded"
+    TOPIC: ClassVar[TopicFamily] = "actions"
+    LAKE_TABLE: ClassVar[str | None] = "campaigns"
+
+
+VERSION_COMPONENTS = ("driver", "cuda_driver", "vbios", "inforom", "nic_firmware", "kernel", "os_image")
+
+
 EVENT_CLASSES: dict[str, type[Event]] = {
     cls.EVENT_TYPE: cls
     for cls in (
@@ -177,6 +198,8 @@ EVENT_CLASSES: dict[str, type[Event]] = {
         RecordDeadLettered,
         IncidentReported,
         OperatorEventRecorded,
+        HostVersionsReported,
+        CampaignRecorded,
     )
 }
 
