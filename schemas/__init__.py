@@ -36,6 +36,7 @@ from schemas.events import (
     PcieAerReported,
     RecordDeadLettered,
     XidRaised,
+    kafka_key,
     topic_family,
 )
 from schemas.registry import SchemaRegistry, SchemaVersion
@@ -74,5 +75,6 @@ __all__ = [
     "SchemaVersion",
     "UnknownSchemaError",
     "XidRaised",
+    "kafka_key",
     "topic_family",
 ]
