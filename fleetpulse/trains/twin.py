@@ -18,6 +18,7 @@ import numpy as np
 
 from producers.changes import DEFAULT_BASELINE, VersionsSpec, rate_factor, slowdown
 from schemas import HostInventoried, HostVersionsReported
+from streams.actions import Action
 from streams.findings import Finding
 from streams.inventory import Inventory
 from streams.lifecycle import FleetState, apply_logged
@@ -69,6 +70,7 @@ class Twin:
                     self.hosts.append((f"c{c}-d{d:03d}-h{h:02d}", f"c{c}", f"c{c}-md{d:03d}"))
         self.running: dict[str, dict[str, tuple[str, int]]] = {}  # host -> component -> (version, since)
         self.report = TwinReport()
+        self.actions: list[Action] = []  # every action the planner took, in order (what fleet.actions would hold)
         self.index = {h: i for i, (h, _, _) in enumerate(self.hosts)}
         self.changed: set[int] = set()  # hosts that ran a version a change lists (the only ones with factors)
         self._seq = 0
@@ -101,7 +103,7 @@ class Twin:
             self._host_side()
             self._faults()
             for domain in sorted(self.inventory.domains()):
-                self.planner.reconcile(self.state, domain, self.inventory.domain_size(domain), self.now)
+                self.actions += self.planner.reconcile(self.state, domain, self.inventory.domain_size(domain), self.now)
             self._measure()
         return self.report
 
@@ -145,14 +147,15 @@ class Twin:
         for i in np.flatnonzero(self.rng.poisson(np.full(n, self.config.finding_rate * dt))).tolist():
             self._finding(*self.hosts[i])
 
-    def _finding(self, host: str, cluster: str, domain: str) -> None:
+    def _finding(self, host: str, cluster: str, domain: str, action: str = "reboot") -> None:
+        """A finding on a host: the planner opens its repair (``action``) as it does live."""
         self._seq += 1
         finding = Finding(
             finding_id=f"twin-fnd-{self._seq}", detector="repeat_offender", rule="fatal_xid_burst", scope="host",
             scope_key=host, host_id=host, cluster=cluster, ts=self.now, error_class="fell_off_bus", count=5,
-            window_start=self.now - DAY, window_end=self.now, recommended_action="reboot",
+            window_start=self.now - DAY, window_end=self.now, recommended_action=action,
         )  # fmt: skip
-        self.planner.on_finding(self.state, finding, domain, self.inventory.domain_size(domain))
+        self.actions += self.planner.on_finding(self.state, finding, domain, self.inventory.domain_size(domain))
 
     def _measure(self) -> None:
         r = self.report

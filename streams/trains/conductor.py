@@ -193,20 +193,9 @@ class Conductor:
     ) -> None:
         if state.peek_domain(domain).halted or not self.domain_turn(state, camp, domain):
             return  # the failure buffer halted the domain's train, or it is not this domain's turn
-        touched = [v for v in camp.visits.values() if v.queued_ts is not None or v.requested_ts is not None]
-        order = [h for d in self.domains(camp) for h in self.targets(camp, d)]
-        canaries = [h for h in order if h in camp.visits or not self.at_version(state, camp, h)][
-            : camp.canary
-        ]
-        limit = math.inf
-        if any(camp.visits.get(h) is None or camp.visits[h].done_ts is None for h in canaries):
-            limit = len(canaries)  # the canaries are changed and verified before anyone else
-        elif not camp.accepted and camp.rollback_of is None:
-            limit = max(len(canaries), math.ceil(len(order) * self.policy.trains.gate_pct / 100))
+        budget = self._budget(state, camp)
         room = self.buffers.capacity(state, domain, size) - self.buffers.counts(state, domain, now)[0]
         for host_id in self.targets(camp, domain):
-            if len(touched) >= limit:
-                return
             visit = camp.visits.get(host_id)
             if (
                 visit is not None and (visit.queued_ts is not None or visit.done_ts is not None)
@@ -214,14 +203,33 @@ class Conductor:
                 continue
             host = state.hosts.get(host_id)
             in_repair = host is not None and host.has_failure
-            if not in_repair and room <= 0:
-                continue  # a host in repair waits there for its change; any other needs room in the buffer
+            if not in_repair and (room <= 0 or budget <= 0):
+                continue  # a host in repair waits there for its change; any other needs room and budget
             room -= not in_repair
+            budget -= not in_repair
             previous = self.reported(state, host_id, camp.component)
             emit(
                 state, out, self._visit_action(camp, host_id, domain, now, previous[0] if previous else None)
             )
-            touched.append(camp.visits[host_id])
+
+    def _budget(self, state: FleetState, camp: Campaign) -> float:
+        """How many more hosts may start their change now: the canaries are verified before anyone else,
+        and past the gate the safety test must have accepted the change first. Hosts whose change waits
+        behind a repair are not counted: they are skipped and revisited."""
+        done = sum(v.done_ts is not None for v in camp.visits.values())
+        active = sum(
+            v.done_ts is None
+            and (v.queued_ts is not None or v.requested_ts is not None)
+            and not _behind_repair(state.hosts[h], camp.campaign_id)
+            for h, v in camp.visits.items()
+            if h in state.hosts
+        )
+        if done < camp.canary:
+            return camp.canary - done - active
+        if not camp.accepted and camp.rollback_of is None:
+            gate = math.ceil(self.scope_size(camp) * self.policy.trains.gate_pct / 100)
+            return max(camp.canary, gate) - done - active
+        return math.inf
 
     def _visit_action(
         self, camp: Campaign, host_id: str, domain: str, now: int, previous: str | None
