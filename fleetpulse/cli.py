@@ -27,6 +27,7 @@ import producers.cli
 import producers.importer.cli
 import streams.cli
 import streams.ops_cli
+import streams.trains.cli
 import streams.webhooks.cli
 from ground.errors import FleetpulseError
 from ground.launch import die_with_parent
@@ -43,6 +44,11 @@ app = typer.Typer(
 app.add_typer(fleetpulse.broker.cli.app, name="broker", help="Run the local Apache Kafka broker.")
 app.add_typer(fleetpulse.topics_cli.app, name="topics", help="Create and list fleetpulse topics.")
 app.add_typer(fleetpulse.faults.cli.app, name="faults", help="Fault-injection scenarios (reliability).")
+app.add_typer(
+    streams.trains.cli.app,
+    name="train",
+    help="Change campaigns: roll a driver, firmware or kernel version through the fleet domain by domain.",
+)
 app.add_typer(
     streams.ops_cli.app, name="ops", help="Record operators' steps on hosts (out of service, repair, RMA)."
 )

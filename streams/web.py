@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from streams.lifecycle import HostState, Operation
 from streams.operator_events import OperatorStep, bearer_ok, operator_record
+from streams.trains.web import host_versions, register_train_views
 
 if TYPE_CHECKING:
     from streams.app import DetectApp
@@ -134,6 +135,7 @@ def register_views(detect: DetectApp) -> None:
         body["out_for"] = [asdict(o) for o in detect.fleet.outages.open_at(host_id, detect.fleet.clock)]
         if info is not None:
             body["inventory"] = asdict(info)
+        body["versions"] = host_versions(detect, host_id)
         return self.json(body)
 
     @app.page("/findings")
@@ -149,6 +151,7 @@ def register_views(detect: DetectApp) -> None:
         return self.json(repair_times(detect))
 
     app.page("/ops/events")(type("OpsEventsView", (OpsEvents,), {"detect": detect}))
+    register_train_views(detect)
 
     @app.page("/metrics")
     async def metrics_view(self: View, request: Request) -> Response:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from schemas import FLEET, VERSION_COMPONENTS, CampaignRecorded
+from schemas import FLEET, VERSION_COMPONENTS, CampaignRecorded, HostVersionsReported
 from streams.errors import CampaignError
 from streams.ids import stable_id
 from streams.trains.campaign import Campaign, Trains
@@ -128,3 +128,21 @@ def describe(camp: Campaign) -> dict[str, Any]:
         "halted_reason": camp.halted_reason or None,
         "history": [{"ts": ts, "step": kind, "reason": reason} for ts, kind, reason in camp.history],
     }  # fmt: skip
+
+
+def change_applied_record(
+    host_id: str, component: str, version: str, *, actor: str, cluster: str, now_ms: int
+) -> dict[str, Any]:
+    """The host side's word that a change is on a host (``ops record HOST change_applied --version``): a
+    version report on ``fleet.actions`` naming only that component."""
+    if component not in VERSION_COMPONENTS:
+        raise CampaignError(f"--component must be one of {', '.join(VERSION_COMPONENTS)}")
+    if not version.strip():
+        raise CampaignError("change_applied needs --version")
+    return HostVersionsReported(
+        event_id=stable_id("ver", host_id, component, version, now_ms),
+        host_id=host_id,
+        cluster=cluster,
+        ts=now_ms,
+        payload={component: version.strip(), "reason": "change_applied", "actor": actor},
+    ).to_record()
