@@ -209,6 +209,7 @@ class TrainsPolicy(_Model):
 
     burn_in: DurationMs = parse_duration_ms("2h")
     gate_pct: float = Field(5.0, gt=0, le=100)  # hosts changed before the safety test accepts the change
+    gate_soak: DurationMs = parse_duration_ms("7d")  # ... or before they ran this long with no class worse
     rate_ratio: float = Field(2.0, gt=1)
     alpha: float = Field(0.01, gt=0, lt=0.5)
     beta: float = Field(0.05, gt=0, lt=0.5)

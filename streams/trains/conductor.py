@@ -183,8 +183,15 @@ class Conductor:
             emit(state, out, _campaign_action(camp, "campaign_halted", domain, now, why, n=camp.halts + 1))
             return True
         gate = [verdicts.get(name) for name in sorted(self.policy.trains.classes)]
-        if not camp.accepted and gate and all(v is not None and v.state == "accepted" for v in gate):
+        if camp.accepted:
+            return False
+        if gate and all(v is not None and v.state == "accepted" for v in gate):
             why = "; ".join(v.evidence() for v in gate if v is not None)
+            emit(state, out, _campaign_action(camp, "gate_opened", domain, now, why))
+        elif (filled := self._gate_filled(camp)) is not None and now - filled >= self.policy.trains.gate_soak:
+            why = f"no fault class worse after {(now - filled) / DAY_MS:.1f} d at the gate: " + (
+                "; ".join(v.evidence() for v in verdicts.values()) or "no faults"
+            )
             emit(state, out, _campaign_action(camp, "gate_opened", domain, now, why))
         return False
 
@@ -211,6 +218,12 @@ class Conductor:
             emit(
                 state, out, self._visit_action(camp, host_id, domain, now, previous[0] if previous else None)
             )
+
+    def _gate_filled(self, camp: Campaign) -> int | None:
+        """When the gate's hosts were all verified (None: not yet)."""
+        gate = max(camp.canary, math.ceil(self.scope_size(camp) * self.policy.trains.gate_pct / 100))
+        done = sorted(v.done_ts for v in camp.visits.values() if v.done_ts is not None)
+        return done[gate - 1] if gate and len(done) >= gate else None
 
     def _budget(self, state: FleetState, camp: Campaign) -> float:
         """How many more hosts may start their change now: the canaries are verified before anyone else,
