@@ -52,13 +52,18 @@ def parse_change(text: str) -> tuple[str, str]:
     return component.strip(), version.strip()
 
 
+# every field of the payload, so a record reads back as it was written
+PAYLOAD_DEFAULTS: dict[str, Any] = {"scope": [], "hosts": [], "canary": 0, "max_parallel_domains": 1,
+                                    "rollback_of": None, "actor": "", "reason": "", "evidence": None}  # fmt: skip
+
+
 def _record(campaign_id: str, kind: str, now_ms: int, payload: dict[str, Any]) -> dict[str, Any]:
     return CampaignRecorded(
         event_id=stable_id("cmp", campaign_id, kind, now_ms),
         host_id=FLEET,
         cluster=FLEET,
         ts=now_ms,
-        payload={"campaign_id": campaign_id, "kind": kind, **payload},
+        payload={"campaign_id": campaign_id, "kind": kind, **PAYLOAD_DEFAULTS, **payload},
     ).to_record()
 
 
