@@ -6,6 +6,7 @@ import pytest
 
 from schemas import Codec
 from streams.actions import Action
+from streams.alerts import alerts_for
 from streams.errors import CampaignError
 from streams.lifecycle import FleetState, apply, apply_logged
 from streams.trains.commands import (
@@ -69,3 +70,13 @@ def test_change_applied_is_a_version_report_on_the_actions_log() -> None:
     assert state.trains.reported["h1"]["driver"] == ("560.35", T0)
     with pytest.raises(CampaignError):
         change_applied_record("h1", "bios", "1", actor="ops", cluster="c", now_ms=T0)
+
+
+def test_a_campaign_halt_pages_with_its_evidence() -> None:
+    halt = Action(action_id="a1", kind="campaign_halted", host_id="-", cluster="-", domain="d", operation="change",
+                  ts=T0, finding_id="trn-1", rule="driver=560.35",
+                  reason="xid: 9 faults ... rate ratio 3.1 [95 % 1.5, 6.4]. Roll back: fleetpulse train abort trn-1 --rollback")  # fmt: skip
+    [alert] = alerts_for(halt)
+    assert alert["payload"]["alertname"] == "CampaignHalted" and alert["payload"]["severity"] == "critical"
+    assert "--rollback" in alert["payload"]["annotations"]["summary"]
+    assert alert["payload"]["labels"]["campaign_id"] == "trn-1"
