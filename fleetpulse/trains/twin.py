@@ -70,7 +70,9 @@ class Twin:
                     self.hosts.append((f"c{c}-d{d:03d}-h{h:02d}", f"c{c}", f"c{c}-md{d:03d}"))
         self.running: dict[str, dict[str, tuple[str, int]]] = {}  # host -> component -> (version, since)
         self.report = TwinReport()
-        self.actions: list[Action] = []  # every action the planner took, in order (what fleet.actions would hold)
+        self.actions: list[
+            Action
+        ] = []  # every action the planner took, in order (what fleet.actions would hold)
         self.index = {h: i for i, (h, _, _) in enumerate(self.hosts)}
         self.changed: set[int] = set()  # hosts that ran a version a change lists (the only ones with factors)
         self._seq = 0
@@ -102,10 +104,24 @@ class Twin:
             self.now += self.config.step_minutes * MINUTE
             self._host_side()
             self._faults()
-            for domain in sorted(self.inventory.domains()):
-                self.actions += self.planner.reconcile(self.state, domain, self.inventory.domain_size(domain), self.now)
+            for domain in self._busy():
+                self.actions += self.planner.reconcile(
+                    self.state, domain, self.inventory.domain_size(domain), self.now
+                )
             self._measure()
         return self.report
+
+    def _busy(self) -> list[str]:
+        """The domains a step reconciles: those with open work, and those whose turn it is in a campaign (a live
+        worker ticks only the domains whose work signature changed; reconciling the others changes nothing)."""
+        busy = {self.state.hosts[h].domain for h in self.state.op_hosts.values()}
+        busy |= {h.domain for h in self.state.hosts.values() if h.current is not None}
+        conductor = self.planner.trains
+        for camp in self.state.trains.campaigns.values():
+            if conductor is not None and camp.status not in ("completed",):
+                todo = conductor.todo(self.state, camp, camp.max_parallel_domains)
+                busy |= set(todo) or set(conductor.domains(camp)[:1])
+        return sorted(busy)
 
     def _host_side(self) -> None:
         """Hosts out for a change apply it after ``apply_minutes`` and report the new version."""
@@ -155,7 +171,9 @@ class Twin:
             scope_key=host, host_id=host, cluster=cluster, ts=self.now, error_class="fell_off_bus", count=5,
             window_start=self.now - DAY, window_end=self.now, recommended_action=action,
         )  # fmt: skip
-        self.actions += self.planner.on_finding(self.state, finding, domain, self.inventory.domain_size(domain))
+        self.actions += self.planner.on_finding(
+            self.state, finding, domain, self.inventory.domain_size(domain)
+        )
 
     def _measure(self) -> None:
         r = self.report
