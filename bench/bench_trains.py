@@ -71,10 +71,15 @@ def one(scenario: str, seed: int, horizon_days: float, parallel: int, step_minut
 
 def safety(args: argparse.Namespace) -> None:
     for scenario in args.scenarios:
-        runs = [
-            one(scenario, seed, args.horizon_days, args.parallel, args.step_minutes)
-            for seed in range(args.seeds)
-        ]
+        runs = []
+        for seed in range(args.seeds):  # one line a seed, so a run cut short still says what it saw
+            runs.append(one(scenario, seed, args.horizon_days, args.parallel, args.step_minutes))
+            r = runs[-1]
+            state = "halted" if r["halted"] else "completed" if r["completed"] else "running"
+            print(
+                f"  {scenario} seed {seed}: {state} at {r['share']:.1%} changed after {r['days']:.1f} d",
+                flush=True,
+            )
         halted = [r for r in runs if r["halted"]]
         shares = sorted(r["share"] for r in halted)
         print(f"{scenario}: {len(runs)} seeds, {len(halted)} halted ({len(halted) / len(runs):.0%}), "
