@@ -7,12 +7,10 @@ from typing import TYPE_CHECKING, Any
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
 
-from ground.errors import TopicReadError
-from ground.kafka.reading import read_to_end
 from schemas import Codec
 from streams.errors import StreamsError
-from streams.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
-from streams.tailer import LogTailer
+from streams.lifecycle import FleetState, apply_logged
+from streams.manual import read_log
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -25,20 +23,7 @@ def read_fleet(settings: Settings, timeout_s: float = 30.0) -> FleetState:
     def fold(record: dict[str, Any]) -> None:
         apply_logged(state, record)
 
-    reader = LogTailer(
-        settings.topics.actions.name,
-        {},
-        fold,
-        Codec(),
-        event_type=LOG_EVENT_TYPES,
-    )
-    try:
-        for rec in read_to_end(
-            settings.bootstrap_servers, settings.kafka, settings.topics.actions.name, timeout_s=timeout_s
-        ):
-            reader.feed(rec.value)
-    except TopicReadError as exc:
-        raise StreamsError(str(exc)) from exc
+    read_log(settings, fold, timeout_s)
     return state
 
 
