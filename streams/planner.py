@@ -49,7 +49,7 @@ def unplannable(record: dict[str, Any]) -> str | None:
         finding = Finding.from_record(record)
     except (KeyError, TypeError) as exc:
         return f"unplannable_finding: missing {exc}"
-    if finding.recommended_action not in REQUEST_KIND:
+    if finding.recommended_action not in REQUEST_KIND or finding.recommended_action == CHANGE:
         return f"unplannable_finding: unknown recommended_action {finding.recommended_action!r}"
     return None
 
