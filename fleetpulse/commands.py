@@ -25,6 +25,11 @@ PARTS: dict[str, Part] = {
     "broker": Part("fleetpulse.broker.cli", "Run the local Apache Kafka broker.", group=True),
     "topics": Part("fleetpulse.topics_cli", "Create and list fleetpulse topics.", group=True),
     "faults": Part("fleetpulse.faults.cli", "Fault-injection scenarios (reliability).", group=True),
+    "train": Part(
+        "streams.trains.cli",
+        "Change campaigns: roll a driver, firmware or kernel version through the fleet domain by domain.",
+        group=True,
+    ),
     "ops": Part(
         "streams.ops_cli", "Record operators' steps on hosts (out of service, repair, RMA).", group=True
     ),

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
-from schemas import Codec
+from schemas import Codec, kafka_key
 from schemas.arrow import table_schema, to_table
 
 _SCHEMAS: dict[str, pa.Schema] = {}
@@ -70,7 +70,7 @@ class RecordBatch:
         return [r["event_type"] for r in self._records]
 
     def keys(self) -> list[bytes]:
-        return [r["host_id"].encode() for r in self._records]
+        return [kafka_key(r["event_type"], r["host_id"]) for r in self._records]
 
     def encode(self, codec: Codec) -> list[bytes]:
         return [codec.encode(r) for r in self._records]

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from producers.changes import VersionsSpec
 from producers.errors import FleetConfigError
 
 PRESET_DIR = Path(__file__).parent / "presets"
@@ -212,6 +213,7 @@ class FleetConfig(_Frozen):
     slow: SlowSpec = SlowSpec()
     noise: NoiseSpec = NoiseSpec()
     jobs: JobSpec = JobSpec()
+    versions: VersionsSpec = VersionsSpec()
 
     @model_validator(mode="after")
     def _check(self) -> FleetConfig:

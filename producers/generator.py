@@ -16,6 +16,7 @@ import numpy as np
 
 from producers import signals
 from producers.batches import EventBatch, RecordBatch
+from producers.changes import versions_payload
 from producers.fleet import Fleet
 from producers.jobs import job_timeline
 from producers.randomness import Purpose, stream
@@ -137,11 +138,11 @@ class FleetAgents:
             joined = (
                 np.flatnonzero(f.install_ts <= t) if self.announce_existing else np.empty(0, dtype=np.int64)
             )
-            return [self._records([(int(h), t, *self._inventory(int(h))) for h in joined])]
+            return [self._records([e for h in joined for e in self._joined(int(h), t)])]
         lo_t = t - step
         joined = np.flatnonzero((f.install_ts > lo_t) & (f.install_ts <= t))
         events: list[tuple[int, int, str, dict[str, Any]]] = [
-            (int(h), int(f.install_ts[h]), *self._inventory(int(h))) for h in joined
+            e for h in joined for e in self._joined(int(h), int(f.install_ts[h]))
         ]
         lo, hi = np.searchsorted(self.occ.ts, [lo_t, t], side="right")
         effects = TickEffects.zeros(f.n_hosts, f.config.gpus_per_host)
@@ -189,6 +190,13 @@ class FleetAgents:
                 }
             )
         return RecordBatch(out)
+
+    def _joined(self, h: int, ts: int) -> list[tuple[int, int, str, dict[str, Any]]]:
+        """What a host sends when it joins: its inventory, and its versions when the fleet reports them."""
+        out = [(h, ts, *self._inventory(h))]
+        if self.fleet.config.versions.report:
+            out.append((h, ts, "HostVersionsReported", versions_payload(self.fleet.config.versions)))
+        return out
 
     def _inventory(self, h: int) -> tuple[str, dict[str, Any]]:
         f = self.fleet

@@ -22,6 +22,7 @@ import numpy as np
 from ground.delta import DeltaTables
 from ground.kafka.admin import create_topics
 from ground.stop_signals import stop_on_signals
+from producers.changes import changes_truth
 from producers.config import FleetConfig, load_fleet_config
 from producers.continuation import agents_table, continued_fleet, load_previous
 from producers.errors import SimulatorError
@@ -229,6 +230,8 @@ def run_simulation(
         "events_duplicated": agents.duplicated,
     }
     manifest["segment"] = fleet.segment
+    if fleet.config.versions.changes:
+        manifest["changes"] = changes_truth(fleet.config.versions)  # which versions are bad, and how
     manifest["continues_run_id"] = previous.run_id if previous else None
     manifest["fleet_window"] = list(previous.fleet_window) if previous else [start_ts, end_ts]
     if request.truth_out is not None:

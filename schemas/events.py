@@ -169,6 +169,29 @@ class OperatorEventRecorded(Event):
     LAKE_TABLE: ClassVar[str | None] = "operator_events"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostVersionsReported(Event):
+    """A host's driver, CUDA driver, VBIOS, InfoROM, NIC firmware, kernel and OS image (null: not reported)."""
+
+    EVENT_TYPE: ClassVar[str] = "HostVersionsReported"
+    # telemetry beside the inventory (compacted: the newest report per host is kept, under its own key,
+    # ``kafka_key``); the host side's change_applied goes to fleet.actions, which operators write
+    TOPIC: ClassVar[TopicFamily] = "inventory"
+    LAKE_TABLE: ClassVar[str | None] = "host_versions"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CampaignRecorded(Event):
+    """A change campaign's step (started, paused, resumed, halted, aborted, completed)."""
+
+    EVENT_TYPE: ClassVar[str] = "CampaignRecorded"
+    TOPIC: ClassVar[TopicFamily] = "actions"
+    LAKE_TABLE: ClassVar[str | None] = "campaigns"
+
+
+VERSION_COMPONENTS = ("driver", "cuda_driver", "vbios", "inforom", "nic_firmware", "kernel", "os_image")
+
+
 EVENT_CLASSES: dict[str, type[Event]] = {
     cls.EVENT_TYPE: cls
     for cls in (
@@ -186,10 +209,18 @@ EVENT_CLASSES: dict[str, type[Event]] = {
         RecordDeadLettered,
         IncidentReported,
         OperatorEventRecorded,
+        HostVersionsReported,
+        CampaignRecorded,
     )
 }
 
 ERROR_EVENT_TYPES = tuple(name for name, cls in EVENT_CLASSES.items() if cls.TOPIC == "errors")
+
+
+def kafka_key(event_type: str, host_id: str) -> bytes:
+    """The Kafka key of an event: its host, but a host's version report has a key of its own, so the
+    compacted ``fleet.inventory`` keeps its newest ``HostInventoried`` and its newest versions both."""
+    return f"{host_id}|versions".encode() if event_type == HostVersionsReported.EVENT_TYPE else host_id.encode()
 
 
 def topic_family(event_type: str) -> TopicFamily:

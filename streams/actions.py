@@ -31,6 +31,13 @@ ActionKind = Literal[
     "train_resumed",
     "escalated",
     "retired",
+    # change campaigns (streams.trains): a host's visit, and the campaign's own steps (host '-')
+    "change_requested",
+    "change_applied",
+    "withdrawn",
+    "campaign_halted",
+    "campaign_completed",
+    "gate_opened",
 ]
 REQUEST_KIND = {
     "rma": "rma_opened",
@@ -38,6 +45,7 @@ REQUEST_KIND = {
     "nic_replacement": "nic_replacement_requested",
     "cable_replacement": "cable_replacement_requested",
     "diagnostics": "diagnostics_requested",
+    "change": "change_requested",  # a campaign's planned change; the host side completes it, not a repair time
 }
 REQUEST_KINDS = frozenset(REQUEST_KIND.values())
 DOMAIN_KINDS = frozenset({"train_halted", "train_resumed"})

@@ -99,6 +99,19 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
     if action.kind == "retired":
         why = f"{action.host_id} retired, its repairs kept failing: {action.reason}"
         return [_paged("HostRetired", action, labels, why)]
+    if action.kind == "campaign_halted":  # a change campaign's safety test found the new version worse
+        return [
+            _alert(
+                "CampaignHalted",
+                action.action_id,
+                "critical",
+                action.ts,
+                FLEET,
+                FLEET,
+                {**labels, "host_id": FLEET, "campaign_id": action.finding_id or "", "change": action.rule or ""},
+                f"change campaign {action.finding_id} ({action.rule}) halted: {action.reason}",
+            )
+        ]
     if action.kind == "train_halted":
         return [
             _alert(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import faust
 
-from schemas import Codec, DecodeError, FindingRaised, HostInventoried
+from schemas import Codec, DecodeError, FindingRaised, HostInventoried, HostVersionsReported
 from streams import state_store
 from streams.actions import Action
 from streams.agents import register_agents
@@ -89,7 +89,7 @@ class DetectApp:
             busy=lambda: self.unacked > 0,
         )
         self.fleet, fleet_offsets = self.snapshots.load()
-        self.planner = Planner(policy, members=self.inventory.hosts_in)
+        self.planner = Planner(policy, members=self.inventory.hosts_in, view=self.inventory)
         self.cluster_stage = ClusterStage(policy.slow_host)
         self.dlq_surge = DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window)
         self.watermark = 0
@@ -143,7 +143,11 @@ class DetectApp:
         # the tailers and the samples stage would reconnect, fail and log ten times a second each
         client = {**settings.kafka.aiokafka(settings.bootstrap_servers), "retry_backoff_ms": RETRY_BACKOFF_MS}
         self.inventory_tailer = LogTailer(
-            t.inventory.name, client, self.inventory.apply, self.codec, event_type=HostInventoried.EVENT_TYPE
+            t.inventory.name,
+            client,
+            self.inventory.apply,
+            self.codec,
+            event_type=frozenset({HostInventoried.EVENT_TYPE, HostVersionsReported.EVENT_TYPE}),
         )
         self.actions_tailer = LogTailer(
             t.actions.name,

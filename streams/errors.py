@@ -3,7 +3,8 @@
 StreamsError
 ├── PolicyError          the policy file is invalid; the message names the bad key (also a ConfigError)
 ├── InvalidRecordError   a decoded record fails a semantic check (goes to the DLQ, never raised to Faust)
-└── WorkerError          a detect worker could not start or stopped unexpectedly
+├── WorkerError          a detect worker could not start or stopped unexpectedly
+└── CampaignError        a change campaign's step cannot be taken (unknown campaign, wrong status, bad change)
 """
 
 from __future__ import annotations
@@ -37,3 +38,7 @@ class InvalidRecordError(StreamsError):
 
 class WorkerError(StreamsError):
     """A detect worker failed to start, or exited with an error."""
+
+
+class CampaignError(StreamsError):
+    """A person's step on a change campaign cannot be taken; the message says why."""

@@ -1,7 +1,8 @@
-"""The inventory table: host -> cluster, rack, maintenance domain (last HostInventoried wins).
+"""The inventory table: host -> cluster, rack, maintenance domain (last HostInventoried wins), and versions.
 
 Fed by a ``LogTailer`` over the compacted ``fleet.inventory``; the planner sizes its domain
-buffers from it, and findings are routed to the planner by the host's domain.
+buffers from it, and findings are routed to the planner by the host's domain. Agents' version
+reports (``HostVersionsReported``) travel beside the inventory; change campaigns verify hosts by them.
 """
 
 from __future__ import annotations
@@ -32,8 +33,18 @@ class Inventory:
         self.hosts: dict[str, HostInfo] = {}
         self._sizes: Counter[str] = Counter()
         self._members: dict[str, set[str]] = {}
+        self.versions: dict[str, dict[str, tuple[str, int]]] = {}  # host -> component -> (version, ts)
+        self.changes = 0  # records applied (readers memoise on it)
 
     def apply(self, record: Mapping[str, Any]) -> None:
+        self.changes += 1
+        if record.get("event_type") == "HostVersionsReported":
+            mine = self.versions.setdefault(record["host_id"], {})
+            for component, version in record["payload"].items():
+                fresh = component not in mine or mine[component][1] <= record["ts"]
+                if component not in ("reason", "actor") and version is not None and fresh:
+                    mine[component] = (version, record["ts"])
+            return
         if record.get("event_type") != "HostInventoried":
             return
         p = record["payload"]
@@ -57,6 +68,18 @@ class Inventory:
     def domain_of(self, host_id: str) -> str:
         info = self.hosts.get(host_id)
         return info.domain if info else UNASSIGNED
+
+    def versions_of(self, host_id: str) -> Mapping[str, tuple[str, int]]:
+        return self.versions.get(host_id, {})
+
+    def cluster_of(self, host_id: str) -> str:
+        info = self.hosts.get(host_id)
+        return info.cluster if info else UNASSIGNED
+
+    def domain_cluster(self, domain: str) -> str:
+        """The cluster of a domain's hosts (a domain lies in one cluster)."""
+        members = self._members.get(domain)
+        return self.hosts[min(members)].cluster if members else UNASSIGNED
 
     def hosts_in(self, domain: str) -> frozenset[str]:
         """Hosts the inventory puts in ``domain`` (the planner counts those out for any reason)."""

@@ -15,9 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from schemas import MaintenanceActionRecorded
+from schemas import CampaignRecorded, HostVersionsReported, MaintenanceActionRecorded
 from streams.actions import ABSORBED, DOMAIN_KINDS, ESCALATED, REQUEST_KINDS, Action
 from streams.outages import OUTAGE_EVENT_TYPES, Outages
+from streams.trains.campaign import CAMPAIGN_KINDS, CHANGE, Trains
 
 REPAIR_HISTORY = 16  # operations a host's repair history keeps (escalation looks back over them)
 
@@ -66,7 +67,9 @@ class HostState:
 
     @property
     def has_failure(self) -> bool:
-        return self.current is not None or bool(self.waiting)
+        """Out or waiting for a repair (a campaign's planned change is not a failure)."""
+        ops = ([self.current] if self.current else []) + self.waiting
+        return any(op.operation != CHANGE for op in ops)
 
 
 @dataclass(slots=True)
@@ -93,6 +96,7 @@ class FleetState:
     count: int = 0
     outages: Outages = field(default_factory=Outages)
     clock: int = 0  # newest event time folded (actions and outages)
+    trains: Trains = field(default_factory=Trains)  # change campaigns (streams.trains)
 
     def domain(self, name: str) -> DomainState:
         dom = self.domains.get(name)
@@ -154,8 +158,13 @@ def apply(state: FleetState, action: Action) -> FleetState:
             dom.resumed_ts = action.ts
         dom.last_ts = max(dom.last_ts, action.ts)
         return state
+    if action.kind in CAMPAIGN_KINDS:
+        state.trains.on_action(action)
+        return state
     host = state.host(action.host_id, action.cluster, action.domain)
     host.last_ts = max(host.last_ts, action.ts)
+    if action.kind == "suspected" or action.operation == CHANGE:
+        state.trains.on_action(action)  # a campaign's visit, or a finding its safety test counts
     if action.kind in (ABSORBED, ESCALATED):
         if action.finding_id:
             state.findings[action.finding_id] = None
@@ -189,8 +198,14 @@ def apply(state: FleetState, action: Action) -> FleetState:
         _start(state, host, op)
         op.phase = "in_repair"
         op.started_ts = action.ts
-    elif action.kind == "repaired":
+    elif action.kind in ("repaired", "change_applied"):
         op.phase = "repaired"
+    elif action.kind == "withdrawn" and op in host.waiting:  # a queued change its campaign no longer wants
+        host.waiting.remove(op)
+        queue = state.domain(host.domain).queue
+        if op.op_id in queue:
+            queue.remove(op.op_id)
+        state.op_hosts.pop(op.op_id, None)
     elif action.kind == "verified":
         op.phase = "verified"
     elif action.kind == "returned" and host.current is op:
@@ -201,7 +216,9 @@ def apply(state: FleetState, action: Action) -> FleetState:
     return state
 
 
-LOG_EVENT_TYPES = frozenset({MaintenanceActionRecorded.EVENT_TYPE, *OUTAGE_EVENT_TYPES})
+LOG_EVENT_TYPES = frozenset(
+    {MaintenanceActionRecorded.EVENT_TYPE, CampaignRecorded.EVENT_TYPE, HostVersionsReported.EVENT_TYPE, *OUTAGE_EVENT_TYPES}
+)
 
 
 def apply_logged(state: FleetState, record: Mapping[str, Any]) -> FleetState:
@@ -212,6 +229,17 @@ def apply_logged(state: FleetState, record: Mapping[str, Any]) -> FleetState:
         if len(state.outages.applied) != before:
             state.count += 1
             state.clock = max(state.clock, record["ts"])
+        return state
+    if record.get("event_type") in (CampaignRecorded.EVENT_TYPE, HostVersionsReported.EVENT_TYPE):
+        if record["event_id"] in state.applied:
+            return state
+        state.applied[record["event_id"]] = None
+        if record["event_type"] == CampaignRecorded.EVENT_TYPE:
+            state.trains.apply_campaign(record)
+        else:
+            state.trains.apply_versions(record)
+        state.count += 1
+        state.clock = max(state.clock, record["ts"])
         return state
     return apply(state, Action.from_record(record))
 

@@ -6,6 +6,7 @@ use), so every worker folds it in and the planner drains the backlog within capa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kafka import KafkaProducer
@@ -24,19 +25,13 @@ if TYPE_CHECKING:
     from ground.settings import Settings
 
 
-def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
-    """Every action on fleet.actions, in partition order (enough for a per-domain fold)."""
-    out: list[Action] = []
-
-    def keep(record: dict[str, Any]) -> None:
-        if record["event_type"] == MaintenanceActionRecorded.EVENT_TYPE:
-            out.append(Action.from_record(record))
-
+def read_log(settings: Settings, on_record: Callable[[dict[str, Any]], None], timeout_s: float = 30.0) -> None:
+    """Hand every record of fleet.actions to ``on_record``, in partition order, as the workers read it."""
     # the same skipping rules as the workers' own reading of this log
     reader = LogTailer(
         settings.topics.actions.name,
         {},
-        keep,
+        on_record,
         Codec(),
         event_type=LOG_EVENT_TYPES,  # incidents and operators' steps share the log: not foreign records
     )
@@ -47,6 +42,17 @@ def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
             reader.feed(rec.value)
     except TopicReadError as exc:
         raise StreamsError(str(exc)) from exc
+
+
+def read_actions(settings: Settings, timeout_s: float = 30.0) -> list[Action]:
+    """Every action on fleet.actions, in partition order (enough for a per-domain fold)."""
+    out: list[Action] = []
+
+    def keep(record: dict[str, Any]) -> None:
+        if record["event_type"] == MaintenanceActionRecorded.EVENT_TYPE:
+            out.append(Action.from_record(record))
+
+    read_log(settings, keep, timeout_s)
     return out
 
 

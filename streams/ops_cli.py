@@ -19,8 +19,9 @@ from ground.cli_context import settings_of
 from ground.kafka.reading import read_to_end
 from schemas import Codec, DecodeError, HostInventoried
 from schemas.bounds import terminal_safe
-from streams.errors import StreamsError
+from streams.errors import CampaignError, StreamsError
 from streams.operator_events import StepError, operator_record, parse_step
+from streams.trains.commands import change_applied_record
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -65,7 +66,8 @@ def record(
     kind: Annotated[
         str,
         typer.Argument(
-            help="out_of_service, returned_to_service, repair_started, repair_finished, rma_shipped, rma_replaced."
+            help="out_of_service, returned_to_service, repair_started, repair_finished, rma_shipped, rma_replaced, "
+            "or change_applied (with --version: a campaign's change is on the host)."
         ),
     ],
     actor: Annotated[str, typer.Option(help="Who takes the step (a person, a system).")],
@@ -77,10 +79,21 @@ def record(
     at: Annotated[
         str | None, typer.Option(help="When it happened, ISO 8601 (UTC unless zoned); default: now.")
     ] = None,
+    version: Annotated[str | None, typer.Option(help="change_applied: the version now on the host.")] = None,
+    component: Annotated[str, typer.Option(help="change_applied: driver, cuda_driver, vbios, ...")] = "driver",
 ) -> None:
-    """Record an operator's step on a host (out of service, returned, repair, RMA) on fleet.actions."""
+    """Record an operator's step on a host (out of service, returned, repair, RMA, change applied) on fleet.actions."""
     settings = settings_of(ctx)
     now_ms = int(time.time() * 1000)
+    if kind == "change_applied":
+        try:
+            rec = change_applied_record(host, component, version or "", actor=actor,
+                                        cluster=cluster_of(settings, host) or "-", now_ms=now_ms)  # fmt: skip
+        except CampaignError as exc:
+            raise typer.BadParameter(terminal_safe(str(exc))) from None
+        send_step(settings, rec)
+        Console().print(terminal_safe(f"recorded change_applied {component}={version} on {host}"), markup=False, highlight=False)
+        return
     try:
         ts = None
         if at is not None:

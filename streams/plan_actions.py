@@ -7,7 +7,7 @@ again after a crash or a re-delivery yields the same ids, and ``emit`` skips tho
 from __future__ import annotations
 
 from schemas import FLEET
-from streams.actions import Action
+from streams.actions import REQUEST_KIND, Action
 from streams.domain_budget import DomainBudget
 from streams.findings import Finding
 from streams.ids import action_id
@@ -63,6 +63,19 @@ def op_action(
     )
     emit(state, out, action)
     return action.action_id
+
+
+def hand_over_or_return(
+    state: FleetState, out: list[Action], host: HostState, op: Operation, when: int, prev: str | None, reason: str = "handed over"
+) -> None:
+    """After ``op`` is verified: start the host's next operation without returning it in between, else return it."""
+    if host.waiting:
+        nxt = host.waiting[0]
+        if nxt.phase == "deferred":
+            prev = op_action(state, out, host, nxt, "released", when, caused_by=prev)
+        op_action(state, out, host, nxt, REQUEST_KIND[nxt.operation], when, caused_by=prev, reason=reason)
+    else:
+        op_action(state, out, host, op, "returned", when, caused_by=prev)
 
 
 def halt_action(state: FleetState, b: DomainBudget, now: int) -> Action:

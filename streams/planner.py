@@ -28,8 +28,17 @@ from streams.escalation import escalation_of
 from streams.findings import Finding
 from streams.ids import stable_unit
 from streams.lifecycle import FleetState, HostState, Operation
-from streams.plan_actions import emit, finding_action, halt_action, op_action, resume_action
+from streams.plan_actions import (
+    emit,
+    finding_action,
+    halt_action,
+    hand_over_or_return,
+    op_action,
+    resume_action,
+)
 from streams.policy import Policy
+from streams.trains.campaign import CHANGE
+from streams.trains.conductor import Conductor, FleetView
 
 
 def unplannable(record: dict[str, Any]) -> str | None:
@@ -43,7 +52,7 @@ def unplannable(record: dict[str, Any]) -> str | None:
         finding = Finding.from_record(record)
     except (KeyError, TypeError) as exc:
         return f"unplannable_finding: missing {exc}"
-    if finding.recommended_action not in REQUEST_KIND:
+    if finding.recommended_action not in REQUEST_KIND or finding.recommended_action == CHANGE:
         return f"unplannable_finding: unknown recommended_action {finding.recommended_action!r}"
     return None
 
@@ -51,10 +60,14 @@ def unplannable(record: dict[str, Any]) -> str | None:
 class Planner:
     """Turns findings and event-time ticks into actions for one maintenance domain at a time."""
 
-    def __init__(self, policy: Policy, members: Callable[[str], Iterable[str]] | None = None) -> None:
-        """``members``: the domain's hosts per the inventory (those out without a planner action count too)."""
+    def __init__(
+        self, policy: Policy, members: Callable[[str], Iterable[str]] | None = None, view: FleetView | None = None
+    ) -> None:
+        """``members``: the domain's hosts per the inventory (those out without a planner action count too);
+        ``view``: the inventory change campaigns read (none: campaigns are not moved)."""
         self.policy = policy
         self.buffers = DomainBuffers(policy, members)
+        self.trains = Conductor(policy, view, self.buffers) if view is not None else None
 
     def budgets(self, state: FleetState, domain: str, size: int, now: int | None = None) -> DomainBudget:
         """The domain's buffers at event time ``now`` (default: the newest event folded)."""
@@ -96,6 +109,8 @@ class Planner:
         self._complete_due(state, domain, now, out)
         self._maybe_halt(state, domain, size, now, out)
         self._maybe_resume(state, domain, size, now, out)
+        if self.trains is not None:  # change campaigns queue within the buffer before waiting work starts
+            out.extend(self.trains.step(state, domain, size, now))
         self._start_waiting(state, domain, size, now, out)
         return out
 
@@ -104,7 +119,7 @@ class Planner:
         dues = [
             self._due(state, h.current)
             for h in self._hosts(state, domain)
-            if h.current and h.current.started_ts is not None
+            if h.current and h.current.started_ts is not None and h.current.operation != CHANGE
         ]
         return min(dues) if dues else None
 
@@ -142,6 +157,9 @@ class Planner:
             or (b.halted and b.failing <= b.failure_budget)
             or self._halt_due(state, b, now)
         )
+        trains = self.trains.signature(state, domain, now) if self.trains is not None else None
+        if trains is not None:
+            return (due, b.out, b.queued, b.halted, trains)
         return (due, b.out, b.queued, b.halted, state.count) if work else None
 
     # -- steps --------------------------------------------------------------------------------
@@ -201,22 +219,7 @@ class Planner:
             prev = op.last_action_id
             for kind in ("repaired", "verified"):
                 prev = op_action(state, out, host, op, kind, when, caused_by=prev)
-            if host.waiting:
-                nxt = host.waiting[0]
-                if nxt.phase == "deferred":
-                    prev = op_action(state, out, host, nxt, "released", when, caused_by=prev)
-                op_action(
-                    state,
-                    out,
-                    host,
-                    nxt,
-                    REQUEST_KIND[nxt.operation],
-                    when,
-                    caused_by=prev,
-                    reason="handed over",
-                )
-            else:
-                op_action(state, out, host, op, "returned", when, caused_by=prev)
+            hand_over_or_return(state, out, host, op, when, prev)
 
     @staticmethod
     def _in_repair(host: HostState) -> bool:
@@ -225,6 +228,7 @@ class Planner:
             host.current is not None
             and host.current.phase in ("in_repair", "repaired", "verified")
             and host.current.started_ts is not None
+            and host.current.operation != CHANGE  # a campaign's change completes by the host's report
         )
 
     def _maybe_halt(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:

@@ -237,6 +237,18 @@ class PlannerPolicy(_Model):
         return {**DEFAULT_REPAIR_TIME, **value}
 
 
+class TrainsPolicy(_Model):
+    """Change campaigns: burn-in, the safety test (``streams.trains.safety``) and its gate, fault classes."""
+
+    burn_in: DurationMs = parse_duration_ms("2h")
+    gate_pct: float = Field(5.0, gt=0, le=100)  # hosts changed before the safety test accepts the change
+    gate_soak: DurationMs = parse_duration_ms("7d")  # ... or before they ran this long with no class worse
+    rate_ratio: float = Field(2.0, gt=1)
+    alpha: float = Field(0.01, gt=0, lt=0.5)
+    beta: float = Field(0.05, gt=0, lt=0.5)
+    classes: dict[str, list[str]] = {}  # fault class -> error classes (a finding's class: its rule's first)
+
+
 class AlertPolicy(_Model):
     dlq_surge_count: int = Field(100, ge=1)
     dlq_surge_window: DurationMs = parse_duration_ms("60s")
@@ -253,6 +265,7 @@ class Policy(_Model):
     slow_host: SlowHostPolicy = SlowHostPolicy()
     planner: PlannerPolicy = PlannerPolicy()
     alerts: AlertPolicy = AlertPolicy()
+    trains: TrainsPolicy = TrainsPolicy()
 
     def rules_for(self, error_class: str) -> list[RepeatRule]:
         return [r for r in self.rules if error_class in r.classes]

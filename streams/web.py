@@ -18,8 +18,10 @@ from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from schemas import EncodeError
+from streams.http_auth import authorized_body
 from streams.lifecycle import HostState, Operation
-from streams.operator_events import MAX_STEP_BYTES, StepError, bearer_ok, operator_record, parse_step_body
+from streams.operator_events import MAX_STEP_BYTES, StepError, operator_record, parse_step_body
+from streams.trains.web import host_versions, register_train_views
 
 if TYPE_CHECKING:
     from streams.app import DetectApp
@@ -88,30 +90,14 @@ def repair_times(detect: DetectApp) -> list[dict[str, Any]]:
     return [asdict(s) for s in detect.fleet.outages.repair_stats()]
 
 
-def _declared_length(headers: Any) -> int | None:
-    text = headers.get("Content-Length")
-    return int(text) if text is not None and text.isascii() and text.isdigit() else None
-
-
 async def record_operator_step(
     detect: DetectApp, headers: Any, read_body: Callable[[], Awaitable[bytes]]
 ) -> tuple[int, dict[str, Any]]:
-    """(status, JSON body) for a POSTed operator step.
-
-    The token is checked from the headers alone, before a byte of the body is read (401), and the
-    body is read only up to ``MAX_STEP_BYTES`` (413); a bad step is a 400.
-    """
-    token = detect.settings.detect.ops_token
-    if not bearer_ok(headers.get("Authorization"), token.get_secret_value() if token else None):
-        why = "missing or wrong bearer token" if token else "no detect.ops_token is set: the endpoint is off"
-        return 401, {"error": why}
-    declared = _declared_length(headers)
-    if declared is not None and declared > MAX_STEP_BYTES:
-        return 413, {"error": f"body larger than {MAX_STEP_BYTES} bytes"}
-    try:
-        body = await read_body()
-    except web.HTTPRequestEntityTooLarge:
-        return 413, {"error": f"body larger than {MAX_STEP_BYTES} bytes"}
+    """(status, JSON body) for a POSTed operator step: the token first, a body of at most
+    ``MAX_STEP_BYTES`` (``streams.http_auth``); a bad step is a 400."""
+    body = await authorized_body(detect.settings.detect.ops_token, headers, read_body, MAX_STEP_BYTES)
+    if isinstance(body, tuple):
+        return body
     now_ms = int(time.time() * 1000)
     try:
         step = parse_step_body(body, now_ms)
@@ -166,6 +152,7 @@ def register_views(detect: DetectApp) -> None:
         body["out_for"] = [asdict(o) for o in detect.fleet.outages.open_at(host_id, detect.fleet.clock)]
         if info is not None:
             body["inventory"] = asdict(info)
+        body["versions"] = host_versions(detect, host_id)
         return self.json(body)
 
     @app.page("/findings")
@@ -188,6 +175,7 @@ def register_views(detect: DetectApp) -> None:
         return self.json(repair_times(detect))
 
     app.page("/ops/events")(type("OpsEventsView", (OpsEvents,), {"detect": detect}))
+    register_train_views(detect)
 
     @app.page("/metrics")
     async def metrics_view(self: View, request: Request) -> Response:

@@ -48,6 +48,12 @@ class DcgmSettings(_Section):
     timeout_s: float = Field(2.0, gt=0)
 
 
+class VersionsSettings(_Section):
+    enabled: bool = True
+    interval_s: float = Field(60.0, gt=0, description="how often versions are read (reported when one changes)")
+    os_release: Path = Path("/etc/os-release")
+
+
 class StepTimeSettings(_Section):
     enabled: bool = True
     host: str = "127.0.0.1"
@@ -83,4 +89,5 @@ class AgentSettings(_Section):
     aer: AerSettings = AerSettings()
     dcgm: DcgmSettings = DcgmSettings()
     step_time: StepTimeSettings = StepTimeSettings()
+    versions: VersionsSettings = VersionsSettings()
     spool: SpoolSettings = SpoolSettings()

@@ -67,6 +67,8 @@ class Agent:
         self.window = SampleWindow()
         self.dedup = XidDeduper(int(settings.xid_dedup_s * 1000))
         self.inventory: dict[str, Any] = {}
+        self.versions: dict[str, str | None] = {}
+        self.versions_sent: dict[str, str | None] | None = None  # None: nothing reported since this start
         self.emitted = 0
 
     def now_ms(self) -> int:
@@ -102,6 +104,11 @@ class Agent:
         inventory = self._inventory_payload()
         if inventory is not None:
             records.append(self._record("HostInventoried", now_ms, inventory))
+        for obs in observations:
+            self.versions.update(obs.versions)
+        versions = self._versions_payload()
+        if versions is not None:
+            records.append(self._record("HostVersionsReported", now_ms, versions))
         facts: list[Fact] = sorted((f for o in observations for f in o.facts), key=lambda f: f.ts)
         for raw in facts:
             fact = bounded_fact(raw, now_ms)
@@ -153,6 +160,14 @@ class Agent:
             return None
         self.inventory_fp = fp
         return payload
+
+    def _versions_payload(self) -> dict[str, Any] | None:
+        """The HostVersionsReported payload at this start and whenever a version changed, else None."""
+        if not self.versions or self.versions == self.versions_sent:
+            return None
+        reason = "start" if self.versions_sent is None else "change"
+        self.versions_sent = dict(self.versions)
+        return {**self.versions, "reason": reason, "actor": "agent"}
 
     def run(self, stop: Callable[[], bool], sleep: Callable[[float], None] = time.sleep) -> None:
         """Rounds every ``tick_s`` until ``stop()``."""

@@ -20,6 +20,7 @@ from producers.agent.steptime import StepTimeServer
 from producers.agent.sysfs import SysfsReader
 from producers.agent.topology import gpu_bus_ids
 from producers.agent.units import Units
+from producers.agent.versions import VersionsCollector
 from schemas.bounds import ID_RULE, valid_id
 
 
@@ -45,7 +46,6 @@ def build_parts(
     if settings.nvml.enabled:
         collectors.append(NvmlCollector(settings.nvml, units, problems, nvml))
     if settings.dcgm.enabled:
-
         collectors.append(DcgmCollector(settings.dcgm, units, problems))
     if settings.aer.enabled:
         collectors.append(
@@ -54,6 +54,11 @@ def build_parts(
     if settings.kernel_log.enabled:
         collectors.append(
             KernelLogCollector(settings.kernel_log, units, problems, emit_aer=not settings.aer.enabled)
+        )
+    if settings.versions.enabled:
+        reader_v = SysfsReader(settings.sysfs_root, problems, "versions")
+        collectors.append(
+            VersionsCollector(settings.versions, reader_v, problems, nvml, use_nvml=settings.nvml.enabled)
         )
     step = None
     if settings.step_time.enabled:

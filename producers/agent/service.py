@@ -16,7 +16,7 @@ from producers.agent.metrics import AgentCollector
 from producers.agent.sender import AckingSink, Sender
 from producers.agent.spool import Entry, Spool
 from producers.sinks.kafka import KafkaSink
-from schemas import Codec
+from schemas import Codec, kafka_key
 from schemas.errors import EncodeError
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def serve(
                 problems.add("agent", "unencodable_event", r["event_type"], str(exc))
                 continue
             entries.append(
-                Entry(r["event_type"] != "HostSampled", r["event_type"], r["host_id"].encode(), value)
+                Entry(r["event_type"] != "HostSampled", r["event_type"], kafka_key(r["event_type"], r["host_id"]), value)
             )
         spool.commit(entries, state)
         if sender is not None:

@@ -58,6 +58,9 @@ class FixtureHost:
             (port / "state").write_text("4: ACTIVE\n")
             for name in IB_COUNTERS:
                 (port / "counters" / name).write_text("0\n")
+            (ib / "fw_ver").write_text("28.39.1002\n")
+        self.os_release = root / "os-release"
+        self.os_release.write_text('NAME="Ubuntu"\nVERSION_ID="22.04"\nPRETTY_NAME="Ubuntu 22.04.4 LTS"\n')
 
     def pci(self, bus: str) -> Path:
         dev = self.sys / "bus" / "pci" / "devices" / bus
@@ -114,7 +117,8 @@ class FixtureHost:
         kernel = KernelLogSettings(kmsg_path=self.kmsg, boot_id_path=self.boot_id, journalctl=False)
         base: dict[str, Any] = {"host_id": "fx-h00001", "cluster": "fx", "rack": "fx-rack0001",
                                 "maintenance_domain": "fx-md000", "sysfs_root": self.sys, "state_dir": state_dir,
-                                "kernel_log": kernel, "step_time": {"enabled": False}, "nvml": {"enabled": False}}  # fmt: skip
+                                "kernel_log": kernel, "step_time": {"enabled": False}, "nvml": {"enabled": False},
+                                "versions": {"enabled": False, "os_release": self.os_release}}  # fmt: skip
         return AgentSettings.model_validate({**base, **overrides})
 
 
@@ -157,6 +161,7 @@ def fake_pynvml(
                       "throttle": 0, "nvlink": 0})
              for i in range(gpus)]  # fmt: skip
     m.gpus = state  # type: ignore[attr-defined]
+    m.driver_version = "550.54.15"  # type: ignore[attr-defined]  # a test changes it as an upgrade would
     m.xid_queue = []  # type: ignore[attr-defined]
     m.calls = 0  # type: ignore[attr-defined]
 
@@ -189,7 +194,9 @@ def fake_pynvml(
 
     table = {
         "nvmlInit": lambda: None, "nvmlShutdown": lambda: None, "nvmlDeviceGetCount": lambda: len(state),
-        "nvmlDeviceGetHandleByIndex": lambda i: state[i], "nvmlSystemGetDriverVersion": lambda: "550.54.15",
+        "nvmlDeviceGetHandleByIndex": lambda i: state[i], "nvmlSystemGetDriverVersion": lambda: m.driver_version,  # type: ignore[attr-defined]
+        "nvmlSystemGetCudaDriverVersion": lambda: 12040, "nvmlDeviceGetVbiosVersion": lambda h: "96.00.99.00.01",
+        "nvmlDeviceGetInforomImageVersion": lambda h: "G520.0200.00.05",
         "nvmlDeviceGetPciInfo": lambda h: types.SimpleNamespace(busId=("0000" + h.bus).encode()),
         "nvmlDeviceGetUUID": lambda h: h.uuid, "nvmlDeviceGetSerial": lambda h: f"1650{h.uuid[4:12]}",
         "nvmlDeviceGetName": lambda h: "NVIDIA H100 80GB HBM3", "nvmlEventSetCreate": lambda: object(),

@@ -20,8 +20,16 @@ def test_once_print_prints_one_round_as_json(host: FixtureHost, tmp_path: Path) 
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [r["event_type"] for r in records] == ["HostInventoried", "XidRaised", "HostSampled"]
-    assert records[1]["payload"]["gpu"] == 5
+    assert [r["event_type"] for r in records] == [
+        "HostInventoried",
+        "HostVersionsReported",
+        "XidRaised",
+        "HostSampled",
+    ]
+    assert records[2]["payload"]["gpu"] == 5
+    assert (
+        records[1]["payload"]["driver"] is None and records[1]["payload"]["kernel"]
+    )  # --no-nvml: no GPU side
     assert {r["host_id"] for r in records} == {"fx-h1"}
     assert not (tmp_path / "state").exists()  # --once writes no state and sends nothing
 

@@ -1,0 +1,185 @@
+"""A change campaign's state, folded from ``fleet.actions``: the person's steps and the change operations.
+
+People start, pause, resume and abort a campaign (``CampaignRecorded``); the planner moves its hosts
+through change operations (``MaintenanceActionRecorded`` of operation ``change``, whose ``finding_id``
+is the campaign's id and whose ``rule`` is the version being replaced) and halts or completes it
+(``campaign_halted``, ``campaign_completed``). Every hardware finding on a host in a running campaign's
+scope is kept with whether the host ran the new version then, for the rollout safety test.
+Nothing here imports the host lifecycle: it folds this state as one part of ``FleetState``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from streams.actions import Action
+
+Status = Literal["running", "paused", "halted", "aborted", "completed"]
+CHANGE = "change"  # the operation of a campaign's host visit
+# the planner's campaign-level actions (host '-'): the safety test halted it or opened its gate, or it is done
+CAMPAIGN_KINDS = frozenset({"campaign_halted", "campaign_completed", "gate_opened"})
+# what a person's step does to a campaign's status
+STATUS_OF: dict[str, Status] = {
+    "started": "running",
+    "resumed": "running",
+    "paused": "paused",
+    "aborted": "aborted",
+}
+
+
+@dataclass(slots=True)
+class Visit:
+    """One host's turn in a campaign."""
+
+    host_id: str
+    domain: str
+    previous: str | None = None  # the version the change replaces (what a rollback restores)
+    queued_ts: int | None = None
+    requested_ts: int | None = None
+    applied_ts: int | None = None
+    done_ts: int | None = None
+
+    @property
+    def phase(self) -> str:
+        if self.done_ts is not None:
+            return "done"
+        if self.applied_ts is not None:
+            return "burn_in"
+        return "changing" if self.requested_ts is not None else "queued"
+
+
+@dataclass(slots=True)
+class Fault:
+    """A finding on a host in scope while the campaign ran: the input of ``streams.trains.safety``."""
+
+    ts: int
+    host_id: str
+    rule: str
+    upgraded: bool  # the host had the new version applied then
+    n_upgraded: int  # hosts with the new version applied then
+
+
+@dataclass(slots=True)
+class Campaign:
+    campaign_id: str
+    component: str
+    version: str
+    started_ts: int
+    scope: list[str] = field(default_factory=list)  # clusters or domains; empty: the whole fleet
+    hosts: list[str] = field(default_factory=list)  # only these (a rollback); empty: every host in scope
+    canary: int = 0
+    max_parallel_domains: int = 1
+    rollback_of: str | None = None
+    actor: str = ""
+    status: Status = "running"
+    visits: dict[str, Visit] = field(default_factory=dict)
+    faults: list[Fault] = field(default_factory=list)
+    upgraded: int = 0
+    halts: int = 0
+    halted_reason: str = ""
+    accepted: bool = False  # the safety test accepted the new version as no worse (the gate is open)
+    history: list[tuple[int, str, str]] = field(default_factory=list)  # (ts, step, reason)
+
+    def in_scope(self, host_id: str, cluster: str, domain: str) -> bool:
+        if self.hosts and host_id not in self.hosts:
+            return False
+        return not self.scope or cluster in self.scope or domain in self.scope
+
+    def previous_version(self) -> str | None:
+        """The version most of the changed hosts ran before (what ``abort --rollback`` goes back to)."""
+        seen = Counter(v.previous for v in self.visits.values() if v.previous and v.requested_ts is not None)
+        return seen.most_common(1)[0][0] if seen else None
+
+    def changed_hosts(self) -> list[str]:
+        return sorted(h for h, v in self.visits.items() if v.requested_ts is not None)
+
+
+@dataclass(slots=True)
+class Trains:
+    """Every campaign, and the versions hosts' side recorded on ``fleet.actions`` (``change_applied``)."""
+
+    campaigns: dict[str, Campaign] = field(default_factory=dict)
+    reported: dict[str, dict[str, tuple[str, int]]] = field(
+        default_factory=dict
+    )  # host -> component -> (v, ts)
+
+    def running(self) -> list[Campaign]:
+        return [c for c in self.campaigns.values() if c.status == "running"]
+
+    def apply_campaign(self, record: Mapping[str, Any]) -> bool:
+        """Fold a ``CampaignRecorded``; False when it changes nothing (unknown campaign, or a repeat)."""
+        p, ts = record["payload"], record["ts"]
+        cid, kind = p["campaign_id"], p["kind"]
+        camp = self.campaigns.get(cid)
+        if kind == "started":
+            if camp is not None:
+                return False
+            camp = self.campaigns[cid] = Campaign(
+                campaign_id=cid, component=p["component"], version=p["version"], started_ts=ts,
+                scope=list(p.get("scope") or []), hosts=list(p.get("hosts") or []), canary=p.get("canary") or 0,
+                max_parallel_domains=p.get("max_parallel_domains") or 1, rollback_of=p.get("rollback_of"),
+                actor=p.get("actor") or "",
+            )  # fmt: skip
+        elif camp is None or kind not in STATUS_OF or camp.status in ("aborted", "completed"):
+            return False
+        else:
+            camp.status = STATUS_OF[kind]
+        camp.history.append((ts, kind, p.get("reason") or ""))
+        return True
+
+    def apply_versions(self, record: Mapping[str, Any]) -> None:
+        """Fold a ``HostVersionsReported`` the host side recorded on ``fleet.actions``."""
+        mine = self.reported.setdefault(record["host_id"], {})
+        for component, version in record["payload"].items():
+            fresh = component not in mine or mine[component][1] <= record["ts"]
+            if component not in ("reason", "actor") and version is not None and fresh:
+                mine[component] = (version, record["ts"])
+
+    def on_action(self, action: Action) -> None:
+        """Fold a planner action: a campaign's own step, a host visit's step, or a finding (a fault)."""
+        if action.kind in CAMPAIGN_KINDS:
+            camp = self.campaigns.get(action.finding_id or "")
+            if camp is not None and action.kind == "gate_opened":
+                camp.accepted = True
+                camp.history.append((action.ts, action.kind, action.reason))
+            elif camp is not None and camp.status == "running":
+                camp.status = "halted" if action.kind == "campaign_halted" else "completed"
+                camp.halts += action.kind == "campaign_halted"
+                camp.halted_reason = action.reason if action.kind == "campaign_halted" else ""
+                camp.history.append((action.ts, action.kind, action.reason))
+            return
+        if action.operation == CHANGE:
+            self._visit_step(action)
+        elif action.kind == "suspected":
+            self.observe_fault(action.ts, action.host_id, action.cluster, action.domain, action.rule or "")
+
+    def observe_fault(self, ts: int, host_id: str, cluster: str, domain: str, rule: str) -> None:
+        """A fault on a host: each running campaign whose scope holds it counts it for its safety test."""
+        for camp in self.campaigns.values():
+            active = camp.status in ("running", "paused") and camp.rollback_of is None
+            if active and camp.in_scope(host_id, cluster, domain):
+                visit = camp.visits.get(host_id)
+                upgraded = visit is not None and visit.applied_ts is not None
+                camp.faults.append(Fault(ts, host_id, rule, upgraded, camp.upgraded))
+
+    def _visit_step(self, action: Action) -> None:
+        camp = self.campaigns.get(action.finding_id or "")
+        if camp is None:
+            return
+        visit = camp.visits.get(action.host_id)
+        if visit is None:
+            visit = camp.visits[action.host_id] = Visit(action.host_id, action.domain, previous=action.rule)
+        if action.kind == "suspected":
+            visit.queued_ts = action.ts
+        elif action.kind == "change_requested":
+            visit.requested_ts = action.ts
+        elif action.kind == "change_applied" and visit.applied_ts is None:
+            visit.applied_ts = action.ts
+            camp.upgraded += 1
+        elif action.kind == "verified" and visit.done_ts is None:
+            visit.done_ts = action.ts
+        elif action.kind == "withdrawn" and visit.requested_ts is None:
+            visit.queued_ts = None  # taken back before it started (the campaign was aborted)

@@ -1,0 +1,117 @@
+"""The detector's HTTP API for change campaigns: ``GET /trains``, ``POST /trains`` (start) and
+``POST /trains/{campaign}/{step}`` (pause, resume, abort, rollback), with the ops bearer token.
+
+The same records ``fleetpulse train`` writes (``streams.trains.commands``), checked against the
+campaigns this worker has folded, and acknowledged by the broker before the caller is told so.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from faust.web import Request, Response, View
+from pydantic import ValidationError
+
+from streams.errors import CampaignError
+from streams.http_auth import authorized_body
+from streams.operator_events import MAX_STEP_BYTES
+from streams.trains.commands import CampaignSpec, describe, rollback_records, start_record, step_record
+
+log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from streams.app import DetectApp
+
+STEPS = {"pause": "paused", "resume": "resumed", "abort": "aborted"}
+
+
+def campaigns(detect: DetectApp) -> list[dict[str, Any]]:
+    return [describe(c) for c in detect.fleet.trains.campaigns.values()]
+
+
+def host_versions(detect: DetectApp, host_id: str) -> dict[str, Any]:
+    """The host's newest reported version of each component, from its agent or its side's record."""
+    found = dict(detect.inventory.versions_of(host_id))
+    for component, got in detect.fleet.trains.reported.get(host_id, {}).items():
+        if component not in found or found[component][1] <= got[1]:
+            found[component] = got
+    return {c: {"version": v, "reported_ts": ts} for c, (v, ts) in sorted(found.items())}
+
+
+async def campaign_command(
+    detect: DetectApp,
+    headers: Any,
+    read_body: Callable[[], Awaitable[bytes]],
+    campaign: str | None,
+    step: str | None,
+) -> tuple[int, dict[str, Any]]:
+    """(status, JSON body): 401 without the token (checked before the body is read), 413 for a body over
+    ``MAX_STEP_BYTES``, 400 for a bad request, 409 when the campaign's status forbids it."""
+    body = await authorized_body(detect.settings.detect.ops_token, headers, read_body, MAX_STEP_BYTES)
+    if isinstance(body, tuple):
+        return body
+    now = int(time.time() * 1000)
+    try:
+        data = json.loads(body or b"{}")
+        if not isinstance(data, dict):
+            raise ValueError("the body must be a JSON object")
+        if campaign is None:
+            records = [start_record(CampaignSpec.model_validate(data), now)]
+        elif step == "rollback":
+            records = rollback_records(
+                detect.fleet.trains, campaign, actor=str(data.get("actor") or "api"), now_ms=now
+            )
+        elif step in STEPS:
+            records = [step_record(detect.fleet.trains, campaign, STEPS[step], actor=str(data.get("actor") or "api"),  # type: ignore[arg-type]
+                                   now_ms=now, reason=str(data.get("reason") or ""))]  # fmt: skip
+        else:
+            return 400, {"error": f"unknown step {step!r}: pause, resume, abort or rollback"}
+    except (ValueError, ValidationError, RecursionError) as exc:
+        return 400, {"error": f"not a campaign request: {exc}"}
+    except CampaignError as exc:
+        return 409, {"error": str(exc)}
+    for record in records:
+        sent = await detect.actions_topic.send(key=b"-", value=detect.codec.encode(record), force=True)
+        await sent
+    return 202, {
+        "event_ids": [r["event_id"] for r in records],
+        "campaign_ids": [r["payload"]["campaign_id"] for r in records],
+    }
+
+
+async def answer_campaign_post(
+    detect: DetectApp, request: Request, campaign: str | None, step: str | None
+) -> tuple[int, dict[str, Any]]:
+    """The answer to ``POST /trains…``: never a 500, one log line for every refusal."""
+    try:
+        status, body = await campaign_command(detect, request.headers, request.read, campaign, step)  # type: ignore[arg-type]
+    except Exception as exc:  # the broker, mostly: one line, no traceback; the caller may retry
+        log.warning("POST /trains: cannot record the step: %s: %s", type(exc).__name__, exc)
+        return 503, {"error": "cannot record the campaign step now; retry later"}
+    if status >= 400:
+        log.info("POST /trains: refused (%d): %s", status, body["error"])
+    return status, body
+
+
+def register_train_views(detect: DetectApp) -> None:
+    app = detect.app
+
+    class Trains(View):
+        async def get(self, request: Request, **kwargs: Any) -> Response:
+            return self.json(campaigns(detect))
+
+        async def post(self, request: Request, **kwargs: Any) -> Response:
+            status, body = await answer_campaign_post(detect, request, None, None)
+            return self.json(body, status=status)
+
+    class TrainStep(View):
+        async def post(self, request: Request, campaign: str, step: str, **kwargs: Any) -> Response:
+            status, body = await answer_campaign_post(detect, request, campaign, step)
+            return self.json(body, status=status)
+
+    app.page("/trains")(Trains)
+    app.page("/trains/{campaign}/{step}")(TrainStep)
