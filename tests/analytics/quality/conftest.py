@@ -10,7 +10,13 @@ import pytest
 
 from analytics.lake.synthetic import host_ids, synthetic_records
 from analytics.quality.gate import QualityGate
-from schemas import IncidentReported, OperatorEventRecorded
+from schemas import (
+    CampaignRecorded,
+    ComponentFaultObserved,
+    HostVersionsReported,
+    IncidentReported,
+    OperatorEventRecorded,
+)
 from schemas.arrow import table_name, to_table
 from tests.analytics.lake.helpers import NOW
 
@@ -33,7 +39,8 @@ def batches(**changes: Any) -> dict[str, pa.Table]:
 
 
 def recorded_history() -> list[dict[str, Any]]:
-    """What a fleet records beyond raw signals, for the incidents and operator_events tables."""
+    """What a fleet records beyond raw signals: incidents, operators' steps, imported component faults,
+    reported versions and a change campaign."""
     hour, start = 3_600_000, int(NOW.timestamp() * 1000) - 2 * 86_400_000
     out = []
     for i, host in enumerate(sorted(HOSTS)):
@@ -47,6 +54,20 @@ def recorded_history() -> list[dict[str, Any]]:
             "kind": "out_of_service", "actor": "oncall", "reason": "fan noise", "ticket_id": f"T-{i}",
             "cause": "fan" if i % 2 else None,
         }).to_record())  # fmt: skip
+        out.append(ComponentFaultObserved(event_id=f"cf-{i}", **env, payload={
+            "cause": "psu" if i % 2 else "network", "component_kind": "psu", "component": str(i), "count": 1,
+        }).to_record())  # fmt: skip
+        out.append(HostVersionsReported(event_id=f"ver-{i}", **env, payload={
+            "driver": "550.54.15", "cuda_driver": "12.4", "vbios": "96.00.89.00.01", "inforom": None,
+            "nic_firmware": "28.39.1002", "kernel": "6.1.0-18-amd64", "os_image": "debian-12",
+            "reason": "start", "actor": "agent",
+        }).to_record())  # fmt: skip
+    env = {"host_id": "-", "cluster": "-", "ts": start}
+    out.append(CampaignRecorded(event_id="camp-0", **env, payload={
+        "campaign_id": "c-1", "kind": "started", "component": "driver", "version": "560.35",
+        "scope": ["rsc1"], "hosts": [], "canary": 2, "max_parallel_domains": 1, "rollback_of": None,
+        "actor": "ana", "reason": "", "evidence": None,
+    }).to_record())  # fmt: skip
     return out
 
 
