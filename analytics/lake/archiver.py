@@ -78,8 +78,7 @@ class Archiver:
         """``resplit``: ``lake.members`` may differ from the split the lake recorded (every old member has stopped)."""
         self.settings = settings
         self.resplit = resplit
-        if lake is None and "://" not in str(settings.lake.path):
-            private_dir(Path(settings.lake.path).expanduser())  # the fleet's whole history
+        self._private_lake = lake is None and "://" not in str(settings.lake.path)
         self.lake = lake or DeltaTables(
             settings.lake.path,
             settings.lake.storage_options,
@@ -99,8 +98,15 @@ class Archiver:
 
     # -- set-up -------------------------------------------------------------------------------
 
+    def prepare_lake(self) -> None:
+        """A local lake's folder, 0700 (it holds the fleet's whole history): made once the topics are
+        there, so a run that stops for a missing topic writes nothing."""
+        if self._private_lake:
+            private_dir(Path(self.settings.lake.path).expanduser())
+
     def _start(self, consumer: Any, tps: list[Any]) -> Publisher:
         """Read each partition's committed offset, give new partitions a starting point, seek there."""
+        self.prepare_lake()
         group = self.settings.lake.group_id
         frontier = offsets.resume_offsets(self.lake, group, [TopicPartition(tp.topic, tp.partition) for tp in tps])
         begin = consumer.beginning_offsets(tps)

@@ -45,5 +45,7 @@ def test_the_archivers_local_lake_is_private(tmp_path: Path) -> None:
     from analytics.lake.archiver import Archiver
 
     settings = Settings.model_validate({"lake": {"path": str(tmp_path / "lake")}})
-    Archiver(settings)
+    archiver = Archiver(settings)
+    assert not (tmp_path / "lake").exists()  # nothing before the topics are there (test_archiver.py)
+    archiver.prepare_lake()  # what a run does once it found its topics
     assert mode(tmp_path / "lake") == 0o700
