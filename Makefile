@@ -27,13 +27,15 @@ demo: $(STAMP)
 	$(BIN)/fleetpulse demo
 
 # Test workers: most tests wait on a broker or a child process, so more workers than cores pay
-# (docs/BENCHMARKS.md, "Test suite"). Tests marked serial share one worker (tests/conftest.py).
+# (docs/BENCHMARKS.md, "Test suite"). Tests marked serial (the fault scenarios, which time their faults
+# against a running producer) run afterwards, alone on a quiet machine, as they did before.
 TEST_WORKERS ?= 3
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
 ## test: lint, types and the full test suite against a real Kafka broker (what CI runs)
 test: $(STAMP) lint types layers
-	$(BIN)/pytest -q $(XDIST)
+	$(BIN)/pytest -q $(XDIST) -m "not serial"
+	$(BIN)/pytest -q -m serial
 
 check: test
 
