@@ -59,6 +59,7 @@ class Outages:
     clock: int = 0  # newest event time folded
     newest_change: int = 0  # newest time an outage starts or ends (an incident's end may follow its record)
     changes: list[tuple[int, str]] = field(default_factory=list)  # (time an outage starts or ends, host), sorted
+    measured: int = 0  # times out measured so far: a reader's draws from them hold while it is unchanged
 
     def apply(self, record: Mapping[str, Any]) -> None:
         """Fold one IncidentReported or OperatorEventRecorded (ValueError for anything else)."""
@@ -135,6 +136,7 @@ class Outages:
 
     def _measured(self, outage: Outage) -> None:
         if outage.cause and outage.end_ts is not None:
+            self.measured += 1
             how = "incident" if outage.source == "incident" else outage.key.split(":", 1)[0]
             for found in (
                 self.durations.setdefault(outage.cause, []),
@@ -164,14 +166,15 @@ class Outages:
         return {host for _, host in self.changes[lo:hi]}
 
     def changes_after(self, hosts: Iterable[str], after: int) -> list[int]:
-        """The times after ``after`` at which an outage of one of ``hosts`` starts or ends."""
-        return [
+        """The times after ``after`` at which an outage of one of ``hosts`` starts or ends, sorted
+        (a caller stepping through them bisects this one list rather than asking again each step)."""
+        return sorted(
             t
             for host_id in hosts
             for o in self.by_host.get(host_id, {}).values()
             for t in (o.start_ts, o.end_ts)
             if t is not None and t > after
-        ]
+        )
 
     def open_at(self, host_id: str, now: int) -> list[Outage]:
         return [o for o in self.by_host.get(host_id, {}).values() if o.out_at(now)]

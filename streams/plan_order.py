@@ -211,7 +211,8 @@ class OrderedPlan:
         starts when room appears, and a train halts when the domain goes past its failure buffer."""
         out: list[Action] = []
         last = since
-        while (wake := self.planner.next_wake(state, domain, last)) is not None and wake < until:
+        changes = self.planner.wake_changes(state, domain, since)  # reconciling starts or ends no outage
+        while (wake := self.planner.next_wake(state, domain, last, changes)) is not None and wake < until:
             out += self.planner.reconcile(state, domain, size, wake)
             last = wake
         return out

@@ -18,6 +18,7 @@ fleet recorded and operators' steps (``streams.outages``), at the decision's eve
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
@@ -28,6 +29,7 @@ from streams.escalation import escalation_of
 from streams.findings import Finding
 from streams.ids import stable_unit
 from streams.lifecycle import FleetState, HostState, Operation
+from streams.outages import Outages
 from streams.plan_actions import (
     emit,
     finding_action,
@@ -68,6 +70,9 @@ class Planner:
         self.policy = policy
         self.buffers = DomainBuffers(policy, members)
         self.trains = Conductor(policy, view, self.buffers) if view is not None else None
+        # each operation's drawn repair time, for the measurements it was drawn from (see ``repair_time_ms``)
+        self._draws: dict[str, int] = {}
+        self._drawn_from: tuple[Outages | None, int] = (None, -1)
 
     def budgets(self, state: FleetState, domain: str, size: int, now: int | None = None) -> DomainBudget:
         """The domain's buffers at event time ``now`` (default: the newest event folded)."""
@@ -123,20 +128,31 @@ class Planner:
         ]
         return min(dues) if dues else None
 
-    def next_wake(self, state: FleetState, domain: str, after: int) -> int | None:
+    def next_wake(
+        self, state: FleetState, domain: str, after: int, changes: list[int] | None = None
+    ) -> int | None:
         """The first event time after ``after`` at which the domain's capacity may change.
 
         A repair falls due, or an outage of one of its hosts (an incident, an operator's step)
         starts or ends: each one may free room for deferred work, or push the domain past its
         failure buffer, so the planner reconciles there and not only when a finding arrives.
+        ``changes``: the domain's outage changes (``wake_changes``) when the caller steps through many
+        wakes, so that each step does not scan the hosts' outage history again.
         """
         times = [
             t
             for h in self._hosts(state, domain)
             if h.current and h.current.started_ts is not None and (t := self._due(state, h.current)) > after
         ]
-        times += state.outages.changes_after(self.buffers.hosts(state, domain), after)
+        if changes is None:
+            changes = self.wake_changes(state, domain, after)
+        i = bisect.bisect_right(changes, after)
+        times += changes[i : i + 1]
         return min(times) if times else None
+
+    def wake_changes(self, state: FleetState, domain: str, after: int) -> list[int]:
+        """The times after ``after`` an outage of one of the domain's hosts starts or ends, sorted."""
+        return state.outages.changes_after(self.buffers.hosts(state, domain), after)
 
     def work_signature(self, state: FleetState, domain: str, size: int, now: int) -> tuple[Any, ...] | None:
         """Whether ``reconcile`` at event time ``now`` may change the domain: a signature of what it
@@ -181,16 +197,25 @@ class Planner:
         worker and replay gives the operation the same time."""
         p = self.policy.planner
         if p.measured_repair_times:
-            measured = state.outages.repair_draw_ms(
-                self.policy.cause_of_rule(op.rule),
-                op.operation,
-                reset_within=p.reset_within,
-                min_samples=p.min_repair_samples,
-                unit=stable_unit(p.repair_time_seed, op.op_id),
-            )
-            if measured is not None:
-                return measured
+            outages, seen = self._drawn_from
+            if outages is not state.outages or seen != state.outages.measured:  # new measurements: draw again
+                self._draws, self._drawn_from = {}, (state.outages, state.outages.measured)
+            if op.op_id not in self._draws:
+                self._draws[op.op_id] = self._draw(state, op)
+            return self._draws[op.op_id]
         return self.policy.repair_time_ms(op.operation)
+
+    def _draw(self, state: FleetState, op: Operation) -> int:
+        """The operation's time from the measurements as they are now (``repair_time_ms``)."""
+        p = self.policy.planner
+        measured = state.outages.repair_draw_ms(
+            self.policy.cause_of_rule(op.rule),
+            op.operation,
+            reset_within=p.reset_within,
+            min_samples=p.min_repair_samples,
+            unit=stable_unit(p.repair_time_seed, op.op_id),
+        )
+        return self.policy.repair_time_ms(op.operation) if measured is None else measured
 
     def _hosts(self, state: FleetState, domain: str) -> list[HostState]:
         return [state.hosts[h] for h in sorted(state.peek_domain(domain).hosts)]
