@@ -22,6 +22,13 @@ SOURCE = "nvml"
 NVLINK_COUNTERS = (0, 1, 2, 3)  # DL_REPLAY, DL_RECOVERY, DL_CRC_FLIT, DL_CRC_DATA
 
 
+
+def init_nvml(module: Any | None = None) -> Any:
+    """pynvml, initialised (``module``: a stand-in, in tests); raises what the import or ``nvmlInit`` raise."""
+    nv = module or importlib.import_module("pynvml")
+    nv.nvmlInit()
+    return nv
+
 class _Lost(Exception):
     """The GPU answered NVML_ERROR_GPU_IS_LOST."""
 
@@ -63,8 +70,7 @@ class NvmlCollector:
         if self.nv is not None:
             return True
         try:
-            nv = self._module or importlib.import_module("pynvml")
-            nv.nvmlInit()
+            nv = init_nvml(self._module)
         except Exception as exc:  # ImportError, or NVMLError_LibraryNotFound / DriverNotLoaded
             self.problems.add(SOURCE, "unavailable", "", f"{type(exc).__name__}: {exc}")
             return False

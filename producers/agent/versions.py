@@ -10,7 +10,6 @@ is done on a host only when every unit has the new version. A source that is mis
 from __future__ import annotations
 
 import contextlib
-import importlib
 import platform
 from collections.abc import Callable
 from functools import partial
@@ -19,6 +18,7 @@ from typing import Any
 
 from ground.settings.agent import VersionsSettings
 from producers.agent.collector import Observation, Problems
+from producers.agent.nvml import init_nvml
 from producers.agent.sysfs import SysfsReader
 
 SOURCE = "versions"
@@ -91,8 +91,7 @@ class VersionsCollector:
     def _nvml(self) -> Any:
         if self.nv is None:
             try:
-                nv = self._module or importlib.import_module("pynvml")
-                nv.nvmlInit()
+                nv = init_nvml(self._module)
             except Exception as exc:  # ImportError, or NVMLError_LibraryNotFound / DriverNotLoaded
                 self.problems.add(SOURCE, "nvml_unavailable", "", f"{type(exc).__name__}: {exc}")
                 return None
