@@ -26,6 +26,22 @@ from producers.schedule import Schedule
 from schemas.events import EVENT_CLASSES
 
 
+def agent_record(
+    run_id: str, host_id: str, cluster: str, seq: int, ts: int, event_type: str, payload: dict[str, Any]
+) -> dict[str, Any]:
+    """A simulated agent's record: the envelope (event id ``<run>-<host>-<seq>``) around its payload."""
+    return {
+        "event_id": f"{run_id}-{host_id}-{seq}",
+        "event_type": event_type,
+        "schema_version": EVENT_CLASSES[event_type].SCHEMA_VERSION,
+        "host_id": host_id,
+        "cluster": cluster,
+        "ts": ts,
+        "agent_seq": seq,
+        "payload": payload,
+    }
+
+
 @dataclass(frozen=True)
 class Tick:
     index: int
@@ -177,18 +193,7 @@ class FleetAgents:
             self.seq[host] += 1
             seq = int(self.seq[host])
             host_id = self.fleet.host_id[host]
-            out.append(
-                {
-                    "event_id": f"{self.run_id}-{host_id}-{seq}",
-                    "event_type": event_type,
-                    "schema_version": EVENT_CLASSES[event_type].SCHEMA_VERSION,
-                    "host_id": host_id,
-                    "cluster": self._cluster[host],
-                    "ts": ts,
-                    "agent_seq": seq,
-                    "payload": payload,
-                }
-            )
+            out.append(agent_record(self.run_id, host_id, self._cluster[host], seq, ts, event_type, payload))
         return RecordBatch(out)
 
     def _joined(self, h: int, ts: int) -> list[tuple[int, int, str, dict[str, Any]]]:

@@ -10,8 +10,8 @@ from typing import Any
 
 from producers import signals
 from producers.fleet import Fleet
+from producers.generator import agent_record
 from producers.schedule import INTERRUPTING
-from schemas.events import EVENT_CLASSES
 
 Record = dict[str, Any]
 
@@ -27,17 +27,9 @@ class Envelopes:
 
     def record(self, host: int, ts: int, event_type: str, payload: dict[str, Any]) -> Record:
         self.seq[host] += 1
-        host_id = self.fleet.host_id[host]
-        return {
-            "event_id": f"{self.run_id}-{host_id}-{self.seq[host]}",
-            "event_type": event_type,
-            "schema_version": EVENT_CLASSES[event_type].SCHEMA_VERSION,
-            "host_id": host_id,
-            "cluster": self.cluster[host],
-            "ts": ts,
-            "agent_seq": self.seq[host],
-            "payload": payload,
-        }
+        return agent_record(
+            self.run_id, self.fleet.host_id[host], self.cluster[host], self.seq[host], ts, event_type, payload
+        )
 
     def inventory(self, host: int) -> Record:
         f = self.fleet
