@@ -136,9 +136,24 @@ def broker(local_broker_factory: Callable[..., LocalBroker]) -> Iterator[AclBrok
             upserts = [UserScramCredentialUpsertion(u, ScramMechanism.SCRAM_SHA_512, password) for u in USERS]
             client.alter_user_scram_credentials(upserts)
             client.create_acls(table_acls())
+        wait_for_logins(cluster)
         yield cluster
     finally:
         running.stop()
+
+
+def wait_for_logins(cluster: AclBroker, timeout_s: float = 30.0) -> None:
+    """Credentials reach the broker through its metadata log: a test may not be the first to try them."""
+    deadline = time.monotonic() + timeout_s
+    for user in USERS:
+        settings = cluster.settings(user)
+        while True:
+            try:
+                settings.kafka.check_login(settings.bootstrap_servers, timeout_s=5)
+                break
+            except KafkaAuthError:
+                assert time.monotonic() < deadline, f"{user} cannot log in"
+                time.sleep(0.5)
 
 
 def can_write(cluster: AclBroker, user: str, topic: str) -> bool:
