@@ -24,6 +24,7 @@ from streams.actions import Action
 from streams.agents import register_agents
 from streams.alerts import DlqSurge, alerts_for
 from streams.cache import CheckpointCache
+from streams.console import register_console
 from streams.deadletter import SourceRecord, dead_letter, faust_source, reason_label
 from streams.errors import InvalidRecordError
 from streams.fatal import end_worker, exit_process
@@ -194,6 +195,7 @@ class DetectApp:
         self.metrics.registry.register(FleetCollector(lambda: fleet_view(self.fleet, self.planner, self.inventory)))
         register_agents(self)
         register_views(self)
+        register_console(self)
 
     # -- shared steps ---------------------------------------------------------------------------
 

@@ -1,0 +1,5 @@
+"""The operator console: server-rendered pages of the fleet a detect worker folds, behind the ops token."""
+
+from streams.console.views import register_console
+
+__all__ = ["register_console"]
