@@ -16,6 +16,7 @@ from rich.table import Table
 
 from ground.cli_context import settings_of
 from ground.stop_signals import stop_on_signals
+from ground.tables import FormatOpt, OutputFormat, Sheet, messages, show
 
 if TYPE_CHECKING:
     from analytics.lake.publish import PublishedBatch
@@ -134,9 +135,11 @@ def _lake(settings: Settings) -> Lake:
 
 
 @lake_app.command()
-def status(ctx: typer.Context, lake: LakeOpt = None) -> None:
+def status(ctx: typer.Context, lake: LakeOpt = None, fmt: FormatOpt = OutputFormat.table) -> None:
     """Tables with their Delta version, files and rows; committed offsets; quarantine and rejected records."""
     import polars as pl
+
+    say = messages(fmt)
 
     settings = _settings(ctx, lake)
     lk = _lake(settings)
@@ -148,30 +151,30 @@ def status(ctx: typer.Context, lake: LakeOpt = None) -> None:
         rows, lo, hi = summary.collect().row(0)
         dates = f"{lo} … {hi}" if rows else "-"
         table.add_row(name, str(lk.version(name)), str(len(lk.files(name))), f"{rows:,}", dates)
-    console.print(table)
     offsets = Table(title="committed offsets (next offset to archive)")
     for column in ("archiver group", "topic", "partition", "next offset"):
         offsets.add_column(column)
     frontier = lk.frontier()
     for (group, tp), next_offset in sorted(frontier.items()):
         offsets.add_row(escape(group), escape(tp.topic), str(tp.partition), f"{next_offset:,}")
-    if frontier:
-        console.print(offsets)
-    else:
-        console.print("no committed offsets: nothing here was written by the archiver")
     entries = lk.quarantine()
     rejected = lk.rejected().select(pl.len()).collect().item()
-    console.print(
-        f"quarantine: {len(entries)} entries, {sum(e.rows for e in entries):,} rows; rejected: {rejected:,}"
-    )
+    held = Sheet.of("quarantine", ["entries", "rows", "rejected"], [[len(entries), sum(e.rows for e in entries), rejected]])
+    if fmt is not OutputFormat.table:
+        show(fmt, table, offsets, held)
+        return
+    show(fmt, table, *([offsets] if frontier else []), console=console)
+    if not frontier:
+        say.print("no committed offsets: nothing here was written by the archiver")
+    say.print(f"quarantine: {len(entries)} entries, {held.rows[0][1]:,} rows; rejected: {rejected:,}")
 
 
 @lake_app.command()
-def quarantine(ctx: typer.Context, lake: LakeOpt = None) -> None:
+def quarantine(ctx: typer.Context, lake: LakeOpt = None, fmt: FormatOpt = OutputFormat.table) -> None:
     """List quarantined batches and the expectations they failed."""
     settings = _settings(ctx, lake)
     entries = _lake(settings).quarantine()
-    if not entries:
+    if not entries and fmt is OutputFormat.table:
         console.print("quarantine is empty")
         return
     table = Table(title="quarantined batches")
@@ -182,7 +185,7 @@ def quarantine(ctx: typer.Context, lake: LakeOpt = None) -> None:
         table.add_row(
             e.table, escape(source), str(e.rows), e.quarantined_at, escape("\n".join(e.failed_expectations))
         )
-    console.print(table)
+    show(fmt, table, console=console)
 
 
 @lake_app.command()
@@ -196,12 +199,14 @@ def compact(
     target_size: Annotated[
         int | None, typer.Option("--target-size", min=1, help="Target file size in bytes (delta-rs default: 100 MiB).")
     ] = None,
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Merge small files with Delta's optimize.compact (closed date partitions unless --all-dates)."""
     from analytics.lake.maintenance import compact as run_compaction
 
     settings = _settings(ctx, lake)
-    with console.status("compacting…") as status:
+    say = messages(fmt)
+    with say.status("compacting…") as status:
         results = run_compaction(
             _lake(settings).delta,
             settings.lake,
@@ -210,7 +215,7 @@ def compact(
             target_size=target_size,
             on_table=lambda r: status.update(f"compacted {r.table}: {r.files_removed} files → {r.files_added}"),
         )
-    if not results:
+    if not results and fmt is OutputFormat.table:
         console.print("nothing to compact")
         return
     table = Table(title="compaction")
@@ -218,8 +223,8 @@ def compact(
         table.add_column(column)
     for r in results:
         table.add_row(escape(r.table), str(r.files_removed), str(r.files_added), str(r.partitions))
-    console.print(table)
-    console.print(
+    show(fmt, table, console=console)
+    say.print(
         "the merged files stay readable by older versions until `fleetpulse lake vacuum` "
         f"(retention {settings.lake.vacuum_retention_hours} h) deletes them"
     )
@@ -272,6 +277,7 @@ def validate(
         str | None,
         typer.Option("--now", help="ISO time that bounds event times (default: the current time)."),
     ] = None,
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Re-check every published partition against the current suites; exit code 1 if any fails."""
     from analytics.quality.gate import QualityGate
@@ -282,7 +288,7 @@ def validate(
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
     gate = QualityGate(future_tolerance_s=settings.lake.quality.future_tolerance_s)
-    with console.status("validating…") as status:
+    with messages(fmt).status("validating…") as status:
         rows = recheck(
             _lake(settings),
             gate,
@@ -297,8 +303,8 @@ def validate(
     for r in rows:
         verdict = "[green]pass[/]" if r.success else "[red]FAIL[/]"
         table.add_row(r.table, r.date, str(r.files), f"{r.rows:,}", verdict, escape("\n".join(r.failed)))
-    console.print(table)
+    show(fmt, table, console=console)
     failed = [r for r in rows if not r.success]
-    console.print(f"{len(rows) - len(failed)} checks passed, {len(failed)} failed")
+    messages(fmt).print(f"{len(rows) - len(failed)} checks passed, {len(failed)} failed")
     if failed:
         raise typer.Exit(1)

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from ground.cli_context import settings_of
 from ground.kafka import admin
+from ground.tables import FormatOpt, OutputFormat, messages, show
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -30,11 +31,13 @@ def _settings(ctx: typer.Context) -> Settings:
 def create(
     ctx: typer.Context,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the cluster.")] = 30.0,
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Create every fleetpulse topic that does not exist yet; existing topics are left unchanged."""
     settings = _settings(ctx)
     specs = settings.topics.all()
-    with console.status(f"creating {len(specs)} topics on {settings.bootstrap_servers}…"):
+    say = messages(fmt)
+    with say.status(f"creating {len(specs)} topics on {settings.bootstrap_servers}…"):
         report = admin.ensure_topics(settings, specs, timeout_s=timeout)
     table = Table(title=f"topics on {escape(settings.bootstrap_servers)}")
     for column in ("topic", "partitions", "cleanup", "retention", "state"):
@@ -45,8 +48,8 @@ def create(
         if spec.cleanup_policy == "compact":
             retention = "-"
         table.add_row(spec.name, str(spec.partitions), spec.cleanup_policy, retention, state)
-    console.print(table)
-    console.print(f"{len(report.created)} created, {len(report.existing)} already existed.")
+    show(fmt, table, console=console)
+    say.print(f"{len(report.created)} created, {len(report.existing)} already existed.")
 
 
 @app.command("list")
@@ -56,6 +59,7 @@ def list_(
         bool, typer.Option("--internal", help="Include internal topics (__consumer_offsets…).")
     ] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the cluster.")] = 10.0,
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """List the topics on the cluster with their partition counts."""
     settings = _settings(ctx)
@@ -76,10 +80,10 @@ def list_(
                 else f"declared with {spec.partitions} partitions"
             )
         table.add_row(name, str(partitions[name]), note)
-    console.print(table)
+    show(fmt, table, console=console)
     missing = sorted(set(declared) - set(partitions))
     if missing:
-        console.print(f"[yellow]missing:[/] {', '.join(missing)} (run `fleetpulse topics create`)")
+        messages(fmt).print(f"[yellow]missing:[/] {', '.join(missing)} (run `fleetpulse topics create`)")
 
 
 def _duration(ms: int) -> str:

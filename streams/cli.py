@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ground.cli_context import settings_of
+from ground.tables import FormatOpt, OutputFormat, messages, show
 
 app = typer.Typer()
 
@@ -46,6 +47,7 @@ def detect_policy(
     policy: Annotated[
         Path | None, typer.Argument(help=f"Policy file to check (default: {POLICY_DEFAULT}).")
     ] = None,
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Validate a detection policy file and print its rules (by default the one `detect` would run)."""
 
@@ -64,8 +66,8 @@ def detect_policy(
             rule.action,
             rule.detector,
         )
-    console = Console()
-    console.print(table)
+    show(fmt, table)
+    console = messages(fmt)
     s = loaded.slow_host
     console.print(
         f"slow host: window {s.window / 1000:g} s, z_step >= {s.z_step}, z_bus_bw <= -{s.z_bus_bw}, "

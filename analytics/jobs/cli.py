@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 import polars as pl
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ground.cli_context import settings_of
+from ground.tables import FormatOpt, OutputFormat, Sheet, messages, show
 
 app = typer.Typer()
 
@@ -39,6 +39,11 @@ def result_table(name: str, frame: pl.DataFrame, columns: int = 8, rows: int = 1
     for row in frame.head(rows).iter_rows():
         view.add_row(*(escape(fmt_cell(c, v)) for c, v in zip(frame.columns, row, strict=True)))
     return view
+
+
+def frame_sheet(name: str, frame: pl.DataFrame) -> Sheet:
+    """A job's whole table (every row and column, raw values) for ``--format json|csv``."""
+    return Sheet.of(name, frame.columns, frame.rows())
 
 
 def _params(pairs: list[str]) -> dict[str, Any]:
@@ -85,6 +90,7 @@ def analyze(
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Job parameter KEY=VALUE, e.g. --set min_events=2.")
     ] = None,
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Run one analytics job over the lake and print its headline numbers."""
     import inspect
@@ -102,7 +108,7 @@ def analyze(
         unknown = set(params) - allowed
         if unknown:
             raise JobError(f"job {job!r} has no parameter {sorted(unknown)}; it takes {sorted(allowed)}")
-    console = Console()
+    console = messages(fmt)
     folder = _lake(ctx, lake)
     try:
         with console.status(f"running {job} ..."):
@@ -116,7 +122,9 @@ def analyze(
         console.print(f"• {escape(line)}")
     for note in result.notes:
         console.print(f"[yellow]note:[/] {escape(note)}")
-    for name in SHOWN[job]:
+    if fmt is not OutputFormat.table:
+        show(fmt, *(frame_sheet(n, result.tables[n]) for n in SHOWN[job] if n in result.tables))
+    for name in SHOWN[job] if fmt is OutputFormat.table else ():
         table = result.tables.get(name)
         if name == "comparisons":  # already printed as the summary lines above
             continue
@@ -140,8 +148,12 @@ def report(
     jobs: Annotated[str, typer.Option("--jobs", help="Comma-separated subset of jobs.")] = ",".join(
         JOB_NAMES
     ),
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
-    """Run every job and write report.html (self-contained) and summary.md with plots."""
+    """Run every job and write report.html (self-contained) and summary.md with plots.
+
+    ``--format json|csv`` also prints the truth checks and the skipped jobs on stdout.
+    """
 
     from analytics.jobs.errors import UnknownJobError
     from analytics.jobs.report import build_report
@@ -150,7 +162,7 @@ def report(
     for name in chosen:
         if name not in JOB_NAMES:
             raise UnknownJobError(name, JOB_NAMES)
-    console = Console()
+    console = messages(fmt)
     rep = build_report(_lake(ctx, lake), out, truth, chosen)
     for name, why in rep.skipped.items():
         console.print(f"[yellow]skipped {escape(name)}:[/] {escape(why)}")
@@ -163,3 +175,6 @@ def report(
         )
         console.print(f"truth checks: {int(ok.sum())}/{rep.truth.height} passed{undecided}")
     console.print(f"wrote {rep.html} and {rep.markdown}")
+    if fmt is not OutputFormat.table:
+        skipped = Sheet.of("skipped", ["job", "why"], sorted(rep.skipped.items()))
+        show(fmt, *([frame_sheet("truth checks", rep.truth)] if rep.truth is not None else []), skipped)

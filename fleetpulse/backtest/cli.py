@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from ground.cli_context import settings_of
+from ground.tables import FormatOpt, OutputFormat, messages, show
 
 app = typer.Typer()
 
@@ -46,10 +47,9 @@ def backtest(
         "backtest-report"
     ),
     tick: Annotated[str, typer.Option(help="Event time between two planner ticks (e.g. 60s, 5m).")] = "60s",
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """What a policy would have done over the lake's history: findings, actions, capacity, against the live run."""
-    from rich.console import Console
-
     from analytics.lake.reader import open_lake
     from fleetpulse.backtest.events import Period, read_history
     from fleetpulse.backtest.report import write_report
@@ -66,7 +66,7 @@ def backtest(
     grid = variants(read_policy_data(policy_file), [parse_setting(s) for s in set_ or []])
     period = Period(parse_time(from_, "--from"), parse_time(to, "--to"))
     truth_frames = load_truth(truth) if truth else None
-    console = Console()
+    console = messages(fmt)
     with console.status(f"reading {lake_path}"):
         history = read_history(open_lake(lake_path), period)
     with console.status(f"replaying {len(history.events):,} records through {len(grid)} policy variant(s)"):
@@ -83,5 +83,5 @@ def backtest(
         "records": len(history.events),
     }
     html_path, md_path = write_report(results, out, params)
-    console.print(summary_table(results))
+    show(fmt, summary_table(results), console=console)
     console.print(f"report written to {html_path} and {md_path}")

@@ -13,6 +13,7 @@ from rich.table import Table
 from fleetpulse.broker.logs import follow, tail
 from fleetpulse.broker.process import LocalBroker
 from ground.cli_context import settings_of
+from ground.tables import FormatOpt, OutputFormat, show
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -88,22 +89,22 @@ def stop(ctx: typer.Context, local: LocalOption = False) -> None:
 
 
 @app.command()
-def status(ctx: typer.Context, local: LocalOption = False) -> None:
+def status(ctx: typer.Context, local: LocalOption = False, fmt: FormatOpt = OutputFormat.table) -> None:
     """Show whether the broker runs and answers, where, and its files. Exit code 1 if it is not running.
 
     With an external cluster configured, whether that answers; ``--local``: the local broker's state anyway.
     """
     settings = _settings(ctx)
     table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column()
+    table.add_column("field", style="bold")  # the names only --format json|csv shows
+    table.add_column("value")
     if not settings.uses_local_broker and not local:
         from ground.kafka.admin import broker_answers
 
         answers = broker_answers(settings.bootstrap_servers, settings.kafka, timeout_s=5.0)
         table.add_row("cluster", f"external, {escape(settings.bootstrap_servers)}")
         table.add_row("answers", "[green]yes[/]" if answers else "[red]no[/]")
-        console.print(table)
+        show(fmt, table, console=console)
         raise typer.Exit(0 if answers else 1)
     state = LocalBroker(settings.broker, kafka=settings.kafka).status()
     if state.ready:
@@ -117,7 +118,7 @@ def status(ctx: typer.Context, local: LocalOption = False) -> None:
     table.add_row("bootstrap", state.bootstrap)
     table.add_row("data", escape(str(state.data_dir)))
     table.add_row("log", escape(str(state.log_file)))
-    console.print(table)
+    show(fmt, table, console=console)
     if not state.running:
         raise typer.Exit(1)
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 
 from ground.cli_context import settings_of
+from ground.tables import FormatOpt, OutputFormat, messages
 
 app = typer.Typer()
 
@@ -56,6 +56,7 @@ def score(
     pages: Annotated[
         bool, typer.Option(help="Also score the alerts sent (pages per true incident), from the same source.")
     ] = True,
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Score detector findings against the simulator's ground truth: TP/FP/FN, precision, recall, time to detect."""
     from fleetpulse.evaluation.alerts_io import alerts_from_kafka, alerts_from_lake
@@ -76,7 +77,7 @@ def score(
     rules = rules_from_policy(detection)
     rules.update(parse_rule(r) for r in rule or [])
     truth_frames = load_truth(truth)
-    console = Console()
+    console = messages(fmt)
     with console.status(f"reading findings from {findings_from}"):
         if findings_from == "lake":
             found = findings_from_lake(lake or settings.lake.path)
@@ -91,7 +92,7 @@ def score(
                 else alerts_from_kafka(settings, timeout_s=timeout_s)
             )
         report = dataclasses.replace(report, pages=score_pages(alerts, report))
-    render(report, console)
+    render(report, console, fmt=fmt)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(report.to_json())

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from fleetpulse.evaluation.report import DetectorScore, PageScore, ScoreReport
+from ground.tables import OutputFormat, show
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,11 +31,30 @@ def _duration(seconds: float | None) -> str:
     return f"{sign}{s / 86400:.1f} d"
 
 
-def render(
-    report: ScoreReport, console: Console, title: str = "Detection quality vs ground truth (hosts)"
-) -> None:
-    """One table row per detector, then the per-kind breakdown; the live segment of a run apart."""
+LIVE_TITLE = "The live segment alone (live window)"
 
+
+def render(
+    report: ScoreReport, console: Console, title: str = "Detection quality vs ground truth (hosts)",
+    fmt: OutputFormat = OutputFormat.table,
+) -> None:
+    """One table row per detector, then the per-kind breakdown; the live segment of a run apart.
+    ``--format json|csv``: the tables alone (the whole report: ``score --json``)."""
+    if fmt is not OutputFormat.table:
+        live = [score_table(report.live, LIVE_TITLE)] if report.live is not None else []
+        show(fmt, score_table(report, title), *live)
+        return
+    console.print(score_table(report, title))
+    for s in report.detectors.values():
+        console.print(f"[bold]{s.detector}[/]: {_notes(s)}")
+    if report.pages is not None:
+        console.print(f"[bold]pages[/]: {_pages(report.pages)}")
+    if report.live is not None:
+        render(report.live, console, LIVE_TITLE)
+
+
+def score_table(report: ScoreReport, title: str) -> Table:
+    """One row per detector: TP, FP, FN, precision, recall, time to detect."""
     table = Table(title=title)
     for col in (
         "detector",
@@ -67,13 +87,7 @@ def render(
             _duration(s.ttd_p90_s),
             windows,
         )
-    console.print(table)
-    for s in report.detectors.values():
-        console.print(f"[bold]{s.detector}[/]: {_notes(s)}")
-    if report.pages is not None:
-        console.print(f"[bold]pages[/]: {_pages(report.pages)}")
-    if report.live is not None:
-        render(report.live, console, "The live segment alone (live window)")
+    return table
 
 
 def _pages(p: PageScore) -> str:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from ground.cli_context import settings_of
+from ground.tables import FormatOpt, OutputFormat, messages
 
 app = typer.Typer(
     help="Fault injection: kill detect workers, restart or stop the broker, take the webhook receiver down or slow it, fill the disk, feed poison.",
@@ -42,6 +42,7 @@ def run(
     preset: Annotated[str, typer.Option(help="Simulated fleet preset.")] = "small",
     days: Annotated[float, typer.Option(help="Simulated fleet history, days.")] = 14.0,
     seed: Annotated[int, typer.Option(help="Simulator and fuzzer seed.")] = 7,
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Run fault scenarios against a local Kafka broker started for this run; print (and write) the results.
 
@@ -55,7 +56,7 @@ def run(
 
     names = check_names(scenario or [])
     settings = settings_of(ctx)
-    console = Console()
+    console = messages(fmt)
     run_id = time.strftime("faults-%Y%m%d-%H%M%S")
     run_dir = (out / run_id).resolve()
     command = "fleetpulse " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["faults"] else "fleetpulse faults run"
@@ -76,7 +77,7 @@ def run(
                 continue
             results.append(result)
             console.print(f"{'[green]✓' if result.met else '[red]✗'}[/] {name} ({result.duration_s:.0f} s)")
-    print_table(results, console)
+    print_table(results, console, fmt)
     if write is not None:
         write_reliability(write, results)
         console.print(f"written to {write}")

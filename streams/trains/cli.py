@@ -5,7 +5,6 @@ Every detect worker folds them; the planner moves the campaign's hosts domain by
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Annotated
 
@@ -14,6 +13,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from ground.cli_context import settings_of
+from ground.tables import FormatOpt, OutputFormat, Sheet, show
 from streams.errors import CampaignError
 from streams.trains.commands import (
     CampaignSpec,
@@ -61,14 +61,18 @@ def start(
 def status(
     ctx: typer.Context,
     campaign: Annotated[str | None, typer.Argument(help="Campaign id; default: every campaign.")] = None,
+    fmt: FormatOpt = OutputFormat.json,
 ) -> None:
-    """Print campaigns as JSON: status, hosts per phase, the safety gate, halts with their evidence."""
+    """Print campaigns (JSON by default): status, hosts per phase, the safety gate, halts with their evidence."""
     trains = read_fleet(settings_of(ctx)).trains
     try:
         shown = [find(trains, campaign)] if campaign else list(trains.campaigns.values())
     except CampaignError as exc:
         raise typer.BadParameter(str(exc)) from None
-    _say(json.dumps([describe(c) for c in shown], indent=2))
+    records = [describe(c) for c in shown]
+    if fmt is OutputFormat.table:  # a person reads the steps' history with --format json
+        records = [{k: v for k, v in r.items() if k != "history"} for r in records]
+    show(fmt, Sheet.of_records("campaigns", records))
 
 
 def _step(ctx: typer.Context, campaign: str, step: Step, actor: str, reason: str) -> None:

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from ground.cli_context import settings_of
 from ground.settings import Settings
+from ground.tables import FormatOpt, OutputFormat, Sheet, messages, show
 
 app = typer.Typer()
 
@@ -174,6 +175,7 @@ def outbox(
         typer.Option(help="Outbox directory (default webhooks.data_dir, else <paths.home>/webhooks)."),
     ] = None,
     requeue_dead: Annotated[bool, typer.Option(help="Give dead deliveries a fresh set of attempts.")] = False,
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Show the webhook outbox (pending, delivered, dead) and optionally requeue dead deliveries."""
     import time
@@ -183,7 +185,7 @@ def outbox(
     from streams.webhooks.outbox import Outbox
 
     directory = data_dir or data_dir_of(settings_of(ctx))
-    console = Console()
+    console = messages(fmt)
     with Outbox.in_dir(directory) as box:
         if requeue_dead:
             console.print(f"requeued {box.requeue_dead(time.time())} dead deliveries")
@@ -192,8 +194,13 @@ def outbox(
         for col in ("alerts", "pending", "delivered", "dead"):
             table.add_column(col, justify="right")
         table.add_row(*(str(v) for v in stats))
+        dead = [r for r in box.deliveries() if r.state == "dead"]
+        if fmt is not OutputFormat.table:
+            rows = [(r.alert_id, redact_url(r.url), r.attempts, r.last_error) for r in dead]
+            show(fmt, table, Sheet.of("dead deliveries", ["alert", "url", "attempts", "last error"], rows))
+            return
         console.print(table)
-        for row in (r for r in box.deliveries() if r.state == "dead"):
+        for row in dead:
             console.print(
                 f"dead: {row.alert_id} → {redact_url(row.url)} after {row.attempts} attempts: {row.last_error}"
             )
