@@ -14,7 +14,6 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-import faust
 from aiokafka import errors
 from aiokafka.conn import create_conn
 from aiokafka.helpers import create_ssl_context
@@ -153,6 +152,8 @@ class KafkaSettings(BaseModel):
 
     def faust_credentials(self) -> Any:
         """A ``faust.auth`` credentials object, or None for PLAINTEXT."""
+
+        import faust  # here, not at the top: the host agent's own install (packaging/agent) has no Faust
 
         if self.security_protocol == "PLAINTEXT":
             return None

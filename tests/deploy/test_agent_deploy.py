@@ -6,9 +6,11 @@ import configparser
 from pathlib import Path
 
 import pytest
+import typer
 import yaml
 
 from ground.settings import Settings
+from producers.agent.main import app as light
 from tests.deploy.test_compose import resolve
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "agent"
@@ -18,7 +20,7 @@ DOCS = {d["kind"]: d for d in yaml.safe_load_all((DEPLOY / "daemonset.yaml").rea
 def test_daemonset_runs_the_agent_with_least_privilege() -> None:
     pod = DOCS["DaemonSet"]["spec"]["template"]["spec"]
     [container] = pod["containers"]
-    resolve(container["command"][1:])
+    assert container["command"] == ["fleetpulse-agent"] and container["image"].startswith("fleetpulse-agent:")
     sc = container["securityContext"]
     assert (
         sc["privileged"] is False and sc["allowPrivilegeEscalation"] is False and sc["readOnlyRootFilesystem"]
@@ -48,8 +50,13 @@ def test_systemd_unit_is_hardened_and_runs_the_agent() -> None:
     unit.read(DEPLOY / "fleetpulse-agent.service")
     service = unit["Service"]
     exec_start = service["ExecStart"].split()
-    assert exec_start[0].endswith("/fleetpulse")
-    resolve(exec_start[1:])
+    assert exec_start == ["/opt/fleetpulse-agent/bin/fleetpulse-agent"]  # the light install (packaging/agent)
     assert service["DynamicUser"] == "yes" and service["NoNewPrivileges"] == "yes"
     assert service["CapabilityBoundingSet"] == "CAP_SYSLOG" and service["ProtectSystem"] == "strict"
     assert service["DevicePolicy"] == "closed"
+
+
+def test_the_light_agent_is_the_agent_command() -> None:
+    """``fleetpulse-agent`` takes the options of ``fleetpulse agent`` (the units pass none; settings do)."""
+    full = {o for p in resolve(["agent"]).params for o in p.opts}
+    assert {o for p in typer.main.get_command(light).params for o in p.opts} == full
