@@ -1,8 +1,12 @@
-"""The XID codes the agent knows by name (NVIDIA's XID catalog); any other code is still reported, and counted."""
+"""NVIDIA's XID catalog, once: the codes known by name, and the XIDs that are a fault's primary signal.
+
+The host agent names what it reports from here, the simulator writes these names, and the analytics
+fault table reads a fault's kind from its primary XID. Any other code is still reported, and counted.
+"""
 
 from __future__ import annotations
 
-KNOWN_XIDS: dict[int, str] = {
+XID_NAMES: dict[int, str] = {
     8: "GPU stopped processing", 13: "Graphics Engine Exception", 31: "GPU memory page fault",
     32: "Invalid or corrupted push buffer stream", 38: "Driver firmware error", 43: "GPU stopped processing",
     45: "Preemptive cleanup, due to previous errors", 48: "DBE (Double Bit Error) ECC Error",
@@ -21,8 +25,22 @@ KNOWN_XIDS: dict[int, str] = {
 }  # fmt: skip
 
 FELL_OFF_BUS = 79
+ROW_REMAP_EVENT = 63  # follows a DRAM UCE whose row was remapped: never a fault of its own
+
+# The XIDs that are a GPU fault's primary signal, by fault kind (``schemas.taxonomy``); the first is
+# the one a fault of that kind raises when nothing says which. Co-emitted XIDs (63) are absent.
+KIND_XIDS: dict[str, tuple[int, ...]] = {
+    "fell_off_bus": (FELL_OFF_BUS,),
+    "dram_uce": (48,),
+    "row_remap_failure": (64,),
+    "sram_uce": (95, 94),
+    "gsp_error": (119, 120),
+    "nvlink": (74,),
+    "pmu_halt": (62,),
+}
+XID_KIND: dict[int, str] = {code: kind for kind, codes in KIND_XIDS.items() for code in codes}
 
 
-def xid_message(code: int, text: str = "") -> str:
+def xid_name(code: int, text: str = "") -> str:
     """The driver's own text when the line carried one, else the catalog's name."""
-    return text or KNOWN_XIDS.get(code, f"XID {code}")
+    return text or XID_NAMES.get(code, f"XID {code}")
