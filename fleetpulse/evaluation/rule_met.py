@@ -21,6 +21,15 @@ CLASS_KINDS: dict[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True, slots=True)
+class RepeatRule:
+    """``count`` faults of ``kinds`` on one scope within ``window_ms`` make a lemon detectable."""
+
+    kinds: tuple[str, ...]
+    count: int
+    window_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class ScopedRule:
     """``count`` faults of ``kinds`` on one ``scope`` (a GPU, a port, the host) within ``window_ms``."""
 
