@@ -75,7 +75,7 @@ PARTS: dict[str, Part] = {
     ),
     "lake": Part(
         "analytics.cli",
-        "Inspect and maintain the Delta lake: status, compaction, vacuum, quality re-checks, quarantine, convert.",
+        "Inspect and maintain the Delta lake: status, compaction, vacuum, quality re-checks, quarantine.",
     ),
     "analyze": Part(
         "analytics.jobs.cli", "Run one analytics job over the lake and print its headline numbers."

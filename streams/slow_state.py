@@ -56,14 +56,8 @@ class ClusterMeta(msgspec.Struct, frozen=True):
 
     @classmethod
     def from_stored(cls, raw: Mapping[str, Any] | None) -> ClusterMeta:
-        """What ``C|meta`` holds (an empty meta when nothing yet); partitions stored as [wm, wall time] read too."""
-        if raw is None:
-            return cls()
-        pwm = raw.get("pwm")
-        # before idleness was declared at the source a partition's entry was [wm, wall time]
-        if pwm and any(isinstance(w, list) for w in pwm.values()):
-            raw = {**raw, "pwm": {p: w[0] if isinstance(w, list) else w for p, w in pwm.items()}}
-        return msgspec.convert(raw, cls)
+        """What ``C|meta`` holds (an empty meta when nothing yet)."""
+        return cls() if raw is None else msgspec.convert(raw, cls)
 
     def stored(self) -> dict[str, Any]:
         return _as_json(self)
@@ -111,11 +105,7 @@ class ClusterHistory(msgspec.Struct, frozen=True):
 
     @classmethod
     def from_stored(cls, raw: Mapping[str, Any] | None) -> ClusterHistory:
-        if raw is None:
-            return cls()
-        if "hosts" not in raw:  # stored before evaluation was made replay-safe: host -> history
-            raw = {"hosts": raw}
-        return msgspec.convert(raw, cls)
+        return cls() if raw is None else msgspec.convert(raw, cls)
 
     def stored(self) -> dict[str, Any]:
         return _as_json(self)

@@ -25,7 +25,12 @@ if TYPE_CHECKING:
     from streams.webhooks.outbox import Delivery, DeliveryRow, Outbox, OutboxStats
     from streams.webhooks.payload import Notification, alertmanager_body, fingerprint, notification
     from streams.webhooks.receiver import ReceiverHandle, ReceiverStats, WebhookReceiver, start_receiver
-    from streams.webhooks.signing import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, sign, verify_signature
+    from streams.webhooks.standard import (
+        IDEMPOTENCY_HEADER,
+        SIGNATURE_HEADER,
+        standard_headers,
+        verify_standard,
+    )
 
 _EXPORTS: dict[str, str] = {
     "BackoffPolicy": "streams.webhooks.backoff",
@@ -56,10 +61,10 @@ _EXPORTS: dict[str, str] = {
     "ReceiverStats": "streams.webhooks.receiver",
     "WebhookReceiver": "streams.webhooks.receiver",
     "start_receiver": "streams.webhooks.receiver",
-    "IDEMPOTENCY_HEADER": "streams.webhooks.signing",
-    "SIGNATURE_HEADER": "streams.webhooks.signing",
-    "sign": "streams.webhooks.signing",
-    "verify_signature": "streams.webhooks.signing",
+    "IDEMPOTENCY_HEADER": "streams.webhooks.standard",
+    "SIGNATURE_HEADER": "streams.webhooks.standard",
+    "standard_headers": "streams.webhooks.standard",
+    "verify_standard": "streams.webhooks.standard",
 }
 
 __all__ = [
@@ -92,9 +97,9 @@ __all__ = [
     "notification",
     "redact_url",
     "run_dispatcher",
-    "sign",
+    "standard_headers",
     "start_receiver",
-    "verify_signature",
+    "verify_standard",
 ]
 
 

@@ -1,7 +1,7 @@
 """A small webhook receiver for the demo and the fault tests: verify, dedup, append to JSONL.
 
 ``POST /`` (any path) checks the signature and its timestamp, never stores a delivery id
-(``webhook-id``; ``Idempotency-Key`` under ``fleetpulse-v1``) twice (a repeat is answered 200
+(``webhook-id``) twice (a repeat is answered 200
 so the sender stops), and appends accepted alerts to a JSONL file; ``GET /stats`` reports
 counters. Ids already in the file are loaded at start, so a restarted receiver still
 recognises repeats. Every malformed input is a 4xx, never a traceback.

@@ -24,6 +24,7 @@ from streams.webhooks.errors import (
 ID_HEADER = "webhook-id"
 TIMESTAMP_HEADER = "webhook-timestamp"
 SIGNATURE_HEADER = "webhook-signature"
+IDEMPOTENCY_HEADER = "Idempotency-Key"  # the id again, for receivers that deduplicate on this header
 
 # Shapes are checked before any arithmetic or comparison: a non-ASCII signature makes
 # hmac.compare_digest raise, a timestamp of thousands of digits overflows float.

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from streams.webhooks import BackoffPolicy, Deliverer, Outbox, WebhookMetrics, notification, verify_signature
+from streams.webhooks import BackoffPolicy, Deliverer, Outbox, WebhookMetrics, notification
 from streams.webhooks.standard import verify_standard
 from tests.streams.webhooks.conftest import SECRET, Recorder
 
@@ -83,17 +83,6 @@ def test_requests_are_signed_and_carry_the_idempotency_key(
     assert req.headers["Idempotency-Key"] == "idem-1"
     assert req.headers["Content-Type"] == "application/json"
     assert verify_standard(SECRET.encode(), req.content, req.headers, now=1_700_000_005.0) == "idem-1"
-
-
-def test_the_legacy_scheme_can_be_chosen(tmp_path: Path, alert: Callable[..., dict[str, Any]]) -> None:
-    rec = Recorder()
-    with Outbox.in_dir(tmp_path) as box:
-        box.add([notification(alert("idem-2"))], [A], 0.0)
-        d, client = deliverer(box, rec, clock=lambda: 1_700_000_000.0, scheme="fleetpulse-v1")
-        assert asyncio.run(drain(d, client))
-    [req] = rec.requests
-    assert "webhook-signature" not in req.headers and req.headers["Idempotency-Key"] == "idem-2"
-    verify_signature(SECRET.encode(), req.content, req.headers["X-Fleetpulse-Signature"], now=1_700_000_005.0)
 
 
 def test_retry_times_follow_the_backoff_policy(tmp_path: Path, alert: Callable[..., dict[str, Any]]) -> None:

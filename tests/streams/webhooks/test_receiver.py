@@ -1,6 +1,6 @@
 """The webhook receiver over real HTTP on a free port (no Kafka): verify, dedup, JSONL, stats, restart.
 
-Requests are signed the Standard Webhooks way (the default); ``fleetpulse-v1`` has its own tests.
+Requests are signed the Standard Webhooks way (the only scheme).
 """
 
 from __future__ import annotations
