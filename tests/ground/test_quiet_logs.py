@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from streams.quiet_logs import DemoteHarmless, install
-from streams.repeat_logs import SOURCES, RateLimitRepeats
+from ground.quiet_logs import DemoteHarmless, install
+from ground.repeated_log_lines import SOURCES, RateLimitRepeats
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ import time
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from streams.webhooks import SignatureMismatchError, StaleSignatureError
-from streams.webhooks.schemes import check_secret, secret_problem, signed_headers, verify_request
-from streams.webhooks.standard import standard_headers, verify_standard
+from webhooks import SignatureMismatchError, StaleSignatureError
+from webhooks.schemes import check_secret, secret_problem, signed_headers, verify_request
+from webhooks.standard import standard_headers, verify_standard
 
 SECRET = b"a-signing-secret-of-32-bytes-or-more"
 BODY = b'{"version":"4","alerts":[]}'

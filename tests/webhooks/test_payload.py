@@ -5,7 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 from schemas import FLEET
-from streams.webhooks import alertmanager_body, fingerprint, notification
+from webhooks import alertmanager_body, fingerprint, notification
 
 AM_KEYS = {
     "version",

@@ -23,20 +23,20 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 from ground.log_redaction import redact_in_logs
 from ground.secret_strength import secret_bytes
 from schemas import FLEET, Codec, DecodeError, RecordDeadLettered
-from streams.webhooks.alertmanager import api_url, body_for
-from streams.webhooks.backoff import BackoffPolicy
-from streams.webhooks.delivery import Deliverer
-from streams.webhooks.errors import (
+from webhooks.alertmanager import api_url, body_for
+from webhooks.backoff import BackoffPolicy
+from webhooks.delivery import Deliverer
+from webhooks.errors import (
     OutboxError,
     UnexpectedEventError,
     UnusableAlertError,
     WebhookConfigError,
     WebhookError,
 )
-from streams.webhooks.metrics import WebhookMetrics
-from streams.webhooks.outbox import Outbox
-from streams.webhooks.payload import Notification, notification
-from streams.webhooks.schemes import check_secret
+from webhooks.metrics import WebhookMetrics
+from webhooks.outbox import Outbox
+from webhooks.payload import Notification, notification
+from webhooks.schemes import check_secret
 
 if TYPE_CHECKING:
     from ground.settings import Settings

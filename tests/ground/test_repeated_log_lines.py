@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from streams.repeat_logs import SOURCES, RateLimitRepeats, install
+from ground.repeated_log_lines import SOURCES, RateLimitRepeats, install
 
 
 class Clock:

@@ -1,11 +1,11 @@
 """Exception hierarchy of the alert webhooks (dispatcher, outbox, receiver-side verification).
 
-    WebhookError                     (a streams.errors.StreamsError)
+    WebhookError                     (a ground.errors.FleetpulseError)
     ├── WebhookConfigError           missing secret or URLs; the message says what to set (also a ConfigError)
     ├── OutboxError                  the SQLite outbox could not be opened or written (carries the path)
     ├── UnexpectedEventError         a decodable event of another type on the alerts topic (dead-lettered)
     └── SignatureError               a delivery failed verification (carries ``reason``)
-        ├── MalformedSignatureError  header missing or not ``t=<ts>,v1=<hex>``
+        ├── MalformedSignatureError  a webhook-* header missing or malformed
         ├── StaleSignatureError      timestamp outside the tolerance (a replay, or clock skew)
         └── SignatureMismatchError   no ``v1`` matches the HMAC of the body
 
@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ground.errors import ConfigError
-from streams.errors import StreamsError
+from ground.errors import ConfigError, FleetpulseError
 
 
-class WebhookError(StreamsError):
-    """Base of every error of ``streams.webhooks``."""
+class WebhookError(FleetpulseError):
+    """Base of every error of ``webhooks``."""
 
 
 class WebhookConfigError(WebhookError, ConfigError):

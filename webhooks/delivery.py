@@ -17,11 +17,11 @@ from typing import NamedTuple
 import httpx
 from pydantic import SecretBytes
 
-from streams.webhooks.backoff import BackoffPolicy, is_retryable, retry_after_s
-from streams.webhooks.errors import OutboxError
-from streams.webhooks.metrics import WebhookMetrics, redact_url
-from streams.webhooks.outbox import Delivery, Outbox
-from streams.webhooks.schemes import Scheme, signed_headers
+from webhooks.backoff import BackoffPolicy, is_retryable, retry_after_s
+from webhooks.errors import OutboxError
+from webhooks.metrics import WebhookMetrics, redact_url
+from webhooks.outbox import Delivery, Outbox
+from webhooks.schemes import Scheme, signed_headers
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class Deliverer:
         scheme: Scheme = "standard",
         body_for: Callable[[Delivery], bytes] | None = None,
     ) -> None:
-        """``body_for``: what a delivery sends (default: its stored body; ``streams.webhooks.alertmanager``)."""
+        """``body_for``: what a delivery sends (default: its stored body; ``webhooks.alertmanager``)."""
         self.outbox = outbox
         self.body_for = body_for or (lambda d: d.body)
         self.scheme: Scheme = scheme

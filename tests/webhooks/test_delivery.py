@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
-from streams.webhooks import BackoffPolicy, Deliverer, Outbox, WebhookMetrics, notification
-from streams.webhooks.standard import verify_standard
-from tests.streams.webhooks.conftest import SECRET, Recorder
+from tests.webhooks.conftest import SECRET, Recorder
+from webhooks import BackoffPolicy, Deliverer, Outbox, WebhookMetrics, notification
+from webhooks.standard import verify_standard
 
 A, B = "http://a.example/hook", "http://b.example/hook"
 FAST = BackoffPolicy(base_s=0.001, max_s=0.01, jitter=0.5, max_attempts=5)

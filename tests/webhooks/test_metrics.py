@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client import CollectorRegistry
 
-from streams.webhooks import WebhookMetrics, redact_url
+from webhooks import WebhookMetrics, redact_url
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from standardwebhooks.webhooks import Webhook
 
-from streams.webhooks.errors import (
+from webhooks.errors import (
     MalformedSignatureError,
     SignatureMismatchError,
     StaleSignatureError,

@@ -22,8 +22,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Literal, NamedTuple, ParamSpec, TypeVar
 
-from streams.webhooks.errors import OutboxError
-from streams.webhooks.payload import Notification
+from webhooks.errors import OutboxError
+from webhooks.payload import Notification
 
 DeliveryState = Literal["pending", "delivered", "dead"]
 

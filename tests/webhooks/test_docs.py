@@ -1,4 +1,4 @@
-"""The verification snippets in docs/WEBHOOKS.md run and agree with ``streams.webhooks.verify_standard``."""
+"""The verification snippets in docs/WEBHOOKS.md run and agree with ``webhooks.verify_standard``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from streams.webhooks import verify_standard
+from webhooks import verify_standard
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "WEBHOOKS.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "WEBHOOKS.md"
 
 
 def block(lang: str, containing: str) -> str:

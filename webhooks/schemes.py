@@ -1,7 +1,7 @@
 """The signature scheme behind one pair of calls, and the rules a signing secret must meet.
 
 Sender and receiver take the scheme from ``webhooks.signature_scheme``; Standard Webhooks
-(``streams.webhooks.standard``), which signs the delivery id with the body, is the only one.
+(``webhooks.standard``), which signs the delivery id with the body, is the only one.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Literal
 
 from ground.secret_strength import GENERATE, MIN_SECRET_BYTES, PLACEHOLDER_SECRETS, secret_problem
-from streams.webhooks.errors import WebhookConfigError
-from streams.webhooks.standard import IDEMPOTENCY_HEADER, standard_headers, verify_standard
+from webhooks.errors import WebhookConfigError
+from webhooks.standard import IDEMPOTENCY_HEADER, standard_headers, verify_standard
 
 Scheme = Literal["standard"]
 __all__ = ["MIN_SECRET_BYTES", "PLACEHOLDER_SECRETS", "check_secret", "secret_problem", "signed_headers", "verify_request"]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from streams.webhooks import Notification, Outbox, OutboxError
+from webhooks import Notification, Outbox, OutboxError
 
 A, B = "http://a.example/hook", "http://b.example/hook"
 

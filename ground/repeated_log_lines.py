@@ -17,8 +17,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from streams.quiet_logs import SOURCES as DEMOTED_SOURCES
-from streams.quiet_logs import attach
+from ground.quiet_logs import SOURCES as DEMOTED_SOURCES
+from ground.quiet_logs import attach
 
 SOURCES = (
     *DEMOTED_SOURCES,

@@ -15,9 +15,9 @@ import pytest
 
 from ground.errors import ConfigError
 from ground.launch import fleetpulse_argv
-from streams.webhooks import WebhookConfigError
-from streams.webhooks.receiver import ReceiverHandle, WebhookReceiver
-from streams.webhooks.standard import standard_headers
+from webhooks import WebhookConfigError
+from webhooks.receiver import ReceiverHandle, WebhookReceiver
+from webhooks.standard import standard_headers
 
 SECRET = b"receiver-secret-of-at-least-32-bytes"
 

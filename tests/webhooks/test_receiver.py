@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from streams.webhooks import ReceiverHandle, WebhookError, start_receiver
-from streams.webhooks.standard import standard_headers
+from webhooks import ReceiverHandle, WebhookError, start_receiver
+from webhooks.standard import standard_headers
 
 SECRET = b"receiver-secret-of-at-least-32-bytes"
 BODY = b'{"version":"4","alerts":[{"labels":{"alertname":"NewRMA"}}]}'

@@ -1,4 +1,4 @@
-"""Command-line entry points of ``streams.webhooks`` (merged into ``fleetpulse``): dispatch, receiver, outbox, score."""
+"""Command-line entry points of ``webhooks`` (merged into ``fleetpulse``): dispatch, receiver, outbox, score."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def dispatch(
     """
     import asyncio
 
-    from streams.webhooks.dispatcher import Dispatcher, data_dir_of
+    from webhooks.dispatcher import Dispatcher, data_dir_of
 
     settings = settings_of(ctx)
     update: dict[str, object] = {}
@@ -131,8 +131,8 @@ def receiver(
     import asyncio
 
     from ground.secret_strength import secret_bytes
-    from streams.webhooks.errors import WebhookConfigError
-    from streams.webhooks.receiver import WebhookReceiver, serve_forever
+    from webhooks.errors import WebhookConfigError
+    from webhooks.receiver import WebhookReceiver, serve_forever
 
     settings = settings_of(ctx)
     secret = _secret_from(
@@ -178,9 +178,9 @@ def outbox(
     """Show the webhook outbox (pending, delivered, dead) and optionally requeue dead deliveries."""
     import time
 
-    from streams.webhooks.dispatcher import data_dir_of
-    from streams.webhooks.metrics import redact_url
-    from streams.webhooks.outbox import Outbox
+    from webhooks.dispatcher import data_dir_of
+    from webhooks.metrics import redact_url
+    from webhooks.outbox import Outbox
 
     directory = data_dir or data_dir_of(settings_of(ctx))
     console = Console()

@@ -1,6 +1,6 @@
 """Alerts pushed into an existing Alertmanager through its ``/api/v2/alerts``, as Prometheus pushes them.
 
-The outbox keeps one body per alert (the Alertmanager webhook shape of ``streams.webhooks.payload``);
+The outbox keeps one body per alert (the Alertmanager webhook shape of ``webhooks.payload``);
 a delivery to an Alertmanager sends the same alert as the API's list of postable alerts, derived
 from those stored bytes, so every retry of it sends the same bytes too. Prometheus re-sends a
 firing alert every minute; fleetpulse sends it once, so a firing alert ends ``ttl_s`` after it
@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 
-from streams.webhooks.outbox import Delivery
-from streams.webhooks.payload import encode_body
+from webhooks.outbox import Delivery
+from webhooks.payload import encode_body
 
 API_PATH = "/api/v2/alerts"
 

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from streams.webhooks import BackoffPolicy
-from streams.webhooks.backoff import is_retryable, retry_after_s
+from webhooks import BackoffPolicy
+from webhooks.backoff import is_retryable, retry_after_s
 
 
 def test_schedule_without_jitter_doubles_up_to_the_cap() -> None:

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fleetpulse.cli import app
-from tests.streams.webhooks.conftest import SECRET
+from tests.webhooks.conftest import SECRET
 
 
 class Bound(Exception):

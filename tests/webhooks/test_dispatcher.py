@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from schemas import Codec, XidRaised
-from streams.webhooks import Dispatcher, WebhookConfigError, check_config
-from streams.webhooks.errors import OutboxError
-from tests.streams.webhooks.conftest import SECRET, Recorder, webhook_settings
+from tests.webhooks.conftest import SECRET, Recorder, webhook_settings
+from webhooks import Dispatcher, WebhookConfigError, check_config
+from webhooks.errors import OutboxError
 
 URL = "http://hooks.example/alerts"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from streams.webhooks import ReceiverHandle, WebhookConfigError, start_receiver
-from streams.webhooks.receiver import MAX_BODY_BYTES
-from streams.webhooks.standard import standard_headers
+from webhooks import ReceiverHandle, WebhookConfigError, start_receiver
+from webhooks.receiver import MAX_BODY_BYTES
+from webhooks.standard import standard_headers
 
 SECRET = b"receiver-secret-of-at-least-32-bytes"
 BODY = b'{"alerts":[]}'

@@ -19,13 +19,13 @@ from streams.alerts import alerts_for
 from streams.lifecycle import FleetState
 from streams.planner import Planner
 from streams.policy import load_policy
-from streams.webhooks import Dispatcher
-from streams.webhooks.alertmanager import API_PATH, api_url, postable_alerts
-from streams.webhooks.payload import notification
 from tests.conftest import free_ports
 from tests.streams import factories as f
-from tests.streams.webhooks.conftest import webhook_settings
-from tests.streams.webhooks.test_dispatcher import FakeRecord
+from tests.webhooks.conftest import webhook_settings
+from tests.webhooks.test_dispatcher import FakeRecord
+from webhooks import Dispatcher
+from webhooks.alertmanager import API_PATH, api_url, postable_alerts
+from webhooks.payload import notification
 
 CONSOLE = "http://detector.example:6066"
 DAY_MS = 86_400_000

@@ -26,8 +26,8 @@ from pydantic import SecretBytes
 
 from ground.log_redaction import redact_in_logs
 from ground.private_files import private_dir
-from streams.webhooks.errors import MalformedSignatureError, SignatureError, WebhookConfigError, WebhookError
-from streams.webhooks.schemes import Scheme, check_secret, verify_request
+from webhooks.errors import MalformedSignatureError, SignatureError, WebhookConfigError, WebhookError
+from webhooks.schemes import Scheme, check_secret, verify_request
 
 log = logging.getLogger(__name__)
 
