@@ -64,6 +64,11 @@ KIND_CAUSE: dict[str, IncidentCause] = {
     "nic": "nic",
 }
 
+# What the planner asks to be done to a host (a finding's ``recommended_action``, an action's
+# ``operation``; a drain is the planner's own step before any of them).
+Operation = Literal["rma", "reboot", "nic_replacement", "cable_replacement", "diagnostics"]
+OPERATIONS: tuple[str, ...] = get_args(Operation)
+
 OperatorEventKind = Literal[
     "out_of_service",
     "returned_to_service",

@@ -23,14 +23,13 @@ from pydantic import (
 )
 
 from ground.slow_peers import PeerRule
-from schemas.taxonomy import KIND_CAUSE, IncidentCause
+from schemas.taxonomy import KIND_CAUSE, IncidentCause, Operation
 from streams.errors import PolicyError
 
 DEFAULT_POLICY_FILE = Path(__file__).with_name("policy.toml")
 _PEER = PeerRule()  # the slow-host peer test's defaults, shared with the batch view
 
 Scope = Literal["gpu", "host", "port"]
-Operation = Literal["rma", "reboot", "nic_replacement", "cable_replacement", "diagnostics"]
 Weight = Literal["events", "count"]
 # Which events a rule counts: all of its classes', or only those naming no GPU or port (real incident
 # records often name just the host, and a per-GPU or per-port rule never sees them).

@@ -16,6 +16,7 @@ import analytics.jobs.repairs
 import producers.config
 import schemas.spans
 import streams.outages
+import streams.policy
 from schemas import taxonomy, xids
 from streams.policy import DEFAULT_CLASS_CAUSES, DEFAULT_POLICY_FILE
 
@@ -69,6 +70,7 @@ def test_every_part_resolves_to_the_one_copy() -> None:
     assert producers.config.FaultKind is taxonomy.FaultKind
     assert schemas.spans.STEP_GROUP is taxonomy.STEP_GROUP
     assert streams.outages.STEP_GROUP is taxonomy.STEP_GROUP
+    assert streams.policy.Operation is taxonomy.Operation
 
 
 def test_error_classes_named_after_a_fault_kind_take_its_cause() -> None:
