@@ -17,6 +17,7 @@ import producers.config
 import schemas.spans
 import streams.outages
 import streams.policy
+from producers.noise import APP_XIDS
 from schemas import taxonomy, xids
 from streams.policy import DEFAULT_CLASS_CAUSES, DEFAULT_POLICY_FILE
 
@@ -93,3 +94,10 @@ def test_primary_xids_and_kinds_agree() -> None:
     assert set(xids.KIND_XIDS) <= taxonomy.GPU_FAULT_KINDS
     assert all(code in xids.XID_NAMES for code in xids.XID_KIND)
     assert set(taxonomy.STEP_GROUP) == set(taxonomy.OPERATOR_EVENT_KINDS)
+
+
+def test_the_simulators_xids_are_in_the_catalog_and_its_noise_is_the_policys() -> None:
+    noise = set(tomllib.loads(DEFAULT_POLICY_FILE.read_text())["noise_xids"])
+    assert set(APP_XIDS) <= noise
+    assert {*APP_XIDS, xids.ROW_REMAP_EVENT, *xids.XID_KIND} <= set(xids.XID_NAMES)
+    assert xids.ROW_REMAP_EVENT in noise and not noise & set(xids.XID_KIND)
