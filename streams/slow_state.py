@@ -1,12 +1,11 @@
-"""Typed, versioned state the slow-host detector stores, in the JSON shapes older workers wrote.
+"""Typed, versioned state the slow-host detector stores, as JSON-able builtins.
 
 Host windows (``HostWindows``, one per host) live in the samples stage's per-partition
 checkpoints (``streams.samples_checkpoint``); the cluster stage keeps ``ClusterMeta`` under
 ``C|meta`` and ``ClusterHistory`` under ``C|hist`` in its Faust table, which stores JSON-able
 builtins (``stored``/``from_stored``, as ``streams.repeat.HostState``), exactly as they come back from
-its JSON serializer. Every shape an older
-worker wrote still reads: fields added since have defaults, and a record without ``v`` is
-version 1.
+its JSON serializer. Fields added since a shape was first written have defaults, and a record
+without ``v`` is version 1.
 """
 
 from __future__ import annotations
