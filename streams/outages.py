@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from schemas import IncidentReported, OperatorEventRecorded
-from schemas.spans import RETURNED, STEP_GROUP, step_closes, step_key
-from schemas.taxonomy import CLOSING_KINDS, OPENING_KINDS
+from schemas.spans import step_closes, step_key
+from schemas.taxonomy import CLOSING_KINDS, OPENING_KINDS, RETURNED, STEP_GROUP
 
 # measured times out kept per cause: at a million operations a day every one would grow without end, and
 # halving a sorted list keeps its quantiles (the median is what the planner uses) within a rank

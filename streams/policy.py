@@ -23,14 +23,13 @@ from pydantic import (
 )
 
 from ground.slow_peers import PeerRule
-from schemas.taxonomy import IncidentCause
+from schemas.taxonomy import KIND_CAUSE, IncidentCause, Operation
 from streams.errors import PolicyError
 
 DEFAULT_POLICY_FILE = Path(__file__).with_name("policy.toml")
 _PEER = PeerRule()  # the slow-host peer test's defaults, shared with the batch view
 
 Scope = Literal["gpu", "host", "port"]
-Operation = Literal["rma", "reboot", "nic_replacement", "cable_replacement", "diagnostics"]
 Weight = Literal["events", "count"]
 # Which events a rule counts: all of its classes', or only those naming no GPU or port (real incident
 # records often name just the host, and a per-GPU or per-port rule never sees them).
@@ -178,18 +177,11 @@ DEFAULT_REPAIR_TIME: dict[Operation, int] = {
 }
 
 
-# The incident cause of each error class, so a repair takes the time measured for its cause.
+# The incident cause of each error class, so a repair takes the time measured for its cause: a class
+# named after a fault kind has that kind's cause (``schemas.taxonomy``; the NIC kind's class is nic_lost).
 DEFAULT_CLASS_CAUSES: dict[str, IncidentCause] = {
-    "row_remap_failure": "hbm3",
-    "dram_uce": "hbm3",
+    **{kind: cause for kind, cause in KIND_CAUSE.items() if kind != "nic"},
     "unrecovered_ecc": "hbm3",
-    "sram_uce": "gpu_sram",
-    "fell_off_bus": "faulty_gpu",
-    "nvlink": "faulty_gpu",
-    "pmu_halt": "faulty_gpu",
-    "gsp_error": "gpu_system_processor",
-    "link_down": "network",
-    "link_flap": "network",
     "nic_lost": "nic",
     "nic_fault": "nic",
     "link_fault": "network",

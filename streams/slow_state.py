@@ -1,12 +1,11 @@
-"""Typed, versioned state the slow-host detector stores, in the JSON shapes older workers wrote.
+"""Typed, versioned state the slow-host detector stores, as JSON-able builtins.
 
 Host windows (``HostWindows``, one per host) live in the samples stage's per-partition
 checkpoints (``streams.samples_checkpoint``); the cluster stage keeps ``ClusterMeta`` under
 ``C|meta`` and ``ClusterHistory`` under ``C|hist`` in its Faust table, which stores JSON-able
 builtins (``stored``/``from_stored``, as ``streams.repeat.HostState``), exactly as they come back from
-its JSON serializer. Every shape an older
-worker wrote still reads: fields added since have defaults, and a record without ``v`` is
-version 1.
+its JSON serializer. Fields added since a shape was first written have defaults, and a record
+without ``v`` is version 1.
 """
 
 from __future__ import annotations
@@ -56,14 +55,8 @@ class ClusterMeta(msgspec.Struct, frozen=True):
 
     @classmethod
     def from_stored(cls, raw: Mapping[str, Any] | None) -> ClusterMeta:
-        """What ``C|meta`` holds (an empty meta when nothing yet); partitions stored as [wm, wall time] read too."""
-        if raw is None:
-            return cls()
-        pwm = raw.get("pwm")
-        # before idleness was declared at the source a partition's entry was [wm, wall time]
-        if pwm and any(isinstance(w, list) for w in pwm.values()):
-            raw = {**raw, "pwm": {p: w[0] if isinstance(w, list) else w for p, w in pwm.items()}}
-        return msgspec.convert(raw, cls)
+        """What ``C|meta`` holds (an empty meta when nothing yet)."""
+        return cls() if raw is None else msgspec.convert(raw, cls)
 
     def stored(self) -> dict[str, Any]:
         return _as_json(self)
@@ -111,11 +104,7 @@ class ClusterHistory(msgspec.Struct, frozen=True):
 
     @classmethod
     def from_stored(cls, raw: Mapping[str, Any] | None) -> ClusterHistory:
-        if raw is None:
-            return cls()
-        if "hosts" not in raw:  # stored before evaluation was made replay-safe: host -> history
-            raw = {"hosts": raw}
-        return msgspec.convert(raw, cls)
+        return cls() if raw is None else msgspec.convert(raw, cls)
 
     def stored(self) -> dict[str, Any]:
         return _as_json(self)

@@ -12,11 +12,10 @@ from typing import Literal
 import polars as pl
 
 from analytics.jobs.coverage import Coverage
-from analytics.jobs.faults import KIND_CAUSE
 from analytics.jobs.incidents import normalised_cause
 from analytics.jobs.source import MS_PER_HOUR
-from schemas.spans import RETURNED, Edge, pair_spans, step_closes, step_key
-from schemas.taxonomy import CLOSING_KINDS, OPENING_KINDS, UNCLASSIFIED
+from schemas.spans import Edge, pair_spans, step_closes, step_key
+from schemas.taxonomy import CLOSING_KINDS, KIND_CAUSE, OPENING_KINDS, RETURNED, UNCLASSIFIED
 
 Source = Literal["incident", "operator", "planner"]
 SOURCES: tuple[Source, ...] = ("incident", "operator", "planner")

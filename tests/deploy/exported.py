@@ -9,7 +9,7 @@ from producers.agent.metrics import AgentCollector
 from streams.fleet_metrics import FleetCollector, FleetView
 from streams.lifecycle import FleetState
 from streams.metrics import DetectMetrics
-from streams.webhooks.metrics import WebhookMetrics
+from webhooks.metrics import WebhookMetrics
 
 SUFFIXES = {"counter": ("_total", "_created"), "histogram": ("_bucket", "_count", "_sum", "_created")}
 

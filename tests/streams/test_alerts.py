@@ -7,7 +7,7 @@ from streams.actions import Action
 from streams.alerts import DlqSurge, alerts_for
 from streams.deadletter import dead_letter, reason_label
 from streams.errors import InvalidRecordError
-from streams.webhooks.payload import alertmanager_body
+from webhooks.payload import alertmanager_body
 
 
 def action(kind: str, rule: str = "dram_uce_repeat_gpu") -> Action:

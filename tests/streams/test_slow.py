@@ -265,16 +265,6 @@ def test_after_an_outage_the_first_partition_back_does_not_close_windows_alone()
     assert store["c0|meta"]["closed"] is not None
 
 
-def test_meta_written_with_wall_times_still_reads() -> None:
-    """Cluster state stored before idleness was declared at the source kept [wm, wall time] per partition."""
-    stage = ClusterStage(SlowHostPolicy())
-    store: dict[str, Any] = {"c0|meta": {"pwm": {"0": [MIN, 123], "1": [2 * MIN, 456]}, "nsrc": 2,
-                                         "closed": None, "open": {}, "since": 0}}  # fmt: skip
-    stage.add_watermark(store, "c0", src=0, nsrc=2, wm=3 * MIN)
-    assert store["c0|meta"]["pwm"] == {"0": 3 * MIN, "1": 2 * MIN}
-    assert watermark(store) == 2 * MIN
-
-
 def test_host_stage_drops_late_samples_and_skips_idle_hosts() -> None:
     stage = HostStage(SlowHostPolicy())
     store: dict[str, Any] = {}
@@ -401,18 +391,6 @@ def test_a_crash_at_any_write_of_any_bundle_then_its_replay_sends_the_same_findi
             if not crashed:
                 break
     assert crashes > 20  # the crash points really fell inside bundles that close windows
-
-
-def test_histories_stored_before_replay_safety_still_read() -> None:
-    """``C|hist`` used to be host -> history alone; a worker upgraded in place goes on from it."""
-    items = _summaries(12, 12, {5: 1.1})  # one or two windows close
-    stage = ClusterStage(SlowHostPolicy())
-    before = [START_TS - SlowHostPolicy().window, 1, 9.0, 0.0]  # the window just before these
-    store: dict[str, Any] = {"c0|hist": {"h005": {"hist": [before], "flagged": False}}}
-    stage.add_bundle(store, "c0", items, "0.0")
-    hist = store["c0|hist"]
-    assert hist["hosts"]["h005"]["hist"][0] == before and len(hist["hosts"]["h005"]["hist"]) > 1
-    assert hist["evaluated"] is not None
 
 
 def _verdict(window: int, slow: bool, length: int = SlowHostPolicy().window) -> Verdict:

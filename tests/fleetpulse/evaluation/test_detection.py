@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from fleetpulse.evaluation.detection import (
     DAY_MS,
-    DEFAULT_RULES,
     RepeatRule,
     ScoringError,
     WindowPeriod,
+    default_rules,
     score,
     threshold_reached_at,
     windows_between,
@@ -258,7 +258,7 @@ def test_a_continued_run_is_scored_in_each_segments_window() -> None:
 
 
 def test_stricter_rule_makes_fewer_lemons_detectable() -> None:
-    rules = dict(DEFAULT_RULES, link_flap=RepeatRule(("link_flap",), 4, DAY_MS))
+    rules = dict(default_rules(), link_flap=RepeatRule(("link_flap",), 4, DAY_MS))
     ro = score(*frames(), MANIFEST, rules=rules, window_s=300).detectors["repeat_offender"]
     assert ro.detectable == 2 and ro.fn == 0 and ro.recall == 1.0
 
@@ -493,7 +493,7 @@ def test_a_host_naming_only_itself_meets_the_host_level_rules_only() -> None:
     hosts = pl.DataFrame([host("named", host_only=False), host("only", host_only=True)], schema=HOST_SCHEMA)
     flagged = [finding(h, "repeat_offender", S + 3 * DAY_MS) for h in ("named", "only")]
     findings = pl.from_arrow(to_table("FindingRaised", [f.to_record() for f in flagged]))
-    got = score_repeat_offender(findings, hosts, faults, S, END, DEFAULT_RULES, rules)  # type: ignore[arg-type]
+    got = score_repeat_offender(findings, hosts, faults, S, END, default_rules(), rules)  # type: ignore[arg-type]
     assert (got.fp_hosts, got.rule_met_hosts) == (["named"], ["only"])
 
 
@@ -554,3 +554,18 @@ def test_two_policies_with_the_same_findings_get_the_same_recall() -> None:
         sh = score_with_policy(findings, truth, variant).detectors["slow_host"]
         recalls.add((sh.detectable, sh.recall))
     assert recalls == {(4, 0.5)}
+
+
+def test_thresholds_left_out_are_the_shipped_policys() -> None:
+    """The scorer keeps no rule defaults of its own: what a caller leaves out comes from policy.toml."""
+    from fleetpulse.evaluation.policy_rules import critical_kinds_from_policy, rules_from_policy
+    from streams.policy import load_policy
+
+    shipped = load_policy()
+    params = score(*frames(), MANIFEST, window_s=300).params
+    assert params["slow_k"] == shipped.slow_host.k
+    assert params["critical_kinds"] == critical_kinds_from_policy(shipped)
+    assert params["rules"] == {
+        k: {"kinds": list(r.kinds), "count": r.count, "window_s": r.window_ms / 1000}
+        for k, r in rules_from_policy(shipped).items()
+    }
