@@ -60,6 +60,9 @@ class Outages:
     newest_change: int = 0  # newest time an outage starts or ends (an incident's end may follow its record)
     changes: list[tuple[int, str]] = field(default_factory=list)  # (time an outage starts or ends, host), sorted
     measured: int = 0  # times out measured so far: a reader's draws from them hold while it is unchanged
+    # the index of ``domain_changes``: domain -> (its hosts, their change times sorted), and host -> its domains
+    by_domain: dict[str, tuple[frozenset[str], list[int]]] = field(default_factory=dict)
+    domains_of: dict[str, set[str]] = field(default_factory=dict)
 
     def apply(self, record: Mapping[str, Any]) -> None:
         """Fold one IncidentReported or OperatorEventRecorded (ValueError for anything else)."""
@@ -79,6 +82,8 @@ class Outages:
             times = [t for t in (p.get("start_ts"), p.get("end_ts")) if t is not None]
         for t in times:
             bisect.insort(self.changes, (t, record["host_id"]))
+            for domain in self.domains_of.get(record["host_id"], ()):
+                bisect.insort(self.by_domain[domain][1], t)
         self.newest_change = max(self.newest_change, record["ts"], *times)
 
     def _incident(self, record: Mapping[str, Any]) -> None:
@@ -175,6 +180,24 @@ class Outages:
             for t in (o.start_ts, o.end_ts)
             if t is not None and t > after
         )
+
+    def domain_changes(self, domain: str, hosts: Iterable[str]) -> list[int]:
+        """Every time an outage of one of the domain's ``hosts`` starts or ends, sorted: an index kept
+        as records are folded, so a planner stepping through a domain's wakes bisects it instead of
+        scanning the hosts' outages again. Built anew when the domain's hosts change; read-only to callers.
+        Times of outages retention forgot stay (a wake there finds nothing to do)."""
+        members = frozenset(hosts)
+        found = self.by_domain.get(domain)
+        if found is not None and found[0] == members:
+            return found[1]
+        if found is not None:
+            for host_id in found[0] - members:
+                self.domains_of[host_id].discard(domain)
+        for host_id in members:
+            self.domains_of.setdefault(host_id, set()).add(domain)
+        times = self.changes_after(members, -1)
+        self.by_domain[domain] = (members, times)
+        return times
 
     def open_at(self, host_id: str, now: int) -> list[Outage]:
         return [o for o in self.by_host.get(host_id, {}).values() if o.out_at(now)]

@@ -100,3 +100,18 @@ def test_a_zero_length_spell_pairs_whichever_step_is_folded_first() -> None:
     assert o.durations["psu"] == [0]
     o.apply(incident("z", "h2", T0, T0))  # a zero-length incident keeps nobody out
     assert not o.out_at("h2", T0)
+
+
+def test_the_domain_index_of_outage_changes_follows_later_records_and_new_members() -> None:
+    o = Outages()
+    o.apply(incident("i1", "h1", T0, T0 + HOUR))
+    o.apply(incident("i2", "h9", T0 + 2 * HOUR, None))  # another domain's host
+    assert o.domain_changes("d0", ["h1", "h2"]) == [T0, T0 + HOUR]
+    o.apply(incident("i3", "h2", T0 + 30 * 60_000, T0 + 3 * HOUR))  # folded after the index was read
+    o.apply(step("h1", "out_of_service", T0 + 4 * HOUR))
+    expected = [T0, T0 + 30 * 60_000, T0 + HOUR, T0 + 3 * HOUR, T0 + 4 * HOUR]
+    assert o.domain_changes("d0", ["h1", "h2"]) == expected
+    assert o.domain_changes("d0", ["h1", "h2", "h9"]) == sorted([*expected, T0 + 2 * HOUR])  # a new member
+    assert o.domain_changes("d0", ["h1"]) == [T0, T0 + HOUR, T0 + 4 * HOUR]  # a member gone
+    o.apply(incident("i4", "h2", T0 + 5 * HOUR, None))
+    assert o.domain_changes("d0", ["h1"]) == [T0, T0 + HOUR, T0 + 4 * HOUR]
