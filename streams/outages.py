@@ -45,6 +45,12 @@ class RepairStat:
     samples: int
     median_ms: float
     p90_ms: float
+    # per operation kind (``reboot``: resets; ``rma``; ``repair``: every other operation), what its draws pick from
+    by_operation: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+# the operation kinds a repair time is drawn for: a reboot (a reset), an RMA, and any other operation
+DRAWN_FOR = ("reboot", "rma", "repair")
 
 
 @dataclass(slots=True)
@@ -234,12 +240,18 @@ class Outages:
             return None
         return found[min(int(unit * len(found)), len(found) - 1)]
 
-    def repair_stats(self) -> list[RepairStat]:
-        """Per cause: measured outages, median and p90 time out (ms), most measured first."""
-        stats = [
-            RepairStat(cause, len(d), _quantile(d, 0.5), _quantile(d, 0.9))
-            for cause, d in self.durations.items()
-        ]
+    def repair_stats(self, reset_within: int) -> list[RepairStat]:
+        """Per cause: measured outages, median and p90 time out (ms), and the same per operation kind
+        from the times its draws pick from (``measured_for``; a reset is no repair), most measured first."""
+        stats = []
+        for cause, d in self.durations.items():
+            kinds = {op: self.measured_for(cause, op, reset_within) for op in DRAWN_FOR}
+            by_operation = {
+                op: {"samples": len(ts), "median_ms": _quantile(ts, 0.5), "p90_ms": _quantile(ts, 0.9)}
+                for op, ts in kinds.items()
+                if ts
+            }
+            stats.append(RepairStat(cause, len(d), _quantile(d, 0.5), _quantile(d, 0.9), by_operation))
         return sorted(stats, key=lambda s: (-s.samples, s.cause))
 
 

@@ -62,7 +62,7 @@ def test_measured_repair_time_is_the_median_once_there_are_enough() -> None:
     assert o.repair_time_ms("hbm3", min_samples=4) is None
     assert o.repair_time_ms("hbm3", min_samples=3) == 4 * HOUR
     assert o.repair_time_ms("psu", min_samples=1) is None
-    (stat,) = o.repair_stats()
+    (stat,) = o.repair_stats(reset_within=HOUR)
     assert (stat.cause, stat.samples, stat.median_ms) == ("hbm3", 3, 4 * HOUR)
     assert stat.p90_ms == 8 * HOUR  # numpy's linear interpolation: 4 + 0.8 * (9 - 4)
 
@@ -115,3 +115,20 @@ def test_the_domain_index_of_outage_changes_follows_later_records_and_new_member
     assert o.domain_changes("d0", ["h1"]) == [T0, T0 + HOUR, T0 + 4 * HOUR]  # a member gone
     o.apply(incident("i4", "h2", T0 + 5 * HOUR, None))
     assert o.domain_changes("d0", ["h1"]) == [T0, T0 + HOUR, T0 + 4 * HOUR]
+
+
+def test_repair_stats_per_operation_kind_are_what_the_draws_pick_from_and_a_reset_is_no_repair() -> None:
+    o = Outages()
+    for i, minutes in enumerate([10, 12, 14, 600, 1200]):  # three resets, two repairs
+        o.apply(incident(f"i{i}", f"h{i}", T0, T0 + minutes * 60_000))
+    o.apply(step("h9", "rma_shipped", T0, ticket="R1", cause="hbm3"))
+    o.apply(step("h9", "rma_replaced", T0 + 100 * HOUR, ticket="R1"))
+    (stat,) = o.repair_stats(reset_within=HOUR)
+    assert stat.samples == 6 and stat.median_ms == 307 * 60_000  # (14 + 600) / 2 min: the time out, all of it
+    ops = stat.by_operation
+    assert (ops["reboot"]["samples"], ops["reboot"]["median_ms"]) == (3, 12 * 60_000)
+    assert (ops["repair"]["samples"], ops["repair"]["median_ms"]) == (2, 15 * HOUR)
+    assert (ops["rma"]["samples"], ops["rma"]["median_ms"]) == (1, 100 * HOUR)
+    for op, found in ops.items():  # the planner's draw for the operation picks among the same times
+        draws = {o.repair_draw_ms("hbm3", op, reset_within=HOUR, min_samples=1, unit=u / 10) for u in range(10)}
+        assert draws <= set(o.measured_for("hbm3", op, HOUR)) and len(draws) == found["samples"]
