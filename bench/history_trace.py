@@ -23,7 +23,7 @@ from producers.importer import HistoryMapping
 from producers.importer.mapping import Columns, InventoryDefaults
 from streams.classify import classify
 from streams.findings import Finding
-from streams.policy import Policy
+from streams.policy import Policy, RepeatRule
 from streams.repeat import state_keys
 
 DAY = 86_400_000
@@ -43,7 +43,7 @@ INCIDENTS: list[tuple[int, float, float, tuple[str, str, str]]] = [
     *[(n, 30.0 + i, 40.0, LINK_DOWN) for i, n in enumerate((9, 10, 11))],  # 3 of 8 out: past the failure buffer (2) from day 32
     *[(12, d, d + 0.1, GPU_LOST) for d in (33.0, 33.2, 33.4)],  # its RMA waits for the halt to end
     (16, 50.0, 50.0, GPU_LOST),  # the minimal zero-length case
-    *[(1, d, d + 0.2, GPU_LOST) for d in (52.0, 52.5)],  # node-1 flagged again, 39 days after its RMA
+    *[(1, d, d + 0.2, GPU_LOST) for d in (50.0, 50.5)],  # node-1 flagged again, 39 days after its RMA
     (5, 60.0, 60.0, PSU),
     *[(30, d, d + 0.2, ("NIC", "GID table", "corrupt")) for d in (70.0, 71.5, 73.0)],  # 3 NIC faults in 3 days
     (31, 80.0, 80.3, GPU_LOST),  # three different GPU faults in 4.7 days
@@ -86,7 +86,7 @@ PATTERNS = (
     Pattern("three different GPU faults in 4.7 days", 31, 80.0, 84.7),
     Pattern("4 PCIe width faults", 32, 90.0, 105.0),
     Pattern("3 link downs in 28 days", 33, 110.0, 135.0),
-    Pattern("RMA'd, returned, flagged again 39 days later", 1, 52.0, 52.5, escalated=True),
+    Pattern("RMA'd, returned, flagged again 39 days later", 1, 50.0, 50.5, escalated=True),
 )
 
 
@@ -130,7 +130,7 @@ def host_repeats(hardware: Iterable[Mapping[str, Any]], policy: Policy) -> list[
     of its classes (that many different ones for a multi-symptom rule) within its window; a repeat
     starts the count afresh. No consumption across rules: the definition, not the detector."""
     counted: dict[tuple[str, str], list[tuple[int, str, int]]] = {}
-    rules = {}
+    rules: dict[str, RepeatRule] = {}
     for record in sorted(hardware, key=lambda r: (r["ts"], r["event_id"])):
         signal = classify(record, policy)
         if signal is None:
@@ -143,7 +143,8 @@ def host_repeats(hardware: Iterable[Mapping[str, Any]], policy: Policy) -> list[
                 )
     found: list[Repeat] = []
     for (name, host_id), events in sorted(counted.items()):
-        rule, window = rules[name], []
+        rule = rules[name]
+        window: list[tuple[int, str, int]] = []
         for ts, klass, weight in events:
             window = [e for e in window if e[0] >= ts - rule.window] + [(ts, klass, weight)]
             if sum(w for *_, w in window) >= rule.count and len({k for _, k, _ in window}) >= rule.distinct_classes:
