@@ -159,21 +159,22 @@ def all_intervals(
     return pl.concat(parts)
 
 
-def repair_times(intervals: pl.LazyFrame) -> pl.LazyFrame:
-    """Per cause and source: outages, closed ones, median / p90 / mean hours of the closed ones."""
+def _ttr(intervals: pl.LazyFrame, *by: str) -> pl.LazyFrame:
+    """Per ``by``: outages, closed ones, median / p90 / mean hours of the closed ones."""
     closed = pl.col("end_ts").is_not_null()
     hours = pl.col("hours").filter(closed)
-    return (
-        intervals.group_by("cause", "source")
-        .agg(
-            pl.len().alias("outages"),
-            closed.sum().cast(pl.Int64).alias("closed"),
-            hours.median().alias("ttr_median_h"),
-            hours.quantile(0.9, "linear").alias("ttr_p90_h"),
-            hours.mean().alias("ttr_mean_h"),
-        )
-        .sort(["closed", "cause", "source"], descending=[True, False, False])
+    return intervals.group_by(*by).agg(
+        pl.len().alias("outages"),
+        closed.sum().cast(pl.Int64).alias("closed"),
+        hours.median().alias("ttr_median_h"),
+        hours.quantile(0.9, "linear").alias("ttr_p90_h"),
+        hours.mean().alias("ttr_mean_h"),
     )
+
+
+def repair_times(intervals: pl.LazyFrame) -> pl.LazyFrame:
+    """Per cause and source: outages, closed ones, median / p90 / mean hours of the closed ones."""
+    return _ttr(intervals, "cause", "source").sort(["closed", "cause", "source"], descending=[True, False, False])
 
 
 def operation_kind(reset_within_h: float) -> pl.Expr:
@@ -193,19 +194,8 @@ def operation_kind(reset_within_h: float) -> pl.Expr:
 def repair_times_by_operation(intervals: pl.LazyFrame, reset_within_h: float) -> pl.LazyFrame:
     """Per cause and operation kind (reset, repair, rma): outages, closed ones, median / p90 / mean
     hours of the closed ones; a reset is never a repair's time."""
-    closed = pl.col("end_ts").is_not_null()
-    hours = pl.col("hours").filter(closed)
-    return (
-        intervals.with_columns(operation_kind(reset_within_h))
-        .group_by("cause", "operation")
-        .agg(
-            pl.len().alias("outages"),
-            closed.sum().cast(pl.Int64).alias("closed"),
-            hours.median().alias("ttr_median_h"),
-            hours.quantile(0.9, "linear").alias("ttr_p90_h"),
-            hours.mean().alias("ttr_mean_h"),
-        )
-        .sort(["cause", "operation"])
+    return _ttr(intervals.with_columns(operation_kind(reset_within_h)), "cause", "operation").sort(
+        ["cause", "operation"]
     )
 
 
