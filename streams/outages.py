@@ -191,7 +191,7 @@ class Outages:
         """Every time an outage of one of the domain's ``hosts`` starts or ends, sorted: an index kept
         as records are folded, so a planner stepping through a domain's wakes bisects it instead of
         scanning the hosts' outages again. Built anew when the domain's hosts change; read-only to callers.
-        Times of outages retention forgot stay (a wake there finds nothing to do)."""
+        Retention drops it (``forget_index``) with the outages it forgets."""
         members = frozenset(hosts)
         found = self.by_domain.get(domain)
         if found is not None and found[0] == members:
@@ -204,6 +204,11 @@ class Outages:
         times = self.changes_after(members, -1)
         self.by_domain[domain] = (members, times)
         return times
+
+    def forget_index(self) -> None:
+        """Drop the per-domain index (retention forgot outages it holds): each domain rebuilds at its next read."""
+        self.by_domain.clear()
+        self.domains_of.clear()
 
     def open_at(self, host_id: str, now: int) -> list[Outage]:
         return [o for o in self.by_host.get(host_id, {}).values() if o.out_at(now)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from schemas import Codec, IncidentReported, OperatorEventRecorded
+from streams.fleet_retention import forget
 from streams.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
 from streams.outages import Outages
 from streams.tailer import LogTailer
@@ -132,3 +133,12 @@ def test_repair_stats_per_operation_kind_are_what_the_draws_pick_from_and_a_rese
     for op, found in ops.items():  # the planner's draw for the operation picks among the same times
         draws = {o.repair_draw_ms("hbm3", op, reset_within=HOUR, min_samples=1, unit=u / 10) for u in range(10)}
         assert draws <= set(o.measured_for("hbm3", op, HOUR)) and len(draws) == found["samples"]
+
+
+def test_retention_drops_the_domain_index_with_the_outages_it_forgets() -> None:
+    state = FleetState()
+    apply_logged(state, incident("i1", "h1", T0, T0 + HOUR))
+    apply_logged(state, incident("i2", "h2", T0 + 100 * HOUR, None))
+    assert state.outages.domain_changes("d0", ["h1", "h2"]) == [T0, T0 + HOUR, T0 + 100 * HOUR]
+    forget(state, keep_ids=10, ended_horizon_ms=HOUR)
+    assert state.outages.domain_changes("d0", ["h1", "h2"]) == [T0 + 100 * HOUR]
