@@ -46,4 +46,5 @@ def forget(state: FleetState, keep_ids: int, ended_horizon_ms: int) -> int:
         gone += len(ended)
         if not outages:
             del state.outages.by_host[host_id]
+    state.outages.forget_index()  # rebuilt from the outages kept, at the next read
     return gone

@@ -45,6 +45,12 @@ class RepairStat:
     samples: int
     median_ms: float
     p90_ms: float
+    # per operation kind (``reboot``: resets; ``rma``; ``repair``: every other operation), what its draws pick from
+    by_operation: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+# the operation kinds a repair time is drawn for: a reboot (a reset), an RMA, and any other operation
+DRAWN_FOR = ("reboot", "rma", "repair")
 
 
 @dataclass(slots=True)
@@ -60,6 +66,9 @@ class Outages:
     newest_change: int = 0  # newest time an outage starts or ends (an incident's end may follow its record)
     changes: list[tuple[int, str]] = field(default_factory=list)  # (time an outage starts or ends, host), sorted
     measured: int = 0  # times out measured so far: a reader's draws from them hold while it is unchanged
+    # the index of ``domain_changes``: domain -> (its hosts, their change times sorted), and host -> its domains
+    by_domain: dict[str, tuple[frozenset[str], list[int]]] = field(default_factory=dict)
+    domains_of: dict[str, set[str]] = field(default_factory=dict)
 
     def apply(self, record: Mapping[str, Any]) -> None:
         """Fold one IncidentReported or OperatorEventRecorded (ValueError for anything else)."""
@@ -79,6 +88,8 @@ class Outages:
             times = [t for t in (p.get("start_ts"), p.get("end_ts")) if t is not None]
         for t in times:
             bisect.insort(self.changes, (t, record["host_id"]))
+            for domain in self.domains_of.get(record["host_id"], ()):
+                bisect.insort(self.by_domain[domain][1], t)
         self.newest_change = max(self.newest_change, record["ts"], *times)
 
     def _incident(self, record: Mapping[str, Any]) -> None:
@@ -176,6 +187,29 @@ class Outages:
             if t is not None and t > after
         )
 
+    def domain_changes(self, domain: str, hosts: Iterable[str]) -> list[int]:
+        """Every time an outage of one of the domain's ``hosts`` starts or ends, sorted: an index kept
+        as records are folded, so a planner stepping through a domain's wakes bisects it instead of
+        scanning the hosts' outages again. Built anew when the domain's hosts change; read-only to callers.
+        Retention drops it (``forget_index``) with the outages it forgets."""
+        members = frozenset(hosts)
+        found = self.by_domain.get(domain)
+        if found is not None and found[0] == members:
+            return found[1]
+        if found is not None:
+            for host_id in found[0] - members:
+                self.domains_of[host_id].discard(domain)
+        for host_id in members:
+            self.domains_of.setdefault(host_id, set()).add(domain)
+        times = self.changes_after(members, -1)
+        self.by_domain[domain] = (members, times)
+        return times
+
+    def forget_index(self) -> None:
+        """Drop the per-domain index (retention forgot outages it holds): each domain rebuilds at its next read."""
+        self.by_domain.clear()
+        self.domains_of.clear()
+
     def open_at(self, host_id: str, now: int) -> list[Outage]:
         return [o for o in self.by_host.get(host_id, {}).values() if o.out_at(now)]
 
@@ -211,12 +245,18 @@ class Outages:
             return None
         return found[min(int(unit * len(found)), len(found) - 1)]
 
-    def repair_stats(self) -> list[RepairStat]:
-        """Per cause: measured outages, median and p90 time out (ms), most measured first."""
-        stats = [
-            RepairStat(cause, len(d), _quantile(d, 0.5), _quantile(d, 0.9))
-            for cause, d in self.durations.items()
-        ]
+    def repair_stats(self, reset_within: int) -> list[RepairStat]:
+        """Per cause: measured outages, median and p90 time out (ms), and the same per operation kind
+        from the times its draws pick from (``measured_for``; a reset is no repair), most measured first."""
+        stats = []
+        for cause, d in self.durations.items():
+            kinds = {op: self.measured_for(cause, op, reset_within) for op in DRAWN_FOR}
+            by_operation = {
+                op: {"samples": len(ts), "median_ms": _quantile(ts, 0.5), "p90_ms": _quantile(ts, 0.9)}
+                for op, ts in kinds.items()
+                if ts
+            }
+            stats.append(RepairStat(cause, len(d), _quantile(d, 0.5), _quantile(d, 0.9), by_operation))
         return sorted(stats, key=lambda s: (-s.samples, s.cause))
 
 

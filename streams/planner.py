@@ -151,8 +151,9 @@ class Planner:
         return min(times) if times else None
 
     def wake_changes(self, state: FleetState, domain: str, after: int) -> list[int]:
-        """The times after ``after`` an outage of one of the domain's hosts starts or ends, sorted."""
-        return state.outages.changes_after(self.buffers.hosts(state, domain), after)
+        """The times an outage of one of the domain's hosts starts or ends, sorted (those up to ``after``
+        too: ``next_wake`` bisects), read from the outages' per-domain index, not rescanned."""
+        return state.outages.domain_changes(domain, self.buffers.hosts(state, domain))
 
     def work_signature(self, state: FleetState, domain: str, size: int, now: int) -> tuple[Any, ...] | None:
         """Whether ``reconcile`` at event time ``now`` may change the domain: a signature of what it

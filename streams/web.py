@@ -86,8 +86,9 @@ def budgets(detect: DetectApp) -> list[dict[str, Any]]:
 
 
 def repair_times(detect: DetectApp) -> list[dict[str, Any]]:
-    """Measured time out per cause (from incidents and operators' steps), what the planner uses."""
-    return [asdict(s) for s in detect.fleet.outages.repair_stats()]
+    """Measured time out per cause (from incidents and operators' steps), and per operation kind what
+    the planner draws its repair times from (a reset, under ``reset_within``, being no repair)."""
+    return [asdict(s) for s in detect.fleet.outages.repair_stats(detect.policy.planner.reset_within)]
 
 
 async def record_operator_step(
