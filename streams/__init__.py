@@ -6,19 +6,19 @@ app lives in ``streams.app`` and the process that runs it in ``streams.worker``;
 imported here, so importing a rule does not load Faust.
 """
 
-from streams.actions import Action
-from streams.classify import Signal, classify
-from streams.domain_budget import DomainBudget, budget
-from streams.errors import InvalidRecordError, PolicyError, StreamsError, WorkerError
-from streams.findings import Finding
-from streams.lifecycle import FleetState, HostState, apply, fold, replay
-from streams.planner import Planner
-from streams.policy import DEFAULT_POLICY_FILE, Policy, load_policy, parse_policy
-from streams.repeat import observe
-from streams.slow import ClusterStage
-from streams.slow_scores import robust_z
-from streams.slow_windows import HostStage
-from streams.validate import check
+from streams.core.actions import Action
+from streams.core.classify import Signal, classify
+from streams.core.errors import InvalidRecordError, PolicyError, StreamsError, WorkerError
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import FleetState, HostState, apply, fold, replay
+from streams.core.peers.scores import robust_z
+from streams.core.peers.stage import ClusterStage
+from streams.core.planning.budget import DomainBudget, budget
+from streams.core.planning.planner import Planner
+from streams.core.policy import DEFAULT_POLICY_FILE, Policy, load_policy, parse_policy
+from streams.core.repeat import observe
+from streams.core.samples.windows import HostStage
+from streams.core.validate import check
 
 __all__ = [
     "DEFAULT_POLICY_FILE",

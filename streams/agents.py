@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 import faust
 import msgspec
 
-from streams.classify import classify
+from streams.core.classify import classify
+from streams.core.errors import InvalidRecordError
+from streams.core.messages import planner_message, to_wire
+from streams.core.peers.messages import cluster_message, items_of
+from streams.core.peers.state import ClusterMeta
+from streams.core.planning.sources import cluster_drained, cluster_floor
+from streams.core.repeat import HostState, fold_host
 from streams.deadletter import faust_source
-from streams.errors import InvalidRecordError
-from streams.messages import planner_message, to_wire
-from streams.plan_sources import cluster_drained, cluster_floor
-from streams.repeat import HostState, fold_host
-from streams.slow_messages import cluster_message, items_of
-from streams.slow_state import ClusterMeta
 from streams.tailer import catch_up_retrying
 
 if TYPE_CHECKING:

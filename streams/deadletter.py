@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemas import FLEET, DecodeError, RecordDeadLettered
-from streams.errors import InvalidRecordError
-from streams.ids import dead_letter_id
+from streams.core.errors import InvalidRecordError
+from streams.core.ids import dead_letter_id
 
 if TYPE_CHECKING:
     from aiokafka.structs import ConsumerRecord

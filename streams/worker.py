@@ -22,8 +22,8 @@ from ground.launch import child_env, fleetpulse_argv, launch
 from ground.private_files import private_dir
 from ground.secret_strength import check_strength
 from streams.app import DetectApp
-from streams.errors import WorkerError
-from streams.policy import Policy, load_policy
+from streams.core.errors import WorkerError
+from streams.core.policy import Policy, load_policy
 from streams.quiet_logs import install as quiet_harmless_logs
 from streams.repeat_logs import install as limit_repeated_logs
 from streams.shutdown import ShutdownDeadline

@@ -18,25 +18,25 @@ from typing import Any
 from fleetpulse.backtest.events import History, Record
 from ground.settings.detect import PlanOrder
 from schemas import HostSampled
-from streams.actions import Action
-from streams.classify import classify
+from streams.core.actions import Action
+from streams.core.classify import classify
+from streams.core.errors import InvalidRecordError
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import FleetState, apply_logged
+from streams.core.fleet.outages import change_times
+from streams.core.inventory import Inventory
+from streams.core.peers.messages import ClusterItem
+from streams.core.peers.stage import ClusterStage
+from streams.core.planning.order import OrderedPlan, all_sources
+from streams.core.planning.planner import Planner, unplannable
+from streams.core.planning.sources import SourceTimes, cluster_floor
+from streams.core.planning.ticks import TickSchedule
+from streams.core.policy import Policy
+from streams.core.repeat import HostState, fold_host
+from streams.core.samples.checkpoint import PartitionState
+from streams.core.samples.folder import SampleFolder
+from streams.core.validate import check
 from streams.deadletter import reason_label
-from streams.errors import InvalidRecordError
-from streams.findings import Finding
-from streams.inventory import Inventory
-from streams.lifecycle import FleetState, apply_logged
-from streams.outages import change_times
-from streams.plan_order import OrderedPlan, all_sources
-from streams.plan_sources import SourceTimes, cluster_floor
-from streams.plan_ticks import TickSchedule
-from streams.planner import Planner, unplannable
-from streams.policy import Policy
-from streams.repeat import HostState, fold_host
-from streams.sample_folder import SampleFolder
-from streams.samples_checkpoint import PartitionState
-from streams.slow import ClusterStage
-from streams.slow_messages import ClusterItem
-from streams.validate import check
 
 # Event time between two planner ticks (the live worker ticks every second of wall time).
 DEFAULT_TICK_MS = 60_000

@@ -1,6 +1,6 @@
 """Exception hierarchy of the alert webhooks (dispatcher, outbox, receiver-side verification).
 
-    WebhookError                     (a streams.errors.StreamsError)
+    WebhookError                     (a streams.core.errors.StreamsError)
     ├── WebhookConfigError           missing secret or URLs; the message says what to set (also a ConfigError)
     ├── OutboxError                  the SQLite outbox could not be opened or written (carries the path)
     ├── UnexpectedEventError         a decodable event of another type on the alerts topic (dead-lettered)
@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ground.errors import ConfigError
-from streams.errors import StreamsError
+from streams.core.errors import StreamsError
 
 
 class WebhookError(StreamsError):

@@ -21,8 +21,8 @@ from ground.settings import Settings
 from producers.importer import HistoryMapping, run_import
 from producers.importer.incidents import parse_start
 from producers.importer.mapping import Columns, InventoryDefaults
-from streams.domain_budget import budget
-from streams.policy import load_policy
+from streams.core.planning.budget import budget
+from streams.core.policy import load_policy
 from streams.worker import spawn_worker
 from tests.conftest import KafkaCluster, free_ports
 from tests.streams.kafka_io import decoded, isolated_settings, wait_for, with_own_lake

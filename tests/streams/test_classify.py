@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from streams.classify import classify
-from streams.policy import Policy
+from streams.core.classify import classify
+from streams.core.policy import Policy
 from tests.streams import factories as f
 
 

@@ -8,21 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from streams import fleet_snapshot
-from streams.actions import Action
-from streams.fleet_retention import forget
-from streams.fleet_snapshot import (
+from streams.core.actions import Action
+from streams.core.fleet import snapshot as fleet_snapshot
+from streams.core.fleet.lifecycle import FleetState, apply
+from streams.core.fleet.outages import MAX_DURATIONS, Outages
+from streams.core.fleet.retention import forget
+from streams.core.fleet.snapshot import (
     FleetSnapshot,
     FleetSnapshots,
     read_snapshot,
     write_atomically,
     write_snapshot,
 )
-from streams.lifecycle import FleetState, apply
-from streams.log_mark import LogMark
-from streams.outages import MAX_DURATIONS, Outages
-from streams.planner import Planner
-from streams.policy import load_policy
+from streams.core.log_mark import LogMark
+from streams.core.planning.planner import Planner
+from streams.core.policy import load_policy
 from tests.streams import factories as f
 from tests.streams.test_outages import HOUR, T0, incident
 

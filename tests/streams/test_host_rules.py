@@ -14,10 +14,10 @@ from producers.importer import load_mapping, plan_import
 from producers.importer.incidents import parse_start
 from producers.importer.mapping import EXAMPLE_MAPPING
 from schemas import Codec
-from streams.classify import classify
-from streams.findings import Finding
-from streams.policy import Policy, load_policy, parse_policy
-from streams.repeat import observe
+from streams.core.classify import classify
+from streams.core.findings import Finding
+from streams.core.policy import Policy, load_policy, parse_policy
+from streams.core.repeat import observe
 
 START = parse_start("2024-01-01")
 # (node, start day, fault type), each incident ending an hour later

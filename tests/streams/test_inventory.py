@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from schemas import HostInventoried
-from streams.inventory import UNASSIGNED, HostInfo, Inventory
+from streams.core.inventory import UNASSIGNED, HostInfo, Inventory
 from streams.testing import START_TS
 from tests.streams.factories import envelope, sample, xid
 

@@ -7,10 +7,10 @@ import json
 import typing
 
 from analytics.quality.suites import suite_path
-from streams.actions import Action, ActionKind
-from streams.lifecycle import FleetState, apply, fold, replay
-from streams.planner import Planner
-from streams.policy import Policy
+from streams.core.actions import Action, ActionKind
+from streams.core.fleet.lifecycle import FleetState, apply, fold, replay
+from streams.core.planning.planner import Planner
+from streams.core.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
 

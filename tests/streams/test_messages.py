@@ -7,7 +7,7 @@ import json
 import msgspec
 import pytest
 
-from streams.messages import MESSAGE_VERSION, PlanFinding, PlanTick, planner_message, to_wire
+from streams.core.messages import MESSAGE_VERSION, PlanFinding, PlanTick, planner_message, to_wire
 
 
 def test_planner_messages_round_trip_through_json() -> None:

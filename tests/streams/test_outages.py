@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from schemas import Codec, IncidentReported, OperatorEventRecorded
-from streams.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
-from streams.outages import Outages
+from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
+from streams.core.fleet.outages import Outages
 from streams.tailer import LogTailer
 
 T0 = 1_700_000_000_000

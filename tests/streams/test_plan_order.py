@@ -5,12 +5,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.actions import Action
-from streams.findings import Finding
-from streams.lifecycle import FleetState
-from streams.plan_order import Horizon, Mark, OrderedPlan
-from streams.planner import Planner
-from streams.policy import Policy
+from streams.core.actions import Action
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.planning.order import Horizon, Mark, OrderedPlan
+from streams.core.planning.planner import Planner
+from streams.core.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
 

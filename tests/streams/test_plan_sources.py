@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from streams.plan_sources import SourceTimes, cluster_drained
-from streams.policy import Policy
-from streams.slow import ClusterStage
+from streams.core.peers.stage import ClusterStage
+from streams.core.planning.sources import SourceTimes, cluster_drained
+from streams.core.policy import Policy
 from streams.testing import START_TS
 
 

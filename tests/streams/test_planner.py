@@ -5,12 +5,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.actions import Action
 from streams.alerts import alerts_for
-from streams.domain_budget import budget
-from streams.lifecycle import FleetState, replay
-from streams.planner import Planner
-from streams.policy import Policy, load_policy
+from streams.core.actions import Action
+from streams.core.fleet.lifecycle import FleetState, replay
+from streams.core.planning.budget import budget
+from streams.core.planning.planner import Planner
+from streams.core.policy import Policy, load_policy
 from streams.testing import START_TS
 from tests.streams import factories as f
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from streams.lifecycle import FleetState, apply_logged
-from streams.planner import Planner
-from streams.policy import Policy
+from streams.core.fleet.lifecycle import FleetState, apply_logged
+from streams.core.planning.planner import Planner
+from streams.core.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
 from tests.streams.test_outages import HOUR, incident, step

@@ -6,11 +6,11 @@ push a domain past its failure buffer, and the planner acts at that event time.
 
 from __future__ import annotations
 
-from streams.actions import Action
-from streams.lifecycle import FleetState, apply_logged
-from streams.plan_order import Mark, OrderedPlan
-from streams.planner import Planner
-from streams.policy import Policy
+from streams.core.actions import Action
+from streams.core.fleet.lifecycle import FleetState, apply_logged
+from streams.core.planning.order import Mark, OrderedPlan
+from streams.core.planning.planner import Planner
+from streams.core.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
 from tests.streams.test_outages import HOUR, incident, step

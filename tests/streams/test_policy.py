@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from streams.errors import PolicyError
-from streams.policy import DEFAULT_POLICY_FILE, load_policy, parse_duration_ms, parse_policy
+from streams.core.errors import PolicyError
+from streams.core.policy import DEFAULT_POLICY_FILE, load_policy, parse_duration_ms, parse_policy
 
 
 def default_data() -> dict:

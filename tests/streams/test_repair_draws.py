@@ -6,9 +6,9 @@ must not be done in that time, and every RMA must not take the same time either.
 
 from __future__ import annotations
 
-from streams.lifecycle import FleetState, apply_logged
-from streams.planner import Planner
-from streams.policy import Policy
+from streams.core.fleet.lifecycle import FleetState, apply_logged
+from streams.core.planning.planner import Planner
+from streams.core.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
 from tests.streams.test_outages import HOUR, incident, step

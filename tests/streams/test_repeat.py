@@ -8,10 +8,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from streams.classify import classify
-from streams.findings import Finding
-from streams.policy import Policy
-from streams.repeat import HostState, fold_host, observe
+from streams.core.classify import classify
+from streams.core.findings import Finding
+from streams.core.policy import Policy
+from streams.core.repeat import HostState, fold_host, observe
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -306,8 +306,8 @@ def test_events_naming_only_the_host_meet_the_host_level_rule(policy: Policy, na
 
 
 def test_a_host_only_rule_must_have_host_scope() -> None:
-    from streams.errors import PolicyError
-    from streams.policy import parse_policy
+    from streams.core.errors import PolicyError
+    from streams.core.policy import parse_policy
 
     bad = {"classes": [{"name": "x", "event_type": "XidRaised", "xids": [79]}],
            "rules": [{"name": "r", "classes": ["x"], "scope": "gpu", "component": "unknown",

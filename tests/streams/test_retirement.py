@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import tomllib
 
-from streams.actions import Action
-from streams.policy import DEFAULT_POLICY_FILE, Policy, parse_policy
-from streams.retirement import Retirement
+from streams.core.actions import Action
+from streams.core.planning.retirement import Retirement
+from streams.core.policy import DEFAULT_POLICY_FILE, Policy, parse_policy
 
 DAY = 86_400_000
 

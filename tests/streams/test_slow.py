@@ -8,13 +8,13 @@ from typing import Any
 import msgspec
 import pytest
 
-from streams.findings import Finding
-from streams.policy import SlowHostPolicy
-from streams.slow import ClusterStage
-from streams.slow_messages import HostSummary
-from streams.slow_scores import Verdict, evaluate_window, robust_z, update_history
-from streams.slow_state import ClusterMeta
-from streams.slow_windows import HostStage, window_bounds
+from streams.core.findings import Finding
+from streams.core.peers.messages import HostSummary
+from streams.core.peers.scores import Verdict, evaluate_window, robust_z, update_history
+from streams.core.peers.stage import ClusterStage
+from streams.core.peers.state import ClusterMeta
+from streams.core.policy import SlowHostPolicy
+from streams.core.samples.windows import HostStage, window_bounds
 from streams.testing import START_TS
 from tests.streams import factories as f
 

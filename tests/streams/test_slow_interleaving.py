@@ -6,11 +6,11 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from streams.policy import Policy
-from streams.sample_folder import SampleFolder
-from streams.samples_checkpoint import PartitionState
-from streams.slow import ClusterStage
-from streams.slow_messages import ClusterItem
+from streams.core.peers.messages import ClusterItem
+from streams.core.peers.stage import ClusterStage
+from streams.core.policy import Policy
+from streams.core.samples.checkpoint import PartitionState
+from streams.core.samples.folder import SampleFolder
 from streams.testing import START_TS
 from tests.streams import factories as f
 

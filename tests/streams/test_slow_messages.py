@@ -7,9 +7,8 @@ import json
 import msgspec
 import pytest
 
-from streams.messages import MESSAGE_VERSION
-from streams.samples_checkpoint import CHECKPOINT_VERSION, PartitionState
-from streams.slow_messages import (
+from streams.core.messages import MESSAGE_VERSION
+from streams.core.peers.messages import (
     HostSummary,
     SourceIdle,
     SourceProgress,
@@ -18,7 +17,8 @@ from streams.slow_messages import (
     encode,
     items_of,
 )
-from streams.slow_state import ClusterHistory, ClusterMeta, HostHistory, HostWindows, Window, emitted_of
+from streams.core.peers.state import ClusterHistory, ClusterMeta, HostHistory, HostWindows, Window, emitted_of
+from streams.core.samples.checkpoint import CHECKPOINT_VERSION, PartitionState
 
 MIN = 60_000
 T = 1_700_000_100_000

@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 
 from ground.slow_peers import Member
-from streams.findings import Finding
-from streams.policy import SlowHostPolicy
-from streams.slow_scores import evaluate_window, update_history
-from streams.slow_state import HostHistory
+from streams.core.findings import Finding
+from streams.core.peers.scores import evaluate_window, update_history
+from streams.core.peers.state import HostHistory
+from streams.core.policy import SlowHostPolicy
 
 WINDOW = 300_000
 DAYS = 30

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from streams.errors import InvalidRecordError
-from streams.policy import ValidationLimits
+from streams.core.errors import InvalidRecordError
+from streams.core.policy import ValidationLimits
+from streams.core.validate import check
 from streams.testing import START_TS
-from streams.validate import check
 from tests.streams import factories as f
 
 LIMITS = ValidationLimits()
@@ -54,7 +54,7 @@ def test_absurd_sample_values(value: float) -> None:
 
 def test_a_sample_without_step_time_is_believable() -> None:
     """HostSampled v2: a host no job reports from sends a null step time (v1 sent 0)."""
-    from streams.validate import _sample_believable
+    from streams.core.validate import _sample_believable
 
     for record in (f.sample(None, job=None), f.sample(0.0, job=None)):
         check(record, LIMITS, NOW)
@@ -83,7 +83,7 @@ def _numeric_paths(sample: dict) -> list[tuple]:
 @pytest.mark.parametrize("bad", [-1, 0, 10**12, math.nan, math.inf, -math.inf, 1e300])
 def test_sample_hot_path_agrees_with_the_detailed_checks(bad: float) -> None:
     """``_sample_believable`` (the fast path) accepts exactly what ``_check_sample`` accepts."""
-    from streams.validate import _check_sample, _sample_believable
+    from streams.core.validate import _check_sample, _sample_believable
 
     base = f.sample()
     assert _sample_believable(base["payload"], LIMITS)

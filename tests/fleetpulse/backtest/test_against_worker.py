@@ -23,7 +23,7 @@ from fleetpulse.cli import app
 from ground.kafka import admin
 from schemas import Codec
 from schemas.events import topic_family
-from streams.policy import load_policy
+from streams.core.policy import load_policy
 from streams.worker import spawn_worker
 from tests.conftest import free_ports
 from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for

@@ -1,7 +1,7 @@
 """A maintenance domain's two buffers at an event time: how many hosts may be out, how many may fail.
 
 Both count every host of the domain that is out, whatever took it out: the planner's own work,
-incidents the fleet recorded and operators' steps (``streams.outages``).
+incidents the fleet recorded and operators' steps (``streams.core.fleet.outages``).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from streams.lifecycle import FleetState
-from streams.policy import Policy
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.policy import Policy
 
 
 def budget(size: int, pct: float) -> int:

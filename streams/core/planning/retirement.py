@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from streams.actions import ESCALATED, RETIRED, Action
-from streams.ids import action_id
-from streams.policy import Policy
+from streams.core.actions import ESCALATED, RETIRED, Action
+from streams.core.ids import action_id
+from streams.core.policy import Policy
 
 
 @dataclass(slots=True)

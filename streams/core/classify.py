@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from streams.policy import ErrorClass, Policy, Scope
+from streams.core.policy import ErrorClass, Policy, Scope
 
 
 class Signal(NamedTuple):

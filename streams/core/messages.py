@@ -42,7 +42,7 @@ class PlanProgress(msgspec.Struct, frozen=True, tag="progress", tag_field="type"
     """A worker's timer → every planner partition: how far the sources it owns have got.
 
     Sent after the findings those sources sent, on the same partitions, so a planner that has it
-    has every finding they sent up to those times (``streams.plan_order``).
+    has every finding they sent up to those times (``streams.core.planning.order``).
     """
 
     marks: list[SourceMark]

@@ -15,8 +15,8 @@ from typing import Any
 from schemas import FLEET, Codec
 from schemas.bounds import ID_RULE, MAX_ID_CHARS, valid_id
 from schemas.taxonomy import INCIDENT_CAUSES
-from streams.errors import InvalidRecordError
-from streams.policy import ValidationLimits
+from streams.core.errors import InvalidRecordError
+from streams.core.policy import ValidationLimits
 
 ECC_MEMORY = frozenset({"dram", "sram"})
 AER_SEVERITY = frozenset({"correctable", "nonfatal", "fatal"})

@@ -1,9 +1,9 @@
 """Typed, versioned state the slow-host detector stores, in the JSON shapes older workers wrote.
 
 Host windows (``HostWindows``, one per host) live in the samples stage's per-partition
-checkpoints (``streams.samples_checkpoint``); the cluster stage keeps ``ClusterMeta`` under
+checkpoints (``streams.core.samples.checkpoint``); the cluster stage keeps ``ClusterMeta`` under
 ``C|meta`` and ``ClusterHistory`` under ``C|hist`` in its Faust table, which stores JSON-able
-builtins (``stored``/``from_stored``, as ``streams.repeat.HostState``), exactly as they come back from
+builtins (``stored``/``from_stored``, as ``streams.core.repeat.HostState``), exactly as they come back from
 its JSON serializer. Every shape an older
 worker wrote still reads: fields added since have defaults, and a record without ``v`` is
 version 1.

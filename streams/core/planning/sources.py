@@ -4,7 +4,7 @@ A source is one partition of a stage that raises findings: an errors partition (
 rules) or a cluster-summaries partition (slow hosts). Its mark is a time no finding it sends
 later is at or before, and whether it is caught up (idle: nothing left to read, so it holds no
 one back). The worker's timer sends the marks of the partitions it owns to every planner
-partition (``streams.plan_order``).
+partition (``streams.core.planning.order``).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from streams.plan_order import Mark, cluster_source, errors_source
-from streams.policy import SlowHostPolicy
-from streams.slow import ClusterStage
-from streams.slow_state import ClusterMeta
+from streams.core.peers.stage import ClusterStage
+from streams.core.peers.state import ClusterMeta
+from streams.core.planning.order import Mark, cluster_source, errors_source
+from streams.core.policy import SlowHostPolicy
 
 
 def cluster_floor(store: Mapping[str, Any], cluster: str, policy: SlowHostPolicy) -> int | None:

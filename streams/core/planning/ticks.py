@@ -12,8 +12,8 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from streams.lifecycle import FleetState
-from streams.planner import Planner
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.planning.planner import Planner
 
 
 class TickSchedule:

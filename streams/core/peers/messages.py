@@ -3,7 +3,7 @@
 The host-window stage (``streams.samples``) sends, per cluster and consumed batch, one
 ``SummaryBundle`` holding, in source order, the ``HostSummary`` of every host window the batch
 closed and the source partition's progress (``SourceProgress``) or idleness (``SourceIdle``).
-Tagged msgspec structs as in ``streams.messages``: the ``type`` field names the kind, ``v`` the
+Tagged msgspec structs as in ``streams.core.messages``: the ``type`` field names the kind, ``v`` the
 version. The wire is the JSON older workers wrote (the same keys; ``v`` defaults when absent),
 and a lone summary, progress mark or idle notice, as sent before bundles, still reads.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from streams.messages import MESSAGE_VERSION
+from streams.core.messages import MESSAGE_VERSION
 
 
 class HostSummary(msgspec.Struct, frozen=True, tag="summary", tag_field="type"):

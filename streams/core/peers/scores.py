@@ -2,7 +2,7 @@
 
 Pure functions of one closed window's members (``evaluate_window``, the peer test of
 ``ground.slow_peers`` that the batch view shares) and of a host's verdict history
-(``update_history``, which raises the finding); the cluster stage (``streams.slow``) decides when a
+(``update_history``, which raises the finding); the cluster stage (``streams.core.peers.stage``) decides when a
 window is closed and stores what they return.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ground.slow_peers import Member, judge_window, robust_z
-from streams.findings import Finding
-from streams.ids import finding_id
-from streams.policy import SlowHostPolicy
-from streams.slow_state import HostHistory
+from streams.core.findings import Finding
+from streams.core.ids import finding_id
+from streams.core.peers.state import HostHistory
+from streams.core.policy import SlowHostPolicy
 
 __all__ = ["Member", "Verdict", "evaluate_window", "robust_z", "update_history"]
 

@@ -13,7 +13,7 @@ which the backlog drains within capacity and the next new failure over the buffe
 Repairs complete in event time: ``repaired``/``verified``/``returned`` at start + repair time (drawn,
 seeded by the operation, from the times measured for the repair's cause and kind when known, else the policy's). Both buffers count every
 host of the domain that is out, whatever took it out: the planner's own work, incidents the
-fleet recorded and operators' steps (``streams.outages``), at the decision's event time.
+fleet recorded and operators' steps (``streams.core.fleet.outages``), at the decision's event time.
 """
 
 from __future__ import annotations
@@ -23,14 +23,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from streams.actions import ABSORBED, ESCALATED, REQUEST_KIND, Action
-from streams.domain_budget import DomainBudget, DomainBuffers
-from streams.escalation import escalation_of
-from streams.findings import Finding
-from streams.ids import stable_unit
-from streams.lifecycle import FleetState, HostState, Operation
-from streams.outages import Outages
-from streams.plan_actions import (
+from streams.core.actions import ABSORBED, ESCALATED, REQUEST_KIND, Action
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import FleetState, HostState, Operation
+from streams.core.fleet.outages import Outages
+from streams.core.ids import stable_unit
+from streams.core.planning.budget import DomainBudget, DomainBuffers
+from streams.core.planning.emit import (
     emit,
     finding_action,
     halt_action,
@@ -38,7 +37,8 @@ from streams.plan_actions import (
     op_action,
     resume_action,
 )
-from streams.policy import Policy
+from streams.core.planning.escalation import escalation_of
+from streams.core.policy import Policy
 from streams.trains.campaign import CHANGE
 from streams.trains.conductor import Conductor, FleetView
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from itertools import islice
 
-from streams.lifecycle import FleetState
+from streams.core.fleet.lifecycle import FleetState
 
 
 def _keep_newest(ids: dict[str, None], keep: int) -> int:

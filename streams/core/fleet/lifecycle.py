@@ -1,7 +1,7 @@
 """Event-sourced host lifecycle: the fleet's maintenance state is a fold over ``fleet.actions``.
 
 The log holds the planner's actions and what the fleet recorded beyond them (incidents,
-operators' steps: ``streams.outages``); ``apply_logged`` folds any of them.
+operators' steps: ``streams.core.fleet.outages``); ``apply_logged`` folds any of them.
 
 ``fold(state, action) -> state`` is pure (``apply`` is its in-place twin for hot paths);
 ``replay(actions)`` rebuilds the whole state from the log, and applying an action twice is
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from schemas import CampaignRecorded, HostVersionsReported, MaintenanceActionRecorded
-from streams.actions import ABSORBED, DOMAIN_KINDS, ESCALATED, REQUEST_KINDS, Action
-from streams.outages import OUTAGE_EVENT_TYPES, Outages
+from streams.core.actions import ABSORBED, DOMAIN_KINDS, ESCALATED, REQUEST_KINDS, Action
+from streams.core.fleet.outages import OUTAGE_EVENT_TYPES, Outages
 from streams.trains.campaign import CAMPAIGN_KINDS, CHANGE, Trains
 
 REPAIR_HISTORY = 16  # operations a host's repair history keeps (escalation looks back over them)
@@ -89,7 +89,7 @@ class FleetState:
     hosts: dict[str, HostState] = field(default_factory=dict)
     domains: dict[str, DomainState] = field(default_factory=dict)
     # ids of the actions and findings applied, in the order applied (dicts as ordered sets): a
-    # re-delivered one is a no-op; ``streams.fleet_retention`` forgets the oldest
+    # re-delivered one is a no-op; ``streams.core.fleet.retention`` forgets the oldest
     applied: dict[str, None] = field(default_factory=dict)
     findings: dict[str, None] = field(default_factory=dict)
     op_hosts: dict[str, str] = field(default_factory=dict)  # op_id -> host_id of open operations

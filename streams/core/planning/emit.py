@@ -7,11 +7,11 @@ again after a crash or a re-delivery yields the same ids, and ``emit`` skips tho
 from __future__ import annotations
 
 from schemas import FLEET
-from streams.actions import REQUEST_KIND, Action
-from streams.domain_budget import DomainBudget
-from streams.findings import Finding
-from streams.ids import action_id
-from streams.lifecycle import FleetState, HostState, Operation, apply
+from streams.core.actions import REQUEST_KIND, Action
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import FleetState, HostState, Operation, apply
+from streams.core.ids import action_id
+from streams.core.planning.budget import DomainBudget
 
 
 def emit(state: FleetState, out: list[Action], action: Action) -> None:

@@ -1,6 +1,6 @@
 """The planner's typed message: a ``MaintenanceActionRecorded`` as a value, and the kinds of action.
 
-Every stage that writes or reads ``fleet.actions`` speaks ``Action``; ``streams.lifecycle`` folds them.
+Every stage that writes or reads ``fleet.actions`` speaks ``Action``; ``streams.core.fleet.lifecycle`` folds them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from schemas import MaintenanceActionRecorded
-from streams.ids import operation_id
+from streams.core.ids import operation_id
 
 ActionKind = Literal[
     "suspected",
@@ -54,7 +54,7 @@ DOMAIN_KINDS = frozenset({"train_halted", "train_resumed"})
 ABSORBED = "absorbed"
 # A host flagged again soon after it returned from a repair: its new work is an RMA and a person is paged.
 ESCALATED = "escalated"
-# A host whose repairs kept failing is taken out of service for good (``streams.retirement``).
+# A host whose repairs kept failing is taken out of service for good (``streams.core.planning.retirement``).
 RETIRED = "retired"
 
 

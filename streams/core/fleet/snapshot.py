@@ -1,7 +1,7 @@
 """Snapshots of the folded fleet state with the ``fleet.actions`` position they cover.
 
 Every worker folds the whole actions log at start; at a million operations a day that start would
-grow with history. A worker writes its folded state (pruned, ``streams.fleet_retention``) and the
+grow with history. A worker writes its folded state (pruned, ``streams.core.fleet.retention``) and the
 log position it covers to its data folder, and a restart folds only the records after it. Records
 the worker applied before they reached the log (its own actions) may lie past that position: folding
 them again is a no-op, as for any re-delivery. A snapshot that cannot be read, or belongs to another
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import msgspec
 
-from streams.fleet_retention import forget
-from streams.lifecycle import FleetState
-from streams.log_mark import LogMark
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.fleet.retention import forget
+from streams.core.log_mark import LogMark
 
 log = logging.getLogger(__name__)
 

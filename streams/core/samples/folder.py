@@ -11,10 +11,10 @@ from typing import Any
 
 import msgspec
 
-from streams.policy import Policy
-from streams.samples_checkpoint import PartitionState
-from streams.slow_messages import ClusterItem, SourceIdle, SourceProgress
-from streams.slow_windows import HostStage, window_bounds
+from streams.core.peers.messages import ClusterItem, SourceIdle, SourceProgress
+from streams.core.policy import Policy
+from streams.core.samples.checkpoint import PartitionState
+from streams.core.samples.windows import HostStage, window_bounds
 
 
 class SampleFolder:

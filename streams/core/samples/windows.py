@@ -1,8 +1,8 @@
 """The slow-host detector's first stage: per-host event-time windows of step time and bus bandwidth.
 
 ``HostStage`` is pure over a dict-like store of one samples partition's hosts (``HostWindows``,
-``streams.slow_state``); each window it closes becomes one ``HostSummary`` for the cluster stage
-(``streams.slow``). ``streams.sample_folder`` runs it over the samples stage's partitions.
+``streams.core.peers.state``); each window it closes becomes one ``HostSummary`` for the cluster stage
+(``streams.core.peers.stage``). ``streams.core.samples.folder`` runs it over the samples stage's partitions.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 from ground.slow_peers import sample_degraded, window_bounds
 from schemas.events import job_step_time
-from streams.policy import SlowHostPolicy
-from streams.slow_messages import HostSummary
-from streams.slow_state import HostWindows, Window
+from streams.core.peers.messages import HostSummary
+from streams.core.peers.state import HostWindows, Window
+from streams.core.policy import SlowHostPolicy
 
 HostStore = MutableMapping[str, HostWindows]  # the host windows of one samples partition
 _NO_WINDOWS = HostWindows()

@@ -8,9 +8,9 @@ months ago failing again is not a case for another reboot).
 
 from __future__ import annotations
 
-from streams.findings import Finding
-from streams.lifecycle import FleetState
-from streams.policy import Policy
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.policy import Policy
 
 # Operations that replace or fix hardware (a reboot or diagnostics fix nothing that should hold).
 HOLDING_REPAIRS = frozenset({"rma", "nic_replacement", "cable_replacement"})

@@ -1,6 +1,6 @@
 """The detection policy: rules as data, validated at start-up.
 
-A TOML file (``streams/policy.toml`` is the default) declares how raw error events map to
+A TOML file (``streams/core/policy.toml`` is the default) declares how raw error events map to
 error classes, the repeat-offender rules, the slow-host test, the planner's buffers and the
 validation limits. Any mistake fails at load time with a ``PolicyError`` naming the key.
 """
@@ -24,7 +24,7 @@ from pydantic import (
 
 from ground.slow_peers import PeerRule
 from schemas.taxonomy import IncidentCause
-from streams.errors import PolicyError
+from streams.core.errors import PolicyError
 
 DEFAULT_POLICY_FILE = Path(__file__).with_name("policy.toml")
 _PEER = PeerRule()  # the slow-host peer test's defaults, shared with the batch view

@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from streams.actions import Action
-from streams.findings import Finding
-from streams.lifecycle import FleetState
-from streams.planner import Planner
+from streams.core.actions import Action
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.planning.planner import Planner
 
 
 def errors_source(partition: int) -> str:

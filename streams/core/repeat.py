@@ -23,10 +23,10 @@ from typing import Any
 
 import msgspec
 
-from streams.classify import Signal
-from streams.findings import Finding
-from streams.ids import finding_id
-from streams.policy import ACTION_STRENGTH, SCOPE_SPECIFICITY, Policy, RepeatRule
+from streams.core.classify import Signal
+from streams.core.findings import Finding
+from streams.core.ids import finding_id
+from streams.core.policy import ACTION_STRENGTH, SCOPE_SPECIFICITY, Policy, RepeatRule
 
 # Ids of events already consumed by a finding, kept so a duplicate cannot count them again.
 DONE_MEMORY = 256

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from streams.slow_state import HostWindows
+from streams.core.peers.state import HostWindows
 
 CHECKPOINT_VERSION = 1
 

@@ -1,12 +1,12 @@
 """Slow-host detector: per-host window summaries, then peer comparison per cluster per window.
 
 Two stages, both pure functions over a dict-like store (a Faust table in the worker, a plain
-dict in tests): ``HostStage`` (``streams.slow_windows``, keyed by host) folds samples into
-event-time windows and emits one summary (``HostSummary``, ``streams.slow_messages``) per closed
+dict in tests): ``HostStage`` (``streams.core.samples.windows``, keyed by host) folds samples into
+event-time windows and emits one summary (``HostSummary``, ``streams.core.peers.messages``) per closed
 window; ``ClusterStage`` (here, keyed by cluster) collects the summaries and, when a window closes
 by the cluster's watermark, scores every host against its peers with a robust z-score; a host
-slow in k of its last n windows becomes a finding (``streams.slow_scores``). What the stages
-store is typed too (``streams.slow_state``).
+slow in k of its last n windows becomes a finding (``streams.core.peers.scores``). What the stages
+store is typed too (``streams.core.peers.state``).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import MutableMapping, Sequence
 from typing import Any
 
-from streams.findings import Finding
-from streams.policy import SlowHostPolicy
-from streams.slow_messages import ClusterItem, HostSummary, SourceIdle, SourceProgress
-from streams.slow_scores import Member, Verdict, evaluate_window, update_history
-from streams.slow_state import ClusterHistory, ClusterMeta, Marks, emitted_of
+from streams.core.findings import Finding
+from streams.core.peers.messages import ClusterItem, HostSummary, SourceIdle, SourceProgress
+from streams.core.peers.scores import Member, Verdict, evaluate_window, update_history
+from streams.core.peers.state import ClusterHistory, ClusterMeta, Marks, emitted_of
+from streams.core.policy import SlowHostPolicy
 
 Store = MutableMapping[str, Any]  # the cluster stage's table: JSON-able values
 
