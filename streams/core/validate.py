@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from schemas import FLEET, Codec
+from schemas import FLEET, Codec, DecodeError
 from schemas.bounds import ID_RULE, MAX_ID_CHARS, valid_id
 from schemas.taxonomy import INCIDENT_CAUSES
 from streams.core.errors import InvalidRecordError
@@ -211,3 +211,10 @@ def decode_checked(
     record = codec.decode(value).record  # type: ignore[arg-type]  # None fails to decode, with a reason
     check(record, limits, now_ms)
     return record
+
+
+def reason_label(exc: DecodeError | InvalidRecordError) -> str:
+    """A low-cardinality label for metrics and counts: the reason's first word."""
+    if isinstance(exc, InvalidRecordError):
+        return exc.reason.split(":", 1)[0]
+    return type(exc).__name__

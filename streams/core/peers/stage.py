@@ -11,7 +11,7 @@ store is typed too (``streams.core.peers.state``).
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from streams.core.findings import Finding
@@ -19,8 +19,9 @@ from streams.core.peers.messages import ClusterItem, HostSummary, SourceIdle, So
 from streams.core.peers.scores import Member, Verdict, evaluate_window, update_history
 from streams.core.peers.state import ClusterHistory, ClusterMeta, Marks, emitted_of
 from streams.core.policy import SlowHostPolicy
+from streams.core.state import KeyedState
 
-Store = MutableMapping[str, Any]  # the cluster stage's table: JSON-able values
+Store = KeyedState  # the cluster stage's table: JSON-able values
 
 
 class ClusterStage:

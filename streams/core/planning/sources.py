@@ -9,17 +9,17 @@ partition (``streams.core.planning.order``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from streams.core.peers.stage import ClusterStage
 from streams.core.peers.state import ClusterMeta
 from streams.core.planning.order import Mark, cluster_source, errors_source
 from streams.core.policy import SlowHostPolicy
+from streams.core.state import KeyedState
 
 
-def cluster_floor(store: Mapping[str, Any], cluster: str, policy: SlowHostPolicy) -> int | None:
+def cluster_floor(store: KeyedState, cluster: str, policy: SlowHostPolicy) -> int | None:
     """No slow-host finding of ``cluster`` comes later at or before this time, as its meta in ``store`` says.
 
     ``store`` is what the cluster stage writes to (its table's cache live, a plain dict in the
@@ -34,7 +34,7 @@ def cluster_floor(store: Mapping[str, Any], cluster: str, policy: SlowHostPolicy
     return max(known) if known else None
 
 
-def cluster_drained(store: Mapping[str, Any], cluster: str) -> bool:
+def cluster_drained(store: KeyedState, cluster: str) -> bool:
     """Every samples partition has declared itself idle to ``cluster``: none of its summaries is on its way.
 
     The samples partitions' owners say so on the summaries partition itself (``SourceIdle``, after
