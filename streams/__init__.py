@@ -1,9 +1,10 @@
-"""Detection core: validation, repeat-offender and slow-host detectors, event-sourced host lifecycle,
+"""Detection: validation, repeat-offender and slow-host detectors, event-sourced host lifecycle,
 maintenance planner, and the Faust worker (``fleetpulse detect``) that runs them.
 
-The rules, the lifecycle fold and the planner are pure and import no Kafka client; the Faust
-app lives in ``streams.app`` and the process that runs it in ``streams.worker``; neither is
-imported here, so importing a rule does not load Faust.
+The pure pipeline is the package ``streams.core`` (it imports no Kafka client; a contract says so);
+the modules beside it are the worker shell: the Faust app in ``streams.app``, its agents, and the
+process that runs it in ``streams.worker``. The shell is not imported here, so importing a rule
+does not load Faust.
 """
 
 from streams.core.actions import Action

@@ -35,6 +35,7 @@ from streams.core.planning.order import all_sources
 from streams.core.planning.planner import Planner, unplannable
 from streams.core.policy import Policy
 from streams.core.samples.folder import SampleFolder
+from streams.core.state import CoreState
 from streams.core.validate import decode_checked
 from streams.deadletter import SourceRecord, dead_letter, faust_source, reason_label
 from streams.fatal import end_worker, exit_process
@@ -139,6 +140,8 @@ class DetectApp:
         self.cluster_cache = CheckpointCache(
             self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")
         )
+        # the detection core's keyed state, in this worker's tables (the cluster stage's behind its cache)
+        self.state = CoreState(repeat=self.repeat_table, clusters=self.cluster_cache)
         # aiokafka retries a lost broker every retry_backoff_ms (100 by default): with the broker gone
         # the tailers and the samples stage would reconnect, fail and log ten times a second each
         client = {**settings.kafka.aiokafka(settings.bootstrap_servers), "retry_backoff_ms": RETRY_BACKOFF_MS}
