@@ -295,7 +295,7 @@ def test_the_planner_sizes_a_domain_from_the_inventory_read_to_its_end(detect: t
     """A restarted worker's first messages come before its inventory is read: deciding them then
     sized the domain by the hosts seen failing (2 of 2 over a failure buffer of 1) and halted it."""
     from streams.core.messages import PlanFinding, to_wire
-    from tests.streams.test_inventory import inventoried
+    from tests.streams.core.test_inventory import inventoried
 
     app, _ = detect
     app.plans.ordered = False  # decided as they come: no progress marks needed

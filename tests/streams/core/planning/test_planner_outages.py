@@ -7,7 +7,7 @@ from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
-from tests.streams.test_outages import HOUR, incident, step
+from tests.streams.core.fleet.test_outages import HOUR, incident, step
 
 DOMAIN = [f"h{i}" for i in range(16)]  # failure buffer 25 %: 4 hosts; capacity 10 %: 1 host
 

@@ -24,7 +24,7 @@ from streams.core.log_mark import LogMark
 from streams.core.planning.planner import Planner
 from streams.core.policy import load_policy
 from tests.streams import factories as f
-from tests.streams.test_outages import HOUR, T0, incident
+from tests.streams.core.fleet.test_outages import HOUR, T0, incident
 
 DAY = 24 * HOUR
 

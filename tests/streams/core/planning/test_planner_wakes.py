@@ -13,7 +13,7 @@ from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
-from tests.streams.test_outages import HOUR, incident, step
+from tests.streams.core.fleet.test_outages import HOUR, incident, step
 
 DOMAIN = [f"h{i}" for i in range(16)]  # capacity 10 %: 1 host; failure buffer 25 %: 4 hosts
 SOURCES = ("errors/0", "cluster/0")

@@ -9,7 +9,7 @@ from streams.core.planning.ticks import TickSchedule
 from streams.core.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
-from tests.streams.test_outages import HOUR, incident
+from tests.streams.core.fleet.test_outages import HOUR, incident
 
 
 def in_repair(planner: Planner) -> tuple[FleetState, int]:

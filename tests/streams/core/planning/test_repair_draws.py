@@ -11,7 +11,7 @@ from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
-from tests.streams.test_outages import HOUR, incident, step
+from tests.streams.core.fleet.test_outages import HOUR, incident, step
 
 MINUTE = 60_000
 DOMAIN = [f"h{i}" for i in range(40)]  # capacity 10 %: 4 hosts
