@@ -36,7 +36,7 @@ pytestmark = pytest.mark.integration
 MAINTENANCE_ACTION = MaintenanceActionRecorded.EVENT_TYPE
 
 
-def simulated_lake(folder: Path) -> Path:
+def simulated_lake(folder: Path, seed: int = 21) -> Path:
     sim = [
         "simulate",
         "--preset",
@@ -44,7 +44,7 @@ def simulated_lake(folder: Path) -> Path:
         "--days",
         "4",
         "--seed",
-        "21",
+        str(seed),
         "--sink",
         "parquet",
         "--no-progress",
@@ -54,8 +54,9 @@ def simulated_lake(folder: Path) -> Path:
     return folder
 
 
-def test_the_backtest_finds_what_the_worker_finds(kafka: Any, tmp_path: Path) -> None:
-    lake = Lake(simulated_lake(tmp_path / "lake"))
+@pytest.mark.parametrize("seed", [21, 4057])
+def test_the_backtest_finds_what_the_worker_finds(kafka: Any, tmp_path: Path, seed: int) -> None:
+    lake = Lake(simulated_lake(tmp_path / "lake", seed))
     result = replay(read_history(lake), load_policy())
     ours = {f.finding_id for f in result.findings}
     assert ours, "the simulated history raises findings"
