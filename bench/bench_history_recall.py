@@ -22,8 +22,8 @@ from bench import history_trace as trace  # noqa: E402
 from fleetpulse.backtest.events import History, in_order  # noqa: E402
 from fleetpulse.backtest.replay import replay  # noqa: E402
 from producers.importer.run import plan_import  # noqa: E402
-from streams.domain_budget import budget  # noqa: E402
-from streams.policy import load_policy  # noqa: E402
+from streams.core.planning.budget import budget  # noqa: E402
+from streams.core.policy import load_policy  # noqa: E402
 
 START_MS = 1_767_225_600_000  # 2026-01-01: the history's day 0
 

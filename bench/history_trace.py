@@ -21,10 +21,10 @@ from typing import Any
 
 from producers.importer import HistoryMapping
 from producers.importer.mapping import Columns, InventoryDefaults
-from streams.classify import classify
-from streams.findings import Finding
-from streams.policy import Policy, RepeatRule
-from streams.repeat import state_keys
+from streams.core.classify import classify
+from streams.core.findings import Finding
+from streams.core.policy import Policy, RepeatRule
+from streams.core.repeat import state_keys
 
 DAY = 86_400_000
 # (node, domain); nodes 20-27 and 40-42 have no incident at all: only the inventory file names them

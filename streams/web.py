@@ -18,8 +18,8 @@ from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from schemas import EncodeError
+from streams.core.fleet.lifecycle import HostState, Operation
 from streams.http_auth import authorized_body
-from streams.lifecycle import HostState, Operation
 from streams.operator_events import MAX_STEP_BYTES, StepError, operator_record, parse_step_body
 from streams.trains.web import host_versions, register_train_views
 

@@ -24,8 +24,8 @@ from ground.quiet_logs import install as quiet_harmless_logs
 from ground.repeated_log_lines import install as limit_repeated_logs
 from ground.secret_strength import check_strength
 from streams.app import DetectApp
-from streams.errors import WorkerError
-from streams.policy import Policy, load_policy
+from streams.core.errors import WorkerError
+from streams.core.policy import Policy, load_policy
 from streams.shutdown import ShutdownDeadline
 from streams.topology import internal_topics
 

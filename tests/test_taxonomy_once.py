@@ -15,11 +15,11 @@ import analytics.jobs.faults
 import analytics.jobs.repairs
 import producers.config
 import schemas.spans
-import streams.outages
-import streams.policy
+import streams.core.fleet.outages
+import streams.core.policy
 from producers.noise import APP_XIDS
 from schemas import taxonomy, xids
-from streams.policy import DEFAULT_CLASS_CAUSES, DEFAULT_POLICY_FILE
+from streams.core.policy import DEFAULT_CLASS_CAUSES, DEFAULT_POLICY_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = ("ground", "producers", "streams", "analytics", "fleetpulse", "webhooks")
@@ -70,8 +70,8 @@ def test_every_part_resolves_to_the_one_copy() -> None:
     assert analytics.jobs.repairs.KIND_CAUSE is taxonomy.KIND_CAUSE
     assert producers.config.FaultKind is taxonomy.FaultKind
     assert schemas.spans.STEP_GROUP is taxonomy.STEP_GROUP
-    assert streams.outages.STEP_GROUP is taxonomy.STEP_GROUP
-    assert streams.policy.Operation is taxonomy.Operation
+    assert streams.core.fleet.outages.STEP_GROUP is taxonomy.STEP_GROUP
+    assert streams.core.policy.Operation is taxonomy.Operation
 
 
 def test_error_classes_named_after_a_fault_kind_take_its_cause() -> None:

@@ -4,7 +4,7 @@ Three sources of outages, one row each (host_id, cause, source, how, start_ts, e
 incidents with an end; operator ``out_of_service`` → ``returned_to_service``; the planner's own
 episodes, first action → ``returned``. Outages still open are counted (coverage), not measured.
 Per operation kind, a time out shorter than the reset bound was a reset (a reboot cleared it), not
-a repair: the same split the planner draws its repair times from (``streams.outages.measured_for``).
+a repair: the same split the planner draws its repair times from (``streams.core.fleet.outages.measured_for``).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def score(
         Path | None,
         typer.Option(
             help="Detection policy whose thresholds define 'detectable' "
-            "(default: settings detect.policy_file, else the packaged streams/policy.toml)."
+            "(default: settings detect.policy_file, else the packaged streams/core/policy.toml)."
         ),
     ] = None,
     window_s: Annotated[
@@ -69,7 +69,7 @@ def score(
         parse_rule,
         score_with_policy,
     )
-    from streams.policy import load_policy
+    from streams.core.policy import load_policy
 
     settings = settings_of(ctx)
     detection = load_policy(policy or settings.detect.policy_file)  # the policy the detectors ran

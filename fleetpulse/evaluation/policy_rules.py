@@ -1,7 +1,7 @@
 """The thresholds the scorer judges detection by, read from a detection policy (the shipped one by default).
 
 The policy file is the only place rule defaults live: scoring without a policy at hand scores with
-``streams/policy.toml``'s rules, loaded once when first asked for.
+``streams/core/policy.toml``'s rules, loaded once when first asked for.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import get_args
 
 from fleetpulse.evaluation.rule_met import RepeatRule, ScopedRule, kinds_of
 from producers.config import LemonKind
-from streams.policy import Policy, load_policy
+from streams.core.policy import Policy, load_policy
 
 # The lemons the simulator plants, one fault kind each: the scorer's repeat rules are per lemon kind.
 LEMON_KINDS: tuple[str, ...] = get_args(LemonKind)

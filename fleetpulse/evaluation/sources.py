@@ -27,7 +27,7 @@ from schemas.arrow import flatten
 if TYPE_CHECKING:
 
     from ground.settings import Settings
-    from streams.policy import Policy
+    from streams.core.policy import Policy
 
 FINDING_COLUMNS: dict[str, Any] = {
     "finding_id": pl.Utf8,

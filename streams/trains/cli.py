@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from ground.cli_context import settings_of
-from streams.errors import CampaignError
+from streams.core.errors import CampaignError
 from streams.trains.commands import (
     CampaignSpec,
     Step,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from bench import history_trace as trace
 from producers.importer.run import plan_import
-from streams.findings import Finding
-from streams.policy import load_policy
+from streams.core.findings import Finding
+from streams.core.policy import load_policy
 
 START = 1_767_225_600_000
 DAY = trace.DAY

@@ -6,8 +6,8 @@ from prometheus_client import CollectorRegistry
 
 from analytics.lake.metrics import ArchiverMetrics
 from producers.agent.metrics import AgentCollector
+from streams.core.fleet.lifecycle import FleetState
 from streams.fleet_metrics import FleetCollector, FleetView
-from streams.lifecycle import FleetState
 from streams.metrics import DetectMetrics
 from webhooks.metrics import WebhookMetrics
 

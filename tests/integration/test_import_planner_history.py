@@ -25,9 +25,9 @@ from ground.settings import Settings
 from producers.importer import run_import
 from producers.importer.incidents import parse_start
 from producers.importer.run import plan_import
-from streams.domain_budget import budget
-from streams.findings import Finding
-from streams.policy import load_policy
+from streams.core.findings import Finding
+from streams.core.planning.budget import budget
+from streams.core.policy import load_policy
 from streams.worker import spawn_worker
 from tests.conftest import KafkaCluster, free_ports
 from tests.streams.kafka_io import decoded, isolated_settings, wait_for, with_own_lake

@@ -16,9 +16,9 @@ import pytest
 
 from schemas import Codec
 from streams.alerts import alerts_for
-from streams.lifecycle import FleetState
-from streams.planner import Planner
-from streams.policy import load_policy
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.planning.planner import Planner
+from streams.core.policy import load_policy
 from tests.conftest import free_ports
 from tests.streams import factories as f
 from tests.webhooks.conftest import webhook_settings

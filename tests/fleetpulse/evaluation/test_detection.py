@@ -23,7 +23,7 @@ from fleetpulse.evaluation.detection import (
 from fleetpulse.evaluation.sources import findings_from_lake, parse_rule
 from ground.delta import DATE, DeltaTables, with_date
 from schemas.arrow import table_name, to_table
-from streams.findings import Finding
+from streams.core.findings import Finding
 
 S = 1_700_000_000_000  # period start
 END = S + 30 * DAY_MS
@@ -413,7 +413,7 @@ def test_rule_met_follows_the_rule_scope() -> None:
 
 def test_a_history_continued_live_is_also_scored_on_the_live_segment_alone() -> None:
     from fleetpulse.evaluation.sources import score_with_policy
-    from streams.policy import load_policy
+    from streams.core.policy import load_policy
 
     policy = load_policy(None)
     live_start, end = S + 6 * H, S + 6 * H + 4 * H
@@ -532,7 +532,7 @@ def test_two_policies_with_the_same_findings_get_the_same_recall() -> None:
     """The backtest sweep ``slow_host.min_slowdown=0.02,0.05``: same findings, so the same recall (was 0.75
     against 1.00 when the hosts to be found followed the policy's threshold)."""
     from fleetpulse.evaluation.sources import score_with_policy
-    from streams.policy import load_policy
+    from streams.core.policy import load_policy
 
     policy = load_policy(None)
     hosts = pl.DataFrame(
@@ -559,7 +559,7 @@ def test_two_policies_with_the_same_findings_get_the_same_recall() -> None:
 def test_thresholds_left_out_are_the_shipped_policys() -> None:
     """The scorer keeps no rule defaults of its own: what a caller leaves out comes from policy.toml."""
     from fleetpulse.evaluation.policy_rules import critical_kinds_from_policy, rules_from_policy
-    from streams.policy import load_policy
+    from streams.core.policy import load_policy
 
     shipped = load_policy()
     params = score(*frames(), MANIFEST, window_s=300).params
