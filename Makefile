@@ -43,7 +43,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 types: $(STAMP)
-	$(BIN)/mypy schemas ground producers streams analytics fleetpulse
+	$(BIN)/mypy schemas ground producers streams analytics webhooks fleetpulse
 
 ## layers: the import-linter contracts in pyproject.toml (schemas → ground → parts → shell)
 layers: $(STAMP)

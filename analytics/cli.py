@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 app = typer.Typer()
 lake_app = typer.Typer(
     no_args_is_help=True,
-    help="Inspect and maintain the Delta lake: status, compaction, vacuum, quality re-checks, quarantine, convert.",
+    help="Inspect and maintain the Delta lake: status, compaction, vacuum, quality re-checks, quarantine.",
 )
 app.add_typer(lake_app, name="lake")
 console = Console(highlight=False)
@@ -251,21 +251,6 @@ def vacuum(
         if r.files_deleted:
             console.print(f"{escape(r.table)}: {verb} {r.files_deleted} files")
     console.print(f"{verb} {sum(r.files_deleted for r in results)} files older than {hours} h in {len(results)} tables")
-
-
-@lake_app.command()
-def convert(
-    old: Annotated[str, typer.Argument(help="A lake folder in the pre-Delta Parquet layout (left unchanged).")],
-    new: Annotated[str, typer.Argument(help="Where to write the Delta lake (a new folder or URI).")],
-) -> None:
-    """Copy a pre-Delta lake's published rows, quarantined batches and rejected records into a new Delta lake."""
-    from analytics.lake import legacy
-    from ground.delta import DeltaTables
-
-    rows = legacy.convert(
-        old, DeltaTables(new), on_table=lambda t, n: console.print(f"{escape(t)}: {n:,} rows")
-    )
-    console.print(f"converted {len(rows)} tables, {sum(rows.values()):,} rows into {escape(new)}")
 
 
 @lake_app.command()

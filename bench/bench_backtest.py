@@ -46,7 +46,7 @@ from ground.kafka import admin
 from ground.settings import Settings
 from schemas import Codec
 from schemas.events import topic_family
-from streams.policy import load_policy
+from streams.core.policy import load_policy
 from streams.worker import spawn_worker
 
 

@@ -22,11 +22,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from schemas import IncidentReported  # noqa: E402
-from streams.findings import Finding  # noqa: E402
-from streams.lifecycle import FleetState, apply_logged  # noqa: E402
-from streams.plan_order import Mark, OrderedPlan  # noqa: E402
-from streams.planner import Planner  # noqa: E402
-from streams.policy import load_policy  # noqa: E402
+from streams.core.findings import Finding  # noqa: E402
+from streams.core.fleet.lifecycle import FleetState, apply_logged  # noqa: E402
+from streams.core.planning.order import Mark, OrderedPlan  # noqa: E402
+from streams.core.planning.planner import Planner  # noqa: E402
+from streams.core.policy import load_policy  # noqa: E402
 
 HOUR, DAY, T0, DOMAIN = 3_600_000, 86_400_000, 1_767_225_600_000, 16
 SOURCES = ("errors/0", "cluster/0")

@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ground.settings import Settings  # noqa: E402
 from schemas import Codec  # noqa: E402
-from streams.actions import Action
-from streams.fleet_snapshot import FleetSnapshots  # noqa: E402
-from streams.lifecycle import FleetState, apply_logged
-from streams.log_mark import LogMark  # noqa: E402
+from streams.core.actions import Action
+from streams.core.fleet.lifecycle import FleetState, apply_logged
+from streams.core.fleet.snapshot import FleetSnapshots  # noqa: E402
+from streams.core.log_mark import LogMark  # noqa: E402
 
 HOSTS, DOMAINS = 24_576, 1_536
 LIFECYCLE = ("suspected", "drain_requested", "drained", "rma_opened", "repaired", "verified", "returned")

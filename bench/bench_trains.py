@@ -29,11 +29,11 @@ import numpy as np  # noqa: E402
 
 from fleetpulse.trains import Twin, TwinConfig  # noqa: E402
 from producers.changes import ChangeSpec, VersionsSpec  # noqa: E402
-from streams.findings import Finding  # noqa: E402
-from streams.inventory import Inventory  # noqa: E402
-from streams.lifecycle import FleetState  # noqa: E402
-from streams.planner import Planner  # noqa: E402
-from streams.policy import load_policy  # noqa: E402
+from streams.core.findings import Finding  # noqa: E402
+from streams.core.fleet.lifecycle import FleetState  # noqa: E402
+from streams.core.inventory import Inventory  # noqa: E402
+from streams.core.planning.planner import Planner  # noqa: E402
+from streams.core.policy import load_policy  # noqa: E402
 from streams.trains.commands import CampaignSpec, start_record  # noqa: E402
 
 DAY = 86_400_000

@@ -30,7 +30,7 @@ from fleetpulse.twin.outcome import summary  # noqa: E402
 from fleetpulse.twin.settings import parse_twin_sets  # noqa: E402
 from fleetpulse.twin.sweep import interval  # noqa: E402
 from producers.config import FleetConfig, load_fleet_config  # noqa: E402
-from streams.policy import load_policy  # noqa: E402
+from streams.core.policy import load_policy  # noqa: E402
 
 START_TS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 LLAMA3_HOSTS, LLAMA3_JOB = 3072, 2048  # Meta's 24k-GPU cluster; the Llama 3 405B job on 16,384 of its GPUs

@@ -47,9 +47,9 @@ def _root(
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
 ) -> None:
+    from ground.quiet_logs import install as quiet_harmless_logs
+    from ground.repeated_log_lines import install as limit_repeated_logs
     from ground.settings import Settings
-    from streams.quiet_logs import install as quiet_harmless_logs
-    from streams.repeat_logs import install as limit_repeated_logs
 
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING,

@@ -58,15 +58,15 @@ PARTS: dict[str, Part] = {
         "Resume a maintenance train the planner halted (records train_resumed on fleet.actions).",
     ),
     "dispatch": Part(
-        "streams.webhooks.cli",
+        "webhooks.cli",
         "Deliver alerts from fleet.alerts to the webhook URLs (signed, retried, via a durable outbox).",
     ),
     "receiver": Part(
-        "streams.webhooks.cli",
+        "webhooks.cli",
         "Run a webhook receiver: verify signatures, drop repeats by Idempotency-Key, append to --out; GET /stats.",
     ),
     "outbox": Part(
-        "streams.webhooks.cli",
+        "webhooks.cli",
         "Show the webhook outbox (pending, delivered, dead) and optionally requeue dead deliveries.",
     ),
     "archive": Part(
@@ -75,7 +75,7 @@ PARTS: dict[str, Part] = {
     ),
     "lake": Part(
         "analytics.cli",
-        "Inspect and maintain the Delta lake: status, compaction, vacuum, quality re-checks, quarantine, convert.",
+        "Inspect and maintain the Delta lake: status, compaction, vacuum, quality re-checks, quarantine.",
     ),
     "analyze": Part(
         "analytics.jobs.cli", "Run one analytics job over the lake and print its headline numbers."

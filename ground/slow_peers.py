@@ -1,6 +1,6 @@
 """How one window judges a host against its peers: job-relative ratios, robust z, a minimum slowdown.
 
-The single implementation shared by the streaming slow-host detector (``streams.slow_scores``) and the
+The single implementation shared by the streaming slow-host detector (``streams.core.peers.scores``) and the
 batch slow-host view (``analytics.jobs.fabric``), so both compare a host with the same peers, in the
 same windows, with the same thresholds. Pure: numbers in, verdicts out; no polars (the worker imports
 this before its shutdown deadline blocks signals, and polars' thread pool would then catch SIGTERM).
@@ -23,7 +23,7 @@ TELEMETRY_SHARE = (
 
 
 class PeerThresholds(Protocol):
-    """What a window's judgement needs (``streams.policy.SlowHostPolicy`` is one)."""
+    """What a window's judgement needs (``streams.core.policy.SlowHostPolicy`` is one)."""
 
     @property
     def window(self) -> int: ...
@@ -47,7 +47,7 @@ class PeerThresholds(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PeerRule:
-    """The peer test's thresholds; the defaults are those of ``[slow_host]`` in streams/policy.toml
+    """The peer test's thresholds; the defaults are those of ``[slow_host]`` in streams/core/policy.toml
     (a test holds them equal), for a batch job run without the detection policy at hand."""
 
     window: int = 5 * MINUTE_MS

@@ -14,15 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from producers.changes import VersionsSpec
 from producers.errors import FleetConfigError
+from schemas.taxonomy import FaultKind
 
 PRESET_DIR = Path(__file__).parent / "presets"
 
 Fabric = Literal["roce", "infiniband"]
-FaultKind = Literal[
-    "fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt",
-    "link_down", "link_flap", "nic", "software", "host_maintenance", "nccl_watchdog",
-    "silent_data_corruption", "thermal", "ssd", "psu",
-]  # fmt: skip
 LemonKind = Literal["dram_uce", "fell_off_bus", "sram_uce", "link_flap"]
 SlowCause = Literal["degraded_nic", "pcie_downtraining", "thermal_throttling"]
 
@@ -55,10 +51,6 @@ DEFAULT_SLOW_CAUSES: dict[SlowCause, float] = {
     "pcie_downtraining": 0.3,
     "thermal_throttling": 0.3,
 }
-LINK_KINDS = frozenset({"link_down", "link_flap", "nic"})
-GPU_KINDS = frozenset(
-    {"fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt"}
-)
 
 
 class _Frozen(BaseModel):

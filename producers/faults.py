@@ -12,12 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from producers import hazard
-from producers.config import LINK_KINDS, FleetConfig
+from producers.config import FleetConfig
 from producers.fleet import DAY_MS, MINUTE_MS, Fleet
 from producers.randomness import Purpose, stream
 from producers.schedule import Schedule
+from schemas.taxonomy import GPU_FAULT_KINDS, KIND_CAUSE, LINK_FAULT_KINDS
 
-GPU_CLASS = {"fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt"}
 AER_ERRORS = ("completion_timeout", "malformed_tlp", "surprise_down", "poisoned_tlp")
 
 
@@ -53,7 +53,7 @@ def modes_of(config: FleetConfig) -> list[Mode]:
         for kind in sorted(kinds):
             share = f.cause_mix[cause] / total * kinds[kind] / ksum
             if share > 0:
-                modes.append(Mode(cause, kind, share, kind in f.early_life_kinds, kind in LINK_KINDS))
+                modes.append(Mode(cause, kind, share, kind in f.early_life_kinds, kind in LINK_FAULT_KINDS))
     return modes
 
 
@@ -122,7 +122,7 @@ def _host_faults(i: int, fleet: Fleet, cal: Calibration, a0: float, a1: float) -
         fw = np.array([m.share * (cal.link_weight[fabric] if m.link else 1.0) for m in flat])
         n = rng.poisson(cal.rate_per_host_day * fw.sum() * (a1 - a0))
         add(np.sort(rng.uniform(a0, a1, size=n)), flat, fw, "random")
-    hw = [m for m in cal.modes if m.kind in GPU_CLASS]
+    hw = [m for m in cal.modes if m.kind in GPU_FAULT_KINDS]
     if hw and f.wearout_scale_days:
         ages = hazard.sample(rng, a0, a1, f.wearout_shape, f.wearout_scale_days)
         add(ages, hw, np.array([m.share for m in hw]), "wearout")
@@ -173,7 +173,7 @@ def fault_schedule(fleet: Fleet, cal: Calibration) -> tuple[Schedule, int]:
             ts = min(install + int(round(age * DAY_MS)), fleet.end_ts)
             cols["ts"].append(max(ts, fleet.start_ts + 1))
             cols["host"].append(i)
-            cols["gpu"].append(gpu if mode.kind in GPU_CLASS else -1)
+            cols["gpu"].append(gpu if mode.kind in GPU_FAULT_KINDS else -1)
             cols["port"].append(port if mode.link else -1)
             cols["kind"].append(mode.kind)
             cols["cause"].append(mode.cause)
@@ -211,12 +211,6 @@ def guard(faults: Schedule, gap_ms: int) -> tuple[Schedule, int]:
 def lemon_schedule(fleet: Fleet) -> Schedule:
     """Lemon hosts repeat their fault on one GPU or port every few days from onset to the end."""
     spec = fleet.config.lemons
-    cause_of = {
-        "dram_uce": "hbm3",
-        "fell_off_bus": "faulty_gpu",
-        "sram_uce": "gpu_sram",
-        "link_flap": "network",
-    }
     cols: dict[str, list] = {
         k: [] for k in ("ts", "host", "gpu", "port", "kind", "cause", "phase", "aux1", "aux2")
     }
@@ -245,7 +239,7 @@ def lemon_schedule(fleet: Fleet) -> Schedule:
                 cols["gpu"].append(int(fleet.lemon_gpu[i]))
                 cols["port"].append(int(fleet.lemon_port[i]))
                 cols["kind"].append(kind)
-                cols["cause"].append(cause_of[kind])
+                cols["cause"].append(KIND_CAUSE[kind])
                 cols["phase"].append("lemon")
                 cols["aux1"].append(a)
                 cols["aux2"].append(b)

@@ -12,13 +12,10 @@ from typing import Any
 
 import numpy as np
 
-INTERRUPTING = frozenset(
-    {
-        "fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt",
-        "link_down", "nic", "software", "host_maintenance", "nccl_watchdog", "silent_data_corruption",
-        "thermal", "ssd", "psu",
-    }
-)  # fmt: skip
+from schemas.taxonomy import FAULT_KINDS
+
+# Every fault kind interrupts the job on it but a single link flap (the job rides it out).
+INTERRUPTING = frozenset(FAULT_KINDS) - {"link_flap"}
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,17 +10,10 @@ from typing import Any
 
 from producers.faults import AER_ERRORS
 from producers.noise import CE_AER_ERRORS
+from schemas.xids import FELL_OFF_BUS, KIND_XIDS, ROW_REMAP_EVENT, XID_NAMES
 
 PCI_BUS_IDS = ("0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
                "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0")  # fmt: skip
-XID_MESSAGES = {
-    13: "Graphics Engine Exception", 31: "GPU memory page fault", 43: "GPU stopped processing",
-    45: "Preemptive cleanup, due to previous errors", 48: "DBE (Double Bit Error) ECC Error",
-    62: "Internal micro-controller halt", 63: "ECC page retirement or row remapping recording event",
-    64: "ECC page retirement or row remapper recording failure", 74: "NVLINK Error",
-    79: "GPU has fallen off the bus", 92: "High single-bit ECC error rate",
-    94: "Contained ECC error", 95: "Uncontained ECC error", 119: "GSP RPC timeout", 120: "GSP error",
-}  # fmt: skip
 
 Emitted = tuple[str, dict[str, Any]]  # (event_type, payload)
 
@@ -30,7 +23,7 @@ def xid(gpu: int, code: int) -> Emitted:
         "gpu": gpu,
         "xid": code,
         "pci_bus_id": PCI_BUS_IDS[gpu % 8],
-        "message": XID_MESSAGES[code],
+        "message": XID_NAMES[code],
     }
 
 
@@ -69,26 +62,24 @@ def fault_events(
     """The events of one fault; ``remapped_total`` is the GPU's remapped-row count after it."""
     out: list[Emitted] = []
     if kind == "fell_off_bus":
-        out.append(xid(gpu, 79))
+        out.append(xid(gpu, FELL_OFF_BUS))
         if aux1:
             out.append(aer(gpu, "fatal" if aux1 == 2 else "nonfatal", AER_ERRORS[aux2 % len(AER_ERRORS)]))
     elif kind == "dram_uce":
         out.append(ecc(gpu, "dram", False, aux1, "remap_event" if aux2 else "none", remapped_total))
-        out.append(xid(gpu, 48))
+        out.append(xid(gpu, KIND_XIDS[kind][0]))
         if aux2:
-            out.append(xid(gpu, 63))
+            out.append(xid(gpu, ROW_REMAP_EVENT))
     elif kind == "row_remap_failure":
         out.append(ecc(gpu, "dram", False, 1, "remap_failure", remapped_total))
-        out.append(xid(gpu, 64))
+        out.append(xid(gpu, KIND_XIDS[kind][0]))
     elif kind == "sram_uce":
         out.append(ecc(gpu, "sram", False, 1))
-        out.append(xid(gpu, aux1 or 95))
+        out.append(xid(gpu, aux1 or KIND_XIDS[kind][0]))
     elif kind == "gsp_error":
-        out.append(xid(gpu, aux1 or 119))
-    elif kind == "nvlink":
-        out.append(xid(gpu, 74))
-    elif kind == "pmu_halt":
-        out.append(xid(gpu, 62))
+        out.append(xid(gpu, aux1 or KIND_XIDS[kind][0]))
+    elif kind in ("nvlink", "pmu_halt"):
+        out.append(xid(gpu, KIND_XIDS[kind][0]))
     elif kind == "link_down":
         out.append(link(port, "down", 1, peer))
     elif kind == "nic":  # the adapter itself is gone (off the bus, firmware dead), not its cable

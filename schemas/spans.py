@@ -12,18 +12,9 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-T = TypeVar("T")
+from schemas.taxonomy import RETURNED, STEP_GROUP
 
-# Operators' steps pair within their group: a repair is finished, an RMA replaced, a host returned.
-STEP_GROUP = {
-    "out_of_service": "service",
-    "returned_to_service": "service",
-    "repair_started": "repair",
-    "repair_finished": "repair",
-    "rma_shipped": "rma",
-    "rma_replaced": "rma",
-}
-RETURNED = "returned_to_service"
+T = TypeVar("T")
 
 
 def step_key(kind: str, ticket: str | None) -> str:

@@ -1,24 +1,25 @@
-"""Detection core: validation, repeat-offender and slow-host detectors, event-sourced host lifecycle,
+"""Detection: validation, repeat-offender and slow-host detectors, event-sourced host lifecycle,
 maintenance planner, and the Faust worker (``fleetpulse detect``) that runs them.
 
-The rules, the lifecycle fold and the planner are pure and import no Kafka client; the Faust
-app lives in ``streams.app`` and the process that runs it in ``streams.worker``; neither is
-imported here, so importing a rule does not load Faust.
+The pure pipeline is the package ``streams.core`` (it imports no Kafka client; a contract says so);
+the modules beside it are the worker shell: the Faust app in ``streams.app``, its agents, and the
+process that runs it in ``streams.worker``. The shell is not imported here, so importing a rule
+does not load Faust.
 """
 
-from streams.actions import Action
-from streams.classify import Signal, classify
-from streams.domain_budget import DomainBudget, budget
-from streams.errors import InvalidRecordError, PolicyError, StreamsError, WorkerError
-from streams.findings import Finding
-from streams.lifecycle import FleetState, HostState, apply, fold, replay
-from streams.planner import Planner
-from streams.policy import DEFAULT_POLICY_FILE, Policy, load_policy, parse_policy
-from streams.repeat import observe
-from streams.slow import ClusterStage
-from streams.slow_scores import robust_z
-from streams.slow_windows import HostStage
-from streams.validate import check
+from streams.core.actions import Action
+from streams.core.classify import Signal, classify
+from streams.core.errors import InvalidRecordError, PolicyError, StreamsError, WorkerError
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import FleetState, HostState, apply, fold, replay
+from streams.core.peers.scores import robust_z
+from streams.core.peers.stage import ClusterStage
+from streams.core.planning.budget import DomainBudget, budget
+from streams.core.planning.planner import Planner
+from streams.core.policy import DEFAULT_POLICY_FILE, Policy, load_policy, parse_policy
+from streams.core.repeat import observe
+from streams.core.samples.windows import HostStage
+from streams.core.validate import check
 
 __all__ = [
     "DEFAULT_POLICY_FILE",

@@ -15,14 +15,12 @@ from typing import TYPE_CHECKING, Any
 import faust
 import msgspec
 
-from streams.classify import classify
+from streams.core.errors import InvalidRecordError
+from streams.core.messages import planner_message, to_wire
+from streams.core.peers.messages import cluster_message, items_of
+from streams.core.peers.state import ClusterMeta
+from streams.core.stages import peer_step, repeat_step
 from streams.deadletter import faust_source
-from streams.errors import InvalidRecordError
-from streams.messages import planner_message, to_wire
-from streams.plan_sources import cluster_drained, cluster_floor
-from streams.repeat import HostState, fold_host
-from streams.slow_messages import cluster_message, items_of
-from streams.slow_state import ClusterMeta
 from streams.tailer import catch_up_retrying
 
 if TYPE_CHECKING:
@@ -43,16 +41,11 @@ def register_agents(detect: DetectApp) -> None:
             if record is None:
                 continue
             msg = event.message
-            signal = classify(record, policy)
-            if signal is not None:
-                stored = HostState.from_stored(detect.repeat_table.get(signal.host_id))
-                step = fold_host(stored, signal, (msg.partition, msg.offset), policy)
-                if step.late:
-                    detect.metrics.late.labels("errors").inc()
-                if step.state is not None:
-                    detect.repeat_table[signal.host_id] = step.state.stored()
-                if step.finding is not None:
-                    await detect.send_finding(step.finding, msg)
+            step = repeat_step(detect.state.repeat, record, (msg.partition, msg.offset), policy)
+            if step.late:
+                detect.metrics.late.labels("errors").inc()
+            if step.finding is not None:
+                await detect.send_finding(step.finding, msg)
             detect.plans.source_times.errors_read(msg.partition, record["ts"])
 
     @app.agent(detect.summaries_topic, name="cluster")
@@ -70,23 +63,22 @@ def register_agents(detect: DetectApp) -> None:
             items = items_of(msg)
             meta_key = f"{msg.cluster}|meta"
             before = _windows(detect.cluster_cache.get(meta_key))
-            findings, verdicts, late = detect.cluster_stage.add_bundle(
-                detect.cluster_cache,
+            step = peer_step(
+                detect.cluster_stage,
+                detect.state.clusters,
                 msg.cluster,
                 items,
                 f"{source.partition}.{source.offset}",  # the same id when Faust replays it
             )
-            if late:
-                detect.metrics.late.labels("cluster").inc(late)
-            if verdicts:
-                detect.metrics.windows_closed(msg.cluster, len({v.window_start for v in verdicts}))
+            if step.late:
+                detect.metrics.late.labels("cluster").inc(step.late)
+            if step.verdicts:
+                detect.metrics.windows_closed(msg.cluster, len({v.window_start for v in step.verdicts}))
             if _windows(detect.cluster_cache.get(meta_key)) != before:
                 detect.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
-            for finding in findings:
+            for finding in step.findings:
                 await detect.send_finding(finding, source)
-            floor = cluster_floor(detect.cluster_cache, msg.cluster, policy.slow_host)
-            drained = cluster_drained(detect.cluster_cache, msg.cluster)
-            detect.plans.source_times.cluster_read(source.partition, msg.cluster, floor, drained=drained)
+            detect.plans.source_times.cluster_read(source.partition, msg.cluster, step.floor, drained=step.drained)
             detect.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
             detect.metrics.handled.labels("cluster").inc(len(items))
 

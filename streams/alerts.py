@@ -16,8 +16,8 @@ import bisect
 from typing import Any
 
 from schemas import FLEET, AlertRaised
-from streams.actions import Action
-from streams.ids import alert_id
+from streams.core.actions import Action
+from streams.core.ids import alert_id
 
 
 def _alert(

@@ -20,35 +20,36 @@ import faust
 
 from schemas import Codec, DecodeError, FindingRaised, HostInventoried, HostVersionsReported
 from streams import state_store
-from streams.actions import Action
 from streams.agents import register_agents
 from streams.alerts import DlqSurge, alerts_for
 from streams.cache import CheckpointCache
 from streams.console import register_console
+from streams.core.actions import Action
+from streams.core.errors import InvalidRecordError
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
+from streams.core.fleet.snapshot import SNAPSHOT_NAME, FleetSnapshots
+from streams.core.inventory import Inventory
+from streams.core.messages import PlanFinding, to_wire
+from streams.core.peers.stage import ClusterStage
+from streams.core.planning.order import all_sources
+from streams.core.planning.planner import Planner, unplannable
+from streams.core.policy import Policy
+from streams.core.samples.folder import SampleFolder
+from streams.core.state import CoreState
+from streams.core.validate import decode_checked
 from streams.deadletter import SourceRecord, dead_letter, faust_source, reason_label
-from streams.errors import InvalidRecordError
 from streams.fatal import end_worker, exit_process
 from streams.faust_app import faust_app
-from streams.findings import Finding
 from streams.findings_log import FindingsLog
 from streams.fleet_metrics import FleetCollector, fleet_view
-from streams.fleet_snapshot import SNAPSHOT_NAME, FleetSnapshots
-from streams.inventory import Inventory
-from streams.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
 from streams.membership import instance_id, stage_instance_id
-from streams.messages import PlanFinding, to_wire
 from streams.metrics import DetectMetrics
-from streams.plan_order import all_sources
-from streams.planner import Planner, unplannable
 from streams.planner_shell import PlannerShell
-from streams.policy import Policy
-from streams.sample_folder import SampleFolder
 from streams.sample_partitions import SamplePartitions
 from streams.samples import SamplesStage
-from streams.slow import ClusterStage
 from streams.tailer import LogTailer, catch_up_retrying
 from streams.topology import checkpoint_topic, samples_group
-from streams.validate import decode_checked
 from streams.web import register_views
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class DetectApp:
             "repeat-hosts", partitions=parts.get(t.errors.name, t.errors.partitions), **table
         )
         self.cluster_table = self.app.Table("cluster-windows", partitions=d.internal_partitions, **table)
-        # findings the planner holds until every source has passed their event time (streams.plan_order)
+        # findings the planner holds until every source has passed their event time (streams.core.planning.order)
         self.held_table = self.app.Table("planner-held", partitions=d.internal_partitions, **table)
         self.plans = PlannerShell(
             self.planner,
@@ -140,6 +141,8 @@ class DetectApp:
         self.cluster_cache = CheckpointCache(
             self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")
         )
+        # the detection core's keyed state, in this worker's tables (the cluster stage's behind its cache)
+        self.state = CoreState(repeat=self.repeat_table, clusters=self.cluster_cache)
         # aiokafka retries a lost broker every retry_backoff_ms (100 by default): with the broker gone
         # the tailers and the samples stage would reconnect, fail and log ten times a second each
         client = {**settings.kafka.aiokafka(settings.bootstrap_servers), "retry_backoff_ms": RETRY_BACKOFF_MS}

@@ -15,7 +15,7 @@ from ground.tables import FormatOpt, OutputFormat, messages, show
 app = typer.Typer()
 
 # Every command that reads a policy resolves it the same way, so one wording serves all their help texts.
-POLICY_DEFAULT = "settings detect.policy_file, else the packaged streams/policy.toml"
+POLICY_DEFAULT = "settings detect.policy_file, else the packaged streams/core/policy.toml"
 
 
 @app.command("detect")
@@ -51,7 +51,7 @@ def detect_policy(
 ) -> None:
     """Validate a detection policy file and print its rules (by default the one `detect` would run)."""
 
-    from streams.policy import load_policy
+    from streams.core.policy import load_policy
 
     loaded = load_policy(policy or settings_of(ctx).detect.policy_file)
     table = Table("rule", "classes", "scope", "count", "window", "action", "detector")
@@ -87,8 +87,8 @@ def detect_resume(
 ) -> None:
     """Resume a maintenance train the planner halted (records train_resumed on fleet.actions)."""
 
+    from streams.core.policy import load_policy
     from streams.manual import resume_train
-    from streams.policy import load_policy
 
     settings = settings_of(ctx)
     action = resume_train(settings, load_policy(settings.detect.policy_file), domain, by=by)

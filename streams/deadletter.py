@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemas import FLEET, DecodeError, RecordDeadLettered
-from streams.errors import InvalidRecordError
-from streams.ids import dead_letter_id
+from streams.core.errors import InvalidRecordError
+from streams.core.ids import dead_letter_id
+from streams.core.validate import reason_label as reason_label  # the DLQ metric labels
 
 if TYPE_CHECKING:
     from aiokafka.structs import ConsumerRecord
@@ -83,10 +84,3 @@ def dead_letter(
             "original_value": value or b"",
         },
     ).to_record()
-
-
-def reason_label(exc: DecodeError | InvalidRecordError) -> str:
-    """A low-cardinality label for metrics: the reason's first word."""
-    if isinstance(exc, InvalidRecordError):
-        return exc.reason.split(":", 1)[0]
-    return type(exc).__name__

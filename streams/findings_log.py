@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from streams.findings import Finding
+from streams.core.findings import Finding
 
 MAX_KEPT = 10_000
 

@@ -16,11 +16,11 @@ from typing import get_args
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from streams.domain_budget import DomainBudget
-from streams.inventory import Inventory
-from streams.lifecycle import FleetState
-from streams.planner import Planner
-from streams.policy import Operation
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.inventory import Inventory
+from streams.core.planning.budget import DomainBudget
+from streams.core.planning.planner import Planner
+from streams.core.policy import Operation
 
 MAX_DOMAIN_LABELS = 1024
 OTHER = "other"

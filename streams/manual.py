@@ -14,11 +14,11 @@ from kafka import KafkaProducer
 from ground.errors import TopicReadError
 from ground.kafka.reading import read_to_end
 from schemas import Codec, MaintenanceActionRecorded
-from streams.actions import Action
-from streams.errors import StreamsError
-from streams.lifecycle import LOG_EVENT_TYPES, FleetState, replay
-from streams.planner import Planner
-from streams.policy import Policy
+from streams.core.actions import Action
+from streams.core.errors import StreamsError
+from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState, replay
+from streams.core.planning.planner import Planner
+from streams.core.policy import Policy
 from streams.tailer import LogTailer
 
 if TYPE_CHECKING:

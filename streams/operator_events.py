@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from schemas import BoundsError, OperatorEventRecorded
 from schemas.bounds import LONG_MAX, MAX_ID_CHARS, MIN_TS_MS, check_id, check_ts, cut_text
 from schemas.taxonomy import IncidentCause, OperatorEventKind
-from streams.ids import stable_id
+from streams.core.ids import stable_id
 
 MAX_STEP_BYTES = 64 * 1024  # a step is a few hundred bytes; POST /ops/events refuses larger bodies (413)
 MAX_REASON_CHARS = 2048

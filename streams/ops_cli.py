@@ -19,7 +19,7 @@ from ground.cli_context import settings_of
 from ground.kafka.reading import read_to_end
 from schemas import Codec, DecodeError, HostInventoried
 from schemas.bounds import terminal_safe
-from streams.errors import CampaignError, StreamsError
+from streams.core.errors import CampaignError, StreamsError
 from streams.operator_events import StepError, operator_record, parse_step
 from streams.trains.commands import change_applied_record
 

@@ -17,14 +17,14 @@ from typing import Any, Protocol
 from aiokafka.errors import KafkaError
 from aiokafka.partitioner import murmur2
 
-from streams.actions import Action
-from streams.findings import Finding
-from streams.lifecycle import FleetState
-from streams.messages import PlanProgress, PlanTick, SourceMark
-from streams.plan_order import Mark, OrderedPlan
-from streams.plan_sources import SourceTimes
-from streams.plan_ticks import TickSchedule
-from streams.planner import Planner
+from streams.core.actions import Action
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.messages import PlanProgress, PlanTick, SourceMark
+from streams.core.planning.order import Mark, OrderedPlan
+from streams.core.planning.planner import Planner
+from streams.core.planning.sources import SourceTimes
+from streams.core.planning.ticks import TickSchedule
 
 log = logging.getLogger(__name__)
 

@@ -4,12 +4,12 @@ Each batch a partition's consumer fetches is folded into per-host event-time win
 (``SampleFolder``, pure) held in memory; each closed window's summary, and each partition's
 event-time progress, goes to the cluster stage's topic, bundled per cluster per batch so that
 Faust handles one event per batch rather than one per summary (``SummaryBundle``,
-``streams.slow_messages``).
+``streams.core.peers.messages``).
 
 State is checkpointed, not changelogged: every ``samples_checkpoint_s`` the stage waits for its
 summaries and dead letters to be acknowledged, then writes one record per owned partition
 holding the partition's whole host-window state *and* the offset it is valid for
-(``streams.samples_checkpoint``), to a compacted topic with one partition per samples partition.
+(``streams.core.samples.checkpoint``), to a compacted topic with one partition per samples partition.
 A worker taking a partition over (restart, rebalance, crash) reads that one record and seeks to
 its offset, so the state it resumes from is exactly the state those offsets produced: the
 replayed records re-emit the same summaries (the cluster stage stores each host's summary under
@@ -44,15 +44,15 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from schemas import Codec, DecodeError
+from streams.core.errors import InvalidRecordError
+from streams.core.peers.messages import ClusterItem, SummaryBundle, encode
+from streams.core.policy import Policy
+from streams.core.samples.checkpoint import PartitionState
+from streams.core.samples.folder import SampleFolder, capped
+from streams.core.samples.idle import IdleSources, caught_up
+from streams.core.validate import decode_checked
 from streams.deadletter import DeadLetter, consumer_source
-from streams.errors import InvalidRecordError
-from streams.idle_sources import IdleSources, caught_up
 from streams.metrics import DetectMetrics
-from streams.policy import Policy
-from streams.sample_folder import SampleFolder, capped
-from streams.samples_checkpoint import PartitionState
-from streams.slow_messages import ClusterItem, SummaryBundle, encode
-from streams.validate import decode_checked
 
 log = logging.getLogger(__name__)
 

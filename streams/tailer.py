@@ -20,7 +20,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
 from schemas import Codec, DecodeError
-from streams.log_mark import LogMark, checksum
+from streams.core.log_mark import LogMark, checksum
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from schemas import EncodeError
+from streams.core.fleet.lifecycle import HostState, Operation
 from streams.http_auth import authorized_body
-from streams.lifecycle import HostState, Operation
 from streams.operator_events import MAX_STEP_BYTES, StepError, operator_record, parse_step_body
 from streams.trains.web import host_versions, register_train_views
 
@@ -86,8 +86,9 @@ def budgets(detect: DetectApp) -> list[dict[str, Any]]:
 
 
 def repair_times(detect: DetectApp) -> list[dict[str, Any]]:
-    """Measured time out per cause (from incidents and operators' steps), what the planner uses."""
-    return [asdict(s) for s in detect.fleet.outages.repair_stats()]
+    """Measured time out per cause (from incidents and operators' steps), and per operation kind what
+    the planner draws its repair times from (a reset, under ``reset_within``, being no repair)."""
+    return [asdict(s) for s in detect.fleet.outages.repair_stats(detect.policy.planner.reset_within)]
 
 
 async def record_operator_step(

@@ -20,12 +20,12 @@ import faust
 from ground.kafka import admin
 from ground.launch import child_env, fleetpulse_argv, launch
 from ground.private_files import private_dir
+from ground.quiet_logs import install as quiet_harmless_logs
+from ground.repeated_log_lines import install as limit_repeated_logs
 from ground.secret_strength import check_strength
 from streams.app import DetectApp
-from streams.errors import WorkerError
-from streams.policy import Policy, load_policy
-from streams.quiet_logs import install as quiet_harmless_logs
-from streams.repeat_logs import install as limit_repeated_logs
+from streams.core.errors import WorkerError
+from streams.core.policy import Policy, load_policy
 from streams.shutdown import ShutdownDeadline
 from streams.topology import internal_topics
 

@@ -15,13 +15,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = sorted(
     ".".join(p.parent.relative_to(ROOT).parts)
-    for top in ("analytics", "streams", "producers", "schemas", "ground", "fleetpulse")
+    for top in ("analytics", "streams", "producers", "schemas", "ground", "webhooks", "fleetpulse")
     for p in (ROOT / top).rglob("__init__.py")
 )
 
 
 def test_the_package_list_is_not_empty() -> None:
-    assert {"analytics.quality", "analytics.lake", "streams", "schemas"} <= set(PACKAGES)
+    assert {"analytics.quality", "analytics.lake", "streams", "schemas", "webhooks"} <= set(PACKAGES)
 
 
 @pytest.mark.parametrize("package", PACKAGES)

@@ -1,4 +1,4 @@
-"""The layers point one way (schemas → ground → producers | streams | analytics → fleetpulse).
+"""The layers point one way (schemas → ground → producers | streams | analytics | webhooks → fleetpulse).
 
 import-linter checks the contracts in pyproject.toml, including imports inside functions. Only
 command modules (``cli.py``, the demo command) import inside a function, and only to load
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("schemas", "ground", "producers", "streams", "analytics", "fleetpulse")
+PACKAGES = ("schemas", "ground", "producers", "streams", "analytics", "webhooks", "fleetpulse")
 COMMAND_MODULES = {"cli.py", "topics_cli.py", "demo.py"}
 
 

@@ -8,43 +8,14 @@ counted again, nor is the signal an imported incident's mapping generated: one f
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 import polars as pl
 
 from analytics.jobs.incidents import load_incidents, normalised_cause
 from analytics.jobs.source import scan_events
-from schemas.taxonomy import SIGNAL_SUFFIX
+from schemas.taxonomy import KIND_CAUSE, SIGNAL_SUFFIX
+from schemas.xids import XID_KIND
 
-FaultKind = Literal[
-    "fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt",
-    "link_down", "link_flap", "nic", "software", "host_maintenance", "nccl_watchdog",
-    "silent_data_corruption", "thermal", "ssd", "psu",
-]  # fmt: skip
-
-XID_KIND: dict[int, str] = {
-    79: "fell_off_bus",
-    48: "dram_uce",
-    64: "row_remap_failure",
-    94: "sram_uce",
-    95: "sram_uce",
-    119: "gsp_error",
-    120: "gsp_error",
-    74: "nvlink",
-    62: "pmu_halt",
-}
-KIND_CAUSE: dict[str, str] = {
-    "fell_off_bus": "faulty_gpu",
-    "dram_uce": "hbm3",
-    "row_remap_failure": "hbm3",
-    "sram_uce": "gpu_sram",
-    "gsp_error": "gpu_system_processor",
-    "nvlink": "faulty_gpu",
-    "pmu_halt": "faulty_gpu",
-    "link_down": "network",
-    "link_flap": "network",
-    "nic": "nic",
-}
 # Causes that have no hardware signal of their own: the JobInterrupted is the fault record.
 SIGNAL_FREE_CAUSES = (
     "software", "host_maintenance", "nccl_watchdog", "silent_data_corruption", "thermal", "ssd", "psu",

@@ -10,7 +10,7 @@ from typing import Literal
 
 import polars as pl
 
-from analytics.jobs.faults import KIND_CAUSE
+from schemas.taxonomy import KIND_CAUSE
 
 Scope = Literal["gpu", "host", "port"]
 SCOPES: tuple[Scope, ...] = ("gpu", "host", "port")

@@ -43,8 +43,10 @@ def _by_source(intervals: pl.DataFrame) -> str:
     return ", ".join(f"{s} {n}" for s, n in closed.iter_rows())
 
 
-def run_incidents(lake: Lake, truth: Lake | None = None) -> JobResult:
-    """Cause table of the recorded incidents (unclassified a row), their unmapped classes, time to repair."""
+def run_incidents(lake: Lake, truth: Lake | None = None, reset_within_hours: float = 1.0) -> JobResult:
+    """Cause table of the recorded incidents (unclassified a row), their unmapped classes, time to repair
+    per cause and source, and per cause and operation kind (a time out under ``reset_within_hours``,
+    the planner's ``reset_within``, was a reset, not a repair)."""
     recorded = incidents.load_incidents(lake)
     spells = outages(lake)
     if recorded is None and spells.is_empty():
@@ -68,6 +70,9 @@ def run_incidents(lake: Lake, truth: Lake | None = None) -> JobResult:
                     "unclassified_source_classes": tables["unclassified_classes"].height}  # fmt: skip
     tables["time_to_repair"] = repairs.repair_times(spells.lazy()).collect()
     cov["time_to_repair"] = repairs.interval_coverage(spells)
+    by_operation = repairs.repair_times_by_operation(spells.lazy(), reset_within_hours)
+    tables["time_to_repair_by_operation"] = by_operation.collect()
+    cov["time_to_repair_by_operation"] = cov["time_to_repair"]
     summary |= {"outages": spells.height, "closed_outages": cov["time_to_repair"].counted,
                 "closed_by_source": _by_source(spells), "coverage": coverage_of(cov)}  # fmt: skip
     return JobResult("incidents", tables, summary, [])
@@ -98,6 +103,7 @@ def run_maintenance_domain(
     default_repair_hours: float = 24.0,
     batch_hours: float = 0.0,
     cycle_hours: float | None = 720.0,
+    reset_within_hours: float = 1.0,
 ) -> JobResult:
     notes: list[str] = []
     inv = latest_inventory(scan(lake, "host_inventoried", "maintenance-domain")).collect()
@@ -111,14 +117,17 @@ def run_maintenance_domain(
         raise InsufficientDataError("maintenance-domain sizing", "no repair-needing faults observed")
     hosts = int(inv.group_by("cluster").len()["len"].max())  # type: ignore[arg-type]
     spells = outages(lake)
-    measured, n = repairs.repair_hours(spells)
+    measured, n = repairs.repair_hours(spells, reset_within_hours)
     if measured is None:
         repair = default_repair_hours
         notes.append(f"no closed outage in the lake: repair time assumed {repair:g} h (default_repair_hours)")
         repair_basis = f"assumed: {repair:g} h (default_repair_hours); no closed outage to measure"
     else:
         repair = measured
-        repair_basis = f"measured: median of {n} closed outages ({_by_source(spells)})"
+        repair_basis = (
+            f"measured: median of {n} closed outages ({_by_source(spells)}), "
+            f"resets (under {reset_within_hours:g} h) not counted"
+        )
     gpus_per_host = int(inv["gpu_count"].max() or 8)  # type: ignore[arg-type]
     job_hosts, job_basis = _job_hosts(lake, hosts, gpus_per_host)
     if job_basis.startswith("assumed"):
@@ -132,6 +141,7 @@ def run_maintenance_domain(
         "cost_curve": domain_sizing.cost_curve(model),
         "sensitivity": domain_sizing.sensitivity(model),
         "repair_times": repairs.repair_times(spells.lazy()).collect(),
+        "repair_times_by_operation": repairs.repair_times_by_operation(spells.lazy(), reset_within_hours).collect(),
     }
     counted = Coverage(faults.height, every.height, "faults", "need a repair (software, NCCL watchdog and "
                        "link flaps do not) and set the failure rate")  # fmt: skip
@@ -144,7 +154,9 @@ def run_maintenance_domain(
         "batch_hours": f"assumed: {batch_hours:g} h (parameter)",
         "cycle_hours": f"assumed: {cycle_hours} h (parameter)",
     }
-    cov = {"cost_curve": counted, "sensitivity": counted, "repair_times": repairs.interval_coverage(spells)}
+    measured_cov = repairs.interval_coverage(spells)
+    cov = {"cost_curve": counted, "sensitivity": counted, "repair_times": measured_cov,
+           "repair_times_by_operation": measured_cov}  # fmt: skip
     summary = {"model": model._asdict(), "optimum": best._asdict(), "repair_faults": faults.height,
                "inputs": inputs, "coverage": coverage_of(cov)}  # fmt: skip
     return JobResult("maintenance-domain", tables, summary, notes)

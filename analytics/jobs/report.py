@@ -39,7 +39,7 @@ SHOWN: dict[str, tuple[str, ...]] = {
     "offenders": ("share", "offenders"),
     "maintenance-domain": ("sensitivity",),
     "interruptions": ("root_causes", "mttf_by_size", "projected_mttf"),
-    "incidents": ("causes", "unclassified_classes", "time_to_repair"),
+    "incidents": ("causes", "unclassified_classes", "time_to_repair", "time_to_repair_by_operation"),
 }
 
 

@@ -2,7 +2,7 @@
 
 Windows, peers and thresholds are the detector's: each host's samples fold into the detector's
 event-time windows (mean step time and bus bandwidth, the window's last job, as
-``streams.slow_windows.HostStage`` does), and every closed window of a cluster is judged by
+``streams.core.samples.windows.HostStage`` does), and every closed window of a cluster is judged by
 ``judge_window``, relative to the host's own job. Where the batch differs (a host is judged on its
 whole history instead of k of its last n windows), docs/ANALYTICS.md says why.
 """

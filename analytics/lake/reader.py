@@ -13,7 +13,6 @@ from pathlib import Path
 import polars as pl
 
 from analytics.errors import LakeError
-from analytics.lake import legacy
 from analytics.lake.layout import OFFSETS_TABLE, REJECTED_TABLE, TopicPartition
 from analytics.lake.offsets import read_frontier
 from analytics.lake.quarantine import QuarantineEntry, quarantine_entries, quarantined
@@ -44,7 +43,6 @@ class Lake:
 
     def __init__(self, path: str | Path | DeltaTables, storage_options: dict[str, str] | None = None) -> None:
         self.delta = path if isinstance(path, DeltaTables) else DeltaTables(path, storage_options)
-        legacy.refuse(self.delta.root)
 
     def __repr__(self) -> str:
         return f"Lake({str(self.delta.root)!r})"

@@ -1,7 +1,7 @@
 """Capacity a policy would have taken: hosts out per maintenance domain per day, peaks, halts and RMAs.
 
 A host is out for the planner from ``drain_requested`` until ``returned`` (a hand-over keeps it out);
-incidents and operators' steps (``streams.outages``) keep hosts out too, whatever the policy, so the
+incidents and operators' steps (``streams.core.fleet.outages``) keep hosts out too, whatever the policy, so the
 totals show both. Intervals are half-open ``[start, end)`` in event-time ms, clipped to the period.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from streams.actions import Action
-from streams.outages import Outages
+from streams.core.actions import Action
+from streams.core.fleet.outages import Outages
 
 DAY_MS = 86_400_000
 Interval = tuple[int, int]

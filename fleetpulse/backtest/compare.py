@@ -15,9 +15,9 @@ import polars as pl
 from fleetpulse.backtest.events import Record
 from fleetpulse.evaluation.detection import ScoreReport
 from fleetpulse.evaluation.sources import FINDING_COLUMNS, Truth, score_with_policy
-from streams.actions import Action
-from streams.findings import Finding
-from streams.policy import Policy
+from streams.core.actions import Action
+from streams.core.findings import Finding
+from streams.core.policy import Policy
 
 Status = Literal["both", "backtest only", "live only"]
 DIFF_SCHEMA: dict[str, Any] = {

@@ -20,7 +20,7 @@ from fleetpulse.backtest.sweep import Variant
 from fleetpulse.evaluation.detection import DETECTORS, ScoreReport
 from fleetpulse.evaluation.sources import Truth
 from ground.settings.detect import PlanOrder
-from streams.inventory import Inventory
+from streams.core.inventory import Inventory
 
 
 @dataclass(frozen=True, slots=True)

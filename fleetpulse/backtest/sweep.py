@@ -3,7 +3,7 @@
 A key is a dotted path into the policy file (``slow_host.min_slowdown``, ``planner.capacity_buffer_pct``);
 a list of named tables is entered by name (``rules.dram_uce_repeat_gpu.count``) or by index. Each
 value is read as a TOML value (``0.02``, ``true``, ``[1, 2]``), else kept as text (``5m``), and every
-variant is validated by ``streams.policy.parse_policy`` like a policy file.
+variant is validated by ``streams.core.policy.parse_policy`` like a policy file.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from fleetpulse.backtest.errors import BacktestError
-from streams.errors import PolicyError
-from streams.policy import DEFAULT_POLICY_FILE, Policy, parse_policy
+from streams.core.errors import PolicyError
+from streams.core.policy import DEFAULT_POLICY_FILE, Policy, parse_policy
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ def score(
         Path | None,
         typer.Option(
             help="Detection policy whose thresholds define 'detectable' "
-            "(default: settings detect.policy_file, else the packaged streams/policy.toml)."
+            "(default: settings detect.policy_file, else the packaged streams/core/policy.toml)."
         ),
     ] = None,
     window_s: Annotated[
@@ -61,16 +61,16 @@ def score(
     """Score detector findings against the simulator's ground truth: TP/FP/FN, precision, recall, time to detect."""
     from fleetpulse.evaluation.alerts_io import alerts_from_kafka, alerts_from_lake
     from fleetpulse.evaluation.pages import score_pages
+    from fleetpulse.evaluation.policy_rules import rules_from_policy
     from fleetpulse.evaluation.render import render
     from fleetpulse.evaluation.sources import (
         findings_from_kafka,
         findings_from_lake,
         load_truth,
         parse_rule,
-        rules_from_policy,
         score_with_policy,
     )
-    from streams.policy import load_policy
+    from streams.core.policy import load_policy
 
     settings = settings_of(ctx)
     detection = load_policy(policy or settings.detect.policy_file)  # the policy the detectors ran

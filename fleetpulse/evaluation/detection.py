@@ -9,53 +9,35 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 import polars as pl
 
 from analytics.jobs.slow_truth import Materiality, resolutions_of
+from fleetpulse.evaluation.policy_rules import default_critical_kinds, default_rules, default_slow_k
 from fleetpulse.evaluation.report import DetectorScore, ScoreReport, assemble, first_findings
-from fleetpulse.evaluation.rule_met import ScopedRule, rule_met, rules_for, threshold_reached_at
+from fleetpulse.evaluation.rule_met import RepeatRule, ScopedRule, rule_met, rules_for, threshold_reached_at
 from fleetpulse.evaluation.slow_hosts import WindowPeriod, score_slow_host, windows_between
 from ground.errors import FleetpulseError
 
 __all__ = [
-    "DAY_MS", "DETECTORS", "DEFAULT_RULES", "DEFAULT_CRITICAL_KINDS", "DEFAULT_SLOW_K", "DetectorScore",
-    "RepeatRule", "ScoreReport", "ScoringError", "WindowPeriod", "score", "score_critical_fault",
+    "DAY_MS", "DETECTORS", "DetectorScore", "RepeatRule", "ScoreReport", "ScoringError", "WindowPeriod",
+    "default_critical_kinds", "default_rules", "default_slow_k", "score", "score_critical_fault",
     "score_repeat_offender", "score_slow_host", "threshold_reached_at", "windows_between",
 ]  # fmt: skip
 
 DAY_MS = 86_400_000
 DETECTORS = ("repeat_offender", "slow_host", "critical_fault")
-DEFAULT_SLOW_K = 3
 
 
 class ScoringError(FleetpulseError):
     """Truth or findings are missing or malformed (the message names the file or column)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RepeatRule:
-    """``count`` faults of ``kinds`` on one scope within ``window_ms`` make a lemon detectable."""
-
-    kinds: tuple[str, ...]
-    count: int
-    window_ms: int
-
-
-# DESIGN.md: >=2 DRAM UCE / 7 d, >=2 falls off the bus / 30 d, >=2 SRAM UCE / 7 d, >=3 flaps / 24 h on one
-# port. A row-remap failure is not counted as a DRAM UCE: the detection policy classifies it apart (and
-# acts on it at once, as detector "critical_fault").
-DEFAULT_RULES: dict[str, RepeatRule] = {
-    "dram_uce": RepeatRule(("dram_uce",), 2, 7 * DAY_MS),
-    "fell_off_bus": RepeatRule(("fell_off_bus",), 2, 30 * DAY_MS),
-    "sram_uce": RepeatRule(("sram_uce",), 2, 7 * DAY_MS),
-    "link_flap": RepeatRule(("link_flap",), 3, DAY_MS),
-}
-
-# Faults the policy acts on at their first occurrence (its count-1 rules, detector "critical_fault").
-DEFAULT_CRITICAL_KINDS: tuple[str, ...] = ("row_remap_failure",)
+# Thresholds a caller leaves out are the shipped policy's (``policy_rules``): streams/core/policy.toml is
+# the only place rule defaults live. A row-remap failure is not counted as a DRAM UCE: the policy
+# classifies it apart (and acts on it at once, as detector "critical_fault").
 
 
 def _scoped_faults(
@@ -99,11 +81,12 @@ def score_repeat_offender(
     faults: pl.DataFrame,
     start: int,
     end: int,
-    rules: Mapping[str, RepeatRule] = DEFAULT_RULES,
+    rules: Mapping[str, RepeatRule] | None = None,
     met_rules: Sequence[ScopedRule] | None = None,
 ) -> DetectorScore:
     """Lemons found, missed and detectable; a healthy host flagged whose faults meet one of
     ``met_rules`` (the policy's rules, scope by scope) is "rule met", neither a TP nor an FP."""
+    rules = default_rules() if rules is None else rules
     first = first_findings(findings, "repeat_offender")
     lemons = hosts.filter(pl.col("lemon_kind").is_not_null()).to_dicts()
     truth = {h["host_id"] for h in lemons}
@@ -158,13 +141,14 @@ def score_critical_fault(
     faults: pl.DataFrame,
     start: int,
     end: int,
-    kinds: Sequence[str] = DEFAULT_CRITICAL_KINDS,
+    kinds: Sequence[str] | None = None,
 ) -> DetectorScore:
     """Hosts with a critical fault in the period vs hosts with a ``critical_fault`` finding.
 
     Every such fault should be acted on at once, so each host that had one is detectable, and the
     time to detect runs from its first critical fault.
     """
+    kinds = default_critical_kinds() if kinds is None else kinds
     first = first_findings(findings, "critical_fault")
     crit = faults.filter(pl.col("kind").is_in(list(kinds)) & pl.col("ts").is_between(start, end))
     onsets = (
@@ -201,12 +185,12 @@ def score(
     faults: pl.DataFrame,
     manifest: Mapping[str, Any],
     *,
-    rules: Mapping[str, RepeatRule] = DEFAULT_RULES,
-    slow_k: int = DEFAULT_SLOW_K,
+    rules: Mapping[str, RepeatRule] | None = None,
+    slow_k: int | None = None,
     slow_n: int | None = None,
     slow_min: float = 0.0,
     window_s: float | None = None,
-    critical_kinds: Sequence[str] = DEFAULT_CRITICAL_KINDS,
+    critical_kinds: Sequence[str] | None = None,
     window_periods: Sequence[WindowPeriod] = (),
     met_rules: Sequence[ScopedRule] | None = None,
     slow_truth: Materiality | None = None,
@@ -218,6 +202,9 @@ def score(
     policy under test: ``slow_k``, ``slow_n`` and ``slow_min`` only record that policy's rule in the
     report's parameters."""
     materiality = slow_truth or Materiality()
+    rules = default_rules() if rules is None else rules
+    slow_k = default_slow_k() if slow_k is None else slow_k
+    critical_kinds = default_critical_kinds() if critical_kinds is None else critical_kinds
     try:
         start, end = int(manifest["start_ts"]), int(manifest["end_ts"])
     except (KeyError, TypeError, ValueError) as exc:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fleetpulse.evaluation.sources import findings_from_kafka, load_truth, score_with_policy
-from streams.policy import load_policy
+from streams.core.policy import load_policy
 
 if TYPE_CHECKING:
     from ground.settings import Settings

@@ -6,7 +6,7 @@ truth: the scorer reports it as "rule met, not a lemon", apart from true and fal
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,6 +18,15 @@ Scope = Literal["gpu", "port", "host"]
 CLASS_KINDS: dict[str, tuple[str, ...]] = {
     "nic_lost": ("nic",),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatRule:
+    """``count`` faults of ``kinds`` on one scope within ``window_ms`` make a lemon detectable."""
+
+    kinds: tuple[str, ...]
+    count: int
+    window_ms: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +75,3 @@ def rule_met(faults: pl.DataFrame, rules: Sequence[ScopedRule], start: int, end:
         ):
             return True
     return False
-
-
-def scoped(rules: Mapping[str, tuple[Sequence[str], int, int]], scope: Scope) -> list[ScopedRule]:
-    """Rules given as ``{name: (classes, count, window_ms)}``, all on one scope."""
-    return [ScopedRule(kinds_of(c), scope, n, w) for c, n, w in rules.values()]

@@ -12,16 +12,13 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from analytics.lake import scan
-from fleetpulse.evaluation.detection import (
-    DAY_MS,
-    DEFAULT_RULES,
-    RepeatRule,
-    ScoreReport,
-    ScoringError,
-    WindowPeriod,
-    score,
+from fleetpulse.evaluation.detection import DAY_MS, RepeatRule, ScoreReport, ScoringError, WindowPeriod, score
+from fleetpulse.evaluation.policy_rules import (
+    LEMON_KINDS,
+    critical_kinds_from_policy,
+    met_rules_from_policy,
+    rules_from_policy,
 )
-from fleetpulse.evaluation.rule_met import ScopedRule, kinds_of
 from ground.errors import FleetpulseError, TopicReadError
 from ground.kafka.reading import read_to_end
 from schemas import Codec, DecodeError
@@ -30,7 +27,7 @@ from schemas.arrow import flatten
 if TYPE_CHECKING:
 
     from ground.settings import Settings
-    from streams.policy import Policy
+    from streams.core.policy import Policy
 
 FINDING_COLUMNS: dict[str, Any] = {
     "finding_id": pl.Utf8,
@@ -163,48 +160,16 @@ def events_from_kafka(
 
 
 def parse_rule(text: str) -> tuple[str, RepeatRule]:
-    """``KIND=COUNT/DURATION`` (e.g. ``dram_uce=2/7d``, ``link_flap=3/24h``); kinds as in DEFAULT_RULES."""
+    """``KIND=COUNT/DURATION`` (e.g. ``dram_uce=2/7d``, ``link_flap=3/24h``); a lemon kind (``LEMON_KINDS``)."""
     kind, _, spec = text.partition("=")
     count, _, duration = spec.partition("/")
     match = _DURATION.match(duration.strip())
-    if kind not in DEFAULT_RULES or not count.strip().isdigit() or match is None:
+    if kind not in LEMON_KINDS or not count.strip().isdigit() or match is None:
         raise ScoringError(
-            f"bad --rule {text!r}: want KIND=COUNT/DURATION, KIND one of {', '.join(DEFAULT_RULES)}"
+            f"bad --rule {text!r}: want KIND=COUNT/DURATION, KIND one of {', '.join(LEMON_KINDS)}"
         )
     window_ms = int(float(match.group(1)) * _UNIT_MS[match.group(2)])
-    return kind, RepeatRule(DEFAULT_RULES[kind].kinds, int(count), window_ms)
-
-
-def rules_from_policy(policy: Policy) -> dict[str, RepeatRule]:
-    """The lemon thresholds the detector is configured with: per kind, its loosest single-class rule.
-
-    Falls back to ``DEFAULT_RULES`` for a kind the policy has no repeat-offender rule for.
-    """
-    rules = dict(DEFAULT_RULES)
-    for kind, default in DEFAULT_RULES.items():
-        own = [r for r in policy.rules if r.detector == "repeat_offender" and r.classes == [kind]]
-        if own:
-            best = min(own, key=lambda r: (r.count, -r.window))
-            rules[kind] = RepeatRule(default.kinds, best.count, best.window)
-    return rules
-
-
-def met_rules_from_policy(policy: Policy) -> list[ScopedRule]:
-    """Every repeat-offender rule of the policy on its own scope, in the simulator's fault kinds.
-
-    Rules for events naming no component count only on hosts whose events name none (the truth's
-    ``host_only``): see ``rule_met.rules_for``.
-    """
-    return [
-        ScopedRule(kinds_of(r.classes), r.scope, r.count, r.window, r.component)
-        for r in policy.rules
-        if r.detector == "repeat_offender" and r.scope in ("gpu", "port", "host")
-    ]
-
-
-def critical_kinds_from_policy(policy: Policy) -> list[str]:
-    """The fault classes the detector acts on at their first occurrence (its ``critical_fault`` rules)."""
-    return sorted({c for r in policy.rules if r.detector == "critical_fault" for c in r.classes})
+    return kind, RepeatRule((kind,), int(count), window_ms)
 
 
 def score_with_policy(

@@ -17,7 +17,7 @@ from fleetpulse.faults.errors import ScenarioError
 from fleetpulse.faults.sandbox import OUTPUTS, consumed_topics
 from fleetpulse.supervisor import free_ports
 from ground.kafka.reading import end_offsets, group_lags
-from streams.errors import WorkerError
+from streams.core.errors import WorkerError
 from streams.worker import spawn_worker
 
 if TYPE_CHECKING:

@@ -4,7 +4,6 @@ Pure and seeded: ``fuzz(templates, count, now_ms=..., seed=...)`` takes valid de
 of the normal stream as templates and returns poison of five kinds in equal shares:
 bad framing, unknown schema id, wrong types (valid header, body that is not that schema),
 absurd values (valid Avro, unbelievable content) and future timestamps (days ahead).
-Duplicates of valid records are not poison; ``pick_duplicates`` chooses them.
 """
 
 from __future__ import annotations
@@ -220,8 +219,3 @@ def fuzz(
         seen.add(value)
         out.append(Poison(kind, family, key, value))
     return out
-
-
-def pick_duplicates(count: int, total: int, seed: int = 0) -> list[int]:
-    """Indices of ``count`` distinct records (of ``total``) to send a second time."""
-    return sorted(random.Random(seed).sample(range(total), min(count, total)))

@@ -99,7 +99,7 @@ A first run of this suite found a real planner bug: `Planner.on_finding` checked
 operation" and "halt the train" before completing the repairs due at the finding's event time, so the
 outcome depended on whether a wall-clock tick got there first — three clean workers on the same input
 wrote 52, 56 and 59 actions from the same 13 findings, and broker-restart differed from its reference
-by 8 missing and 25 extra actions. `streams/planner.py` now completes due repairs at `finding.ts`
+by 8 missing and 25 extra actions. `streams/core/planning/planner.py` now completes due repairs at `finding.ts`
 before deciding, and `tests/fleetpulse/faults/test_planner_race.py` (a strict xfail until then) now passes.
 
 After the fix, broker-restart differs from its reference by 1 action (a `deferred` the reference wrote)

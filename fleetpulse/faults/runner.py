@@ -58,10 +58,6 @@ def run_scenario(ctx: FaultContext, name: str) -> ScenarioResult:
     return result
 
 
-def run_scenarios(ctx: FaultContext, names: Sequence[str]) -> list[ScenarioResult]:
-    return [run_scenario(ctx, name) for name in check_names(names)]
-
-
 @contextlib.contextmanager
 def own_broker(base: Settings, data_dir: Path, say: Callable[[str], None] = lambda m: None) -> Iterator[LocalBroker]:
     """A LocalBroker of the fault run alone: free ports, data in ``data_dir``, stopped on exit."""

@@ -18,12 +18,12 @@ import numpy as np
 
 from producers.changes import DEFAULT_BASELINE, VersionsSpec, rate_factor, slowdown
 from schemas import HostInventoried, HostVersionsReported
-from streams.actions import Action
-from streams.findings import Finding
-from streams.inventory import Inventory
-from streams.lifecycle import FleetState, apply_logged
-from streams.planner import Planner
-from streams.policy import Policy
+from streams.core.actions import Action
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import FleetState, apply_logged
+from streams.core.inventory import Inventory
+from streams.core.planning.planner import Planner
+from streams.core.policy import Policy
 from streams.trains.campaign import CHANGE
 
 MINUTE = 60_000

@@ -26,10 +26,10 @@ from producers.faults import calibrate, fault_schedule
 from producers.fleet import Fleet, build_fleet
 from producers.sample_batch import SampleBatch
 from producers.samples import SampleModel, TickEffects
-from streams.actions import REQUEST_KINDS, RETIRED, Action
-from streams.findings import Finding
-from streams.policy import Policy
-from streams.retirement import Retirement
+from streams.core.actions import REQUEST_KINDS, RETIRED, Action
+from streams.core.findings import Finding
+from streams.core.planning.retirement import Retirement
+from streams.core.policy import Policy
 
 HOUR_MS = 3_600_000
 REPAIR_DONE, SLOW_ONSET, SAMPLE = "repair_done", "slow_onset", "sample"

@@ -15,7 +15,7 @@ class DetectSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     app_id: str = "fleetpulse-detect"
-    policy_file: Path | None = Field(None, description="detection policy TOML; None = streams/policy.toml")
+    policy_file: Path | None = Field(None, description="detection policy TOML; None = streams/core/policy.toml")
     store: Literal["rocksdb", "memory"] = "rocksdb"
     data_dir: Path | None = Field(None, description="local table state; None = <paths.home>/detect/<app_id>")
     web_host: str = "127.0.0.1"
@@ -128,10 +128,10 @@ class WebhookSettings(BaseModel):
     max_attempts: int = Field(12, ge=1)
     max_in_flight_per_url: int = Field(4, ge=1)
     outbox_retention_days: float = Field(14.0, gt=0)
-    signature_scheme: Literal["standard", "fleetpulse-v1"] = Field(
+    signature_scheme: Literal["standard"] = Field(
         "standard",
         description="standard: Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature over "
-        "id.timestamp.body); fleetpulse-v1: X-Fleetpulse-Signature over timestamp.body (the id is not signed)",
+        "id.timestamp.body), the only scheme",
     )
     signature_tolerance_s: float = Field(
         300.0, gt=0, le=900, description="max age of a signed request; a finite cap bounds the replay window"

@@ -20,7 +20,7 @@ from producers.agent.counters import CounterSet
 from producers.agent.gpu_facts import RemapTracker, ecc_facts
 from producers.agent.kmsg import pci_bus
 from producers.agent.units import Units
-from producers.agent.xids import xid_message
+from schemas.xids import xid_name
 
 SOURCE = "dcgm"
 GAUGES = {"DCGM_FI_DEV_GPU_TEMP": "temp_c", "DCGM_FI_DEV_POWER_USAGE": "power_w", "DCGM_FI_DEV_SM_CLOCK": "sm_clock_mhz",
@@ -152,7 +152,7 @@ class DcgmCollector:
         obs: Observation,
     ) -> None:
         def xid(gpu: int, code: int) -> Fact:
-            payload = {"gpu": gpu, "xid": code, "pci_bus_id": self._bus(gpu), "message": xid_message(code)}
+            payload = {"gpu": gpu, "xid": code, "pci_bus_id": self._bus(gpu), "message": xid_name(code)}
             return Fact("XidRaised", now_ms, payload, SOURCE)
 
         if counts:

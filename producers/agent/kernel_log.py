@@ -17,7 +17,7 @@ from producers.agent.collector import Fact, Observation, Problems
 from producers.agent.kernel_sources import SOURCE, JournalSource, KmsgSource, LogLine
 from producers.agent.kmsg import KernelEvent, classify_line
 from producers.agent.units import Units
-from producers.agent.xids import KNOWN_XIDS, xid_message
+from schemas.xids import XID_NAMES, xid_name
 
 log = logging.getLogger(__name__)
 MAX_LINES_PER_POLL = 1_000_000
@@ -110,13 +110,13 @@ class KernelLogCollector:
             if gpu is None:
                 self.problems.add(SOURCE, "unmapped_gpu", ev.bus, line.message[:120])
                 return
-            if ev.code not in KNOWN_XIDS:
+            if ev.code not in XID_NAMES:
                 self.problems.add(SOURCE, "unknown_xid", str(ev.code), line.message[:120])
             payload = {
                 "gpu": gpu,
                 "xid": ev.code,
                 "pci_bus_id": ev.bus,
-                "message": xid_message(ev.code, ev.text),
+                "message": xid_name(ev.code, ev.text),
             }
             obs.facts.append(Fact("XidRaised", line.ts_ms, payload, SOURCE))
         elif ev.kind == "gpu_at":

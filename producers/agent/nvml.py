@@ -16,7 +16,7 @@ from producers.agent.counters import CounterSet
 from producers.agent.gpu_facts import RemapTracker, ecc_facts
 from producers.agent.kmsg import pci_bus
 from producers.agent.units import Units
-from producers.agent.xids import FELL_OFF_BUS, xid_message
+from schemas.xids import FELL_OFF_BUS, xid_name
 
 SOURCE = "nvml"
 NVLINK_COUNTERS = (0, 1, 2, 3)  # DL_REPLAY, DL_RECOVERY, DL_CRC_FLIT, DL_CRC_DATA
@@ -126,7 +126,7 @@ class NvmlCollector:
                 if gpu not in self.lost:
                     self.lost.add(gpu)
                     payload = {"gpu": gpu, "xid": FELL_OFF_BUS, "pci_bus_id": self.buses[i],
-                               "message": xid_message(FELL_OFF_BUS)}  # fmt: skip
+                               "message": xid_name(FELL_OFF_BUS)}  # fmt: skip
                     obs.facts.append(Fact("XidRaised", now_ms, payload, SOURCE))
                 obs.gpus.pop(gpu, None)
                 continue
@@ -152,7 +152,7 @@ class NvmlCollector:
                 self.problems.add(SOURCE, "unmapped_gpu", bus)
                 continue
             code = int(data.eventData)
-            payload = {"gpu": gpu, "xid": code, "pci_bus_id": bus, "message": xid_message(code)}
+            payload = {"gpu": gpu, "xid": code, "pci_bus_id": bus, "message": xid_name(code)}
             obs.facts.append(Fact("XidRaised", now_ms, payload, SOURCE))
 
     def _get(self, gpu: int, field: str, fn: str, *args: Any) -> Any:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from streams.actions import Action
+from streams.core.actions import Action
 
 Status = Literal["running", "paused", "halted", "aborted", "completed"]
 CHANGE = "change"  # the operation of a campaign's host visit

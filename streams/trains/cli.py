@@ -14,7 +14,7 @@ from rich.console import Console
 
 from ground.cli_context import settings_of
 from ground.tables import FormatOpt, OutputFormat, Sheet, show
-from streams.errors import CampaignError
+from streams.core.errors import CampaignError
 from streams.trains.commands import (
     CampaignSpec,
     Step,

@@ -11,8 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from schemas import FLEET, VERSION_COMPONENTS, CampaignRecorded, HostVersionsReported
-from streams.errors import CampaignError
-from streams.ids import stable_id
+from streams.core.errors import CampaignError
+from streams.core.ids import stable_id
 from streams.trains.campaign import Campaign, Trains
 
 Step = Literal["paused", "resumed", "aborted"]

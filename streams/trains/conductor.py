@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from schemas import FLEET
-from streams.actions import Action
-from streams.domain_budget import DomainBuffers
-from streams.ids import action_id
-from streams.lifecycle import FleetState, HostState
-from streams.plan_actions import emit, hand_over_or_return, op_action
-from streams.policy import Policy
+from streams.core.actions import Action
+from streams.core.fleet.lifecycle import FleetState, HostState
+from streams.core.ids import action_id
+from streams.core.planning.budget import DomainBuffers
+from streams.core.planning.emit import emit, hand_over_or_return, op_action
+from streams.core.policy import Policy
 from streams.trains.campaign import CHANGE, Campaign
 from streams.trains.safety import DAY_MS, ClassVerdict, SequentialTest, SprtSettings, classifier
 
@@ -31,7 +31,7 @@ Reported = Mapping[str, tuple[str, int]]  # component -> (version, event time)
 
 
 class FleetView(Protocol):
-    """What a campaign needs of the inventory (``streams.inventory.Inventory`` is one)."""
+    """What a campaign needs of the inventory (``streams.core.inventory.Inventory`` is one)."""
 
     changes: int  # bumped by every record applied (the conductor's memo of scopes and turns keys on it)
 

@@ -8,8 +8,8 @@ from kafka import KafkaProducer
 from kafka.errors import KafkaError
 
 from schemas import Codec
-from streams.errors import StreamsError
-from streams.lifecycle import FleetState, apply_logged
+from streams.core.errors import StreamsError
+from streams.core.fleet.lifecycle import FleetState, apply_logged
 from streams.manual import read_log
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from faust.web import Request, Response, View
 from pydantic import ValidationError
 
-from streams.errors import CampaignError
+from streams.core.errors import CampaignError
 from streams.http_auth import authorized_body
 from streams.operator_events import MAX_STEP_BYTES
 from streams.trains.commands import CampaignSpec, describe, rollback_records, start_record, step_record

@@ -6,10 +6,10 @@ from prometheus_client import CollectorRegistry
 
 from analytics.lake.metrics import ArchiverMetrics
 from producers.agent.metrics import AgentCollector
+from streams.core.fleet.lifecycle import FleetState
 from streams.fleet_metrics import FleetCollector, FleetView
-from streams.lifecycle import FleetState
 from streams.metrics import DetectMetrics
-from streams.webhooks.metrics import WebhookMetrics
+from webhooks.metrics import WebhookMetrics
 
 SUFFIXES = {"counter": ("_total", "_created"), "histogram": ("_bucket", "_count", "_sum", "_created")}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from fleetpulse.cli import app
-from streams.quiet_logs import SOURCES, DemoteHarmless
+from ground.quiet_logs import SOURCES, DemoteHarmless
 
 
 def test_the_root_command_installs_the_demotions(tmp_path: Path) -> None:

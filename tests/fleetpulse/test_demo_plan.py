@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fleetpulse.demo_run import DemoPlan
-from streams.webhooks.schemes import check_secret
+from webhooks.schemes import check_secret
 
 
 def plan(tmp_path: Path) -> DemoPlan:

@@ -40,12 +40,12 @@ from producers.importer.incidents import parse_start
 from schemas import Codec
 from streams.operator_events import operator_record, parse_step
 from streams.ops_cli import cluster_of, send_step
-from streams.webhooks import run_dispatcher, start_receiver
 from streams.worker import spawn_worker
 from tests.conftest import free_ports, pointed_at
 from tests.deploy.test_compose import broker_properties
 from tests.deploy.test_compose_security import acls
-from tests.streams.webhooks.conftest import make_alert
+from tests.webhooks.conftest import make_alert
+from webhooks import run_dispatcher, start_receiver
 
 pytestmark = pytest.mark.integration
 

@@ -11,9 +11,9 @@ import pytest
 from kafka import KafkaProducer
 from prometheus_client.parser import text_string_to_metric_families
 
-from streams.actions import Action
-from streams.lifecycle import replay
-from streams.policy import DEFAULT_POLICY_FILE
+from streams.core.actions import Action
+from streams.core.fleet.lifecycle import replay
+from streams.core.policy import DEFAULT_POLICY_FILE
 from streams.testing import Scenario
 from streams.web import describe_host
 from streams.worker import spawn_worker

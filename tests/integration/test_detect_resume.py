@@ -6,11 +6,11 @@ import pytest
 
 from ground.kafka import admin
 from schemas import Codec
-from streams.errors import StreamsError
-from streams.lifecycle import FleetState
+from streams.core.errors import StreamsError
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.planning.planner import Planner
+from streams.core.policy import load_policy
 from streams.manual import read_actions, resume_train
-from streams.planner import Planner
-from streams.policy import load_policy
 from tests.streams import factories as f
 from tests.streams.kafka_io import isolated_settings, produce
 

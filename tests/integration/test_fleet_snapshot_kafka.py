@@ -11,11 +11,11 @@ import pytest
 from ground.kafka import admin
 from ground.settings import Settings
 from schemas import Codec
-from streams.actions import Action
-from streams.fleet_snapshot import FleetSnapshots
-from streams.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
-from streams.planner import Planner
-from streams.policy import load_policy
+from streams.core.actions import Action
+from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
+from streams.core.fleet.snapshot import FleetSnapshots
+from streams.core.planning.planner import Planner
+from streams.core.policy import load_policy
 from streams.tailer import LogTailer
 from tests.streams import factories as f
 from tests.streams.kafka_io import isolated_settings, produce

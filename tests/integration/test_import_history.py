@@ -26,8 +26,8 @@ from ground.launch import child_env, fleetpulse_argv
 from producers.importer import HistoryMapping, run_import
 from producers.importer.incidents import parse_start
 from producers.importer.mapping import Columns, InventoryDefaults
-from streams.findings import Finding
-from streams.messages import PlanFinding, to_wire
+from streams.core.findings import Finding
+from streams.core.messages import PlanFinding, to_wire
 from streams.worker import spawn_worker
 from tests.conftest import free_ports
 from tests.streams.kafka_io import decoded, isolated_settings, wait_for

@@ -236,7 +236,7 @@ def test_archiver_archives_everything(sasl: SaslCluster, simulated: SimulationRe
 def test_webhook_dispatcher_consumes_and_delivers(
     sasl: SaslCluster, debug_logs: pytest.LogCaptureFixture
 ) -> None:
-    from streams.webhooks import Dispatcher, start_receiver
+    from webhooks import Dispatcher, start_receiver
 
     settings = sasl.settings()
     alerts = [
@@ -328,7 +328,7 @@ def test_wrong_password_fails_fast_and_clearly(
     sasl: SaslCluster, debug_logs: pytest.LogCaptureFixture
 ) -> None:
     from analytics.lake.archiver import Archiver
-    from streams.webhooks import Dispatcher
+    from webhooks import Dispatcher
 
     wrong = f"wrong-{secrets.token_hex(8)}"
     bad = sasl.settings(sasl_password=wrong)

@@ -9,9 +9,9 @@ from ground.kafka import admin
 from ground.kafka.reading import read_to_end
 from ground.settings import Settings
 from schemas import Codec, HostInventoried, HostVersionsReported, kafka_key
-from streams.inventory import Inventory
-from streams.planner import Planner
-from streams.policy import load_policy
+from streams.core.inventory import Inventory
+from streams.core.planning.planner import Planner
+from streams.core.policy import load_policy
 from streams.trains.campaign import CHANGE
 from streams.trains.commands import CampaignSpec, change_applied_record, describe, start_record
 from streams.trains.log_io import read_fleet, send_records

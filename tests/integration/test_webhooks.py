@@ -26,8 +26,8 @@ from pydantic import SecretStr
 from ground.settings import Settings
 from ground.settings.detect import WebhookSettings
 from schemas import AlertRaised, Codec
-from streams.webhooks import Dispatcher, Outbox, ReceiverHandle, start_receiver
 from tests.conftest import KafkaCluster
+from webhooks import Dispatcher, Outbox, ReceiverHandle, start_receiver
 
 pytestmark = pytest.mark.integration
 SECRET = "integration-secret-of-at-least-32-bytes"

@@ -6,7 +6,14 @@ import json
 
 from schemas import IncidentReported, OperatorEventRecorded, SchemaRegistry
 from schemas.arrow import table_name, table_schema
-from schemas.taxonomy import CLOSING_KINDS, INCIDENT_CAUSES, OPENING_KINDS, OPERATOR_EVENT_KINDS, UNCLASSIFIED
+from schemas.taxonomy import (
+    CLOSING_KINDS,
+    INCIDENT_CAUSES,
+    OPENING_KINDS,
+    OPERATIONS,
+    OPERATOR_EVENT_KINDS,
+    UNCLASSIFIED,
+)
 
 
 def test_causes_keep_llama3_classes_and_unclassified() -> None:
@@ -29,6 +36,14 @@ def test_schema_docs_list_the_vocabularies() -> None:
     kind_doc = next(f["doc"] for f in ops if f["name"] == "kind")
     assert all(k in kind_doc for k in OPERATOR_EVENT_KINDS)
     assert json.dumps(inc)  # plain JSON, readable by other languages' Avro tools
+
+
+def test_schema_docs_list_every_operation() -> None:
+    registry = SchemaRegistry.load()
+    for event_type, name in (("MaintenanceActionRecorded", "operation"), ("FindingRaised", "recommended_action")):
+        fields = registry.latest(event_type).raw["fields"][-1]["type"]["fields"]
+        doc = next(f["doc"] for f in fields if f["name"] == name)
+        assert all(op in doc for op in OPERATIONS), (event_type, doc)
 
 
 def test_lake_tables_are_named_for_their_contents() -> None:

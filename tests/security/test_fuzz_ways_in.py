@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streams.webhooks.receiver import start_receiver
-from streams.webhooks.standard import standard_headers
 from tests.streams.ops_events_server import fake_detect, ops_events_server
+from webhooks.receiver import start_receiver
+from webhooks.standard import standard_headers
 
 TOKEN = secrets.token_urlsafe(32)
 SECRET = secrets.token_urlsafe(32).encode()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streams.policy import Policy, load_policy
+from streams.core.policy import Policy, load_policy
 
 
 @pytest.fixture(scope="session")

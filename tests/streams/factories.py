@@ -6,7 +6,7 @@ import itertools
 from typing import Any
 
 from schemas import EccErrorObserved, HostSampled, LinkEventObserved, PcieAerReported, XidRaised
-from streams.findings import Finding
+from streams.core.findings import Finding
 from streams.testing import START_TS
 
 DAY = 86_400_000

@@ -20,8 +20,15 @@ import pytest
 from ground.settings import Settings
 from schemas import Codec
 from streams.app import DetectApp
-from streams.policy import Policy
-from streams.slow_messages import ClusterItem, HostSummary, SourceIdle, SourceProgress, SummaryBundle, encode
+from streams.core.peers.messages import (
+    ClusterItem,
+    HostSummary,
+    SourceIdle,
+    SourceProgress,
+    SummaryBundle,
+    encode,
+)
+from streams.core.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -257,7 +264,7 @@ def test_a_revoked_partition_is_forgotten_by_the_progress_it_reports(detect: tup
 
 
 def test_the_planner_holds_a_finding_until_every_source_has_passed_it(detect: tuple[DetectApp, Sent]) -> None:
-    from streams.messages import PlanFinding, PlanProgress, SourceMark, to_wire
+    from streams.core.messages import PlanFinding, PlanProgress, SourceMark, to_wire
 
     app, _ = detect
     app.plans.ordered = True
@@ -287,8 +294,8 @@ def test_the_planner_holds_a_finding_until_every_source_has_passed_it(detect: tu
 def test_the_planner_sizes_a_domain_from_the_inventory_read_to_its_end(detect: tuple[DetectApp, Sent]) -> None:
     """A restarted worker's first messages come before its inventory is read: deciding them then
     sized the domain by the hosts seen failing (2 of 2 over a failure buffer of 1) and halted it."""
-    from streams.messages import PlanFinding, to_wire
-    from tests.streams.test_inventory import inventoried
+    from streams.core.messages import PlanFinding, to_wire
+    from tests.streams.core.test_inventory import inventoried
 
     app, _ = detect
     app.plans.ordered = False  # decided as they come: no progress marks needed
@@ -318,8 +325,8 @@ def test_the_planner_sizes_a_domain_from_the_inventory_read_to_its_end(detect: t
 
 def test_an_actions_alerts_are_sent_before_the_action(detect: tuple[DetectApp, Sent]) -> None:
     """Nothing derives alerts from the log again: an action must never land without its alert."""
-    from streams.lifecycle import FleetState
-    from streams.planner import Planner
+    from streams.core.fleet.lifecycle import FleetState
+    from streams.core.planning.planner import Planner
 
     app, _ = detect
     order: list[str] = []
@@ -344,9 +351,9 @@ def test_a_publish_the_broker_refuses_ends_the_worker(detect: tuple[DetectApp, S
     """The actions are in the fleet state but not the log: going on would build on them for good."""
     from aiokafka.errors import KafkaTimeoutError
 
+    from streams.core.fleet.lifecycle import FleetState
+    from streams.core.planning.planner import Planner
     from streams.fatal import EXIT_TEMPFAIL
-    from streams.lifecycle import FleetState
-    from streams.planner import Planner
 
     class Exited(Exception):
         pass

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from schemas import Codec, FramingError
-from streams.actions import Action
 from streams.alerts import DlqSurge, alerts_for
+from streams.core.actions import Action
+from streams.core.errors import InvalidRecordError
 from streams.deadletter import dead_letter, reason_label
-from streams.errors import InvalidRecordError
-from streams.webhooks.payload import alertmanager_body
+from webhooks.payload import alertmanager_body
 
 
 def action(kind: str, rule: str = "dram_uce_repeat_gpu") -> Action:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ground.settings import Settings
 from streams.app import RETRY_BACKOFF_MS, DetectApp
-from streams.policy import Policy
+from streams.core.policy import Policy
 
 
 def test_own_clients_back_off_between_reconnects(tmp_path: Path, policy: Policy) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from streams.findings import Finding
+from streams.core.findings import Finding
 from streams.findings_log import FindingsLog
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, generate_latest
 
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.planning.planner import Planner
+from streams.core.policy import Policy
 from streams.fleet_metrics import MAX_DOMAIN_LABELS, FleetCollector, FleetView, fleet_families
-from streams.lifecycle import FleetState
-from streams.planner import Planner
-from streams.policy import Policy
 from streams.testing import START_TS
 from tests.streams import factories as f
 

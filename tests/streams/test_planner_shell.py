@@ -8,11 +8,11 @@ from typing import Any, NamedTuple
 
 from aiokafka.partitioner import DefaultPartitioner
 
-from streams.messages import PlanProgress
-from streams.plan_order import all_sources
-from streams.planner import Planner
+from streams.core.messages import PlanProgress
+from streams.core.planning.order import all_sources
+from streams.core.planning.planner import Planner
+from streams.core.policy import Policy
 from streams.planner_shell import PlannerShell
-from streams.policy import Policy
 
 
 class TP(NamedTuple):

@@ -14,15 +14,15 @@ from aiokafka import TopicPartition
 from aiokafka.errors import KafkaError
 
 from schemas import Codec
-from streams.idle_sources import IdleSources, caught_up
+from streams.core.peers.messages import ClusterItem, HostSummary, SourceIdle, SourceProgress
+from streams.core.peers.stage import ClusterStage
+from streams.core.policy import Policy
+from streams.core.samples.checkpoint import PartitionState
+from streams.core.samples.folder import SampleFolder
+from streams.core.samples.idle import IdleSources, caught_up
 from streams.metrics import DetectMetrics
-from streams.policy import Policy
-from streams.sample_folder import SampleFolder
 from streams.sample_partitions import SamplePartitions
 from streams.samples import SamplesStage
-from streams.samples_checkpoint import PartitionState
-from streams.slow import ClusterStage
-from streams.slow_messages import ClusterItem, HostSummary, SourceIdle, SourceProgress
 from streams.testing import START_TS
 from tests.streams import factories as f
 

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from schemas import Codec
-from streams.actions import Action
-from streams.lifecycle import FleetState, apply
+from streams.core.actions import Action
+from streams.core.fleet.lifecycle import FleetState, apply
 from streams.tailer import LogTailer
 from tests.streams.factories import xid
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from ground.settings import Settings
 from streams import state_store
 from streams.app import DetectApp
-from streams.policy import load_policy
+from streams.core.policy import load_policy
 from streams.topology import TOPOLOGY, render_mermaid, topic_of
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -38,8 +38,8 @@ from ground.kafka.reading import group_lags
 from ground.launch import child_env, fleetpulse_argv
 from schemas import Codec
 from streams.state_store import EXIT_STATE_WRITE
-from streams.webhooks import start_receiver
-from streams.webhooks.outbox import OUTBOX_FILE, Outbox
+from webhooks import start_receiver
+from webhooks.outbox import OUTBOX_FILE, Outbox
 
 NAME = "disk-full"
 FULL_MARKS = ("No space left on device", "database or disk is full", "os error 28", "Errno 28")

@@ -30,8 +30,8 @@ from fleetpulse.faults.sandbox import sandbox
 from ground.kafka import admin
 from ground.launch import child_env, fleetpulse_argv, launch
 from schemas import AlertRaised, Codec
-from streams.webhooks import start_receiver
-from streams.webhooks.outbox import Outbox
+from webhooks import start_receiver
+from webhooks.outbox import Outbox
 
 NAME = "receiver-down"
 

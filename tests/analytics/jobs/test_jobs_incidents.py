@@ -15,7 +15,12 @@ from analytics.jobs.errors import InsufficientDataError
 from analytics.jobs.faults import classify_faults, incident_faults
 from analytics.jobs.incidents import cause_table, unclassified_classes
 from analytics.jobs.offenders import offenders
-from analytics.jobs.repairs import incident_intervals, operator_intervals, planner_intervals
+from analytics.jobs.repairs import (
+    incident_intervals,
+    operator_intervals,
+    planner_intervals,
+    repair_times_by_operation,
+)
 from fleetpulse.cli import app
 from tests.analytics.jobs.factories import HOUR, START
 from tests.analytics.jobs.trace_lake import (
@@ -162,8 +167,8 @@ def test_domain_sizing_measures_repair_time_and_says_what_it_assumed(trace_lake:
     result = run_job("maintenance-domain", trace_lake)
     inputs, model = result.summary["inputs"], result.summary["model"]
     # closed outages, none of a no-repair cause: ten incidents, then the operator's three closed spells
-    # (node004 out 5 h with its repair 4 h inside, node005 out 2 h)
-    closed = [4.0, 8, 12, 1, 2, 3, 10, 6, 2, 0.5, 5, 4, 2]
+    # (node004 out 5 h with its repair 4 h inside, node005 out 2 h); the 0.5 h one was a reset, no repair
+    closed = [4.0, 8, 12, 1, 2, 3, 10, 6, 2, 5, 4, 2]
     assert model["repair_hours"] == pytest.approx(float(pl.Series(closed).median()))
     assert inputs["repair_hours"].startswith(f"measured: median of {len(closed)} closed outages")
     assert inputs["job_hosts"].startswith("assumed") and model["job_hosts"] == 8
@@ -227,3 +232,34 @@ def test_incidents_naming_failed_hardware_make_repeat_offenders() -> None:
         ("gpu", "a/3", 2),
         ("host", "a", 3),
     ]
+
+
+def test_time_to_repair_per_operation_kind_never_counts_a_reset_as_a_repair(trace_lake: Path) -> None:
+    ttr = run_job("incidents", trace_lake).tables["time_to_repair_by_operation"]
+    rows = {(r["cause"], r["operation"]): r for r in ttr.iter_rows(named=True)}
+    assert (rows["network", "reset"]["closed"], rows["network", "reset"]["ttr_median_h"]) == (1, pytest.approx(0.5))
+    assert ("network", "repair") not in rows  # its one outage, 30 min, was a reset
+    power = rows["power", "repair"]
+    assert (power["outages"], power["closed"], power["ttr_median_h"]) == (5, 4, pytest.approx(POWER_MEDIAN_H))
+    custom = run_job("incidents", trace_lake, reset_within_hours=2.5).tables["time_to_repair_by_operation"]
+    resets = custom.filter((pl.col("cause") == "power") & (pl.col("operation") == "reset"))
+    assert resets["closed"].to_list() == [2]  # 1 h and 2 h
+
+
+def test_an_rma_is_its_own_operation_kind_for_the_planner_and_for_operators() -> None:
+    actions = pl.LazyFrame({
+        "host_id": ["a", "a", "a", "b", "b", "b"], "ts": [0, 1, 50 * HOUR, 0, 1, 3 * HOUR],
+        "kind": ["drain_requested", "rma_opened", "returned", "drain_requested", "reboot_requested", "returned"],
+        "rule": ["dram_uce_repeat_gpu"] * 6, "operation": ["drain", "rma", "rma", "drain", "reboot", "reboot"],
+    })  # fmt: skip
+    got = repair_times_by_operation(planner_intervals(actions), reset_within_h=1.0).collect()
+    assert sorted(got.select("operation", "closed", "ttr_median_h").rows()) == [
+        ("repair", 1, pytest.approx(3.0)),
+        ("rma", 1, pytest.approx(50.0)),
+    ]
+    ops = pl.LazyFrame({
+        "host_id": ["c", "c"], "ts": [0, 20 * HOUR], "kind": ["rma_shipped", "rma_replaced"],
+        "cause": ["faulty_gpu", None], "ticket_id": ["T", "T"],
+    })  # fmt: skip
+    spells = repair_times_by_operation(operator_intervals(ops), reset_within_h=1.0).collect()
+    assert spells.select("cause", "operation", "closed").rows() == [("faulty_gpu", "rma", 1)]

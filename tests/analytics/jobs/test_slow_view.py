@@ -11,9 +11,9 @@ import polars as pl
 from analytics.jobs import slow_view
 from analytics.jobs.slow_view import degraded_expr
 from ground.slow_peers import PeerRule, sample_degraded
-from streams.policy import SlowHostPolicy, load_policy
-from streams.slow import ClusterStage
-from streams.slow_windows import HostStage
+from streams.core.peers.stage import ClusterStage
+from streams.core.policy import SlowHostPolicy, load_policy
+from streams.core.samples.windows import HostStage
 from streams.testing import START_TS
 from tests.streams import factories as f
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
-import sys
+import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +15,11 @@ from typer.testing import CliRunner
 from analytics.lake.batch import plan_batch
 from analytics.lake.layout import date_of
 from analytics.lake.synthetic import HOUR_MS, synthetic_records
-from fleetpulse.cli import app, main
+from fleetpulse.cli import app
 from ground.delta import DATE, DeltaTables, with_date
 from schemas import Codec
 from schemas.arrow import to_table
-from tests.analytics.lake.helpers import as_consumed, files_per_date, frontier, ids_of
-from tests.analytics.lake.test_lake_legacy import old_lake
+from tests.analytics.lake.helpers import as_consumed, files_per_date, ids_of
 
 runner = CliRunner()
 
@@ -175,45 +176,7 @@ def test_chunked_recheck_reports_exactly_what_one_partition_at_a_time_reports(
     assert len(calls) < single_calls
 
 
-def test_convert_then_status_on_the_new_lake(tmp_path: Path, records: list[dict[str, Any]]) -> None:
-    old, new = tmp_path / "old", tmp_path / "new"
-    published = old_lake(old, records)
-    result = invoke("lake", "convert", str(old), str(new))
-    assert result.exit_code == 0, result.output
-    total = sum(len(ids) for ids in published.values())
-    assert f"converted {len(published)} tables, {total} rows into {new}" in result.output
-    assert "xid_raised: 2 rows" in result.output
-    result = invoke("lake", "status", "--lake", str(new))
-    assert result.exit_code == 0, result.output
-    assert "no committed offsets" in result.output
-    assert frontier(DeltaTables(new)) == {}
-
-
-def test_an_old_lake_gets_one_line_saying_how_to_convert(
-    tmp_path: Path,
-    records: list[dict[str, Any]],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    old = tmp_path / "old"
-    old_lake(old, records)
-    for command in ("status", "quarantine", "compact", "vacuum", "validate"):
-        monkeypatch.setattr(sys, "argv", ["fleetpulse", "lake", command, "--lake", str(old)])
-        with pytest.raises(SystemExit) as exited:
-            main()
-        assert exited.value.code == 2, command
-        err = capsys.readouterr().err
-        assert err.strip().splitlines() == [
-            f"error: {old} is a lake in the pre-Delta Parquet layout; convert it with "
-            f"`fleetpulse lake convert {old} NEW_PATH` and point lake.path at NEW_PATH"
-        ], command
-
-
 def test_status_and_validate_as_json_and_csv_for_scripts(filled: Path) -> None:
-    import csv
-    import io
-    import json
-
     result = runner.invoke(app, ["lake", "status", "--lake", str(filled), "--format", "json"])
     assert result.exit_code == 0, result.output
     status = json.loads(result.stdout)  # nothing but the JSON on stdout

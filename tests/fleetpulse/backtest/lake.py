@@ -16,8 +16,8 @@ from typing import Any
 from ground.delta import DATE, DAY_MS, DeltaTables, with_date
 from schemas import EccErrorObserved, HostInventoried, HostSampled, IncidentReported
 from schemas.arrow import table_name, to_table
-from streams.findings import Finding
-from streams.ids import finding_id
+from streams.core.findings import Finding
+from streams.core.ids import finding_id
 
 START = 1_735_689_600_000  # 2025-01-01T00:00:00Z
 MINUTE = 60_000

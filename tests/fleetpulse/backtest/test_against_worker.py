@@ -1,4 +1,7 @@
-"""The backtest raises exactly the findings a real detect worker raises from the same history on the real broker."""
+"""The backtest raises exactly the findings and decides exactly the actions a real detect worker does.
+
+Same history, the worker on the real broker: the same records, ids and event times included.
+"""
 
 from __future__ import annotations
 
@@ -21,17 +24,19 @@ from fleetpulse.backtest.events import (
 from fleetpulse.backtest.replay import replay
 from fleetpulse.cli import app
 from ground.kafka import admin
-from schemas import Codec
+from schemas import Codec, MaintenanceActionRecorded
 from schemas.events import topic_family
-from streams.policy import load_policy
+from streams.core.policy import load_policy
 from streams.worker import spawn_worker
 from tests.conftest import free_ports
 from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for
 
 pytestmark = pytest.mark.integration
 
+MAINTENANCE_ACTION = MaintenanceActionRecorded.EVENT_TYPE
 
-def simulated_lake(folder: Path) -> Path:
+
+def simulated_lake(folder: Path, seed: int = 21) -> Path:
     sim = [
         "simulate",
         "--preset",
@@ -39,7 +44,7 @@ def simulated_lake(folder: Path) -> Path:
         "--days",
         "4",
         "--seed",
-        "21",
+        str(seed),
         "--sink",
         "parquet",
         "--no-progress",
@@ -49,10 +54,15 @@ def simulated_lake(folder: Path) -> Path:
     return folder
 
 
-def test_the_backtest_finds_what_the_worker_finds(kafka: Any, tmp_path: Path) -> None:
-    lake = Lake(simulated_lake(tmp_path / "lake"))
-    ours = {f.finding_id for f in replay(read_history(lake), load_policy()).findings}
+@pytest.mark.parametrize("seed", [21, 4057])
+def test_the_backtest_finds_what_the_worker_finds(kafka: Any, tmp_path: Path, seed: int) -> None:
+    lake = Lake(simulated_lake(tmp_path / "lake", seed))
+    result = replay(read_history(lake), load_policy())
+    ours = {f.finding_id for f in result.findings}
     assert ours, "the simulated history raises findings"
+    our_findings = {f.finding_id: f.to_record() for f in result.findings}
+    our_actions = {a.action_id: a.to_record() for a in result.actions}
+    assert our_actions, "the simulated history's findings are acted on"
 
     settings = isolated_settings(kafka.settings)
     admin.create_topics(settings)
@@ -73,10 +83,19 @@ def test_the_backtest_finds_what_the_worker_finds(kafka: Any, tmp_path: Path) ->
         def found() -> set[str]:
             return {r["payload"]["finding_id"] for r in decoded(settings, "findings")}
 
+        def decided() -> dict[str, dict[str, Any]]:
+            actions = [r for r in decoded(settings, "actions") if r["event_type"] == MAINTENANCE_ACTION]
+            return {r["payload"]["action_id"]: r for r in actions}
+
         wait_for(lambda: len(found()) >= len(ours), 180, f"{len(ours)} findings from the worker")
+        wait_for(lambda: len(decided()) >= len(our_actions), 120, f"{len(our_actions)} actions from the worker")
         # the last windows close once the samples partitions are declared idle: any later finding shows by then
         time.sleep(load_policy().slow_host.idle_partition_timeout / 1000 + 5)
         theirs = found()
+        their_findings = {r["payload"]["finding_id"]: r for r in decoded(settings, "findings")}
+        their_actions = decided()
     finally:
         worker.stop()
     assert theirs == ours
+    assert their_findings == our_findings  # every field: ids, event times, windows, evidence
+    assert their_actions == our_actions  # every field: ids, event times, kinds, reasons

@@ -12,7 +12,7 @@ from fleetpulse.backtest.replay import Replay
 from fleetpulse.backtest.run import run_backtest, sweep_table
 from fleetpulse.backtest.sweep import parse_setting, read_policy_data, variants
 from ground.settings.detect import PlanOrder
-from streams.policy import load_policy
+from streams.core.policy import load_policy
 from tests.fleetpulse.backtest import lake as hand
 from tests.streams import factories as f
 

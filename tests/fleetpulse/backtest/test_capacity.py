@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 
 from fleetpulse.backtest.capacity import DAY_MS, capacity_impact, drained_intervals, merged, peak
-from streams.actions import Action
-from streams.outages import Outages
+from streams.core.actions import Action
+from streams.core.fleet.outages import Outages
 
 H = 3_600_000
 

@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from fleetpulse.evaluation.detection import (
     DAY_MS,
-    DEFAULT_RULES,
     RepeatRule,
     ScoringError,
     WindowPeriod,
+    default_rules,
     score,
     threshold_reached_at,
     windows_between,
@@ -23,7 +23,7 @@ from fleetpulse.evaluation.detection import (
 from fleetpulse.evaluation.sources import findings_from_lake, parse_rule
 from ground.delta import DATE, DeltaTables, with_date
 from schemas.arrow import table_name, to_table
-from streams.findings import Finding
+from streams.core.findings import Finding
 
 S = 1_700_000_000_000  # period start
 END = S + 30 * DAY_MS
@@ -258,7 +258,7 @@ def test_a_continued_run_is_scored_in_each_segments_window() -> None:
 
 
 def test_stricter_rule_makes_fewer_lemons_detectable() -> None:
-    rules = dict(DEFAULT_RULES, link_flap=RepeatRule(("link_flap",), 4, DAY_MS))
+    rules = dict(default_rules(), link_flap=RepeatRule(("link_flap",), 4, DAY_MS))
     ro = score(*frames(), MANIFEST, rules=rules, window_s=300).detectors["repeat_offender"]
     assert ro.detectable == 2 and ro.fn == 0 and ro.recall == 1.0
 
@@ -413,7 +413,7 @@ def test_rule_met_follows_the_rule_scope() -> None:
 
 def test_a_history_continued_live_is_also_scored_on_the_live_segment_alone() -> None:
     from fleetpulse.evaluation.sources import score_with_policy
-    from streams.policy import load_policy
+    from streams.core.policy import load_policy
 
     policy = load_policy(None)
     live_start, end = S + 6 * H, S + 6 * H + 4 * H
@@ -493,7 +493,7 @@ def test_a_host_naming_only_itself_meets_the_host_level_rules_only() -> None:
     hosts = pl.DataFrame([host("named", host_only=False), host("only", host_only=True)], schema=HOST_SCHEMA)
     flagged = [finding(h, "repeat_offender", S + 3 * DAY_MS) for h in ("named", "only")]
     findings = pl.from_arrow(to_table("FindingRaised", [f.to_record() for f in flagged]))
-    got = score_repeat_offender(findings, hosts, faults, S, END, DEFAULT_RULES, rules)  # type: ignore[arg-type]
+    got = score_repeat_offender(findings, hosts, faults, S, END, default_rules(), rules)  # type: ignore[arg-type]
     assert (got.fp_hosts, got.rule_met_hosts) == (["named"], ["only"])
 
 
@@ -532,7 +532,7 @@ def test_two_policies_with_the_same_findings_get_the_same_recall() -> None:
     """The backtest sweep ``slow_host.min_slowdown=0.02,0.05``: same findings, so the same recall (was 0.75
     against 1.00 when the hosts to be found followed the policy's threshold)."""
     from fleetpulse.evaluation.sources import score_with_policy
-    from streams.policy import load_policy
+    from streams.core.policy import load_policy
 
     policy = load_policy(None)
     hosts = pl.DataFrame(
@@ -554,3 +554,18 @@ def test_two_policies_with_the_same_findings_get_the_same_recall() -> None:
         sh = score_with_policy(findings, truth, variant).detectors["slow_host"]
         recalls.add((sh.detectable, sh.recall))
     assert recalls == {(4, 0.5)}
+
+
+def test_thresholds_left_out_are_the_shipped_policys() -> None:
+    """The scorer keeps no rule defaults of its own: what a caller leaves out comes from policy.toml."""
+    from fleetpulse.evaluation.policy_rules import critical_kinds_from_policy, rules_from_policy
+    from streams.core.policy import load_policy
+
+    shipped = load_policy()
+    params = score(*frames(), MANIFEST, window_s=300).params
+    assert params["slow_k"] == shipped.slow_host.k
+    assert params["critical_kinds"] == critical_kinds_from_policy(shipped)
+    assert params["rules"] == {
+        k: {"kinds": list(r.kinds), "count": r.count, "window_s": r.window_ms / 1000}
+        for k, r in rules_from_policy(shipped).items()
+    }

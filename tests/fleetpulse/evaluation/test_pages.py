@@ -11,8 +11,8 @@ from fleetpulse.evaluation.pages import ALERT_COLUMNS, score_pages
 from fleetpulse.evaluation.report import ScoreReport, assemble
 from ground.delta import DATE, DeltaTables, with_date
 from schemas.arrow import to_table
-from streams.actions import Action
 from streams.alerts import alerts_for
+from streams.core.actions import Action
 
 
 def report() -> ScoreReport:

@@ -8,10 +8,10 @@ runs of the same input can decide differently (the fault suite's "actions lost v
 
 from __future__ import annotations
 
-from streams.findings import Finding
-from streams.lifecycle import FleetState
-from streams.planner import Planner
-from streams.policy import load_policy
+from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.planning.planner import Planner
+from streams.core.policy import load_policy
 
 DAY_MS = 86_400_000
 

@@ -12,10 +12,10 @@ from fleetpulse.faults.kafka_io import Message
 from fleetpulse.faults.poison import KINDS, fuzz
 from fleetpulse.faults.scenarios.poison_flood import event_order, mix
 from schemas import Codec, DecodeError
-from streams.errors import InvalidRecordError
-from streams.policy import load_policy
+from streams.core.errors import InvalidRecordError
+from streams.core.policy import load_policy
+from streams.core.validate import check
 from streams.testing import Scenario
-from streams.validate import check
 
 CODEC = Codec()
 

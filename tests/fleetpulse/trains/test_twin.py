@@ -6,7 +6,7 @@ import pytest
 
 from fleetpulse.trains import Twin, TwinConfig
 from producers.changes import ChangeSpec, VersionsSpec
-from streams.policy import Policy, load_policy
+from streams.core.policy import Policy, load_policy
 from streams.trains.commands import CampaignSpec, rollback_records, start_record
 
 DAY = 86_400_000

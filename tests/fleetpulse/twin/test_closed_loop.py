@@ -10,7 +10,7 @@ from fleetpulse.twin import run_twin, twin_settings
 from fleetpulse.twin.engine import TwinRun
 from fleetpulse.twin.outcome import summary
 from producers.config import FleetConfig
-from streams.policy import load_policy, parse_policy
+from streams.core.policy import load_policy, parse_policy
 from tests.fleetpulse.twin.conftest import START_TS
 
 LEMONS = {"fraction": 0.05, "kinds": {"dram_uce": 1.0}, "onset_window": 0.2}

@@ -7,7 +7,7 @@ import json
 from fleetpulse.twin import run_twin, twin_settings
 from fleetpulse.twin.outcome import summary
 from producers.config import load_fleet_config
-from streams.policy import load_policy
+from streams.core.policy import load_policy
 from tests.fleetpulse.twin.conftest import START_TS
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from fleetpulse.backtest.sweep import Variant
 from fleetpulse.twin.sweep import VariantOutcome, interval
-from streams.policy import load_policy
+from streams.core.policy import load_policy
 
 
 def test_interval_is_the_student_t_half_width() -> None:

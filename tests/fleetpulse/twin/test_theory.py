@@ -15,7 +15,7 @@ import pytest
 
 from fleetpulse.twin import ettr_first_order, run_twin, twin_settings
 from fleetpulse.twin.outcome import summary
-from streams.policy import load_policy
+from streams.core.policy import load_policy
 from tests.fleetpulse.twin.conftest import START_TS
 
 HOSTS_PER_JOB = 32

@@ -8,10 +8,10 @@ from typing import Any
 
 from producers.agent.service import once
 from producers.agent.testing import FixtureHost, fake_pynvml
-from streams.classify import classify
-from streams.policy import load_policy
-from streams.slow_windows import HostStage
-from streams.validate import check
+from streams.core.classify import classify
+from streams.core.policy import load_policy
+from streams.core.samples.windows import HostStage
+from streams.core.validate import check
 
 
 def test_every_event_passes_validation_and_faults_classify(host: FixtureHost, tmp_path: Path) -> None:

@@ -81,9 +81,9 @@ def test_coverage_counts_unclassified_and_lists_unmapped_classes(tmp_path: Path)
 def test_incidents_naming_only_the_host_reach_the_repeat_offender_rules(tmp_path: Path) -> None:
     """A trace's "NIC lost" twice on one node, no port named: a host-level NIC replacement, not a cable."""
     from schemas import Codec
-    from streams.classify import classify
-    from streams.policy import load_policy
-    from streams.repeat import observe
+    from streams.core.classify import classify
+    from streams.core.policy import load_policy
+    from streams.core.repeat import observe
 
     mapping = HistoryMapping(
         causes={"Network/NIC lost": "nic", "GPU/lost": "faulty_gpu"},

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from schemas import Codec
-from streams.actions import Action
 from streams.alerts import alerts_for
-from streams.errors import CampaignError
-from streams.lifecycle import FleetState, apply, apply_logged
+from streams.core.actions import Action
+from streams.core.errors import CampaignError
+from streams.core.fleet.lifecycle import FleetState, apply, apply_logged
 from streams.trains.commands import (
     CampaignSpec,
     change_applied_record,

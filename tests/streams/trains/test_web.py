@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from schemas import Codec
-from streams.lifecycle import FleetState, apply_logged
+from streams.core.fleet.lifecycle import FleetState, apply_logged
 from streams.operator_events import MAX_STEP_BYTES
 from streams.trains.web import campaign_command
 

@@ -1,0 +1,1 @@
+"""Peer comparison: closed host windows compared per cluster (the slow-host detector)."""

@@ -1,0 +1,1 @@
+"""The maintenance planner: findings -> actions within domain budgets, in event-time order."""

@@ -1,0 +1,330 @@
+"""The detection policy: rules as data, validated at start-up.
+
+A TOML file (``streams/core/policy.toml`` is the default) declares how raw error events map to
+error classes, the repeat-offender rules, the slow-host test, the planner's buffers and the
+validation limits. Any mistake fails at load time with a ``PolicyError`` naming the key.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from ground.slow_peers import PeerRule
+from schemas.taxonomy import KIND_CAUSE, IncidentCause, Operation
+from streams.core.errors import PolicyError
+
+DEFAULT_POLICY_FILE = Path(__file__).with_name("policy.toml")
+_PEER = PeerRule()  # the slow-host peer test's defaults, shared with the batch view
+
+Scope = Literal["gpu", "host", "port"]
+Weight = Literal["events", "count"]
+# Which events a rule counts: all of its classes', or only those naming no GPU or port (real incident
+# records often name just the host, and a per-GPU or per-port rule never sees them).
+Component = Literal["any", "unknown"]
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+SCOPE_SPECIFICITY = {"gpu": 0, "port": 0, "host": 1}  # lower is more specific
+# When rules fire together, the strongest remedy wins (an RMA makes a reboot moot); lower is stronger.
+ACTION_STRENGTH = {"rma": 0, "nic_replacement": 1, "cable_replacement": 2, "diagnostics": 3, "reboot": 4}
+
+
+def parse_duration_ms(value: Any) -> int:
+    """'90s', '5m', '24h', '7d', '250ms' or a number of seconds -> milliseconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"invalid duration {value!r}")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f"negative duration {value!r}")
+        return int(value * 1000)
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if match:
+            return int(float(match.group(1)) * _UNIT_MS[match.group(2) or "s"])
+    raise ValueError(f"invalid duration {value!r} (use e.g. '90s', '5m', '24h', '7d')")
+
+
+DurationMs = Annotated[int, BeforeValidator(parse_duration_ms)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ErrorClass(_Model):
+    """Maps error events to one class; the first matching class wins, unmatched events are not counted."""
+
+    name: str
+    event_type: Literal[
+        "XidRaised", "EccErrorObserved", "PcieAerReported", "LinkEventObserved", "ComponentFaultObserved"
+    ]
+    xids: list[int] | None = None
+    memory: Literal["dram", "sram"] | None = None
+    correctable: bool | None = None
+    row_remap: list[str] | None = None
+    severity: list[str] | None = None
+    link_kinds: list[str] | None = None
+    causes: list[IncidentCause] | None = None  # ComponentFaultObserved: the causes this class takes
+    weight: Weight = "events"
+
+
+class RepeatRule(_Model):
+    """``count`` occurrences of ``classes`` on one ``scope`` within ``window`` -> a finding."""
+
+    name: str
+    classes: list[str] = Field(min_length=1)
+    scope: Scope
+    count: int = Field(ge=1)
+    window: DurationMs
+    action: Operation
+    severity: Literal["critical", "warning", "info"] = "critical"
+    detector: str = "repeat_offender"
+    component: Component = "any"
+    # Multi-symptom rules: the window must also hold this many different classes (1: any mix).
+    distinct_classes: int = Field(1, ge=1)
+
+    def counts(self, gpu: int | None, port: int | None) -> bool:
+        """Whether an event naming this GPU and port (None: not named) counts toward the rule."""
+        return self.component == "any" or (gpu is None and port is None)
+
+    @model_validator(mode="after")
+    def _unknown_component_is_host_scope(self) -> RepeatRule:
+        if self.component == "unknown" and self.scope != "host":
+            raise ValueError("component = 'unknown' counts events naming no GPU or port: its scope is 'host'")
+        return self
+
+    @model_validator(mode="after")
+    def _distinct_classes_are_listed(self) -> RepeatRule:
+        if self.distinct_classes > min(len(self.classes), self.count):
+            raise ValueError("distinct_classes cannot exceed the rule's classes nor its count")
+        return self
+
+    @model_validator(mode="after")
+    def _single_shot_is_not_repeat(self) -> RepeatRule:
+        # A count-1 rule acts on the first occurrence: it is not a repeat offender.
+        if self.count == 1 and self.detector == "repeat_offender":
+            object.__setattr__(self, "detector", "critical_fault")
+        return self
+
+
+class ValidationLimits(_Model):
+    """Semantic checks; a record failing one goes to the dead-letter topic."""
+
+    max_future: DurationMs = parse_duration_ms("10m")
+    min_ts_ms: int = 946_684_800_000  # 2000-01-01
+    max_gpu_index: int = Field(15, ge=0)
+    max_port_index: int = Field(63, ge=0)
+    max_count: int = Field(10_000_000, ge=1)
+    max_step_time_ms: float = Field(3_600_000.0, gt=0)
+    max_bus_bw_gbps: float = Field(10_000.0, gt=0)
+    max_temp_c: float = Field(200.0, gt=0)
+    max_power_w: float = Field(5_000.0, gt=0)
+    max_interval_s: int = Field(31 * 86_400, ge=1)
+
+
+class SlowHostPolicy(_Model):
+    """Peer comparison per cluster per window (robust z-score), k of the last n windows.
+
+    The peer test itself (``ground.slow_peers``) is shared with the batch view, and so are its defaults.
+    """
+
+    window: DurationMs = _PEER.window
+    host_grace: DurationMs = 0
+    cluster_grace: DurationMs = parse_duration_ms("5m")
+    idle_partition_timeout: DurationMs = parse_duration_ms("30s")
+    z_step: float = Field(_PEER.z_step, gt=0)
+    z_bus_bw: float = Field(_PEER.z_bus_bw, gt=0)
+    min_mad_rel: float = Field(_PEER.min_mad_rel, ge=0)
+    # ... and at least this far from the peer median (relative): the robust z alone flags healthy
+    # hosts whose persistent offset sits in the tail of a large fleet (~3 sd is 1 % here).
+    min_slowdown: float = Field(_PEER.min_slowdown, ge=0, lt=1)
+    min_peers: int = Field(_PEER.min_peers, ge=3)
+    # Hosts are compared relative to their job's median when the job has this many hosts in the window
+    # (jobs run at different paces); hosts of smaller jobs are not judged by peers.
+    min_job_peers: int = Field(_PEER.min_job_peers, ge=2)
+    k: int = Field(_PEER.k, ge=1)
+    n: int = Field(_PEER.n, ge=1)
+    action: Operation = "diagnostics"
+
+    @model_validator(mode="after")
+    def _k_le_n(self) -> SlowHostPolicy:
+        if self.k > self.n:
+            raise ValueError(f"k ({self.k}) must not exceed n ({self.n})")
+        if self.window <= 0:
+            raise ValueError("window must be positive")
+        return self
+
+
+DEFAULT_REPAIR_TIME: dict[Operation, int] = {
+    "rma": parse_duration_ms("5d"),
+    "reboot": parse_duration_ms("1h"),
+    "nic_replacement": parse_duration_ms("1d"),
+    "cable_replacement": parse_duration_ms("1d"),
+    "diagnostics": parse_duration_ms("4h"),
+}
+
+
+# The incident cause of each error class, so a repair takes the time measured for its cause: a class
+# named after a fault kind has that kind's cause (``schemas.taxonomy``; the NIC kind's class is nic_lost).
+DEFAULT_CLASS_CAUSES: dict[str, IncidentCause] = {
+    **{kind: cause for kind, cause in KIND_CAUSE.items() if kind != "nic"},
+    "unrecovered_ecc": "hbm3",
+    "nic_lost": "nic",
+    "nic_fault": "nic",
+    "link_fault": "network",
+    "pcie_fault": "pcie",
+    "psu_fault": "psu",
+    "fan_fault": "fan",
+    "power_fault": "power",
+    "gpu_fault": "faulty_gpu",
+}
+
+
+class PlannerPolicy(_Model):
+    """Domain buffers (per cent of a maintenance domain's hosts) and repair times.
+
+    A repair takes a time drawn from those hosts were out for its cause and kind (resets for a
+    reboot, repairs or RMAs otherwise), measured from the incidents and operators' steps on
+    ``fleet.actions``, once ``min_repair_samples`` are known; ``repair_time`` per operation until
+    then (or always, with ``measured_repair_times = false``).
+    """
+
+    capacity_buffer_pct: float = Field(10.0, gt=0, le=100)
+    failure_buffer_pct: float = Field(25.0, gt=0, le=100)
+    auto_resume: bool = True
+    repair_time: dict[Operation, DurationMs] = dict(DEFAULT_REPAIR_TIME)
+    measured_repair_times: bool = True
+    min_repair_samples: int = Field(3, ge=1)
+    # A time out shorter than this was a reset, not a repair: reboots draw from those, repairs from the rest.
+    reset_within: DurationMs = parse_duration_ms("1h")
+    repair_time_seed: int = 0  # seeds the draw of each operation's repair time (deterministic)
+    causes: dict[str, IncidentCause] = dict(DEFAULT_CLASS_CAUSES)
+    # A host flagged again within this long of returning from a repair is escalated: its new work
+    # becomes an RMA and a person is paged (0 turns escalation off).
+    escalate_within: DurationMs = parse_duration_ms("30d")
+    # A host whose repairs failed (it was escalated) retire_after times within retire_within is
+    # retired: out of service for good, and a person is paged (0 turns retirement off).
+    retire_after: int = Field(0, ge=0)
+    retire_within: DurationMs = parse_duration_ms("90d")
+    # ... and one flagged again within this long of a repair in its history (an RMA or a part replaced).
+    escalate_after_repair_within: DurationMs = parse_duration_ms("180d")
+
+    @field_validator("repair_time", mode="after")
+    @classmethod
+    def _keep_unnamed_defaults(cls, value: dict[Operation, int]) -> dict[Operation, int]:
+        """A file naming one operation's time changes that one; the others keep their defaults."""
+        return {**DEFAULT_REPAIR_TIME, **value}
+
+
+class TrainsPolicy(_Model):
+    """Change campaigns: burn-in, the safety test (``streams.trains.safety``) and its gate, fault classes."""
+
+    burn_in: DurationMs = parse_duration_ms("2h")
+    gate_pct: float = Field(5.0, gt=0, le=100)  # hosts changed before the safety test accepts the change
+    gate_soak: DurationMs = parse_duration_ms("7d")  # ... or before they ran this long with no class worse
+    rate_ratio: float = Field(2.0, gt=1)
+    alpha: float = Field(0.01, gt=0, lt=0.5)
+    beta: float = Field(0.05, gt=0, lt=0.5)
+    classes: dict[str, list[str]] = {}  # fault class -> error classes (a finding's class: its rule's first)
+
+
+class AlertPolicy(_Model):
+    dlq_surge_count: int = Field(100, ge=1)
+    dlq_surge_window: DurationMs = parse_duration_ms("60s")
+
+
+class Policy(_Model):
+    """The whole policy file."""
+
+    noise_xids: list[int] = [13, 31, 43, 45, 63, 68, 92]
+    error_grace: DurationMs = parse_duration_ms("1h")
+    validation: ValidationLimits = ValidationLimits()
+    classes: list[ErrorClass] = []
+    rules: list[RepeatRule] = []
+    slow_host: SlowHostPolicy = SlowHostPolicy()
+    planner: PlannerPolicy = PlannerPolicy()
+    alerts: AlertPolicy = AlertPolicy()
+    trains: TrainsPolicy = TrainsPolicy()
+
+    def rules_for(self, error_class: str) -> list[RepeatRule]:
+        return [r for r in self.rules if error_class in r.classes]
+
+    def repair_time_ms(self, operation: str) -> int:
+        return self.planner.repair_time.get(operation, parse_duration_ms("1d"))  # type: ignore[call-overload]
+
+    def cause_of_rule(self, rule: str | None) -> str | None:
+        """The incident cause of a rule's first error class that has one (None: no measured time applies)."""
+        for r in self.rules:
+            if r.name == rule:
+                return next((self.planner.causes[c] for c in r.classes if c in self.planner.causes), None)
+        return None
+
+
+def _check_references(policy: Policy) -> None:
+    """Cross-field checks pydantic cannot express; each names the offending key."""
+    names = [c.name for c in policy.classes]
+    for i, cls in enumerate(policy.classes):
+        if names.count(cls.name) > 1:
+            raise PolicyError(f"classes.{i}.name", f"duplicate class {cls.name!r}")
+        noisy = sorted(set(cls.xids or ()) & set(policy.noise_xids))
+        if noisy:
+            raise PolicyError(
+                f"classes.{i}.xids", f"XIDs {noisy} are declared noise (noise_xids) and cannot be counted"
+            )
+        if cls.event_type == "XidRaised" and not cls.xids:
+            raise PolicyError(f"classes.{i}.xids", "an XidRaised class must list its xids")
+    rule_names = [r.name for r in policy.rules]
+    for i, rule in enumerate(policy.rules):
+        if rule_names.count(rule.name) > 1:
+            raise PolicyError(f"rules.{i}.name", f"duplicate rule {rule.name!r}")
+        for cname in rule.classes:
+            if cname not in names:
+                raise PolicyError(
+                    f"rules.{i}.classes", f"unknown error class {cname!r}; declared: {', '.join(names)}"
+                )
+        if "|" in rule.name:
+            raise PolicyError(f"rules.{i}.name", "rule names may not contain '|'")
+
+
+def parse_policy(data: dict[str, Any], path: str | None = None) -> Policy:
+    """Validate a policy mapping; raise PolicyError naming the first bad key."""
+    try:
+        policy = Policy.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise PolicyError(key, err["msg"], path) from exc
+    try:
+        _check_references(policy)
+    except PolicyError as exc:
+        raise PolicyError(exc.key, str(exc).split(": ", 2)[-1], path) from None
+    return policy
+
+
+def load_policy(path: Path | str | None = None) -> Policy:
+    """Load and validate a policy file (the packaged default when ``path`` is None).
+
+    Commands pass ``--policy`` or else ``settings.detect.policy_file``, so that ``detect``,
+    ``detect-policy``, ``detect-resume`` and ``score`` all read the policy the workers run.
+    """
+    file = Path(path) if path is not None else DEFAULT_POLICY_FILE
+    try:
+        data = tomllib.loads(file.read_text())
+    except FileNotFoundError:
+        raise PolicyError("(file)", "file not found", str(file)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError("(syntax)", str(exc), str(file)) from exc
+    return parse_policy(data, str(file))

@@ -1,0 +1,1 @@
+"""Host windows of the samples stage: one decoded sample at a time, folded per partition."""

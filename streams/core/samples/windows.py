@@ -1,0 +1,83 @@
+"""The slow-host detector's first stage: per-host event-time windows of step time and bus bandwidth.
+
+``HostStage`` is pure over a dict-like store of one samples partition's hosts (``HostWindows``,
+``streams.core.peers.state``); each window it closes becomes one ``HostSummary`` for the cluster stage
+(``streams.core.peers.stage``). ``streams.core.samples.folder`` runs it over the samples stage's partitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+from ground.slow_peers import sample_degraded, window_bounds
+from schemas.events import job_step_time
+from streams.core.peers.messages import HostSummary
+from streams.core.peers.state import HostWindows, Window
+from streams.core.policy import SlowHostPolicy
+
+HostStore = MutableMapping[str, HostWindows]  # the host windows of one samples partition
+_NO_WINDOWS = HostWindows()
+
+__all__ = ["HostStage", "HostStore", "window_bounds"]
+
+
+class HostStage:
+    """Per-host event-time windows of step time, bus bandwidth and job-independent degradation (state key:
+    host_id, value: ``HostWindows``)."""
+
+    def __init__(self, policy: SlowHostPolicy) -> None:
+        self.policy = policy
+
+    def add_sample(self, store: HostStore, record: dict[str, Any]) -> tuple[list[HostSummary], bool]:
+        """Fold one HostSampled record; return (summaries of windows it closed, was_late).
+
+        A summary's ``src``/``nsrc`` are left at one partition: the caller knows where it read the record.
+        """
+        p = record["payload"]
+        host = record["host_id"]
+        step = job_step_time(p.get("step_time_ms"))
+        if p.get("job_id") is None or step is None:
+            return [], False  # no job on the host: nothing to compare
+        state = store.get(host) or _NO_WINDOWS
+        start, end = window_bounds(record["ts"], p["interval_s"], self.policy.window)
+        closed = state.closed
+        if closed is not None and end <= closed:
+            return [], True
+        windows = dict(state.w)
+        key = str(start)
+        acc = windows.get(key)
+        deg = dict(state.deg)
+        if sample_degraded(p.get("gpus") or (), p.get("nics") or ()):
+            deg[key] = deg.get(key, 0) + 1
+        # the job is the window's last one (a host changing jobs mid-window is compared with the new one)
+        if acc is None:
+            windows[key] = Window(step, p["bus_bw_gbps"], 1, end, p["job_id"])
+        else:
+            windows[key] = Window(
+                acc.step_ms + step, acc.bus_bw + p["bus_bw_gbps"], acc.n + 1, end, p["job_id"]
+            )
+        wm = record["ts"] if state.wm is None else max(state.wm, record["ts"])
+        summaries = []
+        for key in sorted(windows, key=int):
+            w = windows[key]
+            if w.end + self.policy.host_grace <= wm and w.end <= start:
+                del windows[key]
+                bad = deg.pop(key, 0)
+                closed = w.end if closed is None else max(closed, w.end)
+                summaries.append(
+                    HostSummary(
+                        host_id=host,
+                        cluster=record["cluster"],
+                        window_start=int(key),
+                        window_end=w.end,
+                        step_ms=w.step_ms / w.n,
+                        bus_bw=w.bus_bw / w.n,
+                        n=w.n,
+                        wm=wm,
+                        job=w.job,
+                        degraded=bad / w.n,
+                    )
+                )
+        store[host] = HostWindows(wm, closed, windows, deg)
+        return summaries, False

@@ -1,0 +1,47 @@
+"""Retirement reads the planner's escalations: the N-th within W retires the host, once."""
+
+from __future__ import annotations
+
+import tomllib
+
+from streams.core.actions import Action
+from streams.core.planning.retirement import Retirement
+from streams.core.policy import DEFAULT_POLICY_FILE, Policy, parse_policy
+
+DAY = 86_400_000
+
+
+def policy(after: int, within: str = "30d") -> Policy:
+    data = tomllib.loads(DEFAULT_POLICY_FILE.read_text())
+    data["planner"] |= {"retire_after": after, "retire_within": within}
+    return parse_policy(data)
+
+
+def escalated(host: str, day: float) -> Action:
+    return Action(
+        action_id=f"esc-{host}-{day}", kind="escalated", host_id=host, cluster="c", domain="c-md000",
+        operation="rma", ts=int(day * DAY), finding_id=f"f-{day}", rule="dram_uce_repeat_gpu",
+    )  # fmt: skip
+
+
+def test_the_nth_failed_repair_within_the_window_retires_the_host_once() -> None:
+    r = Retirement(policy(2))
+    assert r.on_actions([escalated("h1", 1)]) == []
+    out = r.on_actions([escalated("h1", 20)])
+    assert [(a.kind, a.host_id, a.caused_by) for a in out] == [("retired", "h1", "esc-h1-20")]
+    assert r.on_actions([escalated("h1", 25)]) == []  # retired already
+
+
+def test_failures_further_apart_than_the_window_do_not_add_up() -> None:
+    r = Retirement(policy(2, "10d"))
+    assert r.on_actions([escalated("h1", 1), escalated("h1", 20), escalated("h2", 21)]) == []
+
+
+def test_off_by_default() -> None:
+    r = Retirement(policy(0))
+    assert r.on_actions([escalated("h1", d) for d in range(10)]) == []
+
+
+def test_the_same_actions_retire_the_same_hosts_with_the_same_ids() -> None:
+    log = [escalated("h1", 1), escalated("h2", 2), escalated("h1", 3)]
+    assert Retirement(policy(2)).on_actions(log) == Retirement(policy(2)).on_actions(log)

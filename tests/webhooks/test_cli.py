@@ -1,0 +1,49 @@
+"""``fleetpulse dispatch`` serves its metrics on loopback unless told otherwise, like every other listener."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import prometheus_client
+import pytest
+from typer.testing import CliRunner
+
+from fleetpulse.cli import app
+from tests.webhooks.conftest import SECRET
+
+
+class Bound(Exception):
+    """Raised by the stand-in server once it has seen where it was asked to bind."""
+
+
+@pytest.mark.parametrize(("argv", "addr"), [([], "127.0.0.1"), (["--metrics-host", "0.0.0.0"], "0.0.0.0")])
+def test_the_metrics_port_binds_loopback_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], addr: str
+) -> None:
+    seen: dict[str, Any] = {}
+
+    def start_http_server(port: int, addr: str = "0.0.0.0", **kw: Any) -> None:  # the library's own default
+        seen.update(port=port, addr=addr)
+        raise Bound
+
+    monkeypatch.setattr(prometheus_client, "start_http_server", start_http_server)
+    monkeypatch.chdir(tmp_path)
+    env = {
+        "FLEETPULSE_WEBHOOKS__SECRET": SECRET,
+        "FLEETPULSE_WEBHOOKS__URLS": '["http://a.example/hook"]',
+        "FLEETPULSE_WEBHOOKS__DATA_DIR": str(tmp_path / "outbox"),
+    }
+    result = CliRunner().invoke(app, ["dispatch", "--metrics-port", "9464", *argv], env=env)
+    assert isinstance(result.exception, Bound), result.output
+    assert seen == {"port": 9464, "addr": addr}
+
+
+def test_a_weak_receiver_secret_is_refused_naming_its_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    env = {"RECEIVER_KEY": "change-me"}
+    argv = ["receiver", "--out", str(tmp_path / "a.jsonl"), "--port", "0", "--secret-env", "RECEIVER_KEY"]
+    result = CliRunner().invoke(app, argv, env=env)
+    assert "RECEIVER_KEY cannot be used: it is a placeholder value" in str(result.exception)
