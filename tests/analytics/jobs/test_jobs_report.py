@@ -68,3 +68,20 @@ def test_cli_analyze_writes_outputs_and_rejects_unknown_jobs(synthetic_lake: Lak
     assert (tmp_path / "offenders" / "offender_share.png").is_file()
     res = runner.invoke(app, ["analyze", "nope", "--lake", str(lake)])
     assert isinstance(res.exception, UnknownJobError)
+
+
+def test_cli_analyze_and_report_as_json_and_csv(synthetic_lake: Lake, tmp_path: Path) -> None:
+    """The job's whole tables (not the terminal's first rows and columns) alone on stdout."""
+    lake, _, _ = synthetic_lake
+    runner = CliRunner()
+    res = runner.invoke(app, ["analyze", "offenders", "--lake", str(lake), "--set", "min_events=2", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    tables = json.loads(res.stdout)
+    whole = run_job("offenders", lake, min_events=2).tables
+    assert tables and all(len(rows) == whole[name].height for name, rows in tables.items())
+    assert all(set(rows[0]) == set(whole[name].columns) for name, rows in tables.items() if rows)
+    res = runner.invoke(app, ["report", "--lake", str(lake), "--out", str(tmp_path), "--jobs", "interruptions,fabric",
+                              "--format", "csv"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0] in ("job,why", "# truth checks")
+    assert "wrote " in res.stderr
