@@ -10,7 +10,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from rich.table import Table
 from typer.core import TyperGroup
 
@@ -70,10 +69,13 @@ def commands() -> Iterator[tuple[str, Any]]:
             yield name, command
 
 
-@pytest.mark.parametrize("name,command", list(commands()), ids=lambda v: v if isinstance(v, str) else "")
-def test_every_command_that_prints_a_table_takes_format(name: str, command: Any) -> None:
-    source = inspect.getsource(command.callback)
-    if not PRINTS_A_TABLE.search(source) or name.split()[0] in NOT_YET:
-        pytest.skip("prints no table")
-    options = {opt for p in command.params for opt in p.opts}
-    assert "--format" in options, f"fleetpulse {name} prints a table but has no --format"
+def test_every_command_that_prints_a_table_takes_format() -> None:
+    checked, missing = [], []
+    for name, command in commands():
+        if not PRINTS_A_TABLE.search(inspect.getsource(command.callback)) or name.split()[0] in NOT_YET:
+            continue
+        checked.append(name)
+        if "--format" not in {opt for p in command.params for opt in p.opts}:
+            missing.append(name)
+    assert len(checked) >= 10, checked  # the pattern still finds the table commands
+    assert missing == [], f"these print a table but have no --format: {missing}"
