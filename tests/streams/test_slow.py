@@ -497,6 +497,19 @@ def test_the_slow_host_of_a_pair_is_slow_and_its_partner_is_not() -> None:
     assert verdicts["p1"].median_step_ms == 700.0  # its reference: the other host of its job
 
 
+def test_a_pair_of_slow_hosts_is_found_by_its_telemetry() -> None:
+    """Both hosts of a pair 28 % slow: each against the other reads as healthy, so in a job of 2-3 hosts
+    the job-independent telemetry counts too; in a big job it does not (peers decide)."""
+    peers = {f"a{i:02d}": (1000.0 + (i % 5 - 2) * 0.5, 380.0, "job-a") for i in range(20)}
+    peers |= {"p0": (896.0, 300.0, "job-pair"), "p1": (897.0, 300.0, "job-pair")}
+    degraded = {"p0": 1.0, "p1": 0.6, "a03": 1.0}
+    verdicts = {v.host_id: v for v in evaluate_window(peers, 0, 1, SlowHostPolicy(), degraded)}
+    assert [h for h, v in verdicts.items() if v.slow] == ["p0", "p1"]
+    assert verdicts["p0"].reference == "telemetry" and verdicts["p1"].degraded == 0.6
+    few = {h: peers[h] for h in ("a00", "a01", "a02", "p0", "p1")}  # too few hosts for a peer test
+    assert [v.host_id for v in evaluate_window(few, 0, 1, SlowHostPolicy(), degraded) if v.slow] == ["p0", "p1"]
+
+
 def test_a_host_alone_in_its_job_with_a_downtrained_pcie_link_is_found_with_its_evidence() -> None:
     """Both stages: solo-0 runs a job alone; its GPU 3's PCIe link trained at gen 4 x8 (max gen 5 x16)."""
     policy = SlowHostPolicy()
