@@ -138,7 +138,7 @@ class ValidationLimits(_Model):
 
 
 class SlowHostPolicy(_Model):
-    """Peer comparison per cluster per window (robust z-score), k of the last n windows.
+    """Peer comparison per cluster per window (robust z-score), then evidence over windows (a CUSUM).
 
     The peer test itself (``ground.slow_peers``) is shared with the batch view, and so are its defaults.
     """
