@@ -163,8 +163,8 @@ class SlowHostPolicy(_Model):
     # windows" against "in healthy_share", flagged at `evidence` nats; an episode ends after clear_after
     # without a slow window, or when the host is away n windows.
     slow_share: float = Field(0.30, gt=0, lt=1)
-    healthy_share: float = Field(0.001, gt=0, lt=1)
-    evidence: float = Field(15.0, gt=0)
+    healthy_share: float = Field(0.0001, gt=0, lt=1)
+    evidence: float = Field(15.5, gt=0)
     clear_after: DurationMs = parse_duration_ms("6h")
     action: Operation = "diagnostics"
 

@@ -83,8 +83,8 @@ def test_consistently_slow_host_found_after_k_windows_with_its_z() -> None:
         and float(fnd.evidence["z_step"]) == pytest.approx(fnd.score, abs=1e-3)
     )
     assert fnd.window_start == START_TS + 20 * MIN  # the first slow window
-    assert fnd.ts == START_TS + 35 * MIN  # end of the 3rd slow window (3 x 5.70 nats reach 15)
-    assert fnd.evidence["slow_windows"] == "3/3" and float(fnd.evidence["evidence_nats"]) >= 15
+    assert fnd.ts == START_TS + 30 * MIN  # end of the 2nd slow window (2 x 8.01 nats reach 15.5)
+    assert fnd.evidence["slow_windows"] == "2/2" and float(fnd.evidence["evidence_nats"]) >= 15.5
     assert not any(v.slow for v in verdicts if v.host_id != "h007")
 
 
@@ -94,14 +94,14 @@ def test_one_finding_per_episode() -> None:
 
 
 def test_intermittent_slow_windows_far_apart_accumulate_evidence() -> None:
-    # slow in 1 of every 4 windows: k = 2 of n = 4 never reached, but the evidence grows 5.70 - 3 x 0.36
-    # nats every 4 windows (slow in 25 %, above the 5.9 % break-even) and reaches 15 at the 4th slow window
+    # slow in 1 of every 4 windows: k = 2 of n = 4 never reached, but the evidence grows 8.01 - 3 x 0.36
+    # nats every 4 windows (slow in 25 %, above the 4.3 % break-even) and reaches 15.5 at the 3rd slow window
     findings, _ = feed(16, 120, slow={4: 1.3}, pattern={4: [True, False, False, False]})
-    assert [(x.host_id, x.evidence["slow_windows"]) for x in findings] == [("h004", "4/13")]
+    assert [(x.host_id, x.evidence["slow_windows"]) for x in findings] == [("h004", "3/9")]
 
 
 def test_one_slow_window_in_fifty_is_not_a_finding() -> None:
-    # under the break-even share (5.9 %) the evidence decays back to zero between slow windows
+    # under the break-even share (4.3 %) the evidence decays back to zero between slow windows
     findings, _ = feed(16, 600, slow={4: 1.3}, pattern={4: [True] + [False] * 49})
     assert findings == []
 
@@ -439,10 +439,11 @@ def _history(verdicts: list[Verdict], policy: SlowHostPolicy) -> list[Finding]:
 def test_k_of_n_counts_windows_of_event_time_not_verdicts_far_apart() -> None:
     policy = SlowHostPolicy()
     assert (policy.k, policy.n) == (2, 4)  # the policy these windows are drawn for
-    assert policy.sequential.windows_to_flag() == 3
-    assert len(_history([_verdict(0, True), _verdict(1, True), _verdict(2, True)], policy)) == 1
-    assert _history([_verdict(0, True), _verdict(1, True)], policy) == []
-    far = [_verdict(0, True), _verdict(1, True), _verdict(30 * 288, True)]  # 30 days apart
+    assert policy.sequential.windows_to_flag() == 2
+    assert len(_history([_verdict(0, True), _verdict(1, True)], policy)) == 1
+    apart = [_verdict(0, True), _verdict(1, False), _verdict(2, False), _verdict(3, True)]
+    assert _history(apart, policy) == []  # 8.01 - 2 x 0.36 + 8.01 < 15.5
+    far = [_verdict(0, True), _verdict(30 * 288, True)]  # 30 days apart
     assert _history(far, policy) == []
 
 
@@ -456,7 +457,7 @@ def test_a_host_back_from_an_absence_and_still_slow_is_reported_again() -> None:
 
 def test_sparse_samples_count_their_own_windows_as_the_last_n() -> None:
     policy = SlowHostPolicy()
-    hourly = [_verdict(w, True, length=3_600_000) for w in range(3)]  # samples longer than the window
+    hourly = [_verdict(w, True, length=3_600_000) for w in range(2)]  # samples longer than the window
     assert len(_history(hourly, policy)) == 1
 
 
