@@ -68,12 +68,31 @@ def one_run(fleet: FleetConfig, seed: int, days: float, interval_s: int | None, 
     assert result.score is not None
     report = result.score.to_dict()
     report["slow_fn_reasons"] = fn_reasons(report["detectors"]["slow_host"]["fn_hosts"], truth)
+    report["slow_ttd_by_kind"] = ttd_by_kind(result.replay.findings, truth, sim.interval_s, fleet)
     report["run"] = {
         "preset": fleet.name, "seed": seed, "slow": fleet.slow.model_dump(mode="json"), "days": days, "interval_s": sim.interval_s,
         "hosts": sim.manifest["n_hosts"], "delivery": sim.manifest["delivery"],
         "simulate_s": round(t1 - t0, 1), "replay_s": round(time.monotonic() - t1, 1),
     }  # fmt: skip
     return report
+
+
+def ttd_by_kind(findings: list[Any], truth: Path, interval_s: int, fleet: FleetConfig) -> dict[str, Any]:
+    """Median windows from onset (or the run's start) to the first finding, persistent and intermittent
+    slow hosts apart (windows: 5 minutes, or the sample interval when longer)."""
+    window_ms = max(5 * 60_000, interval_s * 1000)
+    first: dict[str, int] = {}
+    for f in findings:
+        if f.detector == "slow_host":
+            first[f.host_id] = min(first.get(f.host_id, f.ts), f.ts)
+    manifest = json.loads((truth / "manifest.json").read_text())
+    out: dict[str, Any] = {}
+    for h in pl.read_parquet(truth / "hosts.parquet").filter(pl.col("slow_cause").is_not_null()).to_dicts():
+        if h["host_id"] in first:
+            onset = max(h["slow_onset_ts"] or manifest["start_ts"], manifest["start_ts"])
+            kind = "intermittent" if h["slow_intermittent"] else "persistent"
+            out.setdefault(kind, []).append((first[h["host_id"]] - onset) / window_ms)
+    return {k: {"n": len(v), "median_windows": round(float(sorted(v)[len(v) // 2]), 2)} for k, v in out.items()}
 
 
 def fn_reasons(fn_hosts: list[str], truth: Path, min_job_peers: int = 4) -> dict[str, int]:
@@ -110,6 +129,7 @@ def line(report: dict[str, Any]) -> str:
         f"sim {run['simulate_s']} s, replay {run['replay_s']} s"
         + (f"\n  slow hosts to be found: {sh['truth_definition']}" if sh.get("truth_definition") else "")
         + (f"\n  slow hosts missed: {report['slow_fn_reasons']}" if report.get("slow_fn_reasons") else "")
+        + (f"\n  time to detect by kind: {report['slow_ttd_by_kind']}" if report.get("slow_ttd_by_kind") else "")
     )
 
 

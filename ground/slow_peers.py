@@ -166,12 +166,20 @@ def judge_window(
     and worse than 1 by at least ``min_slowdown``: significant and large enough to matter to a
     synchronous job. A host alone in its job has no peer; it is judged by its job-independent telemetry
     instead (``degraded``: per host, the share of its window's samples ``sample_degraded``), slow when
-    at least ``TELEMETRY_SHARE`` of them show it.
+    at least ``TELEMETRY_SHARE`` of them show it. In a job of 2-3 hosts both count (its other hosts may be
+    slow too: a pair of slow hosts compared with each other reads as healthy); in a job of
+    ``min_job_peers`` or more the peers alone decide.
     """
+    degraded = degraded or {}
     refs = references(members, rule.min_job_peers) if len(members) >= rule.min_peers else {}
-    alone = _telemetry(members, refs, degraded or {})
     if len(refs) < rule.min_peers:
+        refs = {}
+    alone = _telemetry(members, refs, degraded, rule.min_job_peers)
+    if not refs:
         return alone
+    sizes: dict[str | None, int] = {}
+    for _, _, job in members.values():
+        sizes[job] = sizes.get(job, 0) + 1
     steps = {h: members[h][0] / r[0] if r[0] > 0 else 1.0 for h, r in refs.items()}
     bws = {h: members[h][1] / r[1] if r[1] > 0 else 1.0 for h, r in refs.items()}
     med_s, scale_s = robust_z(list(steps.values()), rule.min_mad_rel)
@@ -184,21 +192,27 @@ def judge_window(
         slow_step = z_s >= rule.z_step and step >= med_s * (1 + rule.min_slowdown)
         slow_bw = -z_b >= rule.z_bus_bw and bw <= med_b * (1 - rule.min_slowdown)
         excess = step / med_s - 1.0 if med_s > 0 else 0.0
-        out.append(PeerVerdict(host, z_s, z_b, slow_step or slow_bw, members[host][0], refs[host][0], excess,
-                               degraded=(degraded or {}).get(host, 0.0)))  # fmt: skip
+        share = degraded.get(host, 0.0)
+        # in a job of 2-3 hosts the other hosts may be slow too (a pair of slow hosts reads as two peers):
+        # its job-independent telemetry counts as well
+        tele = sizes[members[host][2]] < rule.min_job_peers and share >= TELEMETRY_SHARE
+        by = "peers" if slow_step or slow_bw or not tele else "telemetry"
+        out.append(PeerVerdict(host, z_s, z_b, slow_step or slow_bw or tele, members[host][0], refs[host][0],
+                               excess, by, share))  # fmt: skip
     return sorted(out + alone, key=lambda v: v.host_id)
 
 
 def _telemetry(
-    members: Mapping[str, Member], refs: Mapping[str, object], degraded: Mapping[str, float]
+    members: Mapping[str, Member], refs: Mapping[str, object], degraded: Mapping[str, float], min_job_peers: int
 ) -> list[PeerVerdict]:
-    """Verdicts for the hosts alone in their job (no peer reference) from their telemetry alone."""
+    """Verdicts from their telemetry alone for the hosts without a peer reference: alone in their job, or
+    in a job of 2-3 hosts in a window with too few judged hosts for a peer test."""
     jobs: dict[str | None, int] = {}
     for _, _, job in members.values():
         jobs[job] = jobs.get(job, 0) + 1
     out = []
     for host, (step, _, job) in members.items():
-        if host in refs or job is None or jobs[job] > 1:
+        if host in refs or job is None or jobs[job] >= min_job_peers:
             continue
         share = degraded.get(host, 0.0)
         out.append(PeerVerdict(host, 0.0, 0.0, share >= TELEMETRY_SHARE, step, step, 0.0, "telemetry", share))

@@ -173,9 +173,16 @@ class JobSpec(_Frozen):
     A job's step time is the fabric's times a pace drawn from ``pace`` (another model, another
     batch size), its bus bandwidth the fabric's times one from ``bw_pace``; between jobs the
     slot's hosts idle (no job, no step time) for an exponential gap of mean ``idle_hours``.
+    Each cluster's last hosts are ``small_share`` in jobs of 1-3 hosts (``small_sizes``) and
+    ``spare_share`` spares that never run a job; both 0 unless a preset sets them.
     """
 
     sizes_hosts: list[int] = Field(default_factory=lambda: [512, 256, 128, 64, 32, 16, 8, 4, 2, 1])
+    small_share: float = Field(
+        0.0, ge=0, le=1, description="share of each cluster's hosts in small jobs of small_sizes (laid out last)"
+    )
+    small_sizes: list[int] = Field(default_factory=lambda: [1, 2, 3], min_length=1)
+    spare_share: float = Field(0.0, ge=0, le=1, description="share of each cluster's hosts that never run a job")
     pace: tuple[float, float] = (0.6, 1.8)
     bw_pace: tuple[float, float] = (0.8, 1.05)
     run_days: float = Field(4.0, gt=0, description="mean length of a job (exponential, at least an hour)")
@@ -183,6 +190,10 @@ class JobSpec(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> JobSpec:
+        if self.small_share + self.spare_share > 1:
+            raise ValueError("jobs.small_share + jobs.spare_share must not exceed 1")
+        if min(self.small_sizes) < 1 or min(self.sizes_hosts, default=1) < 1:
+            raise ValueError("jobs.sizes_hosts and jobs.small_sizes must be at least 1 host")
         for name in ("pace", "bw_pace"):
             lo, hi = getattr(self, name)
             if not 0 < lo <= hi:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
@@ -46,6 +46,7 @@ class Fleet:
     slow_intermittent: np.ndarray  # bool
     slow_duty: np.ndarray  # 1.0 unless intermittent
     slow_unit: np.ndarray  # GPU (pcie) or NIC port (nic) that shows the symptom
+    job_spare: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per slot: never runs a job
     segment: int = 0  # 0 for a fresh run; n for the n-th continuation of it (own random streams)
     origin_ts: int = 0  # start of segment 0: job timelines are laid out from here in every segment
 
@@ -99,21 +100,37 @@ def _install_times(config: FleetConfig, n: int, start: int, end: int, rng: np.ra
     return out
 
 
-def _jobs(config: FleetConfig, cluster_sizes: list[int]) -> tuple[np.ndarray, list[str], np.ndarray]:
-    sizes = config.jobs.sizes_hosts
+def _jobs(config: FleetConfig, cluster_sizes: list[int]) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """Per cluster: slots of ``sizes_hosts`` cycled, then ``small_share`` of its hosts in slots of
+    ``small_sizes`` cycled, then ``spare_share`` in one spare slot that never runs a job (slot indices rise
+    along the hosts). Returns (slot per host, slot ids, GPUs per slot, spare per slot)."""
+    spec = config.jobs
     job_of_host: list[int] = []
     ids: list[str] = []
     gpus: list[int] = []
+    spare: list[bool] = []
     for cluster, n in zip(config.clusters, cluster_sizes, strict=True):
-        left, k = n, 0
-        while left > 0:
-            size = min(sizes[k % len(sizes)], left)
-            job_of_host += [len(ids)] * size
-            ids.append(f"{cluster.name}-job{k:03d}")
-            gpus.append(size * config.gpus_per_host)
-            left -= size
-            k += 1
-    return np.array(job_of_host, dtype=np.int64), ids, np.array(gpus, dtype=np.int64)
+        n_spare = int(round(spec.spare_share * n))
+        n_small = min(int(round(spec.small_share * n)), n - n_spare)
+        k = 0
+        for left, sizes in ((n - n_spare - n_small, spec.sizes_hosts), (n_small, spec.small_sizes)):
+            i = 0
+            while left > 0:
+                size = min(sizes[i % len(sizes)], left)
+                job_of_host += [len(ids)] * size
+                ids.append(f"{cluster.name}-job{k:03d}")
+                gpus.append(size * config.gpus_per_host)
+                spare.append(False)
+                left -= size
+                i += 1
+                k += 1
+        if n_spare:
+            job_of_host += [len(ids)] * n_spare
+            ids.append(f"{cluster.name}-spare")
+            gpus.append(n_spare * config.gpus_per_host)
+            spare.append(True)
+    return (np.array(job_of_host, dtype=np.int64), ids, np.array(gpus, dtype=np.int64),
+            np.array(spare, dtype=bool))  # fmt: skip
 
 
 def _pick(rng: np.random.Generator, weights: Mapping[K, float], size: int) -> list[K]:
@@ -141,7 +158,7 @@ def build_fleet(config: FleetConfig, seed: int, start_ts: int, end_ts: int) -> F
         installs.append(_install_times(config, cluster.hosts, start_ts, end_ts, rng))
     n = len(host_id)
     install_ts = np.concatenate(installs)
-    job, job_ids, job_gpus = _jobs(config, [c.hosts for c in config.clusters])
+    job, job_ids, job_gpus, job_spare = _jobs(config, [c.hosts for c in config.clusters])
     duration = end_ts - start_ts
 
     # lemons
@@ -200,7 +217,7 @@ def build_fleet(config: FleetConfig, seed: int, start_ts: int, end_ts: int) -> F
     return Fleet(
         config=config, seed=seed, start_ts=start_ts, end_ts=end_ts, host_id=host_id,
         cluster=np.concatenate(cluster_idx), rack=rack, domain=domain, install_ts=install_ts,
-        job=job, job_ids=job_ids, job_gpus=job_gpus,
+        job=job, job_ids=job_ids, job_gpus=job_gpus, job_spare=job_spare,
         lemon_kind=lemon_kind, lemon_gpu=lemon_gpu, lemon_port=lemon_port, lemon_onset_ts=lemon_onset,
         slow_cause=slow_cause, slow_factor=slow_factor, slow_onset_ts=slow_onset,
         slow_intermittent=slow_intermittent, slow_duty=slow_duty, slow_unit=slow_unit, origin_ts=start_ts,

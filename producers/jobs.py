@@ -72,6 +72,8 @@ def job_timeline(fleet: Fleet) -> JobTimeline:
     for s, slot_id in enumerate(fleet.job_ids):
         rng = stream(fleet.seed, Purpose.JOBS, s)
         runs = _slot_runs(rng, fleet.origin_ts, fleet.end_ts, spec.run_days, spec.idle_hours)
+        if s < len(fleet.job_spare) and fleet.job_spare[s]:
+            runs = []  # spares: in service, never running a job (no job id, no step time)
         paces = rng.uniform(*spec.pace, size=len(runs))
         bws = rng.uniform(*spec.bw_pace, size=len(runs))
         slot_runs.append(np.arange(len(ids), len(ids) + len(runs), dtype=np.int64))

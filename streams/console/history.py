@@ -35,7 +35,7 @@ def host_history(
 ) -> list[HistoryEvent]:
     """Every event known for one host, newest first (ties in a stable order).
 
-    ``host``: its ``describe_host`` view or None; ``outages``: its outages as dicts (``streams.outages``);
+    ``host``: its ``describe_host`` view or None; ``outages``: its outages as dicts (``streams.core.fleet.outages``);
     ``repairs``: (returned ts, operation); ``versions``: component -> {version, reported_ts}.
     """
     events = list(_operations(host))

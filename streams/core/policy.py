@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from ground.slow_evidence import SequentialTest
 from ground.slow_peers import PeerRule
 from schemas.taxonomy import KIND_CAUSE, IncidentCause, Operation
 from streams.core.errors import PolicyError
@@ -136,7 +137,7 @@ class ValidationLimits(_Model):
 
 
 class SlowHostPolicy(_Model):
-    """Peer comparison per cluster per window (robust z-score), k of the last n windows.
+    """Peer comparison per cluster per window (robust z-score), then evidence over windows (a CUSUM).
 
     The peer test itself (``ground.slow_peers``) is shared with the batch view, and so are its defaults.
     """
@@ -157,6 +158,13 @@ class SlowHostPolicy(_Model):
     min_job_peers: int = Field(_PEER.min_job_peers, ge=2)
     k: int = Field(_PEER.k, ge=1)
     n: int = Field(_PEER.n, ge=1)
+    # The finding: a CUSUM over the host's slow windows (ground.slow_evidence), "slow in slow_share of its
+    # windows" against "in healthy_share", flagged at `evidence` nats; an episode ends after clear_after
+    # without a slow window, or when the host is away n windows.
+    slow_share: float = Field(0.30, gt=0, lt=1)
+    healthy_share: float = Field(0.0001, gt=0, lt=1)
+    evidence: float = Field(15.5, gt=0)
+    clear_after: DurationMs = parse_duration_ms("6h")
     action: Operation = "diagnostics"
 
     @model_validator(mode="after")
@@ -165,7 +173,14 @@ class SlowHostPolicy(_Model):
             raise ValueError(f"k ({self.k}) must not exceed n ({self.n})")
         if self.window <= 0:
             raise ValueError("window must be positive")
+        if self.healthy_share >= self.slow_share:
+            raise ValueError(f"healthy_share ({self.healthy_share}) must be under slow_share ({self.slow_share})")
         return self
+
+    @property
+    def sequential(self) -> SequentialTest:
+        """The CUSUM the verdict history runs (``streams.core.peers.scores.update_history``)."""
+        return SequentialTest(self.healthy_share, self.slow_share, self.evidence)
 
 
 DEFAULT_REPAIR_TIME: dict[Operation, int] = {

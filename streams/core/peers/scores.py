@@ -1,4 +1,4 @@
-"""How the slow-host detector judges a host: robust z-scores against its peers, then k slow of the last n windows.
+"""How the slow-host detector judges a host: robust z-scores against its peers, then evidence over its windows.
 
 Pure functions of one closed window's members (``evaluate_window``, the peer test of
 ``ground.slow_peers`` that the batch view shares) and of a host's verdict history
@@ -62,11 +62,14 @@ def evaluate_window(
 def update_history(
     history: HostHistory | None, verdict: Verdict, cluster: str, policy: SlowHostPolicy
 ) -> tuple[HostHistory, Finding | None]:
-    """Append a verdict to the host's last n windows; fire once per episode when k of them are slow.
+    """Add a window's verdict to the host's evidence (``ground.slow_evidence``, a CUSUM over its slow windows);
+    fire once per episode when the evidence reaches ``policy.evidence`` nats.
 
-    "The last n" are windows of event time, not the last n verdicts: a host away for a while (drained,
-    repaired, powered off) comes back with the verdicts from before its absence forgotten, and an
-    episode flagged before it is over, so a host still slow after its repair is reported again.
+    Windows are of event time, not arrival: a host away for ``n`` windows (drained, repaired, powered
+    off) comes back with its evidence forgotten and its episode over, so a host still slow after its
+    repair is reported again. A flagged host's episode also ends after ``clear_after`` without a slow
+    window. The finding's window starts at the first slow window of the evidence run that reached the
+    threshold, so its id and times depend on the verdicts alone, whatever order the partitions came in.
     """
     # the policy's window, or the sample interval when samples are longer (window_bounds)
     length = verdict.window_end - verdict.window_start
@@ -75,19 +78,28 @@ def update_history(
     earlier = [h for h in history.hist if since <= h[0] < verdict.window_start]
     hist = (*earlier, (verdict.window_start, int(verdict.slow), verdict.z_step, verdict.z_bus_bw))
     hist = hist[-policy.n :]
-    flagged = history.flagged and bool(earlier)
-    slow_count = sum(h[1] for h in hist)
-    finding = None
-    if flagged and slow_count == 0:
+    if not earlier:  # new, or back from an absence: start afresh
+        history = HostHistory()
+    test = policy.sequential
+    s = min(test.step(history.s, verdict.slow), test.h)  # capped: a cured host clears within hours
+    start, slow, seen = history.start, history.slow, history.seen
+    if s == 0.0:
+        start, slow, seen = None, 0, 0
+    else:
+        start = verdict.window_start if start is None else start
+        slow, seen = slow + int(verdict.slow), seen + 1
+    last_slow = verdict.window_start if verdict.slow else history.last_slow
+    flagged = history.flagged
+    if flagged and (last_slow is None or verdict.window_end - last_slow > policy.clear_after):
         flagged = False  # the episode is over: a later slowdown is a new finding
-    elif not flagged and verdict.slow and slow_count >= policy.k:
+    finding = None
+    if not flagged and s >= test.h and start is not None:
         flagged = True
-        first_slow = next(h[0] for h in hist if h[1])
         score = (
             verdict.degraded if verdict.reference == "telemetry" else max(verdict.z_step, -verdict.z_bus_bw)
         )
         finding = Finding(
-            finding_id=finding_id("slow_host", "slow_host", verdict.host_id, first_slow),
+            finding_id=finding_id("slow_host", "slow_host", verdict.host_id, start),
             detector="slow_host",
             rule="slow_host",
             scope="host",
@@ -96,30 +108,35 @@ def update_history(
             cluster=cluster,
             ts=verdict.window_end,
             error_class="slow_host",
-            count=slow_count,
-            window_start=first_slow,
+            count=slow,
+            window_start=start,
             window_end=verdict.window_end,
             recommended_action=policy.action,
             severity="warning",
             score=round(score, 3),
-            evidence=_evidence(verdict, slow_count, len(hist)),
+            evidence=_evidence(verdict, s, test.h, slow, seen),
         )
-    return HostHistory(hist, flagged), finding
+    return HostHistory(hist, flagged, s, start, slow, seen, last_slow), finding
 
 
-def _evidence(verdict: Verdict, slow_count: int, windows: int) -> dict[str, str]:
-    """What the finding rests on: z against its peers, or, alone in its job, its degraded telemetry."""
+def _evidence(verdict: Verdict, s: float, h: float, slow: int, seen: int) -> dict[str, str]:
+    """What the finding rests on: the evidence (nats, slow windows of the run that reached it) and the last
+    window's signal, z against its peers or, alone in its job, its degraded telemetry."""
+    common = {
+        "evidence_nats": f"{s:.2f}",
+        "threshold_nats": f"{h:g}",
+        "slow_windows": f"{slow}/{seen}",
+        "step_ms": f"{verdict.step_ms:.3f}",
+    }
     if verdict.reference == "telemetry":
         return {
             "reference": "telemetry (alone in its job: PCIe link below max, thermal throttling or a slow NIC port)",
             "degraded_samples": f"{verdict.degraded:.3f}",
-            "step_ms": f"{verdict.step_ms:.3f}",
-            "slow_windows": f"{slow_count}/{windows}",
+            **common,
         }
     return {
         "z_step": f"{verdict.z_step:.3f}",
         "z_bus_bw": f"{verdict.z_bus_bw:.3f}",
-        "step_ms": f"{verdict.step_ms:.3f}",
         "peer_median_step_ms": f"{verdict.median_step_ms:.3f}",
-        "slow_windows": f"{slow_count}/{windows}",
+        **common,
     }

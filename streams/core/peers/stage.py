@@ -5,7 +5,7 @@ dict in tests): ``HostStage`` (``streams.core.samples.windows``, keyed by host) 
 event-time windows and emits one summary (``HostSummary``, ``streams.core.peers.messages``) per closed
 window; ``ClusterStage`` (here, keyed by cluster) collects the summaries and, when a window closes
 by the cluster's watermark, scores every host against its peers with a robust z-score; a host
-slow in k of its last n windows becomes a finding (``streams.core.peers.scores``). What the stages
+whose slow windows build enough evidence (a CUSUM) becomes a finding (``streams.core.peers.scores``). What the stages
 store is typed too (``streams.core.peers.state``).
 """
 
@@ -41,7 +41,7 @@ class ClusterStage:
     few writes per bundle, not one per host. Store keys: ``C|meta`` (partition watermarks,
     closed-up-to, open windows), ``C|<window_start>|bundles`` (ids of the bundles holding
     summaries of that window), ``C|<window_start>|b|<id>`` (host -> [step, bw] of one bundle),
-    ``C|hist`` (host -> last n verdicts, the newest window evaluated, the findings of the last
+    ``C|hist`` (host -> last n verdicts and evidence, the newest window evaluated, the findings of the last
     bundles that raised any). A bundle written twice (a replay) has the same id, or
     holds the same summaries under another id: either way a host's summary counts once.
 

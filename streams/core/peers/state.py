@@ -83,11 +83,19 @@ class Marks:
 Verdicts = tuple[tuple[int, int, float, float], ...]
 
 
-class HostHistory(msgspec.Struct, frozen=True):
-    """A host's verdicts of its last n windows, and whether the current episode was reported."""
+class HostHistory(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A host's verdicts of its last n windows, whether the current episode was reported, and its evidence:
+    the CUSUM ``s`` (nats), the window its evidence began to grow (``start``), the slow and all windows
+    since (``slow``, ``seen``), and its last slow window (``last_slow``). Left out at their defaults, so a
+    host never slow is stored as older workers stored it; a history they wrote reads with no evidence."""
 
     hist: Verdicts = ()
     flagged: bool = False
+    s: float = 0.0
+    start: int | None = None
+    slow: int = 0
+    seen: int = 0
+    last_slow: int | None = None
 
 
 # (bundle id, window start, finding records) of the last bundles that raised findings

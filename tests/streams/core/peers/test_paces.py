@@ -16,7 +16,7 @@ SIZES = (12, 8, 6, 4, 3, 3, 2, 2, 2, 1, 1)  # jobs of 1-3 hosts: a third of the 
 
 
 def test_a_healthy_fleet_of_many_paces_gives_no_finding_in_thirty_days() -> None:
-    """The detector's own window test and k-of-n history (``evaluate_window``, ``update_history``, what
+    """The detector's own window test and evidence over windows (``evaluate_window``, ``update_history``, what
     the cluster stage runs when a window closes) over 8,640 five-minute windows of 44 healthy hosts:
     jobs at paces ×0.6–×1.8 that change every few days, persistent host offsets (sd 0.3 %) and window
     noise as the simulator draws them (1 % per 10 s sample, averaged over a window of 60 s samples)."""
@@ -55,8 +55,8 @@ def test_an_intermittent_three_percent_host_at_duty_point_four_is_found_within_t
     None
 ):
     """3 % slower in 30-minute episodes, each on with probability 0.4, in a 12-host job among jobs at other
-    paces: k = 2 slow windows of 5 minutes, so the finding comes at the end of the second window of its first
-    slow episode (two windows after it starts), and no other host is flagged."""
+    paces: 2 slow windows of 5 minutes give 2 x 8.01 nats of evidence, so the finding comes at the end of the
+    second window of its first slow episode, and no other host is flagged."""
     rng = random.Random(8)
     policy = SlowHostPolicy()
     jobs = {f"a{i:02d}": ("job-a", 1.0) for i in range(12)} | {f"b{i}": ("job-b", 1.5) for i in range(6)}
@@ -78,4 +78,4 @@ def test_an_intermittent_three_percent_host_at_duty_point_four_is_found_within_t
             if finding is not None:
                 findings.append(finding)
     assert [x.host_id for x in findings[:1]] == ["a05"] and {x.host_id for x in findings} == {"a05"}
-    assert findings[0].ts == (first_on + policy.k) * WINDOW  # the end of its k-th slow window
+    assert findings[0].ts == (first_on + policy.sequential.windows_to_flag()) * WINDOW  # its 2nd slow window
