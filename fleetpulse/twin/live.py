@@ -20,7 +20,6 @@ from kafka.errors import KafkaError
 from fleetpulse.twin.errors import TwinError
 from fleetpulse.twin.response import FleetResponse
 from fleetpulse.twin.settings import TwinSettings
-from ground.kafka.reading import group_lags
 from ground.settings import Settings
 from producers.fleet import Fleet
 from schemas import Codec, DecodeError
@@ -58,8 +57,15 @@ class BrokerAnswer:
             self.consumer.seek_to_beginning(*self.tps)
         except KafkaError as exc:
             raise TwinError(f"cannot read {topic} at {s.bootstrap_servers}: {exc}") from exc
-        groups = consumer_groups(s)
-        self.groups = {g: t for g, t in groups.items() if g == s.detect.app_id}  # errors, summaries, planner
+        topics = consumer_groups(s)[s.detect.app_id]  # errors, cluster summaries, planner input
+        try:  # one client kept for the lag checks: a new one per check costs more than the check
+            self.group = KafkaConsumer(
+                **s.kafka.kafka_python(s.bootstrap_servers), group_id=s.detect.app_id, enable_auto_commit=False
+            )
+        except KafkaError as exc:
+            raise TwinError(f"cannot reach {s.bootstrap_servers}: {exc}") from exc
+        self.watched = topics
+        self.watched_tps: list[TopicPartition] = []
 
     def until(self, ts: int) -> None:
         if self.lockstep.timeout_s is not None:
@@ -78,13 +84,20 @@ class BrokerAnswer:
 
     def close(self) -> None:
         self.consumer.close()
+        self.group.close()
 
     def _caught_up(self) -> bool:
-        s = self.settings
-        for group, topics in self.groups.items():
-            if any(lag != 0 for lag in group_lags(s.bootstrap_servers, s.kafka, group, topics).values()):
-                return False
-        return True
+        """Every record of the watched topics committed by the detect worker (a topic it never read: not yet)."""
+        if {tp.topic for tp in self.watched_tps} != set(self.watched):  # internal topics appear once written
+            self.watched_tps = [
+                TopicPartition(t, p) for t in self.watched for p in sorted(self.group.partitions_for_topic(t) or ())
+            ]
+        try:
+            end = self.group.end_offsets(self.watched_tps)
+            begin = self.group.beginning_offsets(self.watched_tps)
+            return all(end[tp] <= begin[tp] or (self.group.committed(tp) or 0) >= end[tp] for tp in self.watched_tps)
+        except KafkaError as exc:
+            raise TwinError(f"cannot read the detect worker's progress: {exc}") from exc
 
     def _wait_for_pipeline(self, timeout_s: float) -> None:
         """Until the detect worker has committed all it was sent, twice in a row (a finding is a second hop)."""

@@ -52,21 +52,26 @@ def test_the_fleet_answers_the_live_planner(settings: Any, tmp_path: Path) -> No
     report = result.manifest["closed_loop"]
     assert report["lockstep_timeouts"] == 0
     actions = [Action.from_record(r) for r in decoded(settings, "actions")]
-    errors = decoded(settings, "errors")
-    hosts = pl.read_parquet(tmp_path / "truth" / "hosts.parquet").filter(pl.col("lemon_kind").is_not_null())
+    findings = decoded(settings, "findings")
+    truth = tmp_path / "truth"
+    sent = pl.read_parquet(truth / "faults.parquet").filter(pl.col("phase") == "lemon")  # what the agents sent
+    hosts = pl.read_parquet(truth / "hosts.parquet").filter(pl.col("lemon_kind").is_not_null())
     kinds = dict(zip(hosts["host_id"], hosts["lemon_kind"], strict=True))
     assert set(kinds.values()) == {"dram_uce", "sram_uce"}, kinds
     for host, kind in kinds.items():
         mine = [a for a in actions if a.host_id == host]
         rmas = [a.ts for a in mine if a.kind == "rma_opened"]
         assert rmas, f"lemon {host} ({kind}) was never sent to RMA: {[a.kind for a in mine]}"
-        fatal = [r["ts"] for r in errors if r["host_id"] == host and r["event_type"] != "HostSampled"]
-        if kind == "dram_uce":  # cured by its first RMA: not one error after it, never escalated
+        faults = sent.filter(pl.col("host_id") == host)["ts"].to_list()
+        found = [r["ts"] for r in findings if r["host_id"] == host]
+        if kind == "dram_uce":  # cured by its first RMA: not one fault or finding after it, never escalated
             assert report["lemons_cured"][host] == rmas[0]
-            assert all(ts <= rmas[0] for ts in fatal)
+            assert faults and max(faults) <= rmas[0]
+            assert found and max(found) <= rmas[0]
             assert "escalated" not in {a.kind for a in mine}
-        else:  # the repair did not hold: it fails again after its return, and the planner escalates it
+        else:  # the repair did not hold: it fails again after its return, is found again and escalated
             returned = next(a.ts for a in mine if a.kind == "returned")
-            assert any(ts > returned for ts in fatal)
+            assert any(ts > returned for ts in faults)
+            assert any(ts > returned for ts in found)
             assert Counter(a.kind for a in mine)["escalated"] >= 1
             assert host not in report["lemons_cured"]
