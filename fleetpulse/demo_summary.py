@@ -52,6 +52,8 @@ def _loop_rows(table: Table, s: dict[str, Any]) -> None:
             f"{answer.get('repairs', 0)} / {answer.get('failed_repairs', 0)} / "
             f"{len(answer.get('lemons_cured', {}))} / {len(answer.get('slow_hosts_cured', {}))}",
         )
+        for cause, gpu_h in (answer.get("gpu_h_out_of_service") or {}).items():
+            table.add_row(f"GPU-hours out of service: {cause}", f"{gpu_h:,.0f}")
 
 
 def print_summary(console: Console, s: dict[str, Any], run_id: str, run_dir: Path) -> None:

@@ -66,8 +66,10 @@ class BrokerAnswer:
             raise TwinError(f"cannot reach {s.bootstrap_servers}: {exc}") from exc
         self.watched = topics
         self.watched_tps: list[TopicPartition] = []
+        self.reached = 0  # the event time the fleet has reached
 
     def until(self, ts: int) -> None:
+        self.reached = ts
         if self.lockstep.timeout_s is not None:
             self._wait_for_pipeline(self.lockstep.timeout_s)
         self.response.apply(self._new_actions())
@@ -77,7 +79,7 @@ class BrokerAnswer:
 
     def report(self) -> dict[str, Any]:
         return {
-            **self.response.report(),
+            **self.response.report(end_ts=self.reached),
             "lockstep_wait_s": round(self.lockstep.waited_s, 1),
             "lockstep_timeouts": self.lockstep.timeouts,
         }

@@ -38,7 +38,9 @@ class FleetResponse:
     slow_cured: dict[int, int] = field(default_factory=dict)
     repairs: Counter[int] = field(default_factory=Counter)
     failed_repairs: Counter[int] = field(default_factory=Counter)
-    out_h: float = 0.0  # host-hours out of service, closed spans only
+    cause: dict[int, str] = field(default_factory=dict)  # host out of service -> why: drains, repairs, retired
+    lost_gpu_h: Counter[tuple[str, str]] = field(default_factory=Counter)  # (cause, domain) -> GPU-hours out
+    now: int = 0  # the newest event time the fleet has reached
     seen: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -50,17 +52,29 @@ class FleetResponse:
             if h is None or a.action_id in self.seen or h in self.retired:
                 continue
             self.seen.add(a.action_id)
+            self.now = max(self.now, a.ts)
             if a.kind in LEAVES:
-                self.out_since.setdefault(h, a.ts)
+                self._out(h, a.ts, "drains" if a.kind in ("drain_requested", "drained") else "repairs")
             if a.kind in REQUEST_KINDS and a.kind != "change_requested":
                 self._repair(h, a)
-            elif a.kind == "returned":
-                since = self.out_since.pop(h, None)
-                if since is not None:
-                    self.out_h += max(0, a.ts - since) / 3_600_000
+            elif a.kind == "returned" and h in self.out_since:
+                self._count(h, a.ts)
+                del self.out_since[h], self.cause[h]
             elif a.kind == RETIRED:
                 self.retired.add(h)
-                self.out_since.setdefault(h, a.ts)
+                self._out(h, a.ts, "retired")
+
+    def _out(self, h: int, ts: int, cause: str) -> None:
+        """The host is out from ``ts`` (already out: its time so far goes to the cause it had)."""
+        if h in self.out_since:
+            self._count(h, ts)
+            ts = max(ts, self.out_since[h])
+        self.out_since[h], self.cause[h] = ts, cause
+
+    def _count(self, h: int, ts: int) -> None:
+        since = self.out_since[h]
+        gpus = self.fleet.config.gpus_per_host
+        self.lost_gpu_h[(self.cause[h], self.fleet.domain[h])] += max(0, ts - since) / 3_600_000 * gpus
 
     def _repair(self, h: int, a: Action) -> None:
         f = self.fleet
@@ -86,9 +100,20 @@ class FleetResponse:
         cured = self.lemon_cured.get(host)
         return lemon and cured is not None and cured <= ts
 
-    def report(self) -> dict[str, Any]:
-        """What the fleet did in answer, by host id (for the run's truth and the demo summary)."""
+    def report(self, end_ts: int | None = None) -> dict[str, Any]:
+        """What the fleet did in answer, by host id (for the run's truth and the demo summary).
+
+        GPU-hours out of service by cause count the hosts still out up to ``end_ts`` (default: the newest action).
+        """
         ids = self.fleet.host_id
+        lost = Counter(self.lost_gpu_h)
+        end = max(self.now, end_ts or 0)
+        gpus = self.fleet.config.gpus_per_host
+        for h, since in self.out_since.items():
+            lost[(self.cause[h], self.fleet.domain[h])] += max(0, end - since) / 3_600_000 * gpus
+        by_cause: Counter[str] = Counter()
+        for (cause, _), v in lost.items():
+            by_cause[cause] += v
         return {
             "actions_read": len(self.seen),
             "repairs": sum(self.repairs.values()),
@@ -97,5 +122,6 @@ class FleetResponse:
             "slow_hosts_cured": {ids[h]: ts for h, ts in sorted(self.slow_cured.items())},
             "retired": sorted(ids[h] for h in self.retired),
             "out_of_service_at_end": sorted(ids[h] for h in self.out_since),
-            "out_of_service_h": round(self.out_h, 3),
+            "gpu_h_out_of_service": {c: round(v, 1) for c, v in sorted(by_cause.items())},
+            "gpu_h_out_by_domain": {f"{c}/{d}": round(v, 1) for (c, d), v in sorted(lost.items())},
         }

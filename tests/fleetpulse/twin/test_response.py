@@ -34,9 +34,10 @@ def test_a_drained_host_sends_no_fault_until_it_returns() -> None:
     r = FleetResponse(fleet, twin_settings(), seed=3)
     r.apply([act(fleet, 0, "drain_requested", 10 * DAY)])
     assert not r.faults_off(0, 9 * DAY, lemon=False) and r.faults_off(0, 11 * DAY, lemon=False)
-    r.apply([act(fleet, 0, "returned", 12 * DAY)])
-    assert not r.faults_off(0, 13 * DAY, lemon=False)
-    assert r.report()["out_of_service_h"] == 48.0
+    r.apply([act(fleet, 0, "rma_opened", 11 * DAY), act(fleet, 0, "returned", 14 * DAY)])
+    assert not r.faults_off(0, 15 * DAY, lemon=False)
+    gpus = fleet.config.gpus_per_host
+    assert r.report()["gpu_h_out_of_service"] == {"drains": 24.0 * gpus, "repairs": 72.0 * gpus}
 
 
 def test_a_cured_lemon_stops_failing_and_an_action_read_twice_counts_once() -> None:
@@ -59,6 +60,7 @@ def test_a_retired_host_never_comes_back() -> None:
     r = FleetResponse(fleet, twin_settings(), seed=3)
     r.apply([act(fleet, 1, "retired", 3 * DAY), act(fleet, 1, "returned", 4 * DAY)])
     assert r.faults_off(1, 5 * DAY, lemon=False) and r.report()["retired"] == [fleet.host_id[1]]
+    assert r.report(end_ts=5 * DAY)["gpu_h_out_of_service"] == {"retired": 48.0 * fleet.config.gpus_per_host}
 
 
 class CureAll:
