@@ -39,7 +39,7 @@ class FleetResponse:
     repairs: Counter[int] = field(default_factory=Counter)
     failed_repairs: Counter[int] = field(default_factory=Counter)
     cause: dict[int, str] = field(default_factory=dict)  # host out of service -> why: drains, repairs, retired
-    lost_gpu_h: Counter[tuple[str, str]] = field(default_factory=Counter)  # (cause, domain) -> GPU-hours out
+    lost_gpu_h: dict[tuple[str, str], float] = field(default_factory=dict)  # (cause, domain) -> GPU-hours out
     now: int = 0  # the newest event time the fleet has reached
     seen: set[str] = field(default_factory=set)
 
@@ -74,7 +74,8 @@ class FleetResponse:
     def _count(self, h: int, ts: int) -> None:
         since = self.out_since[h]
         gpus = self.fleet.config.gpus_per_host
-        self.lost_gpu_h[(self.cause[h], self.fleet.domain[h])] += max(0, ts - since) / 3_600_000 * gpus
+        key = (self.cause[h], self.fleet.domain[h])
+        self.lost_gpu_h[key] = self.lost_gpu_h.get(key, 0.0) + max(0, ts - since) / 3_600_000 * gpus
 
     def _repair(self, h: int, a: Action) -> None:
         f = self.fleet
@@ -106,14 +107,15 @@ class FleetResponse:
         GPU-hours out of service by cause count the hosts still out up to ``end_ts`` (default: the newest action).
         """
         ids = self.fleet.host_id
-        lost = Counter(self.lost_gpu_h)
+        lost = dict(self.lost_gpu_h)
         end = max(self.now, end_ts or 0)
         gpus = self.fleet.config.gpus_per_host
         for h, since in self.out_since.items():
-            lost[(self.cause[h], self.fleet.domain[h])] += max(0, end - since) / 3_600_000 * gpus
-        by_cause: Counter[str] = Counter()
+            key = (self.cause[h], self.fleet.domain[h])
+            lost[key] = lost.get(key, 0.0) + max(0, end - since) / 3_600_000 * gpus
+        by_cause: dict[str, float] = {}
         for (cause, _), v in lost.items():
-            by_cause[cause] += v
+            by_cause[cause] = by_cause.get(cause, 0.0) + v
         return {
             "actions_read": len(self.seen),
             "repairs": sum(self.repairs.values()),
