@@ -89,7 +89,8 @@ def run_settings(settings: Settings, plan: DemoPlan, bootstrap: str) -> Settings
     return (
         settings.with_section("kafka", bootstrap_servers=bootstrap)
         .with_section("topics", prefix=plan.topic_prefix)
-        .with_section("detect", app_id=f"{plan.run_id}-detect")
+        # closed loop the simulator waits for the detect worker's commits before each tick: commit often
+        .with_section("detect", app_id=f"{plan.run_id}-detect", commit_interval_s=0.25 if plan.closed_loop else 1.0)
         .with_section(
             "webhooks", urls=[f"{plan.receiver_url}/alerts"], secret=plan.webhook_secret,
             group_id=f"{plan.run_id}-webhooks", data_dir=plan.run_dir / "outbox",

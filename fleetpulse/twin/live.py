@@ -27,7 +27,7 @@ from streams.actions import Action
 from streams.topology import consumer_groups
 
 log = logging.getLogger(__name__)
-POLL_S = 0.25
+POLL_S = 0.1
 
 
 @dataclass
