@@ -9,7 +9,6 @@ worker before each tick; live mode keeps the wall-clock pace and reads what has 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -19,7 +18,15 @@ from fleetpulse.twin.errors import TwinError
 from fleetpulse.twin.live import BrokerLoop, Lockstep
 from fleetpulse.twin.settings import parse_twin_sets, twin_settings
 from ground.cli_context import settings_of
-from producers.cli import ModeOption, parse_duration
+from producers.cli import (
+    ContinueOption,
+    DaysOption,
+    DurationOption,
+    ModeOption,
+    SpeedOption,
+    TruthOutOption,
+    parse_duration,
+)
 from producers.errors import SimulatorError
 from producers.runner import SimulationRequest, run_simulation
 
@@ -33,16 +40,12 @@ def loop(
     mode: Annotated[
         ModeOption, typer.Option(help="fast-forward: in lockstep with the pipeline; live: at the wall clock.")
     ] = ModeOption.fast_forward,
-    days: Annotated[float, typer.Option(help="fast-forward: sim days to generate.")] = 1.0,
-    duration: Annotated[str, typer.Option(help="live: wall-clock run time, e.g. 60s, 5m.")] = "60s",
-    speed: Annotated[float, typer.Option(help="live: sim seconds per wall second.")] = 1.0,
+    days: DaysOption = 1.0,
+    duration: DurationOption = "60s",
+    speed: SpeedOption = 1.0,
     seed: Annotated[int | None, typer.Option(help="Random seed (fleet, faults and repair outcomes).")] = None,
-    truth_out: Annotated[
-        Path | None, typer.Option("--truth-out", help="Write ground truth (manifest, faults, hosts) here.")
-    ] = None,
-    continue_from: Annotated[
-        Path | None, typer.Option("--continue-from", help="Truth dir of a finished run: continue its fleet.")
-    ] = None,
+    truth_out: TruthOutOption = None,
+    continue_from: ContinueOption = None,
     twin_set: Annotated[
         list[str] | None,
         typer.Option("--twin-set", help="KEY=VALUE of the twin's settings (cure probabilities…), TOML value."),
