@@ -1,4 +1,4 @@
-"""The demo's closed-loop figures: pages per true incident by rule, findings per true lemon, the fleet's answer.
+"""The demo's closed-loop figures: pages per true incident by the alert that opened them, findings per true lemon.
 
 Measured against the simulator's own truth (its lemons and slow hosts, fixed by the seed), never a
 set the policy under test defines: an incident is a truth host with a persistent fault that got at
@@ -8,7 +8,6 @@ took it out, a ``RepeatAfterRepair`` opening a new one).
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -29,16 +28,6 @@ def truth_hosts(segments: list[Path]) -> tuple[set[str], set[str]]:
     lemons = set(frame.filter(pl.col("lemon_kind").is_not_null())["host_id"].to_list())
     slow = set(frame.filter(pl.col("slow_cause").is_not_null())["host_id"].to_list())
     return lemons, slow
-
-
-def closed_loop_report(segments: list[Path]) -> dict[str, Any]:
-    """The fleet's answer as each segment's manifest recorded it (the last segment's fold covers the run)."""
-    report: dict[str, Any] = {}
-    for folder in segments:
-        manifest = folder / "manifest.json"
-        if manifest.exists():
-            report = json.loads(manifest.read_text()).get("closed_loop") or report
-    return report
 
 
 def loop_figures(
@@ -75,5 +64,4 @@ def loop_figures(
         "max_pages_per_incident": max(per_incident.values(), default=0),
         "pages_by_opening_alert": dict(by_rule.most_common()),
         "pages_elsewhere": sum(1 for host, _ in groups if host not in true_hosts),
-        "fleet_answer": closed_loop_report(segments),
     }

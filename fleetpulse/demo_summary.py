@@ -45,7 +45,7 @@ def _loop_rows(table: Table, s: dict[str, Any]) -> None:
         f"findings per true lemon found ({loop['lemons_found']} of {loop['true_lemons']}): median / max",
         f"{_fmt(loop.get('findings_per_lemon_median'), 'g')} / {_fmt(loop.get('findings_per_lemon_max'), 'g')}",
     )
-    answer = loop.get("fleet_answer") or {}
+    answer = s["score"].get("fleet_answer") or {}  # the truth manifest's, as `fleetpulse score` read it
     if answer:
         table.add_row(
             "fleet's answer: repairs / failed / lemons cured / slow cured",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ def test_pages_count_alert_groups_on_truth_hosts(tmp_path: Path) -> None:
         {"host_id": ["a", "b", "c", "d"], "lemon_kind": ["dram_uce", "sram_uce", None, None],
          "slow_cause": [None, None, "thermal_throttling", None]}  # fmt: skip
     ).write_parquet(truth / "hosts.parquet")
-    (truth / "manifest.json").write_text(json.dumps({"closed_loop": {"repairs": 3}}))
     findings = [{"host_id": h} for h in ("a", "a", "b", "c", "d")]
     alerts = [
         alert("a", "NewRMA", "a/f1", 1),
@@ -42,4 +40,3 @@ def test_pages_count_alert_groups_on_truth_hosts(tmp_path: Path) -> None:
     assert out["pages_by_opening_alert"] == {"NewRMA/r": 2, "RepeatAfterRepair/r": 1, "SlowHost/slow_host": 1}
     assert out["pages_elsewhere"] == 1
     assert (out["findings_per_lemon_median"], out["findings_per_lemon_max"]) == (1.5, 2)
-    assert out["fleet_answer"] == {"repairs": 3}
