@@ -29,6 +29,7 @@ from producers.sample_batch import SampleBatch
 from producers.samples import SampleModel, TickEffects
 from streams.actions import REQUEST_KINDS, RETIRED, Action
 from streams.findings import Finding
+from streams.lifecycle import apply
 from streams.policy import Policy
 from streams.retirement import Retirement
 
@@ -181,6 +182,7 @@ class Twin:
         for a in sorted(new, key=lambda a: a.ts):  # stable: the planner's order within one instant
             self._act(a)
             for retired in self.retirement.on_actions([a]):
+                apply(self.replay.fleet, retired)  # the planner forgets it: its domain no longer counts it
                 self._act(retired)
 
     # -- the fleet's side ----------------------------------------------------------------------
