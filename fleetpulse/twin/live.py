@@ -10,6 +10,7 @@ answered the past before the fleet moves on: a lockstep, not a race the simulato
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,7 @@ class Lockstep:
     """How long to wait for the pipeline before each tick (``None``: do not wait, live pacing)."""
 
     timeout_s: float | None = 60.0
+    stop: threading.Event = field(default_factory=threading.Event)  # set: stop waiting (SIGINT, SIGTERM)
     waited_s: float = 0.0
     timeouts: int = 0
 
@@ -105,14 +107,14 @@ class BrokerAnswer:
         """Until the detect worker has committed all it was sent, twice in a row (a finding is a second hop)."""
         start = time.monotonic()
         streak = 0
-        while streak < 2:
+        while streak < 2 and not self.lockstep.stop.is_set():
             if time.monotonic() - start > timeout_s:
                 self.lockstep.timeouts += 1
                 log.warning("the detect worker did not catch up within %.0f s; the fleet moves on", timeout_s)
                 break
             streak = streak + 1 if self._caught_up() else 0
             if streak < 2:
-                time.sleep(POLL_S)
+                self.lockstep.stop.wait(POLL_S)
         self.lockstep.waited_s += time.monotonic() - start
 
     def _new_actions(self) -> list[Action]:

@@ -69,7 +69,7 @@ def loop(
     run_seed = settings.simulator.seed if seed is None else seed
     answer = BrokerLoop(settings, twin, run_seed, lockstep)
     try:
-        result = run_simulation(settings, request, answer=answer)
+        result = run_simulation(settings, request, answer=answer, stop=lockstep.stop)
     except (SimulatorError, TwinError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
