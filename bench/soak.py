@@ -74,6 +74,7 @@ def plan_for(args: argparse.Namespace) -> DemoPlan:
         run_id=run_id, run_dir=(args.out / run_id).resolve(), preset=args.preset, history_days=0.0,
         live_seconds=args.minutes * 60 + 3 * args.every_s, speed=args.speed, seed=args.seed,
         workers=args.workers, receiver_port=ports[0], web_ports=ports[1:],
+        closed_loop=False,  # the soak measures the pipeline under the simulator's load, as before
     )  # fmt: skip
 
 

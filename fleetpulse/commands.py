@@ -92,6 +92,10 @@ PARTS: dict[str, Part] = {
         "fleetpulse.evaluation.cli",
         "Score detector findings against the simulator's ground truth: TP/FP/FN, precision, recall, time to detect.",
     ),
+    "loop": Part(
+        "fleetpulse.twin.live_cli",
+        "Simulate the fleet into Kafka closed loop: it answers the planner's drains, repairs, returns, retirements.",
+    ),
     "twin": Part(
         "fleetpulse.twin.cli",
         "Closed loop: the simulated fleet answers the real detectors' and planner's actions; ETTR, goodput, "

@@ -55,6 +55,9 @@ def demo(
     seed: Annotated[int, typer.Option(help="Simulator seed.")] = 7,
     out: Annotated[Path, typer.Option(help="Where runs are written (one folder per run).")] = Path("out"),
     workers: Annotated[int, typer.Option(help="Detector worker processes.")] = 1,
+    open_loop: Annotated[
+        bool, typer.Option(help="The simulated fleet ignores the planner's actions (closed loop by default).")
+    ] = False,
     keep_broker: Annotated[
         bool, typer.Option(help="Leave the local broker running if the demo started it (stopped by default).")
     ] = False,
@@ -78,6 +81,7 @@ def demo(
         workers=workers,
         receiver_port=ports[0],
         web_ports=ports[1:],
+        closed_loop=not open_loop,
     )
     with _interrupt_on_signals(), stop_if_started_within(settings, keep=keep_broker, reporter=typer.echo):
         try:

@@ -42,11 +42,17 @@ def start_parts(sup: Supervisor, plan: DemoPlan) -> RunningParts:
     return RunningParts(receiver, detectors, dispatcher, archiver)
 
 
+def simulator_command(plan: DemoPlan) -> str:
+    """Closed loop (``fleetpulse loop``) the fleet answers the planner's actions; open loop it ignores them."""
+    return "loop" if plan.closed_loop else "simulate"
+
+
 def live_simulator_argv(plan: DemoPlan) -> list[str]:
     """The live phase at ``plan.speed``: continues the history's fleet when there is one, else a fresh fleet."""
-    args = ["simulate", "--preset", plan.preset, "--mode", "live", "--duration", f"{plan.live_seconds:g}s",
-            "--speed", str(plan.speed), "--seed", str(plan.seed), "--truth-out", str(plan.live_truth),
-            "--no-progress"]  # fmt: skip
+    args = [simulator_command(plan), "--preset", plan.preset, "--mode", "live", "--duration", f"{plan.live_seconds:g}s",
+            "--speed", str(plan.speed), "--seed", str(plan.seed), "--truth-out", str(plan.live_truth)]  # fmt: skip
+    if not plan.closed_loop:
+        args.append("--no-progress")
     if plan.history_days > 0:
         args += ["--continue-from", str(plan.truth)]
     return fleetpulse_argv(*args)

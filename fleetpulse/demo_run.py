@@ -20,7 +20,8 @@ from rich.console import Console
 
 from analytics.lake import Lake
 from fleetpulse.broker import ensure_running
-from fleetpulse.demo_parts import live_simulator_argv, start_parts
+from fleetpulse.demo_loop import loop_figures
+from fleetpulse.demo_parts import live_simulator_argv, simulator_command, start_parts
 from fleetpulse.demo_summary import print_summary
 from fleetpulse.supervisor import Supervisor, wait_until
 from ground.kafka.admin import ensure_topics
@@ -48,6 +49,7 @@ class DemoPlan:
     receiver_port: int
     web_ports: list[int]
     drain_timeout_s: float = 120.0
+    closed_loop: bool = True  # the simulated fleet answers the planner's actions (``fleetpulse loop``)
     # fresh per run, and a SecretStr: masked in the plan's repr, which logs and tracebacks may show
     webhook_secret: SecretStr = field(default_factory=lambda: SecretStr(secrets.token_urlsafe(32)))
 
@@ -87,7 +89,8 @@ def run_settings(settings: Settings, plan: DemoPlan, bootstrap: str) -> Settings
     return (
         settings.with_section("kafka", bootstrap_servers=bootstrap)
         .with_section("topics", prefix=plan.topic_prefix)
-        .with_section("detect", app_id=f"{plan.run_id}-detect")
+        # closed loop the simulator waits for the detect worker's commits before each tick: commit often
+        .with_section("detect", app_id=f"{plan.run_id}-detect", commit_interval_s=0.25 if plan.closed_loop else 1.0)
         .with_section(
             "webhooks", urls=[f"{plan.receiver_url}/alerts"], secret=plan.webhook_secret,
             group_id=f"{plan.run_id}-webhooks", data_dir=plan.run_dir / "outbox",
@@ -131,10 +134,13 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
         with phases.phase("parts started: webhook receiver, detectors, dispatcher, archiver"):
             parts = start_parts(sup, plan)
 
-        with phases.phase(f"simulated history: {plan.history_days:g} days of the {plan.preset} fleet (fast-forward)"):
-            sup.run("simulate-history", fleetpulse_argv(
-                "simulate", "--preset", plan.preset, "--mode", "fast-forward", "--days", str(plan.history_days),
-                "--seed", str(plan.seed), "--truth-out", str(plan.truth), "--no-progress"), timeout_s=600)
+        loop = "closed loop, in lockstep with the pipeline" if plan.closed_loop else "open loop"
+        with phases.phase(f"simulated history: {plan.history_days:g} days of the {plan.preset} fleet (fast-forward, {loop})"):
+            history = ["--preset", plan.preset, "--mode", "fast-forward", "--days", str(plan.history_days),
+                       "--seed", str(plan.seed), "--truth-out", str(plan.truth)]
+            if not plan.closed_loop:
+                history.append("--no-progress")
+            sup.run("simulate-history", fleetpulse_argv(simulator_command(plan), *history), timeout_s=1200)
         if plan.live_seconds > 0:
             with phases.phase(f"live traffic: {plan.live_seconds:g} s at {plan.speed:g}× real time"):
                 sup.run("simulate-live", live_simulator_argv(plan), timeout_s=plan.live_seconds + 300)
@@ -237,8 +243,10 @@ def _collect(settings: Settings, plan: DemoPlan, stats: dict[str, Any],
     actions = Counter[str]()
     codec = Codec()
 
-    for rec in read_to_end(bootstrap, kafka, settings.topics.findings.name):
-        findings[codec.decode(rec.value).record["payload"]["detector"]] += 1
+    finding_records = [codec.decode(rec.value).record for rec in read_to_end(bootstrap, kafka, settings.topics.findings.name)]
+    alert_records = [codec.decode(rec.value).record for rec in read_to_end(bootstrap, kafka, settings.topics.alerts.name)]
+    for record in finding_records:
+        findings[record["payload"]["detector"]] += 1
     for rec in read_to_end(bootstrap, kafka, settings.topics.actions.name):
         decoded = codec.decode(rec.value)
         if decoded.event_type == "MaintenanceActionRecorded":
@@ -254,6 +262,8 @@ def _collect(settings: Settings, plan: DemoPlan, stats: dict[str, Any],
         "report": str(plan.report_dir / "report.html"),
         "planner": api,
         "truth_counts": truth_counts(plan.truth_segments),
+        "closed_loop": plan.closed_loop,
+        "loop": loop_figures(plan.truth_segments, finding_records, alert_records),
     }
 
 

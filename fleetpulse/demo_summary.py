@@ -28,6 +28,34 @@ def _detector_rows(score: dict[str, Any]) -> list[tuple[str, ...]]:
     return rows
 
 
+def _loop_rows(table: Table, s: dict[str, Any]) -> None:
+    """Pages and findings against the simulator's truth, and what the fleet did in answer (closed loop)."""
+    loop = s.get("loop") or {}
+    if not loop:
+        return
+    table.add_row("fleet", "closed loop" if s.get("closed_loop") else "open loop (ignores actions)")
+    table.add_row(
+        f"pages per paged truth incident ({loop['incidents_paged']} of "
+        f"{loop['true_lemons'] + loop['true_slow_hosts']} lemons and slow hosts)",
+        _fmt(loop.get("pages_per_true_incident"), ".2f"),
+    )
+    for opened_by, n in loop.get("pages_by_opening_alert", {}).items():
+        table.add_row(f"  pages opened by {opened_by}", f"{n:,}")
+    table.add_row(
+        f"findings per true lemon found ({loop['lemons_found']} of {loop['true_lemons']}): median / max",
+        f"{_fmt(loop.get('findings_per_lemon_median'), 'g')} / {_fmt(loop.get('findings_per_lemon_max'), 'g')}",
+    )
+    answer = s["score"].get("fleet_answer") or {}  # the truth manifest's, as `fleetpulse score` read it
+    if answer:
+        table.add_row(
+            "fleet's answer: repairs / failed / lemons cured / slow cured",
+            f"{answer.get('repairs', 0)} / {answer.get('failed_repairs', 0)} / "
+            f"{len(answer.get('lemons_cured', {}))} / {len(answer.get('slow_hosts_cured', {}))}",
+        )
+        for cause, gpu_h in (answer.get("gpu_h_out_of_service") or {}).items():
+            table.add_row(f"GPU-hours out of service: {cause}", f"{gpu_h:,.0f}")
+
+
 def print_summary(console: Console, s: dict[str, Any], run_id: str, run_dir: Path) -> None:
     """The demo's closing tables: what flowed through each topic and stage, and detection against the truth."""
     table = Table(title=f"fleetpulse demo — {run_id}", show_header=True)
@@ -44,8 +72,9 @@ def print_summary(console: Console, s: dict[str, Any], run_id: str, run_dir: Pat
     table.add_row("alerts delivered (verified, unique)", f"{s['alerts'].get('received', 0):,}")
     table.add_row("alert duplicates dropped by key", f"{s['alerts'].get('duplicates', 0):,}")
     pages = s["score"].get("pages") or {}
-    table.add_row("pages per true incident (goal ≤ 1.2)", _fmt(pages.get("pages_per_incident"), ".2f"))
+    table.add_row("pages per true incident, scored (goal ≤ 1.2)", _fmt(pages.get("pages_per_incident"), ".2f"))
     table.add_row("  … not counting failures after a repair", _fmt(pages.get("first_pages_per_incident"), ".2f"))
+    _loop_rows(table, s)
     q = s["quality"]
     table.add_row("lake quality re-check", "passed" if q.get("validate_exit_code") == 0 else "FAILED")
     table.add_row("batches quarantined by the quality gates", f"{q.get('quarantined_batches', 0):,}")

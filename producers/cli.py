@@ -30,6 +30,19 @@ class SinkOption(StrEnum):
     null = "null"
 
 
+# Options shared by ``simulate`` and the closed-loop ``loop`` (fleetpulse.twin.live_cli).
+DaysOption = Annotated[float, typer.Option(help="fast-forward: sim days to generate.")]
+DurationOption = Annotated[str, typer.Option(help="live: wall-clock run time, e.g. 60s, 5m.")]
+SpeedOption = Annotated[float, typer.Option(help="live: sim seconds per wall second.")]
+TruthOutOption = Annotated[
+    Path | None, typer.Option("--truth-out", help="Write ground truth (manifest, faults, hosts) here.")
+]
+ContinueOption = Annotated[
+    Path | None,
+    typer.Option("--continue-from", help="Truth dir of a finished run: continue its fleet, times and agent_seq."),
+]
+
+
 def parse_duration(text: str) -> float:
     """``90``, ``60s``, ``5m``, ``2h``, ``1d`` → seconds."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
@@ -50,9 +63,9 @@ def simulate(
     mode: Annotated[
         ModeOption, typer.Option(help="live: paced to the wall clock; fast-forward: as fast as possible.")
     ] = ModeOption.fast_forward,
-    days: Annotated[float, typer.Option(help="fast-forward: sim days to generate.")] = 1.0,
-    duration: Annotated[str, typer.Option(help="live: wall-clock run time, e.g. 60s, 5m.")] = "60s",
-    speed: Annotated[float, typer.Option(help="live: sim seconds per wall second.")] = 1.0,
+    days: DaysOption = 1.0,
+    duration: DurationOption = "60s",
+    speed: SpeedOption = 1.0,
     seed: Annotated[
         int | None, typer.Option(help="Random seed (same seed + config = same events and truth).")
     ] = None,
@@ -70,15 +83,8 @@ def simulate(
         Path | None,
         typer.Option(help="parquet sink: lake folder of Delta tables (default settings.lake.path)."),
     ] = None,
-    truth_out: Annotated[
-        Path | None, typer.Option("--truth-out", help="Write ground truth (manifest, faults, hosts) here.")
-    ] = None,
-    continue_from: Annotated[
-        Path | None,
-        typer.Option(
-            "--continue-from", help="Truth dir of a finished run: continue its fleet, times and agent_seq."
-        ),
-    ] = None,
+    truth_out: TruthOutOption = None,
+    continue_from: ContinueOption = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Simulate a GPU fleet's telemetry and failures into Kafka, the Delta lake or nowhere."""

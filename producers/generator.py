@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from producers import signals
+from producers.answer import Answer
 from producers.batches import EventBatch, RecordBatch
 from producers.changes import versions_payload
 from producers.fleet import Fleet
@@ -73,11 +74,17 @@ class FleetAgents:
         late: LateDelivery = LateDelivery(),
         initial_seq: np.ndarray | None = None,
         initial_remapped: np.ndarray | None = None,
+        answer: Answer | None = None,
     ) -> None:
-        """``initial_*``: the agents' state at the end of the run this one continues (None: fresh)."""
+        """``initial_*``: the agents' state at the end of the run this one continues (None: fresh).
+
+        ``answer``: closed loop, the fleet's answer to what was done to it (None: open loop).
+        """
         if (fleet.end_ts - fleet.start_ts) % (interval_s * 1000):
             raise ValueError("the run must span a whole number of sample intervals")
         self.fleet, self.run_id, self.interval_s, self.late = fleet, run_id, interval_s, late
+        self.answer = answer
+        self.masked: set[tuple[int, int, str]] = set()  # (host, ts, kind) of faults not sent (closed loop)
         self.occ = Schedule.concat([faults, noise]).sorted()
         self._interrupts = self.occ.interrupts
         self.n_ticks = (fleet.end_ts - fleet.start_ts) // (interval_s * 1000)
@@ -163,6 +170,8 @@ class FleetAgents:
         lo, hi = np.searchsorted(self.occ.ts, [lo_t, t], side="right")
         effects = TickEffects.zeros(f.n_hosts, f.config.gpus_per_host)
         for j in range(lo, hi):
+            if self._masked(j):
+                continue
             events += [
                 (int(self.occ.host[j]), int(self.occ.ts[j]), et, p) for et, p in self._occurrence(j, effects)
             ]
@@ -186,6 +195,17 @@ class FleetAgents:
                 )  # fmt: skip
             )
         return batches
+
+    def _masked(self, j: int) -> bool:
+        """Closed loop: a fault of a host out of service, or of a part a repair cured, is never sent."""
+        o = self.occ
+        if self.answer is None or o.phase[j] == "noise":
+            return False
+        h, ts = int(o.host[j]), int(o.ts[j])
+        if not self.answer.faults_off(h, ts, o.phase[j] == "lemon"):
+            return False
+        self.masked.add((h, ts, str(o.kind[j])))
+        return True
 
     def _records(self, events: list[tuple[int, int, str, dict[str, Any]]]) -> RecordBatch:
         out = []

@@ -13,7 +13,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,6 +22,7 @@ import numpy as np
 from ground.delta import DeltaTables
 from ground.kafka.admin import create_topics
 from ground.stop_signals import stop_on_signals
+from producers.answer import AnswerFactory
 from producers.changes import changes_truth
 from producers.config import FleetConfig, load_fleet_config
 from producers.continuation import agents_table, continued_fleet, load_previous
@@ -125,8 +126,13 @@ def run_simulation(
     sleep: Callable[[float], None] = time.sleep,
     wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
     stop: threading.Event | None = None,
+    answer: AnswerFactory | None = None,
 ) -> SimulationResult:
-    """Generate the run into ``sink`` (built from ``request.sink`` if not given) and write its truth."""
+    """Generate the run into ``sink`` (built from ``request.sink`` if not given) and write its truth.
+
+    ``answer``: closed loop, builds the fleet's answer to what is done to it (``producers.answer``);
+    before each tick the sink is flushed and the answer takes in what happened up to then.
+    """
     sim = settings.simulator
     previous = load_previous(request.continue_from) if request.continue_from else None
     if previous is not None:
@@ -171,14 +177,17 @@ def run_simulation(
     )
     calibration = calibrate(fleet)
     faults, dropped = fault_schedule(fleet, calibration)
+    # closed loop, the agents' fleet is a copy whose slow factors a repair may zero; the truth keeps the fleet as built
+    agents_fleet = replace(fleet, slow_factor=fleet.slow_factor.copy()) if answer is not None else fleet
+    loop = answer(agents_fleet) if answer is not None else None
     noise = noise_schedule(fleet)
     agents = FleetAgents(
-        fleet, faults, noise, run_id=run_id, interval_s=interval_s,
+        agents_fleet, faults, noise, run_id=run_id, interval_s=interval_s,
         late=LateDelivery(
             sim.late_fraction, sim.late_max_delay_s, sim.dropout_fraction, sim.duplicate_fraction
         ),
         initial_seq=previous.last_seq if previous else None,
-        initial_remapped=previous.remapped if previous else None,
+        initial_remapped=previous.remapped if previous else None, answer=loop,
     )  # fmt: skip
     sink = sink or make_sink(settings, request, run_id)
     topic_names = {
@@ -197,7 +206,13 @@ def run_simulation(
     try:
         with stop_on_signals(stop), tick_progress(n_ticks, label, request.progress) as update:
             # check stop before generating: a generated tick advances the agents' seq
-            while not stop.is_set() and (tick := next(ticks, None)) is not None:
+            while not stop.is_set():
+                if loop is not None and ticks_done:
+                    if isinstance(sink, KafkaSink):
+                        sink.flush()  # the pipeline can only answer what it has been sent
+                    loop.until(written_ts)
+                if (tick := next(ticks, None)) is None:
+                    break
                 if live:
                     idle, lag = _pace(started, tick.index * interval_s / request.speed, clock, sleep, stop)
                     idle_s += idle
@@ -213,7 +228,7 @@ def run_simulation(
     elapsed = clock() - started
     interrupted = stop.is_set()
     emitted_end_ts = written_ts if interrupted else end_ts
-    faults = _emitted_faults(faults, emitted_end_ts)
+    faults = _emitted_faults(faults, emitted_end_ts, agents.masked)
 
     by_topic: Counter[str] = Counter()
     for event_type, n in counts.items():
@@ -233,6 +248,8 @@ def run_simulation(
     if fleet.config.versions.changes:
         manifest["changes"] = changes_truth(fleet.config.versions)  # which versions are bad, and how
     manifest["continues_run_id"] = previous.run_id if previous else None
+    if loop is not None:
+        manifest["closed_loop"] = loop.report()
     manifest["fleet_window"] = list(previous.fleet_window) if previous else [start_ts, end_ts]
     if request.truth_out is not None:
         write_truth(
@@ -247,12 +264,19 @@ def run_simulation(
     )  # fmt: skip
 
 
-def _emitted_faults(faults: Schedule, end_ts: int) -> Schedule:
+def _emitted_faults(faults: Schedule, end_ts: int, masked: set[tuple[int, int, str]]) -> Schedule:
     """The faults whose events went out by ``end_ts``: truth must not list what was never sent.
 
-    Faults are sorted by time, so this keeps a prefix and fault ids stay those of the full plan.
+    Faults are sorted by time, so this keeps a prefix and fault ids stay those of the full plan;
+    closed loop, the faults the fleet's answer held back (``masked``) are left out too.
     """
-    return faults.take(np.flatnonzero(faults.ts <= end_ts))
+    sent = faults.ts <= end_ts
+    if masked:
+        sent &= np.array(
+            [(int(h), int(t), str(k)) not in masked for h, t, k in zip(faults.host, faults.ts, faults.kind, strict=True)],
+            dtype=bool,
+        )
+    return faults.take(np.flatnonzero(sent))
 
 
 def _run_content(config: FleetConfig, continues: str | None) -> str:

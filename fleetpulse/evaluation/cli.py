@@ -92,6 +92,8 @@ def score(
                 else alerts_from_kafka(settings, timeout_s=timeout_s)
             )
         report = dataclasses.replace(report, pages=score_pages(alerts, report))
+    if truth_frames[2].get("closed_loop"):
+        report = dataclasses.replace(report, fleet_answer=truth_frames[2]["closed_loop"])
     render(report, console, fmt=fmt)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

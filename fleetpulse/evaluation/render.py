@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
@@ -49,6 +49,8 @@ def render(
         console.print(f"[bold]{s.detector}[/]: {_notes(s)}")
     if report.pages is not None:
         console.print(f"[bold]pages[/]: {_pages(report.pages)}")
+    if report.fleet_answer is not None:
+        console.print(f"[bold]closed loop[/]: {_answer(report.fleet_answer)}")
     if report.live is not None:
         render(report.live, console, LIVE_TITLE)
 
@@ -88,6 +90,16 @@ def score_table(report: ScoreReport, title: str) -> Table:
             windows,
         )
     return table
+
+
+def _answer(a: dict[str, Any]) -> str:
+    """What the simulated fleet did in answer to the planner (the truth manifest's ``closed_loop``)."""
+    out = ", ".join(f"{gpu_h:,.0f} GPU-h {cause}" for cause, gpu_h in (a.get("gpu_h_out_of_service") or {}).items())
+    return (
+        f"{a.get('repairs', 0)} repair(s), {a.get('failed_repairs', 0)} did not hold; "
+        f"{len(a.get('lemons_cured') or {})} lemon(s) and {len(a.get('slow_hosts_cured') or {})} slow host(s) cured, "
+        f"{len(a.get('retired') or [])} retired; out of service: {out or 'none'}"
+    )
 
 
 def _pages(p: PageScore) -> str:

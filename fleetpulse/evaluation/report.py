@@ -74,6 +74,7 @@ class ScoreReport:
     params: dict[str, Any]
     live: ScoreReport | None = None  # a history continued live: the live segment on its own
     pages: PageScore | None = None  # the alerts sent for the run, per true incident (when they were read)
+    fleet_answer: dict[str, Any] | None = None  # closed loop: what the simulated fleet did in answer (manifest)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; times to detect also in hours (``ttd_median_h``, ``ttd_p90_h``) for reports."""
@@ -89,6 +90,8 @@ class ScoreReport:
             out["live"] = self.live.to_dict()
         if self.pages is not None:
             out["pages"] = asdict(self.pages)
+        if self.fleet_answer is not None:
+            out["fleet_answer"] = self.fleet_answer
         return out
 
     def to_json(self) -> str:

@@ -90,6 +90,9 @@ def join_segments(segments: Sequence[Truth], names: Sequence[Path]) -> Truth:
     episodes = [e for _, _, m in segments for e in m.get("slow_episodes") or []]
     if episodes:
         manifest["slow_episodes"] = episodes
+    answers = [m["closed_loop"] for _, _, m in segments if m.get("closed_loop")]
+    if answers:  # closed loop each segment folds the whole action log: the last one covers the run
+        manifest["closed_loop"] = answers[-1]
     manifest["days"] = (manifest["end_ts"] - manifest["start_ts"]) / DAY_MS
     manifest["segments"] = [
         {k: m.get(k) for k in ("run_id", "mode", "start_ts", "end_ts", "sample_interval_s")}

@@ -20,6 +20,7 @@ from fleetpulse.backtest.replay import Replay
 from fleetpulse.twin.clock import JobSpec
 from fleetpulse.twin.jobs import JobBook, layout
 from fleetpulse.twin.records import Envelopes
+from fleetpulse.twin.repairs import draw_repair
 from fleetpulse.twin.settings import TwinSettings
 from producers.config import FleetConfig
 from producers.faults import calibrate, fault_schedule
@@ -28,12 +29,12 @@ from producers.sample_batch import SampleBatch
 from producers.samples import SampleModel, TickEffects
 from streams.core.actions import REQUEST_KINDS, RETIRED, Action
 from streams.core.findings import Finding
+from streams.core.fleet.lifecycle import apply
 from streams.core.planning.retirement import Retirement
 from streams.core.policy import Policy
 
 HOUR_MS = 3_600_000
 REPAIR_DONE, SLOW_ONSET, SAMPLE = "repair_done", "slow_onset", "sample"
-REPAIR_STREAM = 101  # the repairs' own random stream, apart from producers.randomness.Purpose
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +182,7 @@ class Twin:
         for a in sorted(new, key=lambda a: a.ts):  # stable: the planner's order within one instant
             self._act(a)
             for retired in self.retirement.on_actions([a]):
+                apply(self.replay.fleet, retired)  # the planner forgets it: its domain no longer counts it
                 self._act(retired)
 
     # -- the fleet's side ----------------------------------------------------------------------
@@ -269,22 +271,18 @@ class Twin:
 
     def _repair(self, h: int, a: Action) -> None:
         """A repair starts: it cures the host's persistent fault or not, and takes its time."""
-        f, s = self.fleet, self.settings
+        f = self.fleet
         self.repairs[h] += 1
-        rng = np.random.default_rng(
-            np.random.SeedSequence([self.seed & 0xFFFFFFFF, REPAIR_STREAM, h, self.repairs[h]])
-        )
-        cure_u, time_z = rng.uniform(), rng.standard_normal()
         fault = f.lemon_kind[h] if self.lemon[h] else (f.slow_cause[h] if self.slow[h] > 0 else None)
-        if fault is not None and cure_u < s.cure_probability(a.operation, fault):
+        draw = draw_repair(self.settings, self.seed, h, self.repairs[h], a.operation, fault)
+        if draw.cured:
             if self.lemon[h]:
                 self.lemon[h] = False
                 self.cured[f.host_id[h]] = a.ts
             else:
                 self.slow[h] = 0.0  # the job pace changes when the host comes back
                 self.fleet.slow_factor[h] = 0.0  # and its samples are no longer slow
-        hours = s.repair_median(a.operation) * float(np.exp(s.repair_sigma * time_z))
-        self.repair_done[h] = a.ts + int(hours * HOUR_MS)
+        self.repair_done[h] = a.ts + int(draw.hours * HOUR_MS)
 
     def _sample(self, ts: int, tick: int) -> None:
         """Every host in service sends one HostSampled (a drained or retired host none: it runs no job)."""

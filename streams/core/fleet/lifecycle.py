@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from schemas import CampaignRecorded, HostVersionsReported, MaintenanceActionRecorded
-from streams.core.actions import ABSORBED, DOMAIN_KINDS, ESCALATED, REQUEST_KINDS, Action
+from streams.core.actions import ABSORBED, DOMAIN_KINDS, ESCALATED, REQUEST_KINDS, RETIRED, Action
 from streams.core.fleet.outages import OUTAGE_EVENT_TYPES, Outages
 from streams.trains.campaign import CAMPAIGN_KINDS, CHANGE, Trains
 
@@ -52,9 +52,12 @@ class HostState:
     returned_from: str | None = None  # the operation it returned from
     # its repair history: (returned ts, operation) of the last REPAIR_HISTORY operations it returned from
     repairs: list[tuple[int, str]] = field(default_factory=list)
+    retired: bool = False  # out of service for good (``streams.core.planning.retirement``): its domain no longer counts it
 
     @property
     def status(self) -> str:
+        if self.retired:
+            return "retired"
         if self.current is not None:
             return self.current.phase
         if self.waiting:
@@ -165,6 +168,9 @@ def apply(state: FleetState, action: Action) -> FleetState:
     host.last_ts = max(host.last_ts, action.ts)
     if action.kind == "suspected" or action.operation == CHANGE:
         state.trains.on_action(action)  # a campaign's visit, or a finding its safety test counts
+    if action.kind == RETIRED:
+        host.retired = True
+        return state
     if action.kind in (ABSORBED, ESCALATED):
         if action.finding_id:
             state.findings[action.finding_id] = None

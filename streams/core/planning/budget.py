@@ -45,11 +45,17 @@ class DomainBuffers:
             hosts.update(self.members(domain))
         return hosts
 
+    def retired(self, state: FleetState, domain: str) -> int:
+        """The domain's hosts retired for good: no longer in it, neither out nor failing."""
+        return sum(1 for h in self.hosts(state, domain) if (host := state.hosts.get(h)) is not None and host.retired)
+
     def counts(self, state: FleetState, domain: str, now: int) -> tuple[int, int, int]:
         """(out, failing, out for incidents or operators' steps only) among the domain's hosts at ``now``."""
         out = failing = elsewhere = 0
         for host_id in self.hosts(state, domain):
             host = state.hosts.get(host_id)
+            if host is not None and host.retired:
+                continue
             away = state.outages.out_at(host_id, now)
             own_out = host is not None and host.is_out
             out += own_out or away
@@ -58,11 +64,12 @@ class DomainBuffers:
         return out, failing, elsewhere
 
     def capacity(self, state: FleetState, domain: str, size: int) -> int:
-        return budget(max(size, len(self.hosts(state, domain))), self.policy.planner.capacity_buffer_pct)
+        size = max(size, len(self.hosts(state, domain))) - self.retired(state, domain)
+        return budget(size, self.policy.planner.capacity_buffer_pct)
 
     def of(self, state: FleetState, domain: str, size: int, now: int | None = None) -> DomainBudget:
         """The domain's buffers at event time ``now`` (default: the newest event folded)."""
-        size = max(size, len(self.hosts(state, domain)))
+        size = max(size, len(self.hosts(state, domain))) - self.retired(state, domain)
         out, failing, elsewhere = self.counts(state, domain, state.clock if now is None else now)
         return DomainBudget(
             domain=domain,

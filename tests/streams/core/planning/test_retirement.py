@@ -5,6 +5,8 @@ from __future__ import annotations
 import tomllib
 
 from streams.core.actions import Action
+from streams.core.fleet.lifecycle import FleetState, apply
+from streams.core.planning.budget import DomainBuffers
 from streams.core.planning.retirement import Retirement
 from streams.core.policy import DEFAULT_POLICY_FILE, Policy, parse_policy
 
@@ -45,3 +47,24 @@ def test_off_by_default() -> None:
 def test_the_same_actions_retire_the_same_hosts_with_the_same_ids() -> None:
     log = [escalated("h1", 1), escalated("h2", 2), escalated("h1", 3)]
     assert Retirement(policy(2)).on_actions(log) == Retirement(policy(2)).on_actions(log)
+
+
+def test_the_planner_forgets_a_retired_host() -> None:
+    """Its domain shrinks by one, it is neither out nor failing, and it stays retired after its last return."""
+    p = policy(1)
+    hosts = [f"h{i}" for i in range(10)]
+    buffers = DomainBuffers(p, members=lambda domain: hosts)
+    state = FleetState()
+    esc = escalated("h1", 1)
+    steps = [("suspected", 1), ("drain_requested", 1), ("drained", 1), ("rma_opened", 1)]
+    for kind, day in steps:
+        apply(state, Action(f"{kind}-h1", kind, "h1", "c", "c-md000", "rma", int(day * DAY), finding_id=esc.finding_id))
+    before = buffers.of(state, "c-md000", 10)
+    assert (before.size, before.out, before.failing) == (10, 1, 1)
+    for retired in Retirement(p).on_actions([esc]):
+        apply(state, retired)
+    apply(state, Action("returned-h1", "returned", "h1", "c", "c-md000", "rma", 6 * DAY, finding_id=esc.finding_id))
+    after = buffers.of(state, "c-md000", 10)
+    assert (after.size, after.out, after.failing) == (9, 0, 0)
+    assert state.hosts["h1"].status == "retired"
+    assert buffers.capacity(state, "c-md000", 10) == after.capacity

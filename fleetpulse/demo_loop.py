@@ -1,0 +1,67 @@
+"""The demo's closed-loop figures: pages per true incident by the alert that opened them, findings per true lemon.
+
+Measured against the simulator's own truth (its lemons and slow hosts, fixed by the seed), never a
+set the policy under test defines: an incident is a truth host with a persistent fault that got at
+least one page; its pages are its alert groups (``streams.alerts``: one group per operation that
+took it out, a ``RepeatAfterRepair`` opening a new one).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from schemas import FLEET
+
+
+def truth_hosts(segments: list[Path]) -> tuple[set[str], set[str]]:
+    """(lemons, slow hosts) of the run's truth: the history's hosts table (a continuation keeps the fleet)."""
+    hosts = segments[0] / "hosts.parquet"
+    if not hosts.exists():
+        return set(), set()
+    frame = pl.read_parquet(hosts, columns=["host_id", "lemon_kind", "slow_cause"])
+    lemons = set(frame.filter(pl.col("lemon_kind").is_not_null())["host_id"].to_list())
+    slow = set(frame.filter(pl.col("slow_cause").is_not_null())["host_id"].to_list())
+    return lemons, slow
+
+
+def loop_figures(
+    segments: list[Path], findings: Iterable[dict[str, Any]], alerts: Iterable[dict[str, Any]]
+) -> dict[str, Any]:
+    """``findings``/``alerts``: decoded Finding and AlertRaised records of the run."""
+    lemons, slow = truth_hosts(segments)
+    true_hosts = lemons | slow
+    per_host = Counter(r["host_id"] for r in findings)
+    found = [per_host[h] for h in sorted(lemons) if per_host[h]]
+    groups: dict[tuple[str, str], str] = {}  # (host, group) -> the alert that opened it
+    for r in sorted(alerts, key=lambda r: r["ts"]):
+        p = r["payload"]
+        if p["status"] != "firing" or r["host_id"] == FLEET:
+            continue
+        key = (r["host_id"], p["labels"].get("group_key") or p["alert_id"])
+        groups.setdefault(key, f"{p['alertname']}/{p['labels'].get('rule') or '-'}")
+    per_incident: defaultdict[str, int] = defaultdict(int)
+    by_rule: Counter[str] = Counter()
+    for (host, _), opened_by in groups.items():
+        if host in true_hosts:
+            per_incident[host] += 1
+            by_rule[opened_by] += 1
+    n = len(per_incident)
+    return {
+        "true_lemons": len(lemons),
+        "true_slow_hosts": len(slow),
+        "lemons_found": len(found),
+        "findings_per_lemon_median": statistics.median(found) if found else None,
+        "findings_per_lemon_max": max(found, default=None),
+        "incidents_paged": n,
+        "pages_on_incidents": sum(per_incident.values()),
+        "pages_per_true_incident": round(sum(per_incident.values()) / n, 3) if n else None,
+        "max_pages_per_incident": max(per_incident.values(), default=0),
+        "pages_by_opening_alert": dict(by_rule.most_common()),
+        "pages_elsewhere": sum(1 for host, _ in groups if host not in true_hosts),
+    }

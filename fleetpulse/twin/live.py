@@ -1,0 +1,153 @@
+"""The fleet that answers the broker: the simulator reads ``fleet.actions`` and the fleet responds.
+
+``BrokerAnswer`` is the ``producers.answer.Answer`` of a simulation run closed loop against a live
+pipeline. Before each tick it reads the actions recorded since the last one and folds them
+(``response.FleetResponse``). Fast-forward, it first waits until the detect worker has read and
+committed everything sent so far (errors, cluster summaries, planner input), so the planner has
+answered the past before the fleet moves on: a lockstep, not a race the simulator always wins.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka import KafkaConsumer, TopicPartition
+from kafka.errors import KafkaError
+
+from fleetpulse.twin.errors import TwinError
+from fleetpulse.twin.response import FleetResponse
+from fleetpulse.twin.settings import TwinSettings
+from ground.settings import Settings
+from producers.fleet import Fleet
+from schemas import Codec, DecodeError
+from streams.core.actions import Action
+from streams.topology import consumer_groups
+
+log = logging.getLogger(__name__)
+POLL_S = 0.1
+
+
+@dataclass
+class Lockstep:
+    """How long to wait for the pipeline before each tick (``None``: do not wait, live pacing)."""
+
+    timeout_s: float | None = 60.0
+    stop: threading.Event = field(default_factory=threading.Event)  # set: stop waiting (SIGINT, SIGTERM)
+    waited_s: float = 0.0
+    timeouts: int = 0
+
+
+@dataclass
+class BrokerAnswer:
+    settings: Settings
+    response: FleetResponse
+    lockstep: Lockstep = field(default_factory=Lockstep)
+    codec: Codec = field(default_factory=Codec)
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        topic = s.topics.actions.name
+        try:
+            self.consumer = KafkaConsumer(**s.kafka.kafka_python(s.bootstrap_servers), enable_auto_commit=False)
+            parts = self.consumer.partitions_for_topic(topic) or set()
+            self.tps = [TopicPartition(topic, p) for p in sorted(parts)]
+            self.consumer.assign(self.tps)
+            self.consumer.seek_to_beginning(*self.tps)
+        except KafkaError as exc:
+            raise TwinError(f"cannot read {topic} at {s.bootstrap_servers}: {exc}") from exc
+        topics = consumer_groups(s)[s.detect.app_id]  # errors, cluster summaries, planner input
+        try:  # one client kept for the lag checks: a new one per check costs more than the check
+            self.group = KafkaConsumer(
+                **s.kafka.kafka_python(s.bootstrap_servers), group_id=s.detect.app_id, enable_auto_commit=False
+            )
+        except KafkaError as exc:
+            raise TwinError(f"cannot reach {s.bootstrap_servers}: {exc}") from exc
+        self.watched = topics
+        self.watched_tps: list[TopicPartition] = []
+        self.reached = 0  # the event time the fleet has reached
+
+    def until(self, ts: int) -> None:
+        self.reached = ts
+        if self.lockstep.timeout_s is not None:
+            self._wait_for_pipeline(self.lockstep.timeout_s)
+        self.response.apply(self._new_actions())
+
+    def faults_off(self, host: int, ts: int, lemon: bool) -> bool:
+        return self.response.faults_off(host, ts, lemon)
+
+    def report(self) -> dict[str, Any]:
+        return {
+            **self.response.report(end_ts=self.reached),
+            "lockstep_wait_s": round(self.lockstep.waited_s, 1),
+            "lockstep_timeouts": self.lockstep.timeouts,
+        }
+
+    def close(self) -> None:
+        self.consumer.close()
+        self.group.close()
+
+    def _caught_up(self) -> bool:
+        """Every record of the watched topics committed by the detect worker (a topic it never read: not yet)."""
+        if {tp.topic for tp in self.watched_tps} != set(self.watched):  # internal topics appear once written
+            self.watched_tps = [
+                TopicPartition(t, p) for t in self.watched for p in sorted(self.group.partitions_for_topic(t) or ())
+            ]
+        try:
+            end = self.group.end_offsets(self.watched_tps)
+            begin = self.group.beginning_offsets(self.watched_tps)
+            return all(end[tp] <= begin[tp] or (self.group.committed(tp) or 0) >= end[tp] for tp in self.watched_tps)
+        except KafkaError as exc:
+            raise TwinError(f"cannot read the detect worker's progress: {exc}") from exc
+
+    def _wait_for_pipeline(self, timeout_s: float) -> None:
+        """Until the detect worker has committed all it was sent, twice in a row (a finding is a second hop)."""
+        start = time.monotonic()
+        streak = 0
+        while streak < 2 and not self.lockstep.stop.is_set():
+            if time.monotonic() - start > timeout_s:
+                self.lockstep.timeouts += 1
+                log.warning("the detect worker did not catch up within %.0f s; the fleet moves on", timeout_s)
+                break
+            streak = streak + 1 if self._caught_up() else 0
+            if streak < 2:
+                self.lockstep.stop.wait(POLL_S)
+        self.lockstep.waited_s += time.monotonic() - start
+
+    def _new_actions(self) -> list[Action]:
+        if not self.tps:
+            return []
+        out: list[Action] = []
+        end = self.consumer.end_offsets(self.tps)
+        while any(self.consumer.position(tp) < end[tp] for tp in self.tps):
+            for msgs in self.consumer.poll(timeout_ms=500, max_records=5000).values():
+                for m in msgs:
+                    try:
+                        decoded = self.codec.decode(m.value)
+                        out.append(Action.from_record(decoded.record))
+                    except (DecodeError, ValueError, KeyError):
+                        continue  # not an action this fleet can answer (the detectors dead-letter bad input)
+        return sorted(out, key=lambda a: a.ts)
+
+
+@dataclass
+class BrokerLoop:
+    """The ``producers.answer.AnswerFactory`` of a closed-loop run against the broker; ``close`` after the run."""
+
+    settings: Settings
+    twin: TwinSettings
+    seed: int
+    lockstep: Lockstep
+    built: list[BrokerAnswer] = field(default_factory=list)
+
+    def __call__(self, fleet: Fleet) -> BrokerAnswer:
+        answer = BrokerAnswer(self.settings, FleetResponse(fleet, self.twin, self.seed), self.lockstep)
+        self.built.append(answer)
+        return answer
+
+    def close(self) -> None:
+        for answer in self.built:
+            answer.close()

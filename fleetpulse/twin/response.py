@@ -1,0 +1,129 @@
+"""The simulated fleet's answer to the planner's actions, as a pure fold over ``fleet.actions``.
+
+A drain takes a host out of service (it runs no job and sends no fault, only health telemetry); a
+repair request draws, as the in-process twin does (``repairs``), whether it cures the host's
+persistent fault; ``returned`` puts the host back; ``retired`` takes it out for good. The state is a
+fold of the action log (an action read twice counts once), so a later segment of the same run
+rebuilds it by reading the topic from its start.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fleetpulse.twin.repairs import draw_repair
+from fleetpulse.twin.settings import TwinSettings
+from producers.fleet import Fleet
+from streams.core.actions import REQUEST_KINDS, RETIRED, Action
+
+# What takes a host out of service: a drain, and every hands-on repair request (a host may be sent
+# straight to repair without a drain first).
+LEAVES = frozenset({"drain_requested", "drained", *REQUEST_KINDS}) - {"change_requested"}
+
+
+@dataclass
+class FleetResponse:
+    """Hosts out of service, cured parts and retirements, from the actions read so far."""
+
+    fleet: Fleet
+    settings: TwinSettings
+    seed: int
+    index: dict[str, int] = field(init=False)
+    out_since: dict[int, int] = field(default_factory=dict)  # host -> when it left service
+    retired: set[int] = field(default_factory=set)
+    lemon_cured: dict[int, int] = field(default_factory=dict)  # host -> when its bad part was cured
+    slow_cured: dict[int, int] = field(default_factory=dict)
+    repairs: Counter[int] = field(default_factory=Counter)
+    failed_repairs: Counter[int] = field(default_factory=Counter)
+    cause: dict[int, str] = field(default_factory=dict)  # host out of service -> why: drains, repairs, retired
+    lost_gpu_h: dict[tuple[str, str], float] = field(default_factory=dict)  # (cause, domain) -> GPU-hours out
+    now: int = 0  # the newest event time the fleet has reached
+    seen: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.index = {host_id: h for h, host_id in enumerate(self.fleet.host_id)}
+
+    def apply(self, actions: Iterable[Action]) -> None:
+        for a in actions:
+            h = self.index.get(a.host_id)
+            if h is None or a.action_id in self.seen or h in self.retired:
+                continue
+            self.seen.add(a.action_id)
+            self.now = max(self.now, a.ts)
+            if a.kind in LEAVES:
+                self._out(h, a.ts, "drains" if a.kind in ("drain_requested", "drained") else "repairs")
+            if a.kind in REQUEST_KINDS and a.kind != "change_requested":
+                self._repair(h, a)
+            elif a.kind == "returned" and h in self.out_since:
+                self._count(h, a.ts)
+                del self.out_since[h], self.cause[h]
+            elif a.kind == RETIRED:
+                self.retired.add(h)
+                self._out(h, a.ts, "retired")
+
+    def _out(self, h: int, ts: int, cause: str) -> None:
+        """The host is out from ``ts`` (already out: its time so far goes to the cause it had)."""
+        if h in self.out_since:
+            self._count(h, ts)
+            ts = max(ts, self.out_since[h])
+        self.out_since[h], self.cause[h] = ts, cause
+
+    def _count(self, h: int, ts: int) -> None:
+        since = self.out_since[h]
+        gpus = self.fleet.config.gpus_per_host
+        key = (self.cause[h], self.fleet.domain[h])
+        self.lost_gpu_h[key] = self.lost_gpu_h.get(key, 0.0) + max(0, ts - since) / 3_600_000 * gpus
+
+    def _repair(self, h: int, a: Action) -> None:
+        f = self.fleet
+        lemon = f.lemon_kind[h] is not None and h not in self.lemon_cured and 0 <= f.lemon_onset_ts[h] <= a.ts
+        slow = bool(f.slow_factor[h] > 0) and h not in self.slow_cured
+        fault = f.lemon_kind[h] if lemon else (f.slow_cause[h] if slow else None)
+        self.repairs[h] += 1
+        draw = draw_repair(self.settings, self.seed, h, self.repairs[h], a.operation, fault)
+        if fault is None:
+            return
+        if not draw.cured:
+            self.failed_repairs[h] += 1
+        elif lemon:
+            self.lemon_cured[h] = a.ts
+        else:
+            self.slow_cured[h] = a.ts
+            f.slow_factor[h] = 0.0  # its samples are no longer slow
+
+    def faults_off(self, host: int, ts: int, lemon: bool) -> bool:
+        since = self.out_since.get(host)
+        if since is not None and since <= ts:
+            return True
+        cured = self.lemon_cured.get(host)
+        return lemon and cured is not None and cured <= ts
+
+    def report(self, end_ts: int | None = None) -> dict[str, Any]:
+        """What the fleet did in answer, by host id (for the run's truth and the demo summary).
+
+        GPU-hours out of service by cause count the hosts still out up to ``end_ts`` (default: the newest action).
+        """
+        ids = self.fleet.host_id
+        lost = dict(self.lost_gpu_h)
+        end = max(self.now, end_ts or 0)
+        gpus = self.fleet.config.gpus_per_host
+        for h, since in self.out_since.items():
+            key = (self.cause[h], self.fleet.domain[h])
+            lost[key] = lost.get(key, 0.0) + max(0, end - since) / 3_600_000 * gpus
+        by_cause: dict[str, float] = {}
+        for (cause, _), v in lost.items():
+            by_cause[cause] = by_cause.get(cause, 0.0) + v
+        return {
+            "actions_read": len(self.seen),
+            "repairs": sum(self.repairs.values()),
+            "failed_repairs": sum(self.failed_repairs.values()),
+            "lemons_cured": {ids[h]: ts for h, ts in sorted(self.lemon_cured.items())},
+            "slow_hosts_cured": {ids[h]: ts for h, ts in sorted(self.slow_cured.items())},
+            "retired": sorted(ids[h] for h in self.retired),
+            "out_of_service_at_end": sorted(ids[h] for h in self.out_since),
+            "gpu_h_out_of_service": {c: round(v, 1) for c, v in sorted(by_cause.items())},
+            "gpu_h_out_by_domain": {f"{c}/{d}": round(v, 1) for (c, d), v in sorted(lost.items())},
+        }

@@ -1,0 +1,41 @@
+"""A closed-loop run's truth says what the fleet did in answer; the score carries and prints it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+from rich.console import Console
+
+from fleetpulse.evaluation.render import render
+from fleetpulse.evaluation.report import ScoreReport
+from fleetpulse.evaluation.sources import join_segments
+
+ANSWER = {"repairs": 5, "failed_repairs": 2, "lemons_cured": {"h1": 10}, "slow_hosts_cured": {},
+          "retired": [], "gpu_h_out_of_service": {"drains": 80.0, "repairs": 960.0}}  # fmt: skip
+
+
+def test_the_last_segment_s_answer_covers_the_run() -> None:
+    hosts = pl.DataFrame({"host_id": ["h1", "h2"]})
+    faults = pl.DataFrame({"ts": [1]})
+    history = {"run_id": "a", "start_ts": 0, "end_ts": 10, "closed_loop": {"repairs": 3}}
+    live = {"run_id": "b", "continues_run_id": "a", "start_ts": 10, "end_ts": 20, "closed_loop": ANSWER}
+    _, _, manifest = join_segments([(hosts, faults, history), (hosts, faults, live)], [Path("a"), Path("b")])
+    assert manifest["closed_loop"] == ANSWER
+    _, _, open_loop = join_segments(
+        [(hosts, faults, {k: v for k, v in history.items() if k != "closed_loop"}),
+         (hosts, faults, {k: v for k, v in live.items() if k != "closed_loop"})],
+        [Path("a"), Path("b")],
+    )  # fmt: skip
+    assert "closed_loop" not in open_loop
+
+
+def test_the_score_carries_and_prints_the_fleet_s_answer() -> None:
+    report = ScoreReport(detectors={}, period={}, params={}, fleet_answer=ANSWER)
+    assert report.to_dict()["fleet_answer"] == ANSWER
+    assert "fleet_answer" not in ScoreReport(detectors={}, period={}, params={}).to_dict()
+    console = Console(record=True, width=200)
+    render(report, console)
+    text = console.export_text()
+    assert "5 repair(s), 2 did not hold; 1 lemon(s) and 0 slow host(s) cured" in text
+    assert "80 GPU-h drains, 960 GPU-h repairs" in text

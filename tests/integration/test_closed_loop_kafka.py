@@ -1,0 +1,79 @@
+"""The closed loop on the real broker: the simulated fleet answers the live detect worker's actions.
+
+A lemon whose RMA cures it stops failing after the RMA; one whose repairs never hold is found again
+after it returns and escalated. Open loop (the old simulator) both would keep failing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from fleetpulse.twin.live import BrokerLoop, Lockstep
+from fleetpulse.twin.settings import twin_settings
+from producers.runner import SimulationRequest, run_simulation
+from streams.core.actions import Action
+from streams.worker import spawn_worker
+from tests.conftest import free_ports
+from tests.fleetpulse.twin.conftest import START_TS, fleet_config
+from tests.streams.kafka_io import decoded, isolated_settings
+
+pytestmark = pytest.mark.integration
+
+SEED = 5
+LEMONS = {"fraction": 0.1, "kinds": {"dram_uce": 0.5, "sram_uce": 0.5}, "onset_window": 0.2, "max_repeats": 1000}
+# an RMA always cures a DRAM lemon and never an SRAM one
+CURES = {"cure": {"rma": {"dram_uce": 1.0, "sram_uce": 0.0}}}
+# the fleet answers between ticks: a fault later in the tick the RMA was decided in still goes out
+TICK_MS = 21_600_000
+
+
+@pytest.fixture
+def settings(kafka):  # type: ignore[no-untyped-def]
+    return isolated_settings(kafka.settings)
+
+
+def test_the_fleet_answers_the_live_planner(settings: Any, tmp_path: Path) -> None:
+    (port,) = free_ports(1)
+    worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log")
+    config = fleet_config(hosts=64, job_hosts=8, rate_per_gpu_day=1e-6, lemons=LEMONS)
+    loop = BrokerLoop(settings, twin_settings(CURES), SEED, Lockstep(timeout_s=30))
+    try:
+        worker.wait_ready(60)
+        request = SimulationRequest(
+            mode="fast-forward", days=30, interval_s=TICK_MS // 1000, fleet=config, seed=SEED, start_ts=START_TS, truth_out=tmp_path / "truth"
+        )
+        result = run_simulation(settings, request, answer=loop)
+    finally:
+        loop.close()
+        worker.stop()
+    report = result.manifest["closed_loop"]
+    assert report["lockstep_timeouts"] == 0
+    actions = [Action.from_record(r) for r in decoded(settings, "actions")]
+    findings = decoded(settings, "findings")
+    truth = tmp_path / "truth"
+    sent = pl.read_parquet(truth / "faults.parquet").filter(pl.col("phase") == "lemon")  # what the agents sent
+    hosts = pl.read_parquet(truth / "hosts.parquet").filter(pl.col("lemon_kind").is_not_null())
+    kinds = dict(zip(hosts["host_id"], hosts["lemon_kind"], strict=True))
+    assert set(kinds.values()) == {"dram_uce", "sram_uce"}, kinds
+    for host, kind in kinds.items():
+        mine = [a for a in actions if a.host_id == host]
+        rmas = [a.ts for a in mine if a.kind == "rma_opened"]
+        assert rmas, f"lemon {host} ({kind}) was never sent to RMA: {[a.kind for a in mine]}"
+        faults = sent.filter(pl.col("host_id") == host)["ts"].to_list()
+        found = [r["ts"] for r in findings if r["host_id"] == host]
+        if kind == "dram_uce":  # cured by its first RMA: no fault after that tick, never escalated
+            assert report["lemons_cured"][host] == rmas[0]
+            assert faults and max(faults) <= rmas[0] + TICK_MS
+            assert found and max(found) <= rmas[0] + TICK_MS
+            assert "escalated" not in {a.kind for a in mine}
+        else:  # the repair did not hold: it fails again after its return, is found again and escalated
+            returned = next(a.ts for a in mine if a.kind == "returned")
+            assert any(ts > returned for ts in faults)
+            assert any(ts > returned for ts in found)
+            assert Counter(a.kind for a in mine)["escalated"] >= 1
+            assert host not in report["lemons_cured"]
