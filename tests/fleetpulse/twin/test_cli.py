@@ -33,3 +33,18 @@ def test_a_bad_twin_setting_is_a_fleetpulse_error() -> None:
     assert isinstance(result.exception, FleetpulseError)
     assert "spare_pct" in str(result.exception)
     assert twin.__doc__ is not None
+
+
+def test_format_json_and_csv_give_one_row_of_numbers_per_variant() -> None:
+    args = ["twin", "--days", "2", "--seeds", "2", "--set", "planner.retire_after=0,2"]
+    as_json = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert as_json.exit_code == 0, as_json.output
+    rows = json.loads(as_json.stdout)
+    assert [r["planner.retire_after"] for r in rows] == ["0", "2"]
+    assert all(isinstance(r["goodput"], float) and 0 < r["goodput"] <= 1 for r in rows)
+    assert all(isinstance(r["goodput ±"], float) for r in rows)  # two seeds: an interval
+    assert "lost failures GPU-h" in rows[0]
+    as_csv = CliRunner().invoke(app, [*args, "--format", "csv"])
+    assert as_csv.exit_code == 0, as_csv.output
+    header, *lines = as_csv.stdout.splitlines()
+    assert header.startswith("planner.retire_after,ettr_mean,ettr_mean ±,goodput") and len(lines) == 2
