@@ -15,6 +15,7 @@ from typing import NamedTuple
 import polars as pl
 from rich.progress import Progress
 
+from analytics.jobs.closed_loop import ClosedLoop, closed_loop
 from analytics.jobs.coverage import coverage_text
 from analytics.jobs.errors import JobError
 from analytics.jobs.plots import plot_job
@@ -22,6 +23,7 @@ from analytics.jobs.render import HTML_HEAD, fmt, html_image, html_table, markdo
 from analytics.jobs.report_header import Header, header, human_times, with_verdict
 from analytics.jobs.result import JobResult, write_result
 from analytics.jobs.runner import JOBS, run_job
+from analytics.jobs.source import read_manifest
 from analytics.jobs.truth import truth_checks
 from analytics.lake import Lake
 
@@ -50,6 +52,7 @@ class Report(NamedTuple):
     skipped: dict[str, str]
     quarantine: pl.DataFrame
     truth: pl.DataFrame | None
+    closed_loop: ClosedLoop | None  # what the simulated fleet did in answer to the planner (closed-loop runs)
 
 
 def quarantine_table(lake: str | Path) -> pl.DataFrame:
@@ -132,18 +135,28 @@ def build_report(
         progress.advance(task)
     head = header(lake, now)
     shown = with_verdict(checks) if checks is not None else None
-    md = _markdown(head, out, results, skipped, figures, quarantine, shown)
-    page = _html(head, results, skipped, figures, quarantine, shown)
+    loop = closed_loop(read_manifest(truth))
+    md = _markdown(head, out, results, skipped, figures, quarantine, shown, loop)
+    page = _html(head, results, skipped, figures, quarantine, shown, loop)
     (out / "summary.md").write_text(md)
     (out / "report.html").write_text(page)
-    return Report(out / "report.html", out / "summary.md", results, skipped, quarantine, checks)
+    return Report(out / "report.html", out / "summary.md", results, skipped, quarantine, checks, loop)
+
+
+def _loop_tables(loop: ClosedLoop) -> list[tuple[str, pl.DataFrame]]:
+    return [("GPU-hours out of service by cause", loop.by_cause),
+            ("GPU-hours out of service by maintenance domain", loop.by_domain),
+            ("hosts cured, retired or still out", loop.hosts)]  # fmt: skip
 
 
 def _markdown(head: Header, out: Path, results: dict, skipped: dict, figures: dict, quarantine: pl.DataFrame,
-              checks: pl.DataFrame | None) -> str:  # fmt: skip
+              checks: pl.DataFrame | None, loop: ClosedLoop | None = None) -> str:  # fmt: skip
     parts = ["# fleetpulse analytics report\n", *(f"{line}  " for line in head.lines()), ""]
     if checks is not None:
         parts += ["## Ground-truth checks\n", markdown_table(checks, 100)]
+    if loop is not None:
+        parts += ["## Closed loop: the fleet's answer to the planner\n", *(f"- {line}" for line in loop.lines), ""]
+        parts += [part for title, t in _loop_tables(loop) for part in (f"**{title}**\n", markdown_table(t))]
     for name, result in results.items():
         parts.append(f"## {name}\n")
         parts += [f"- {line}" for line in _summary_lines(result)] + [""]
@@ -162,11 +175,15 @@ def _markdown(head: Header, out: Path, results: dict, skipped: dict, figures: di
 
 
 def _html(head: Header, results: dict, skipped: dict, figures: dict, quarantine: pl.DataFrame,
-          checks: pl.DataFrame | None) -> str:  # fmt: skip
+          checks: pl.DataFrame | None, loop: ClosedLoop | None = None) -> str:  # fmt: skip
     parts = [HTML_HEAD.format(title="fleetpulse analytics"), "<h1>fleetpulse analytics report</h1>",
              "<p>" + "<br>".join(html.escape(line) for line in head.lines()) + "</p>"]  # fmt: skip
     if checks is not None:
         parts += ["<h2>Ground-truth checks</h2>", html_table(checks, 100)]
+    if loop is not None:
+        parts += ["<h2>Closed loop: the fleet's answer to the planner</h2><ul>",
+                  *(f"<li>{html.escape(line)}</li>" for line in loop.lines), "</ul>"]  # fmt: skip
+        parts += [part for title, t in _loop_tables(loop) for part in (f"<h3>{title}</h3>", html_table(t))]
     for name, result in results.items():
         parts.append(f"<h2>{html.escape(name)}</h2><ul>")
         parts += [f"<li>{html.escape(line)}</li>" for line in _summary_lines(result)] + ["</ul>"]
