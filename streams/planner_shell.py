@@ -23,6 +23,7 @@ from streams.core.fleet.lifecycle import FleetState
 from streams.core.messages import PlanProgress, PlanTick, SourceMark
 from streams.core.planning.order import Mark, OrderedPlan
 from streams.core.planning.planner import Planner
+from streams.core.planning.retirement import retirements
 from streams.core.planning.sources import SourceTimes
 from streams.core.planning.ticks import TickSchedule
 
@@ -97,7 +98,12 @@ class PlannerShell:
         return plan
 
     def decide(self, fleet: FleetState, msg: Any, partition: int) -> list[Action]:
-        """The actions for one planner-topic message, in event-time order or as they come."""
+        """The actions for one planner-topic message, in event-time order or as they come, each escalation
+        followed by the host's retirement when the policy's ``retire_after`` says so."""
+        actions = self._decide(fleet, msg, partition)
+        return actions + retirements(self.planner.policy, fleet, actions)
+
+    def _decide(self, fleet: FleetState, msg: Any, partition: int) -> list[Action]:
         if isinstance(msg, PlanProgress):
             marks = [(m.source, Mark(m.ts, m.idle)) for m in msg.marks]
             return self.plan_of(partition).progress(fleet, marks) if self.ordered else []

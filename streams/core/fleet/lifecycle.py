@@ -52,6 +52,7 @@ class HostState:
     returned_from: str | None = None  # the operation it returned from
     # its repair history: (returned ts, operation) of the last REPAIR_HISTORY operations it returned from
     repairs: list[tuple[int, str]] = field(default_factory=list)
+    escalated: list[int] = field(default_factory=list)  # event times of its last REPAIR_HISTORY escalations
     retired: bool = False  # out of service for good (``streams.core.planning.retirement``): its domain no longer counts it
 
     @property
@@ -174,6 +175,8 @@ def apply(state: FleetState, action: Action) -> FleetState:
     if action.kind in (ABSORBED, ESCALATED):
         if action.finding_id:
             state.findings[action.finding_id] = None
+        if action.kind == ESCALATED:  # a repair that did not hold: retirement counts them
+            host.escalated = [*host.escalated, action.ts][-REPAIR_HISTORY:]
         return state
     op_id = action.op_id
     if action.kind == "suspected":

@@ -5,6 +5,8 @@ planner's escalation records (``escalated``). So retirement reads the planner's 
 N-th escalation of a host within ``retire_within`` adds a ``retired`` action (a page) after it.
 The escalated RMA still runs; the host simply never comes back from it. Pure over the action log:
 the same actions give the same retirements, so a worker rebuilds it by folding ``fleet.actions``.
+``retirements`` decides from the folded fleet state (each host's escalation times), so a detect worker,
+which rebuilds that state from the log and its snapshots, retires exactly as the in-process twin does.
 """
 
 from __future__ import annotations
@@ -13,8 +15,47 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from streams.core.actions import ESCALATED, RETIRED, Action
+from streams.core.fleet.lifecycle import FleetState
 from streams.core.ids import action_id
+from streams.core.planning.emit import emit
 from streams.core.policy import Policy
+
+
+def retired_after(policy: Policy, escalation: Action, failed: int) -> Action:
+    """The ``retired`` action after ``escalation``, the host's ``failed``-th failed repair within the window."""
+    p = policy.planner
+    return Action(
+        action_id=action_id(escalation.host_id, RETIRED, escalation.operation, escalation.action_id),
+        kind=RETIRED,
+        host_id=escalation.host_id,
+        cluster=escalation.cluster,
+        domain=escalation.domain,
+        operation=escalation.operation,
+        ts=escalation.ts,
+        finding_id=escalation.finding_id,
+        rule=escalation.rule,
+        reason=f"{failed} failed repairs within {p.retire_within / 86_400_000:g} d (retire_after {p.retire_after})",
+        caused_by=escalation.action_id,
+    )
+
+
+def retirements(policy: Policy, state: FleetState, decided: Iterable[Action]) -> list[Action]:
+    """The ``retired`` actions that ``decided`` (already folded into ``state``) calls for, applied to ``state``.
+
+    Reads each escalated host's escalation times from the fold, so it needs no memory of its own.
+    """
+    p = policy.planner
+    out: list[Action] = []
+    if p.retire_after <= 0:
+        return out
+    for a in decided:
+        host = state.hosts.get(a.host_id)
+        if a.kind != ESCALATED or host is None or host.retired:
+            continue
+        failed = sum(1 for t in host.escalated if 0 <= a.ts - t <= p.retire_within)
+        if failed >= p.retire_after:
+            emit(state, out, retired_after(policy, a, failed))
+    return out
 
 
 @dataclass(slots=True)
@@ -40,20 +81,5 @@ class Retirement:
             self.failed[a.host_id] = times
             if len(times) >= p.retire_after:
                 self.retired.add(a.host_id)
-                days = p.retire_within / 86_400_000
-                out.append(
-                    Action(
-                        action_id=action_id(a.host_id, RETIRED, a.operation, a.action_id),
-                        kind=RETIRED,
-                        host_id=a.host_id,
-                        cluster=a.cluster,
-                        domain=a.domain,
-                        operation=a.operation,
-                        ts=a.ts,
-                        finding_id=a.finding_id,
-                        rule=a.rule,
-                        reason=f"{len(times)} failed repairs within {days:g} d (retire_after {p.retire_after})",
-                        caused_by=a.action_id,
-                    )
-                )
+                out.append(retired_after(self.policy, a, len(times)))
         return out
