@@ -1,8 +1,8 @@
 """The fleet that answers the broker: the simulator reads ``fleet.actions`` and the fleet responds.
 
 ``BrokerAnswer`` is the ``producers.answer.Answer`` of a simulation run closed loop against a live
-pipeline. Before each tick it reads the actions recorded since the last one and folds them
-(``response.FleetResponse``). Fast-forward, it first waits until the detect worker has read and
+pipeline. Before each tick it reads the actions and operators' steps recorded since the last one and
+folds them (``response.FleetResponse``). Fast-forward, it first waits until the detect worker has read and
 committed everything sent so far (errors, cluster summaries, planner input), so the planner has
 answered the past before the fleet moves on: a lockstep, not a race the simulator always wins.
 """
@@ -24,7 +24,6 @@ from fleetpulse.twin.settings import TwinSettings
 from ground.settings import Settings
 from producers.fleet import Fleet
 from schemas import Codec, DecodeError
-from streams.core.actions import Action
 from streams.topology import consumer_groups
 
 log = logging.getLogger(__name__)
@@ -74,7 +73,7 @@ class BrokerAnswer:
         self.reached = ts
         if self.lockstep.timeout_s is not None:
             self._wait_for_pipeline(self.lockstep.timeout_s)
-        self.response.apply(self._new_actions())
+        self.response.apply_logged(self._new_records(), until=ts)
 
     def faults_off(self, host: int, ts: int, lemon: bool) -> bool:
         return self.response.faults_off(host, ts, lemon)
@@ -117,20 +116,20 @@ class BrokerAnswer:
                 self.lockstep.stop.wait(POLL_S)
         self.lockstep.waited_s += time.monotonic() - start
 
-    def _new_actions(self) -> list[Action]:
+    def _new_records(self) -> list[dict[str, Any]]:
+        """The records of ``fleet.actions`` since the last read: the planner's actions and operators' steps."""
         if not self.tps:
             return []
-        out: list[Action] = []
+        out: list[dict[str, Any]] = []
         end = self.consumer.end_offsets(self.tps)
         while any(self.consumer.position(tp) < end[tp] for tp in self.tps):
             for msgs in self.consumer.poll(timeout_ms=500, max_records=5000).values():
                 for m in msgs:
                     try:
-                        decoded = self.codec.decode(m.value)
-                        out.append(Action.from_record(decoded.record))
-                    except (DecodeError, ValueError, KeyError):
-                        continue  # not an action this fleet can answer (the detectors dead-letter bad input)
-        return sorted(out, key=lambda a: a.ts)
+                        out.append(self.codec.decode(m.value).record)
+                    except DecodeError:
+                        continue  # not a record this fleet can answer (the detectors dead-letter bad input)
+        return out
 
 
 @dataclass

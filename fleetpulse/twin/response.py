@@ -2,21 +2,25 @@
 
 A drain takes a host out of service (it runs no job and sends no fault, only health telemetry); a
 repair request draws, as the in-process twin does (``repairs``), whether it cures the host's
-persistent fault; ``returned`` puts the host back; ``retired`` takes it out for good. The state is a
-fold of the action log (an action read twice counts once), so a later segment of the same run
-rebuilds it by reading the topic from its start.
+persistent fault; ``returned`` puts the host back; ``retired`` takes it out for good. Operators' steps
+on the same topic (``fleetpulse ops record``) count too: a host an operator took out (out_of_service,
+repair_started, rma_shipped) sends no fault until its steps are closed (returned_to_service closes all),
+whatever the planner does meanwhile. The state is a fold of the log (a record read twice counts once),
+so a later segment of the same run rebuilds it by reading the topic from its start.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from fleetpulse.twin.repairs import draw_repair
 from fleetpulse.twin.settings import TwinSettings
 from producers.fleet import Fleet
+from schemas import MaintenanceActionRecorded, OperatorEventRecorded
+from schemas.taxonomy import CLOSING_KINDS, OPENING_KINDS, STEP_GROUP
 from streams.core.actions import REQUEST_KINDS, RETIRED, Action
 
 # What takes a host out of service: a drain, and every hands-on repair request (a host may be sent
@@ -38,13 +42,66 @@ class FleetResponse:
     slow_cured: dict[int, int] = field(default_factory=dict)
     repairs: Counter[int] = field(default_factory=Counter)
     failed_repairs: Counter[int] = field(default_factory=Counter)
-    cause: dict[int, str] = field(default_factory=dict)  # host out of service -> why: drains, repairs, retired
+    cause: dict[int, str] = field(default_factory=dict)  # host out -> why: drains, repairs, retired, operators
+    held: dict[int, set[str]] = field(default_factory=dict)  # host -> operators' open step groups (service, rma…)
+    steps_waiting: list[Mapping[str, Any]] = field(default_factory=list)  # operators' steps after the fleet's time
     lost_gpu_h: dict[tuple[str, str], float] = field(default_factory=dict)  # (cause, domain) -> GPU-hours out
     now: int = 0  # the newest event time the fleet has reached
     seen: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.index = {host_id: h for h, host_id in enumerate(self.fleet.host_id)}
+
+    def apply_logged(self, records: Iterable[Mapping[str, Any]], until: int) -> None:
+        """Decoded records of ``fleet.actions``: the planner's actions, and operators' steps up to ``until``.
+
+        An operator's step is taken when the fleet reaches its event time (one recorded ahead waits);
+        any other record (incidents, campaigns, a record this fleet cannot read) is not the fleet's to answer.
+        """
+        actions: list[Action] = []
+        for r in records:
+            if r.get("event_type") == OperatorEventRecorded.EVENT_TYPE:
+                self.steps_waiting.append(r)
+            elif r.get("event_type") == MaintenanceActionRecorded.EVENT_TYPE:
+                try:
+                    actions.append(Action.from_record(r))
+                except (ValueError, KeyError, TypeError):
+                    continue
+        self.apply(sorted(actions, key=lambda a: a.ts))
+        due = sorted((r for r in self.steps_waiting if _ts(r) <= until), key=_ts)
+        self.steps_waiting = [r for r in self.steps_waiting if _ts(r) > until]
+        for r in due:
+            self._step(r)
+
+    def _step(self, record: Mapping[str, Any]) -> None:
+        """An operator's step: opening ones hold the host out, closing ones release their group."""
+        h = self.index.get(str(record.get("host_id")))
+        payload = record.get("payload") or {}
+        kind, event_id, ts = payload.get("kind"), str(record.get("event_id")), _ts(record)
+        if h is None or event_id in self.seen or h in self.retired or kind not in STEP_GROUP:
+            return
+        self.seen.add(event_id)
+        self.now = max(self.now, ts)
+        groups = self.held.setdefault(h, set())
+        if kind in OPENING_KINDS:
+            groups.add(STEP_GROUP[kind])
+            if h not in self.out_since:
+                self._out(h, ts, "operators")
+        elif kind in CLOSING_KINDS:
+            if kind == "returned_to_service":  # closes every step open on the host
+                groups.clear()
+            else:
+                groups.discard(STEP_GROUP[kind])
+            if not groups and self.cause.get(h) == "operators":
+                self._back(h, ts)
+
+    def _back(self, h: int, ts: int) -> None:
+        """The host returns, unless an operator still holds it (then it stays out, for the operators)."""
+        self._count(h, ts)
+        if self.held.get(h):
+            self.out_since[h], self.cause[h] = max(ts, self.out_since[h]), "operators"
+        else:
+            del self.out_since[h], self.cause[h]
 
     def apply(self, actions: Iterable[Action]) -> None:
         for a in actions:
@@ -58,8 +115,7 @@ class FleetResponse:
             if a.kind in REQUEST_KINDS and a.kind != "change_requested":
                 self._repair(h, a)
             elif a.kind == "returned" and h in self.out_since:
-                self._count(h, a.ts)
-                del self.out_since[h], self.cause[h]
+                self._back(h, a.ts)
             elif a.kind == RETIRED:
                 self.retired.add(h)
                 self._out(h, a.ts, "retired")
@@ -124,6 +180,12 @@ class FleetResponse:
             "slow_hosts_cured": {ids[h]: ts for h, ts in sorted(self.slow_cured.items())},
             "retired": sorted(ids[h] for h in self.retired),
             "out_of_service_at_end": sorted(ids[h] for h in self.out_since),
+            "held_by_operators_at_end": sorted(ids[h] for h, groups in self.held.items() if groups),
             "gpu_h_out_of_service": {c: round(v, 1) for c, v in sorted(by_cause.items())},
             "gpu_h_out_by_domain": {f"{c}/{d}": round(v, 1) for (c, d), v in sorted(lost.items())},
         }
+
+
+def _ts(record: Mapping[str, Any]) -> int:
+    ts = record.get("ts")
+    return ts if isinstance(ts, int) else 0
