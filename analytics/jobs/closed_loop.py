@@ -31,6 +31,7 @@ def _hosts(answer: Mapping[str, Any]) -> pl.DataFrame:
     rows += [(h, "slow host cured", ts) for h, ts in (answer.get("slow_hosts_cured") or {}).items()]
     rows += [(h, "retired", None) for h in answer.get("retired") or []]
     rows += [(h, "out of service at the end", None) for h in answer.get("out_of_service_at_end") or []]
+    rows += [(h, "held by operators at the end", None) for h in answer.get("held_by_operators_at_end") or []]
     schema = {"host_id": pl.String, "what": pl.String, "cured_ts": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row").sort("host_id", "what")
 

@@ -16,7 +16,7 @@ Lake = tuple[Path, dict[str, Any], SyntheticFleet]
 ANSWER = {
     "actions_read": 31, "repairs": 8, "failed_repairs": 2,
     "lemons_cured": {"h007": 1_767_300_000_000, "h003": 1_767_310_000_000}, "slow_hosts_cured": {"h011": 1_767_320_000_000},
-    "retired": ["h005"], "out_of_service_at_end": ["h005", "h009"],
+    "retired": ["h005"], "out_of_service_at_end": ["h005", "h009"], "held_by_operators_at_end": ["h009"],
     "gpu_h_out_of_service": {"drains": 40.0, "repairs": 960.5, "retired": 200.0},
     "gpu_h_out_by_domain": {"drains/md1": 40.0, "repairs/md0": 600.5, "repairs/md1": 360.0, "retired/md0": 200.0},
 }  # fmt: skip
@@ -36,6 +36,9 @@ def test_the_section_counts_repairs_cures_retirements_and_hours_by_cause_and_dom
          "total_gpu_h": 400.0},
     ]  # fmt: skip
     assert loop.hosts.filter(loop.hosts["what"] == "retired")["host_id"].to_list() == ["h005"]
+    assert loop.hosts.filter(loop.hosts["host_id"] == "h009")["what"].to_list() == [
+        "held by operators at the end", "out of service at the end"
+    ]
     assert closed_loop({"run_id": "r"}) is None and closed_loop(None) is None  # open loop: no section
 
 
