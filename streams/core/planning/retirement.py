@@ -12,7 +12,7 @@ which rebuilds that state from the log and its snapshots, retires exactly as the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from streams.core.actions import ESCALATED, RETIRED, Action
 from streams.core.fleet.lifecycle import FleetState
@@ -24,16 +24,10 @@ from streams.core.policy import Policy
 def retired_after(policy: Policy, escalation: Action, failed: int) -> Action:
     """The ``retired`` action after ``escalation``, the host's ``failed``-th failed repair within the window."""
     p = policy.planner
-    return Action(
+    return replace(  # the escalation's host, domain, operation, time, finding and rule
+        escalation,
         action_id=action_id(escalation.host_id, RETIRED, escalation.operation, escalation.action_id),
         kind=RETIRED,
-        host_id=escalation.host_id,
-        cluster=escalation.cluster,
-        domain=escalation.domain,
-        operation=escalation.operation,
-        ts=escalation.ts,
-        finding_id=escalation.finding_id,
-        rule=escalation.rule,
         reason=f"{failed} failed repairs within {p.retire_within / 86_400_000:g} d (retire_after {p.retire_after})",
         caused_by=escalation.action_id,
     )
