@@ -119,8 +119,8 @@ class Twin:
         conductor = self.planner.trains
         for camp in self.state.trains.campaigns.values():
             if conductor is not None and camp.status not in ("completed",):
-                todo = conductor.todo(self.state, camp, camp.max_parallel_domains)
-                busy |= set(todo) or set(conductor.domains(camp)[:1])
+                todo = conductor.route.todo(self.state, camp, camp.max_parallel_domains)
+                busy |= set(todo) or set(conductor.route.domains(camp)[:1])
         return sorted(busy)
 
     def _host_side(self) -> None:
