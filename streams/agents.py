@@ -24,6 +24,7 @@ from streams.repeat import HostState, fold_host
 from streams.slow_messages import cluster_message, items_of
 from streams.slow_state import ClusterMeta
 from streams.tailer import catch_up_retrying
+from streams.trains.error_days import ErrorDays
 
 if TYPE_CHECKING:
     from streams.app import DetectApp
@@ -35,6 +36,7 @@ def register_agents(detect: DetectApp) -> None:
     """The worker's agents, timers, rebalance handler and background tasks, on ``detect.app``."""
     app = detect.app
     policy = detect.policy
+    error_days = ErrorDays(policy, detect.inventory.domain_of)  # errors the campaigns' safety test counts
 
     @app.agent(detect.errors_topic, name="errors")
     async def errors(stream: faust.StreamT) -> None:
@@ -45,6 +47,8 @@ def register_agents(detect: DetectApp) -> None:
             msg = event.message
             signal = classify(record, policy)
             if signal is not None:
+                if (counted := error_days.observe(detect.fleet, signal)) is not None:
+                    await detect.publish([counted])
                 stored = HostState.from_stored(detect.repeat_table.get(signal.host_id))
                 step = fold_host(stored, signal, (msg.partition, msg.offset), policy)
                 if step.late:

@@ -116,11 +116,8 @@ class Twin:
         worker ticks only the domains whose work signature changed; reconciling the others changes nothing)."""
         busy = {self.state.hosts[h].domain for h in self.state.op_hosts.values()}
         busy |= {h.domain for h in self.state.hosts.values() if h.current is not None}
-        conductor = self.planner.trains
-        for camp in self.state.trains.campaigns.values():
-            if conductor is not None and camp.status not in ("completed",):
-                todo = conductor.route.todo(self.state, camp, camp.max_parallel_domains)
-                busy |= set(todo) or set(conductor.route.domains(camp)[:1])
+        if self.planner.trains is not None:
+            busy |= self.planner.trains.due_domains(self.state)
         return sorted(busy)
 
     def _host_side(self) -> None:

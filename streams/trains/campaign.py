@@ -16,11 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from streams.actions import Action
+from streams.trains.safety import DAY_MS, ERRORS_RULE
 
 Status = Literal["running", "paused", "halted", "aborted", "completed"]
 CHANGE = "change"  # the operation of a campaign's host visit
 # the planner's campaign-level actions (host '-'): the safety test halted it or opened its gate, or it is done
 CAMPAIGN_KINDS = frozenset({"campaign_halted", "campaign_completed", "gate_opened"})
+# a host's hardware error counted for the safety test (streams.trains.error_days); its rule: ERRORS_RULE + class
+ERRORS_COUNTED = "errors_counted"
+TRAINS_KINDS = CAMPAIGN_KINDS | {ERRORS_COUNTED}  # folded here alone, not as a host's step
 # what a person's step does to a campaign's status
 STATUS_OF: dict[str, Status] = {
     "started": "running",
@@ -28,6 +32,14 @@ STATUS_OF: dict[str, Status] = {
     "paused": "paused",
     "aborted": "aborted",
 }
+
+
+ERROR_DAYS_KEPT = 100_000  # host-day keys held before the days past are forgotten
+
+
+def day_key(host_id: str, fault_class: str, day: int) -> str:
+    """A host's fault class on a UTC day (days since the epoch), as a key a snapshot can hold."""
+    return f"{host_id}|{fault_class}|{day}"
 
 
 @dataclass(slots=True)
@@ -88,6 +100,11 @@ class Campaign:
             return False
         return not self.scope or cluster in self.scope or domain in self.scope
 
+    def compares(self, host_id: str, cluster: str, domain: str) -> bool:
+        """Its safety test counts faults on this host (it is open, in scope, and not a rollback)."""
+        active = self.status in ("running", "paused") and self.rollback_of is None
+        return active and self.in_scope(host_id, cluster, domain)
+
     def previous_version(self) -> str | None:
         """The version most of the changed hosts ran before (what ``abort --rollback`` goes back to)."""
         seen = Counter(v.previous for v in self.visits.values() if v.previous and v.requested_ts is not None)
@@ -105,6 +122,7 @@ class Trains:
     reported: dict[str, dict[str, tuple[str, int]]] = field(
         default_factory=dict
     )  # host -> component -> (v, ts)
+    error_days: dict[str, int] = field(default_factory=dict)  # day_key -> errors counted (the newest days)
 
     def running(self) -> list[Campaign]:
         return [c for c in self.campaigns.values() if c.status == "running"]
@@ -139,7 +157,10 @@ class Trains:
                 mine[component] = (version, record["ts"])
 
     def on_action(self, action: Action) -> None:
-        """Fold a planner action: a campaign's own step, a host visit's step, or a finding (a fault)."""
+        """Fold a planner action: a campaign's own step, a host visit's step, or a finding or error (a fault)."""
+        if action.kind == ERRORS_COUNTED:
+            self._count_error(action)
+            return
         if action.kind in CAMPAIGN_KINDS:
             camp = self.campaigns.get(action.finding_id or "")
             if camp is not None and action.kind == "gate_opened":
@@ -159,11 +180,19 @@ class Trains:
     def observe_fault(self, ts: int, host_id: str, cluster: str, domain: str, rule: str) -> None:
         """A fault on a host: each running campaign whose scope holds it counts it for its safety test."""
         for camp in self.campaigns.values():
-            active = camp.status in ("running", "paused") and camp.rollback_of is None
-            if active and camp.in_scope(host_id, cluster, domain):
+            if camp.compares(host_id, cluster, domain):
                 visit = camp.visits.get(host_id)
                 upgraded = visit is not None and visit.applied_ts is not None
                 camp.faults.append(Fault(ts, host_id, rule, upgraded, camp.upgraded))
+
+    def _count_error(self, action: Action) -> None:
+        """An error counted toward its host-day (``streams.trains.error_days``): one fault of its class."""
+        day = action.ts // DAY_MS
+        key = day_key(action.host_id, (action.rule or "").removeprefix(ERRORS_RULE), day)
+        self.error_days[key] = self.error_days.get(key, 0) + 1
+        if len(self.error_days) > ERROR_DAYS_KEPT:  # only today's and yesterday's are counted on
+            self.error_days = {k: n for k, n in self.error_days.items() if int(k.rsplit("|", 1)[1]) >= day - 1}
+        self.observe_fault(action.ts, action.host_id, action.cluster, action.domain, action.rule or "")
 
     def _visit_step(self, action: Action) -> None:
         camp = self.campaigns.get(action.finding_id or "")

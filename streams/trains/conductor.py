@@ -52,6 +52,15 @@ class Conductor:
                 )
         return out
 
+    def due_domains(self, state: FleetState) -> set[str]:
+        """The domains an open campaign moves in next: its turn's, or its first one to close it (a domain with
+        no host acted on yet is in no fold: a worker ticking only the fold's domains never starts it)."""
+        due: set[str] = set()
+        for camp in state.trains.campaigns.values():
+            if camp.status != "completed":
+                due |= set(self.route.todo(state, camp, camp.max_parallel_domains)) or set(self.route.domains(camp)[:1])
+        return due
+
     def signature(self, state: FleetState, domain: str, now: int) -> tuple[Any, ...] | None:
         """What ``step`` would act on in ``domain`` (None: no campaign open), for the planner's ticks."""
         open_ = [c for c in state.trains.campaigns.values() if c.status != "completed"]
