@@ -33,6 +33,7 @@ from producers.manifest import run_manifest
 from producers.noise import noise_schedule
 from producers.progress import tick_progress
 from producers.randomness import run_id as make_run_id
+from producers.rollout import change_schedule, rollout_truth
 from producers.schedule import Schedule
 from producers.sinks.base import NullSink, Sink
 from producers.sinks.kafka import KafkaSink
@@ -171,6 +172,7 @@ def run_simulation(
     )
     calibration = calibrate(fleet)
     faults, dropped = fault_schedule(fleet, calibration)
+    faults = Schedule.concat([faults, change_schedule(fleet)]).sorted()  # what bad versions add (none: empty)
     noise = noise_schedule(fleet)
     agents = FleetAgents(
         fleet, faults, noise, run_id=run_id, interval_s=interval_s,
@@ -232,6 +234,7 @@ def run_simulation(
     manifest["segment"] = fleet.segment
     if fleet.config.versions.changes:
         manifest["changes"] = changes_truth(fleet.config.versions)  # which versions are bad, and how
+        manifest["rollouts"] = rollout_truth(fleet, agents.turns)  # which hosts got them, when
     manifest["continues_run_id"] = previous.run_id if previous else None
     manifest["fleet_window"] = list(previous.fleet_window) if previous else [start_ts, end_ts]
     if request.truth_out is not None:
