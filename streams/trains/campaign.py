@@ -11,12 +11,13 @@ Nothing here imports the host lifecycle: it folds this state as one part of ``Fl
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from streams.actions import Action
 from streams.trains.safety import DAY_MS, ERRORS_RULE
+from streams.trains.step_time import StepWindow, window
 
 Status = Literal["running", "paused", "halted", "aborted", "completed"]
 CHANGE = "change"  # the operation of a campaign's host visit
@@ -89,6 +90,7 @@ class Campaign:
     status: Status = "running"
     visits: dict[str, Visit] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
+    steps: list[StepWindow] = field(default_factory=list)  # step time, upgraded vs not (streams.trains.step_time)
     upgraded: int = 0
     halts: int = 0
     halted_reason: str = ""
@@ -184,6 +186,22 @@ class Trains:
                 visit = camp.visits.get(host_id)
                 upgraded = visit is not None and visit.applied_ts is not None
                 camp.faults.append(Fault(ts, host_id, rule, upgraded, camp.upgraded))
+
+    def observe_steps(self, ts: int, hosts: Sequence[tuple[str, str, str, float]]) -> None:
+        """A window of step times, (host, cluster, domain, step time relative to the host's baseline):
+        each comparing campaign keeps its hosts on the new version against those not on it yet."""
+        for camp in self.campaigns.values():
+            up, control = [], []
+            for host_id, cluster, domain, rel in hosts:
+                if camp.compares(host_id, cluster, domain):
+                    visit = camp.visits.get(host_id)
+                    if visit is None or visit.requested_ts is None:
+                        control.append(rel)
+                    elif visit.applied_ts is not None and visit.applied_ts <= ts:
+                        up.append(rel)
+            found = window(ts, up, control)
+            if found is not None:
+                camp.steps.append(found)
 
     def _count_error(self, action: Action) -> None:
         """An error counted toward its host-day (``streams.trains.error_days``): one fault of its class."""

@@ -68,7 +68,7 @@ class Conductor:
             return None
         burn_in = self.policy.trains.burn_in
         return tuple(
-            (c.campaign_id, c.status, c.accepted, len(c.visits), c.upgraded, len(c.faults),
+            (c.campaign_id, c.status, c.accepted, len(c.visits), c.upgraded, len(c.faults), len(c.steps),
              sum(v.done_ts is not None for v in c.visits.values()),
              sum(v.applied_ts is not None and v.done_ts is None and v.applied_ts + burn_in <= now for v in c.visits.values()),
              len(state.trains.reported))

@@ -19,6 +19,7 @@ from streams.policy import Policy
 from streams.trains.campaign import CHANGE, Campaign
 from streams.trains.route import Route, behind_repair
 from streams.trains.safety import DAY_MS, ClassVerdict, SequentialTest, SprtSettings, classifier
+from streams.trains.step_time import StepSettings, StepTest, StepVerdict
 
 
 class Gate:
@@ -27,7 +28,9 @@ class Gate:
         t = policy.trains
         self.sprt = SprtSettings(t.rate_ratio, t.alpha, t.beta, classes=max(1, len(t.classes) + 1))  # + slow
         self.classify = classifier(t.classes, {r.name: r.classes for r in policy.rules})
+        self.step_settings = StepSettings(t.step_slowdown, t.alpha, t.beta)
         self._tests: dict[tuple[int, str, int], SequentialTest] = {}  # (fold, campaign, scope) -> its test
+        self._steps: dict[tuple[int, str], StepTest] = {}  # (fold, campaign) -> its step-time test
 
     def verdicts(self, state: FleetState, camp: Campaign, now: int) -> dict[str, ClassVerdict]:
         scope = self.route.scope_size(camp)
@@ -42,12 +45,25 @@ class Gate:
         control = max(0.0, scope * max(0, now - camp.started_ts) / DAY_MS - up)
         return test.verdicts((up, control))
 
+    def step_verdict(self, state: FleetState, camp: Campaign) -> StepVerdict | None:
+        test = self._steps.get((id(state.trains), camp.campaign_id))
+        if test is None:
+            test = self._steps[(id(state.trains), camp.campaign_id)] = StepTest(self.step_settings)
+        test.feed(camp.steps)
+        return test.verdict()
+
     def check(self, state: FleetState, camp: Campaign, domain: str, now: int, out: list[Action]) -> bool:
-        """Halt the campaign when a fault class is worse on the new version (True), open the gate when accepted."""
+        """Halt the campaign when a fault class or step time is worse on the new version (True), open
+        the gate when accepted."""
         if camp.rollback_of is not None:
             return False  # going back to the version the fleet ran before
         verdicts = self.verdicts(state, camp, now)
-        worse = [v for name, v in sorted(verdicts.items()) if name != "all" and v.state == "halt"]
+        worse: list[ClassVerdict | StepVerdict] = [
+            v for name, v in sorted(verdicts.items()) if name != "all" and v.state == "halt"
+        ]
+        steps = self.step_verdict(state, camp)
+        if steps is not None and steps.state == "halt":
+            worse.append(steps)
         if worse:
             why = "; ".join(v.evidence() for v in worse)
             why += f". Roll back: fleetpulse train abort {camp.campaign_id} --rollback"
