@@ -151,7 +151,8 @@ def throughput(args: argparse.Namespace) -> None:
 
 def cycle(args: argparse.Namespace) -> None:
     policy = load_policy()
-    config = TwinConfig(clusters=2, domains_per_cluster=192, hosts_per_domain=16, step_minutes=args.step_minutes)
+    config = TwinConfig(clusters=2, domains_per_cluster=args.domains_per_cluster, hosts_per_domain=16,
+                        step_minutes=args.step_minutes)  # fmt: skip
     twin = Twin(policy, config, VersionsSpec(), seed=args.seed)  # a version no change lists: a good one
     record = start_record(CampaignSpec(change="driver=560.40", actor="bench", canary=2,
                                        max_parallel_domains=args.parallel), twin.now)  # fmt: skip
@@ -195,6 +196,7 @@ def main() -> None:
     c.add_argument("--parallel", type=int, default=48, help="max_parallel_domains")
     c.add_argument("--step-minutes", type=int, default=10)
     c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--domains-per-cluster", type=int, default=192, help="192: meta-48k's shape")
     args = parser.parse_args()
     {"safety": safety, "throughput": throughput, "cycle": cycle}[args.command](args)
 

@@ -124,7 +124,7 @@ def test_a_bad_change_halts_the_live_worker_from_its_hosts_error_rates(kafka, tm
     settings = isolated_settings(kafka.settings, partitions=2)
     admin.create_topics(settings)
     day = 86_400_000
-    t0 = (int(time.time() * 1000) // day - 10) * day  # event time ends near the worker's clock
+    t0 = (int(time.time() * 1000) // day - 14) * day  # 39 steps of 8 h stay behind the worker's clock
     step_ms = day // 3
     (port,) = free_ports(1)
     worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log")
