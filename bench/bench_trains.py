@@ -10,13 +10,21 @@ random hosts of a 24,576-host fleet decided by ``Planner.on_finding``, every dom
 simulated 10 minutes (repairs complete, waiting work starts), and the fleet state encoded as a
 snapshot every 100,000 actions; an operation is one host's repair from suspected to returned.
 
+``cycle``: one good campaign over the whole of meta-48k's shape (2 clusters x 192 domains x 16 hosts =
+6,144 hosts) in the twin, ``--parallel`` domains at a time, against its planned bound: the gate's
+longest wait (``trains.gate_soak``) plus the domains' rounds (domains / parallel, rounded up) times a
+domain's time (its hosts / its buffer, rounded up, times a host's turn: the change's apply time, the
+burn-in and three steps for the planner's moves).
+
     .venv/bin/python bench/bench_trains.py safety --seeds 50
     .venv/bin/python bench/bench_trains.py throughput --operations 200000
+    .venv/bin/python bench/bench_trains.py cycle --parallel 48
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -32,14 +40,17 @@ from producers.changes import ChangeSpec, VersionsSpec  # noqa: E402
 from streams.core.findings import Finding  # noqa: E402
 from streams.core.fleet.lifecycle import FleetState  # noqa: E402
 from streams.core.inventory import Inventory  # noqa: E402
+from streams.core.planning.budget import budget  # noqa: E402
 from streams.core.planning.planner import Planner  # noqa: E402
 from streams.core.policy import load_policy  # noqa: E402
 from streams.trains.commands import CampaignSpec, start_record  # noqa: E402
 
 DAY = 86_400_000
+MINUTE = 60_000
 SCENARIOS = {
     "x3": ChangeSpec(version="560.35", rate_factor={"xid": 3.0}),
     "x1.5": ChangeSpec(version="560.36", rate_factor={"xid": 1.5}),
+    "slow5": ChangeSpec(version="560.37", slowdown_pct=5.0),
     "good": ChangeSpec(version="560.40"),
 }
 
@@ -66,6 +77,7 @@ def one(scenario: str, seed: int, horizon_days: float, parallel: int, step_minut
         "max_change_out": max(report.max_change_out.values()),
         "max_domains": report.max_domains_changing,
         "xid_halt": float(camp.halted_reason.startswith("xid")),
+        "step_halt": float("step time:" in camp.halted_reason),
     }
 
 
@@ -89,7 +101,8 @@ def safety(args: argparse.Namespace) -> None:
             q = np.quantile(shares, [0.5, 0.95]) if len(shares) > 1 else [shares[0]] * 2
             print(f"  halt point: share of the fleet changed median {q[0]:.1%}, p95 {q[1]:.1%}, max {max(shares):.1%};"
                   f" days median {statistics.median(r['days'] for r in halted):.1f};"
-                  f" by the xid class {sum(r['xid_halt'] for r in halted):.0f}")  # fmt: skip
+                  f" by the xid class {sum(r['xid_halt'] for r in halted):.0f},"
+                  f" by step time {sum(r['step_halt'] for r in halted):.0f}")  # fmt: skip
         done = [r for r in runs if r["completed"]]
         if done:
             print(f"  completed in median {statistics.median(r['days'] for r in done):.1f} days")
@@ -136,6 +149,35 @@ def throughput(args: argparse.Namespace) -> None:
           f"{state.count / elapsed:,.0f} actions/s on one core")  # fmt: skip
 
 
+def cycle(args: argparse.Namespace) -> None:
+    policy = load_policy()
+    config = TwinConfig(clusters=2, domains_per_cluster=args.domains_per_cluster, hosts_per_domain=16,
+                        step_minutes=args.step_minutes)  # fmt: skip
+    twin = Twin(policy, config, VersionsSpec(), seed=args.seed)  # a version no change lists: a good one
+    record = start_record(CampaignSpec(change="driver=560.40", actor="bench", canary=2,
+                                       max_parallel_domains=args.parallel), twin.now)  # fmt: skip
+    twin.record(record)
+    camp = twin.state.trains.campaigns[record["payload"]["campaign_id"]]
+    domains = config.clusters * config.domains_per_cluster
+    buffer = budget(config.hosts_per_domain, policy.planner.capacity_buffer_pct)
+    turn = config.apply_minutes * MINUTE + policy.trains.burn_in + 3 * config.step_minutes * MINUTE
+    per_domain = math.ceil(config.hosts_per_domain / buffer) * turn
+    bound = policy.trains.gate_soak + math.ceil(domains / args.parallel) * per_domain
+    started, cpu = twin.now, time.process_time()
+    report = twin.run(twin.now + 2 * bound, stop=lambda t: camp.status != "running")
+    took = twin.now - started
+    gate = next((ts for ts, step, _ in camp.history if step == "gate_opened"), None)
+    print(f"{len(twin.hosts):,} hosts in {domains} domains of {config.hosts_per_domain} (buffer {buffer}), "
+          f"{args.parallel} domains at a time: {camp.status}, {camp.upgraded:,} hosts changed")
+    print(f"  planned bound {bound / DAY:.1f} d = gate soak {policy.trains.gate_soak / DAY:.1f} d + "
+          f"{math.ceil(domains / args.parallel)} rounds x {per_domain / DAY:.2f} d a domain "
+          f"({math.ceil(config.hosts_per_domain / buffer)} hosts x {turn / 3_600_000:.1f} h)")
+    print(f"  measured {took / DAY:.1f} d ({took / bound:.0%} of the bound); gate opened after "
+          f"{(gate - started) / DAY if gate else float('nan'):.1f} d; most hosts out for the change in a domain "
+          f"{max(report.max_change_out.values())}, most domains changing at once {report.max_domains_changing}, "
+          f"steps over a domain's buffer {report.over_capacity}; {time.process_time() - cpu:.0f} CPU s")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -150,8 +192,13 @@ def main() -> None:
     t = sub.add_parser("throughput")
     t.add_argument("--operations", type=int, default=200_000)
     t.add_argument("--per-step", type=int, default=200, help="findings per simulated 10 minutes")
+    c = sub.add_parser("cycle")
+    c.add_argument("--parallel", type=int, default=48, help="max_parallel_domains")
+    c.add_argument("--step-minutes", type=int, default=10)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--domains-per-cluster", type=int, default=192, help="192: meta-48k's shape")
     args = parser.parse_args()
-    (safety if args.command == "safety" else throughput)(args)
+    {"safety": safety, "throughput": throughput, "cycle": cycle}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -41,15 +41,30 @@ class ChangeSpec(BaseModel):
         return any(f != 1.0 for f in self.rate_factor.values()) or self.slowdown_pct > 0
 
 
+class RolloutSpec(BaseModel):
+    """A version rolled through the simulated fleet as a train would, domain after domain in name order
+    (the simulator runs open-loop: it applies the change on this schedule, see ``producers.rollout``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    component: str = "driver"
+    version: str
+    start_day: float = Field(0.0, ge=0, description="days after the run's start the first domain gets it")
+    domains_per_day: float = Field(1.0, gt=0)
+    domains: int | None = Field(None, ge=1, description="how many domains get it (None: every one)")
+
+
 class VersionsSpec(BaseModel):
     """The baseline image, whether the simulator reports it (``HostVersionsReported`` with each host's
-    inventory), and the known changes with their effects."""
+    inventory, and again when a rollout changes it), the known changes with their effects, and the
+    rollouts that apply them."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     report: bool = False
     baseline: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_BASELINE))
     changes: list[ChangeSpec] = Field(default_factory=list)
+    rollouts: list[RolloutSpec] = Field(default_factory=list)
 
     def change(self, component: str, version: str) -> ChangeSpec | None:
         return next((c for c in self.changes if (c.component, c.version) == (component, version)), None)

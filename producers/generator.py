@@ -21,6 +21,7 @@ from producers.changes import versions_payload
 from producers.fleet import Fleet
 from producers.jobs import job_timeline
 from producers.randomness import Purpose, stream
+from producers.rollout import applied, slowdowns, versions_at
 from producers.sample_batch import SampleBatch, sample_encoder
 from producers.samples import DEGRADED_SYMBOLS_PER_S, SampleModel, TickEffects
 from producers.schedule import Schedule
@@ -105,6 +106,7 @@ class FleetAgents:
         self._cluster = [names[c] for c in fleet.cluster.tolist()]
         self._fabric = fleet.fabric
         self._slot = [i % fleet.config.hosts_per_rack for i in range(n)]
+        self.turns = applied(fleet)  # each host's turn in the config's rollouts (producers.rollout)
 
     def ticks(self) -> Iterator[Tick]:
         pending: dict[int, list[EventBatch]] = {}
@@ -167,6 +169,10 @@ class FleetAgents:
         events: list[tuple[int, int, str, dict[str, Any]]] = [
             e for h in joined for e in self._joined(int(h), int(f.install_ts[h]))
         ]
+        if f.config.versions.report:  # a host that got a rollout's version reports it
+            got = np.flatnonzero((self.turns.ts > lo_t) & (self.turns.ts <= t)).tolist()
+            events += [(int(self.turns.host[j]), int(self.turns.ts[j]), "HostVersionsReported",
+                        self._changed(int(self.turns.host[j]), int(self.turns.ts[j]))) for j in got]  # fmt: skip
         lo, hi = np.searchsorted(self.occ.ts, [lo_t, t], side="right")
         effects = TickEffects.zeros(f.n_hosts, f.config.gpus_per_host)
         for j in range(lo, hi):
@@ -181,6 +187,8 @@ class FleetAgents:
         if len(alive):
             self.seq[alive] += 1
             cols = self.model.columns(t, self.interval_s, alive, effects, self.remapped, k)
+            if len(self.turns):  # a version that slows its hosts
+                cols["step_time_ms"] = cols["step_time_ms"] * (1 + slowdowns(f, self.turns, t, alive))
             batches.append(
                 SampleBatch(
                     fleet=f,
@@ -222,6 +230,10 @@ class FleetAgents:
         if self.fleet.config.versions.report:
             out.append((h, ts, "HostVersionsReported", versions_payload(self.fleet.config.versions)))
         return out
+
+    def _changed(self, h: int, ts: int) -> dict[str, Any]:
+        return {**versions_payload(self.fleet.config.versions), **versions_at(self.fleet, self.turns, h, ts),
+                "reason": "change"}  # fmt: skip
 
     def _inventory(self, h: int) -> tuple[str, dict[str, Any]]:
         f = self.fleet

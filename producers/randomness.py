@@ -22,6 +22,7 @@ class Purpose(IntEnum):
     JOBS = 7  # per job slot: its runs, their paces and idle gaps
     DELIVERY = 8  # per tick: sample drop-outs and duplicated deliveries
     REPORTING = 9  # per fleet: which hosts report faults naming only the host
+    CHANGES = 10  # per host and rollout: the faults a bad version adds
 
 
 def stream(seed: int, purpose: Purpose, *index: int) -> np.random.Generator:

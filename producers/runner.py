@@ -34,6 +34,7 @@ from producers.manifest import run_manifest
 from producers.noise import noise_schedule
 from producers.progress import tick_progress
 from producers.randomness import run_id as make_run_id
+from producers.rollout import change_schedule, rollout_truth
 from producers.schedule import Schedule
 from producers.sinks.base import NullSink, Sink
 from producers.sinks.kafka import KafkaSink
@@ -177,6 +178,7 @@ def run_simulation(
     )
     calibration = calibrate(fleet)
     faults, dropped = fault_schedule(fleet, calibration)
+    faults = Schedule.concat([faults, change_schedule(fleet)]).sorted()  # what bad versions add (none: empty)
     # closed loop, the agents' fleet is a copy whose slow factors a repair may zero; the truth keeps the fleet as built
     agents_fleet = replace(fleet, slow_factor=fleet.slow_factor.copy()) if answer is not None else fleet
     loop = answer(agents_fleet) if answer is not None else None
@@ -247,6 +249,7 @@ def run_simulation(
     manifest["segment"] = fleet.segment
     if fleet.config.versions.changes:
         manifest["changes"] = changes_truth(fleet.config.versions)  # which versions are bad, and how
+        manifest["rollouts"] = rollout_truth(fleet, agents.turns)  # which hosts got them, when
     manifest["continues_run_id"] = previous.run_id if previous else None
     if loop is not None:
         manifest["closed_loop"] = loop.report()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import faust
 import msgspec
 
+from streams.core.classify import classify
 from streams.core.errors import InvalidRecordError
 from streams.core.messages import planner_message, to_wire
 from streams.core.peers.messages import cluster_message, items_of
@@ -22,6 +23,7 @@ from streams.core.peers.state import ClusterMeta
 from streams.core.stages import peer_step, repeat_step
 from streams.deadletter import faust_source
 from streams.tailer import catch_up_retrying
+from streams.trains.error_days import ErrorDays
 
 if TYPE_CHECKING:
     from streams.app import DetectApp
@@ -33,6 +35,7 @@ def register_agents(detect: DetectApp) -> None:
     """The worker's agents, timers, rebalance handler and background tasks, on ``detect.app``."""
     app = detect.app
     policy = detect.policy
+    error_days = ErrorDays(policy, detect.inventory.domain_of)  # errors the campaigns' safety test counts
 
     @app.agent(detect.errors_topic, name="errors")
     async def errors(stream: faust.StreamT) -> None:
@@ -41,7 +44,10 @@ def register_agents(detect: DetectApp) -> None:
             if record is None:
                 continue
             msg = event.message
-            step = repeat_step(detect.state.repeat, record, (msg.partition, msg.offset), policy)
+            signal = classify(record, policy)
+            if signal is not None and (counted := error_days.observe(detect.fleet, signal)) is not None:
+                await detect.publish([counted])
+            step = repeat_step(detect.state.repeat, signal, (msg.partition, msg.offset), policy)
             if step.late:
                 detect.metrics.late.labels("errors").inc()
             if step.finding is not None:

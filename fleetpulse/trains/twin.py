@@ -41,6 +41,8 @@ class TwinConfig:
     slow_rate: float = 0.01  # slow-host findings per host-day on the old version
     apply_minutes: int = 30
     step_minutes: int = 10
+    step_window_minutes: int = 60  # a step-time window of the hosts in service every this long (0: none)
+    step_noise: float = 0.02  # a host's hourly step time around its baseline (log sd)
     start_ts: int = 1_798_761_600_000  # 2027-01-01
 
 
@@ -59,6 +61,7 @@ class Twin:
     def __init__(self, policy: Policy, config: TwinConfig, versions: VersionsSpec, seed: int) -> None:
         self.policy, self.config, self.versions = policy, config, versions
         self.rng = np.random.default_rng(seed)
+        self.step_rng = np.random.default_rng([seed, 1])  # its own stream: the faults' draws stay as they were
         self.inventory = Inventory()
         self.state = FleetState()
         self.planner = Planner(policy, members=self.inventory.hosts_in, view=self.inventory)
@@ -104,6 +107,7 @@ class Twin:
             self.now += self.config.step_minutes * MINUTE
             self._host_side()
             self._faults()
+            self._step_times()
             for domain in self._busy():
                 self.actions += self.planner.reconcile(
                     self.state, domain, self.inventory.domain_size(domain), self.now
@@ -116,11 +120,8 @@ class Twin:
         worker ticks only the domains whose work signature changed; reconciling the others changes nothing)."""
         busy = {self.state.hosts[h].domain for h in self.state.op_hosts.values()}
         busy |= {h.domain for h in self.state.hosts.values() if h.current is not None}
-        conductor = self.planner.trains
-        for camp in self.state.trains.campaigns.values():
-            if conductor is not None and camp.status not in ("completed",):
-                todo = conductor.todo(self.state, camp, camp.max_parallel_domains)
-                busy |= set(todo) or set(conductor.domains(camp)[:1])
+        if self.planner.trains is not None:
+            busy |= self.planner.trains.due_domains(self.state)
         return sorted(busy)
 
     def _host_side(self) -> None:
@@ -162,6 +163,19 @@ class Twin:
             trains.observe_fault(self.now, host, cluster, domain, "slow_host")
         for i in np.flatnonzero(self.rng.poisson(np.full(n, self.config.finding_rate * dt))).tolist():
             self._finding(*self.hosts[i])
+
+    def _step_times(self) -> None:
+        """Every host in service's step time relative to its baseline, slowed by the versions it runs."""
+        every = self.config.step_window_minutes * MINUTE
+        if not every or self.now % every >= self.config.step_minutes * MINUTE:
+            return
+        rel = np.exp(self.config.step_noise * self.step_rng.standard_normal(len(self.hosts)))
+        for i in self.changed:
+            running = self.running[self.hosts[i][0]].items()
+            rel[i] *= 1 + max(slowdown(self.versions, c, v, self.now - s) for c, (v, s) in running)
+        out = {h for h, st in self.state.hosts.items() if st.is_out}
+        window = [(h, c, d, float(rel[i])) for i, (h, c, d) in enumerate(self.hosts) if h not in out]
+        self.state.trains.observe_steps(self.now, window)
 
     def _finding(self, host: str, cluster: str, domain: str, action: str = "reboot") -> None:
         """A finding on a host: the planner opens its repair (``action``) as it does live."""

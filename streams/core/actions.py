@@ -38,6 +38,7 @@ ActionKind = Literal[
     "campaign_halted",
     "campaign_completed",
     "gate_opened",
+    "errors_counted",
 ]
 REQUEST_KIND = {
     "rma": "rma_opened",

@@ -16,6 +16,7 @@ from typing import Any
 from ground.settings.detect import PlanOrder
 from schemas import HostSampled
 from streams.core.actions import Action
+from streams.core.classify import classify
 from streams.core.errors import InvalidRecordError
 from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import FleetState, apply_logged
@@ -116,7 +117,7 @@ class DetectionCore:
 
     def _error(self, record: dict[str, Any]) -> None:
         self._flush()  # samples before this error reach the planner before it does
-        step = repeat_step(self.state.repeat, record, (PARTITION, self.offset), self.policy)
+        step = repeat_step(self.state.repeat, classify(record, self.policy), (PARTITION, self.offset), self.policy)
         if step.late:
             self.late["errors"] += 1
         if step.finding is not None:

@@ -254,6 +254,8 @@ class TrainsPolicy(_Model):
     alpha: float = Field(0.01, gt=0, lt=0.5)
     beta: float = Field(0.05, gt=0, lt=0.5)
     classes: dict[str, list[str]] = {}  # fault class -> error classes (a finding's class: its rule's first)
+    step_slowdown: float = Field(0.03, gt=0, lt=1)  # the step-time test's H1: the new version this much slower
+    errors_per_host_day: int = Field(3, ge=1)  # a host's errors of one class a day the test counts, at most
 
 
 class AlertPolicy(_Model):

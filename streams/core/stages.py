@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from streams.core.classify import classify
+from streams.core.classify import Signal
 from streams.core.findings import Finding
 from streams.core.peers.messages import ClusterItem
 from streams.core.peers.scores import Verdict
@@ -25,10 +24,10 @@ NOT_COUNTED = HostStep(None)  # a record no error class counts
 
 
 def repeat_step(
-    state: KeyedState, record: dict[str, Any], position: tuple[int, int], policy: Policy
+    state: KeyedState, signal: Signal | None, position: tuple[int, int], policy: Policy
 ) -> HostStep:
-    """Classify a valid error record read at (partition, offset) and fold it into its host's stored state."""
-    signal = classify(record, policy)
+    """Fold a classified error (``classify`` of a valid record read at (partition, offset)) into its
+    host's stored state; the worker also counts the signal for the campaigns' safety test."""
     if signal is None:
         return NOT_COUNTED
     step = fold_host(HostState.from_stored(state.get(signal.host_id)), signal, position, policy)

@@ -1,8 +1,9 @@
 """Maintenance trains for planned changes: campaigns that roll a version through the fleet domain by domain.
 
 ``campaign``: the campaign state folded from ``fleet.actions``; ``safety``: the sequential test of
-the new version against the old; ``conductor``: the planner's decisions for a campaign in a domain
-(imported by path: it needs the host lifecycle, which folds ``campaign``); ``commands``: a person's
+the new version against the old; ``route`` (its domains and progress), ``gate`` (how many may start,
+when it halts) and ``conductor`` (the planner's decisions in a domain), imported by path: they need the
+host lifecycle, which folds ``campaign``; ``commands``: a person's
 steps (start, pause, resume, abort, rollback) as records.
 """
 

@@ -11,16 +11,21 @@ Nothing here imports the host lifecycle: it folds this state as one part of ``Fl
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from streams.core.actions import Action
+from streams.trains.safety import DAY_MS, ERRORS_RULE
+from streams.trains.step_time import StepWindow, window
 
 Status = Literal["running", "paused", "halted", "aborted", "completed"]
 CHANGE = "change"  # the operation of a campaign's host visit
 # the planner's campaign-level actions (host '-'): the safety test halted it or opened its gate, or it is done
 CAMPAIGN_KINDS = frozenset({"campaign_halted", "campaign_completed", "gate_opened"})
+# a host's hardware error counted for the safety test (streams.trains.error_days); its rule: ERRORS_RULE + class
+ERRORS_COUNTED = "errors_counted"
+TRAINS_KINDS = CAMPAIGN_KINDS | {ERRORS_COUNTED}  # folded here alone, not as a host's step
 # what a person's step does to a campaign's status
 STATUS_OF: dict[str, Status] = {
     "started": "running",
@@ -28,6 +33,14 @@ STATUS_OF: dict[str, Status] = {
     "paused": "paused",
     "aborted": "aborted",
 }
+
+
+ERROR_DAYS_KEPT = 100_000  # host-day keys held before the days past are forgotten
+
+
+def day_key(host_id: str, fault_class: str, day: int) -> str:
+    """A host's fault class on a UTC day (days since the epoch), as a key a snapshot can hold."""
+    return f"{host_id}|{fault_class}|{day}"
 
 
 @dataclass(slots=True)
@@ -77,6 +90,7 @@ class Campaign:
     status: Status = "running"
     visits: dict[str, Visit] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
+    steps: list[StepWindow] = field(default_factory=list)  # step time, upgraded vs not (streams.trains.step_time)
     upgraded: int = 0
     halts: int = 0
     halted_reason: str = ""
@@ -87,6 +101,11 @@ class Campaign:
         if self.hosts and host_id not in self.hosts:
             return False
         return not self.scope or cluster in self.scope or domain in self.scope
+
+    def compares(self, host_id: str, cluster: str, domain: str) -> bool:
+        """Its safety test counts faults on this host (it is open, in scope, and not a rollback)."""
+        active = self.status in ("running", "paused") and self.rollback_of is None
+        return active and self.in_scope(host_id, cluster, domain)
 
     def previous_version(self) -> str | None:
         """The version most of the changed hosts ran before (what ``abort --rollback`` goes back to)."""
@@ -105,6 +124,7 @@ class Trains:
     reported: dict[str, dict[str, tuple[str, int]]] = field(
         default_factory=dict
     )  # host -> component -> (v, ts)
+    error_days: dict[str, int] = field(default_factory=dict)  # day_key -> errors counted (the newest days)
 
     def running(self) -> list[Campaign]:
         return [c for c in self.campaigns.values() if c.status == "running"]
@@ -139,7 +159,10 @@ class Trains:
                 mine[component] = (version, record["ts"])
 
     def on_action(self, action: Action) -> None:
-        """Fold a planner action: a campaign's own step, a host visit's step, or a finding (a fault)."""
+        """Fold a planner action: a campaign's own step, a host visit's step, or a finding or error (a fault)."""
+        if action.kind == ERRORS_COUNTED:
+            self._count_error(action)
+            return
         if action.kind in CAMPAIGN_KINDS:
             camp = self.campaigns.get(action.finding_id or "")
             if camp is not None and action.kind == "gate_opened":
@@ -159,11 +182,35 @@ class Trains:
     def observe_fault(self, ts: int, host_id: str, cluster: str, domain: str, rule: str) -> None:
         """A fault on a host: each running campaign whose scope holds it counts it for its safety test."""
         for camp in self.campaigns.values():
-            active = camp.status in ("running", "paused") and camp.rollback_of is None
-            if active and camp.in_scope(host_id, cluster, domain):
+            if camp.compares(host_id, cluster, domain):
                 visit = camp.visits.get(host_id)
                 upgraded = visit is not None and visit.applied_ts is not None
                 camp.faults.append(Fault(ts, host_id, rule, upgraded, camp.upgraded))
+
+    def observe_steps(self, ts: int, hosts: Sequence[tuple[str, str, str, float]]) -> None:
+        """A window of step times, (host, cluster, domain, step time relative to the host's baseline):
+        each comparing campaign keeps its hosts on the new version against those not on it yet."""
+        for camp in self.campaigns.values():
+            up, control = [], []
+            for host_id, cluster, domain, rel in hosts:
+                if camp.compares(host_id, cluster, domain):
+                    visit = camp.visits.get(host_id)
+                    if visit is None or visit.requested_ts is None:
+                        control.append(rel)
+                    elif visit.applied_ts is not None and visit.applied_ts <= ts:
+                        up.append(rel)
+            found = window(ts, up, control)
+            if found is not None:
+                camp.steps.append(found)
+
+    def _count_error(self, action: Action) -> None:
+        """An error counted toward its host-day (``streams.trains.error_days``): one fault of its class."""
+        day = action.ts // DAY_MS
+        key = day_key(action.host_id, (action.rule or "").removeprefix(ERRORS_RULE), day)
+        self.error_days[key] = self.error_days.get(key, 0) + 1
+        if len(self.error_days) > ERROR_DAYS_KEPT:  # only today's and yesterday's are counted on
+            self.error_days = {k: n for k, n in self.error_days.items() if int(k.rsplit("|", 1)[1]) >= day - 1}
+        self.observe_fault(action.ts, action.host_id, action.cluster, action.domain, action.rule or "")
 
     def _visit_step(self, action: Action) -> None:
         camp = self.campaigns.get(action.finding_id or "")

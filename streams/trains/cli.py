@@ -5,6 +5,7 @@ Every detect worker folds them; the planner moves the campaign's hosts domain by
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Annotated
 
@@ -15,6 +16,7 @@ from rich.console import Console
 from ground.cli_context import settings_of
 from ground.tables import FormatOpt, OutputFormat, Sheet, show
 from streams.core.errors import CampaignError
+from streams.core.policy import parse_duration_ms
 from streams.trains.commands import (
     CampaignSpec,
     Step,
@@ -25,6 +27,7 @@ from streams.trains.commands import (
     step_record,
 )
 from streams.trains.log_io import read_fleet, send_records
+from streams.trains.timeline import render, steps, timeline
 
 app = typer.Typer(no_args_is_help=True)
 ACTOR = typer.Option(help="Who takes the step (a person, a system).")
@@ -73,6 +76,31 @@ def status(
     if fmt is OutputFormat.table:  # a person reads the steps' history with --format json
         records = [{k: v for k, v in r.items() if k != "history"} for r in records]
     show(fmt, Sheet.of_records("campaigns", records))
+
+
+@app.command("timeline")
+def show_timeline(
+    ctx: typer.Context,
+    campaign: Annotated[str, typer.Argument(help="Campaign id (its rollbacks are shown with it).")],
+    every: Annotated[str, typer.Option(help="One point this often, e.g. 6h, 1d.")] = "1d",
+    as_json: Annotated[bool, typer.Option("--json", help="JSON instead of text.")] = False,
+) -> None:
+    """A campaign over time: hosts per version, hosts out for the change per domain, its halts with their evidence."""
+    try:
+        every_ms = parse_duration_ms(every)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--every") from None
+    fleet = read_fleet(settings_of(ctx))
+    try:
+        camp = find(fleet.trains, campaign)
+    except CampaignError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    points = timeline(fleet.trains, camp, every_ms, max(fleet.clock, camp.started_ts))
+    if as_json:
+        _say(json.dumps({"campaign": describe(camp), "steps": steps(fleet.trains, camp),
+                         "points": [{"ts": p.ts, "versions": p.versions, "out": p.out} for p in points]}, indent=2))  # fmt: skip
+    else:
+        _say(render(fleet.trains, camp, points))
 
 
 def _step(ctx: typer.Context, campaign: str, step: Step, actor: str, reason: str) -> None:

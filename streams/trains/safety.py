@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 DAY_MS = 86_400_000
+ERRORS_RULE = "errors/"  # the rule of an error counted for the test (streams.trains.error_days): + its class
 State = Literal["watching", "accepted", "halt"]
 
 
@@ -148,10 +149,13 @@ def sequential_test(
 def classifier(
     classes: Mapping[str, list[str]], rule_classes: Mapping[str, list[str]]
 ) -> Callable[[str], str]:
-    """A finding's fault class from its rule: the class holding the rule's first error class (``slow_host``: slow)."""
+    """A fault's class from its rule: the class holding the rule's first error class (``slow_host``: slow;
+    an error counted per host-day: the class it names)."""
     of_error = {e: c for c, errors in classes.items() for e in errors}
 
     def classify(rule: str) -> str:
+        if rule.startswith(ERRORS_RULE):  # an error counted per host-day names its class
+            return rule.removeprefix(ERRORS_RULE)
         if rule.startswith("slow"):
             return "slow"
         return next((of_error[e] for e in rule_classes.get(rule, []) if e in of_error), "other")

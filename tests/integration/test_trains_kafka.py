@@ -3,19 +3,24 @@ planner's over the fold it reads back, the host side answers through the agent's
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import pytest
 
 from ground.kafka import admin
 from ground.kafka.reading import read_to_end
 from ground.settings import Settings
-from schemas import Codec, HostInventoried, HostVersionsReported, kafka_key
+from schemas import Codec, HostInventoried, HostVersionsReported, XidRaised, kafka_key
 from streams.core.inventory import Inventory
 from streams.core.planning.planner import Planner
 from streams.core.policy import load_policy
 from streams.trains.campaign import CHANGE
 from streams.trains.commands import CampaignSpec, change_applied_record, describe, start_record
 from streams.trains.log_io import read_fleet, send_records
-from tests.streams.kafka_io import isolated_settings, produce
+from streams.worker import spawn_worker
+from tests.conftest import free_ports
+from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for
 
 pytestmark = pytest.mark.integration
 CODEC = Codec()
@@ -111,3 +116,65 @@ def test_a_good_change_completes_on_a_real_broker_one_domain_buffer_at_a_time(ka
         assert all(h.current is None for h in final.hosts.values())  # every host returned
     finally:
         admin.delete_topics(settings, [s.name for s in settings.topics.all()])
+
+
+def test_a_bad_change_halts_the_live_worker_from_its_hosts_error_rates(kafka, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A detect worker moves the campaign; the upgraded hosts throw NVLink XIDs three times as often as the
+    others (no finding: too few on any GPU); the worker counts them per host-day and halts the train."""
+    settings = isolated_settings(kafka.settings, partitions=2)
+    admin.create_topics(settings)
+    day = 86_400_000
+    t0 = (int(time.time() * 1000) // day - 14) * day  # 39 steps of 8 h stay behind the worker's clock
+    step_ms = day // 3
+    (port,) = free_ports(1)
+    worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log")
+    try:
+        worker.wait_ready(60)
+        produce(settings, agent_records(t0, "550.54.15", HOSTS, inventory=True))
+        start = start_record(CampaignSpec(change="driver=560.35", actor="test", canary=2), t0)
+        send_records(settings, [start])
+        cid = start["payload"]["campaign_id"]
+        wait_for(lambda: any(c["campaign_id"] == cid for c in worker.get_json("/trains")), 30, "the worker folds the campaign")
+        upgraded: set[str] = set()
+        status, xids = "running", dict.fromkeys((h for h, _, _ in HOSTS), 0)
+        for step in range(1, 40):
+            ts = t0 + step * step_ms
+            errors = []
+            for i, (host, cluster, _) in enumerate(HOSTS):
+                if host in upgraded or (step + i) % 3 == 0:  # three a day on the new version, one on the old
+                    xids[host] += 1  # each on the host's next GPU: no GPU sees three in five days
+                    errors.append(nvlink_xid(host, cluster, ts + i, gpu=xids[host] % 8, seq=xids[host]))
+            produce(settings, errors)
+            time.sleep(1.5)
+            requested = {a["host_id"] for a in decoded(settings, "actions")
+                         if a["payload"]["kind"] == "change_requested" and a["payload"]["finding_id"] == cid}  # fmt: skip
+            for host in sorted(requested - upgraded):
+                domain = next(d for h, _, d in HOSTS if h == host)
+                produce(settings, agent_records(ts + 60_000, "560.35", [(host, "c1", domain)], inventory=False))
+                upgraded.add(host)
+            [camp] = [c for c in worker.get_json("/trains") if c["campaign_id"] == cid]
+            status = camp["status"]
+            if status != "running":
+                break
+        assert status == "halted", camp
+        reason = camp["halted_reason"]
+        assert reason.startswith("xid:") and "rate ratio" in reason and f"abort {cid} --rollback" in reason, reason
+        actions = [a for a in decoded(settings, "actions") if a["event_type"] == "MaintenanceActionRecorded"]
+        counted = [a for a in actions if a["payload"]["kind"] == "errors_counted"]
+        assert counted and {a["payload"]["rule"] for a in counted} == {"errors/xid"}
+        findings = [a for a in actions if a["payload"]["kind"] == "suspected" and a["payload"]["operation"] != CHANGE]
+        assert not findings, [(a["host_id"], a["ts"], a["payload"]["rule"]) for a in findings]  # the halt came from the error rates
+        # before the second domain: only the first domain's hosts were visited
+        visited = {a["host_id"] for a in actions if a["payload"]["kind"] == "change_requested"}
+        assert visited and {d for h, _, d in HOSTS if h in visited} == {"md0"}
+        halts = [a for a in actions if a["payload"]["kind"] == "campaign_halted"]
+        assert len(halts) == 1
+    finally:
+        assert worker.stop() == 0, (tmp_path / "w.log").read_text()[-3000:]
+        admin.delete_topics(settings, [s.name for s in settings.topics.all()])
+
+
+def nvlink_xid(host: str, cluster: str, ts: int, *, gpu: int, seq: int) -> tuple[str, bytes, bytes]:
+    record = XidRaised(event_id=f"xid-{host}-{seq}", host_id=host, cluster=cluster, ts=ts, agent_seq=seq,
+                       payload={"gpu": gpu, "xid": 74, "pci_bus_id": "0000:1b:00.0"}).to_record()  # fmt: skip
+    return ("errors", kafka_key(record["event_type"], host), CODEC.encode(record))

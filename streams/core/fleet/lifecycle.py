@@ -18,7 +18,7 @@ from typing import Any, Literal
 from schemas import CampaignRecorded, HostVersionsReported, MaintenanceActionRecorded
 from streams.core.actions import ABSORBED, DOMAIN_KINDS, ESCALATED, REQUEST_KINDS, RETIRED, Action
 from streams.core.fleet.outages import OUTAGE_EVENT_TYPES, Outages
-from streams.trains.campaign import CAMPAIGN_KINDS, CHANGE, Trains
+from streams.trains.campaign import CHANGE, TRAINS_KINDS, Trains
 
 REPAIR_HISTORY = 16  # operations a host's repair history keeps (escalation looks back over them)
 
@@ -162,7 +162,7 @@ def apply(state: FleetState, action: Action) -> FleetState:
             dom.resumed_ts = action.ts
         dom.last_ts = max(dom.last_ts, action.ts)
         return state
-    if action.kind in CAMPAIGN_KINDS:
+    if action.kind in TRAINS_KINDS:
         state.trains.on_action(action)
         return state
     host = state.host(action.host_id, action.cluster, action.domain)

@@ -1,7 +1,8 @@
 """Whether a finding escalates to an RMA: its host's last repair did not hold.
 
-Two looks back from the finding: the host returned from any operation within ``escalate_within``
-(a reboot that did not help), or its repair history holds a repair, an RMA or a part replaced by
+Two looks back from the finding: the host returned from any repair within ``escalate_within``
+(a reboot that did not help; a campaign's planned change repaired nothing, and whether the new
+version is worse is the campaign's safety test's to say), or its repair history holds a repair, an RMA or a part replaced by
 the planner or recorded by operators, within ``escalate_after_repair_within`` (hardware replaced
 months ago failing again is not a case for another reboot).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import FleetState
 from streams.core.policy import Policy
+from streams.trains.campaign import CHANGE
 
 # Operations that replace or fix hardware (a reboot or diagnostics fix nothing that should hold).
 HOLDING_REPAIRS = frozenset({"rma", "nic_replacement", "cable_replacement"})
@@ -27,6 +29,7 @@ def escalation_of(policy: Policy, state: FleetState, finding: Finding) -> str | 
     if (
         host is not None
         and host.returned_ts is not None
+        and host.returned_from != CHANGE
         and finding.ts - host.returned_ts <= p.escalate_within
     ):
         return (

@@ -50,7 +50,8 @@ class TickSchedule:
             and not self._woken(last, watermark)
         ):
             return
-        for domain in sorted(fleet.domains):
+        campaigns = self.planner.trains.due_domains(fleet) if self.planner.trains is not None else set()
+        for domain in sorted(fleet.domains.keys() | campaigns):
             signature = self.planner.work_signature(fleet, domain, self.size(domain), watermark)
             if signature is not None and self._ticked.get(domain) != signature:
                 self._ticked[domain] = signature

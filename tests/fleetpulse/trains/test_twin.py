@@ -94,3 +94,13 @@ def test_a_host_in_repair_is_visited_after_its_repair_once_and_never_drained_in_
         a.ts for a in twin.actions if a.operation == "change" and a.kind == "suspected" and a.domain != domain
     )
     assert second < repaired
+
+
+def test_a_change_that_slows_its_hosts_halts_from_their_step_time(policy: Policy) -> None:
+    versions = VersionsSpec(changes=[ChangeSpec(version="560.50", slowdown_pct=5.0)])
+    twin = Twin(policy, SMALL, versions, seed=7)
+    cid = start(twin, "driver=560.50", canary=2)
+    twin.run(twin.now + 30 * DAY, stop=until_not_running(cid))
+    camp = twin.state.trains.campaigns[cid]
+    assert camp.status == "halted" and "step time: +" in camp.halted_reason, camp.halted_reason
+    assert {v.domain for v in camp.visits.values()} == {"c0-md000"}

@@ -1,0 +1,106 @@
+"""A campaign's route through the fleet: its domains in visiting order, its hosts, and which domains it has passed.
+
+A campaign visits its domains in name order, at most ``max_parallel_domains`` at once. A domain is
+passed once each host in it has the version, or waits behind a repair for it (the change is handed
+over when the repair is verified). Reads the inventory (``FleetView``) and the fold; decides nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from streams.core.fleet.lifecycle import FleetState, HostState
+from streams.trains.campaign import CHANGE, Campaign
+
+Reported = Mapping[str, tuple[str, int]]  # component -> (version, event time)
+
+
+class FleetView(Protocol):
+    """What a campaign needs of the inventory (``streams.core.inventory.Inventory`` is one)."""
+
+    changes: int  # bumped by every record applied (the route's memo of scopes keys on it)
+
+    def domains(self) -> dict[str, int]: ...
+    def hosts_in(self, domain: str) -> frozenset[str]: ...
+    def cluster_of(self, host_id: str) -> str: ...
+    def domain_cluster(self, domain: str) -> str: ...
+    def versions_of(self, host_id: str) -> Reported: ...
+
+
+class Route:
+    def __init__(self, view: FleetView) -> None:
+        self.view = view
+        self._passed: dict[tuple[int, str], set[str]] = {}  # (fold, campaign) -> domains passed
+        self._domains: dict[str, tuple[int, list[str]]] = {}  # campaign -> (view.changes, its domains)
+
+    def domains(self, camp: Campaign) -> list[str]:
+        """The campaign's domains in visiting order."""
+        memo = self._domains.get(camp.campaign_id)
+        if memo is not None and memo[0] == self.view.changes:
+            return memo[1]
+        wanted = set(camp.hosts)
+        found = [
+            d
+            for d in sorted(self.view.domains())
+            if (not camp.scope or d in camp.scope or self.view.domain_cluster(d) in camp.scope)
+            and (not wanted or wanted & self.view.hosts_in(d))
+        ]
+        self._domains[camp.campaign_id] = (self.view.changes, found)
+        return found
+
+    def targets(self, camp: Campaign, domain: str) -> list[str]:
+        hosts = self.view.hosts_in(domain)
+        return sorted(hosts & set(camp.hosts) if camp.hosts else hosts)
+
+    def scope_size(self, camp: Campaign) -> int:
+        return sum(len(self.targets(camp, d)) for d in self.domains(camp))
+
+    def reported(self, state: FleetState, host_id: str, component: str) -> tuple[str, int] | None:
+        """The host's newest report of ``component``: its agent's (inventory) or its side's record (actions)."""
+        found = [r for r in (self.view.versions_of(host_id).get(component),
+                             state.trains.reported.get(host_id, {}).get(component)) if r is not None]  # fmt: skip
+        return max(found, key=lambda r: r[1]) if found else None
+
+    def at_version(self, state: FleetState, camp: Campaign, host_id: str) -> bool:
+        got = self.reported(state, host_id, camp.component)
+        return got is not None and got[0] == camp.version
+
+    def settled(self, state: FleetState, camp: Campaign, host_id: str) -> bool:
+        """Passed: done, already at the version, or queued behind a repair (changed when it is repaired)."""
+        visit = camp.visits.get(host_id)
+        if visit is None:
+            return self.at_version(state, camp, host_id)
+        if visit.done_ts is not None:
+            return True
+        host = state.hosts.get(host_id)
+        return visit.queued_ts is not None and host is not None and behind_repair(host, camp.campaign_id)
+
+    def domain_turn(self, state: FleetState, camp: Campaign, domain: str) -> bool:
+        """Whether ``domain`` is among the first ``max_parallel_domains`` the campaign has not passed."""
+        return domain in self.todo(state, camp, camp.max_parallel_domains)
+
+    def todo(self, state: FleetState, camp: Campaign, limit: int | None = None) -> list[str]:
+        """The campaign's domains not passed yet, in order (the first ``limit`` of them).
+
+        A passed domain stays passed: its hosts are done or wait behind repairs, whose hand-over
+        and completion do not depend on the domain's turn.
+        """
+        passed = self._passed.setdefault((id(state.trains), camp.campaign_id), set())
+        out: list[str] = []
+        for d in self.domains(camp):
+            if d in passed:
+                continue
+            if all(self.settled(state, camp, h) for h in self.targets(camp, d)):
+                passed.add(d)
+                continue
+            out.append(d)
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+
+def behind_repair(host: HostState, campaign_id: str) -> bool:
+    """The campaign's change waits on the host behind other work (a repair)."""
+    mine = [op for op in host.waiting if op.operation == CHANGE and op.finding_id == campaign_id]
+    return bool(mine) and (host.current is not None or host.waiting[0] is not mine[0])
