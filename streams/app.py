@@ -32,8 +32,9 @@ from streams.core.fleet.snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.core.inventory import Inventory
 from streams.core.messages import PlanFinding, to_wire
 from streams.core.peers.stage import ClusterStage
+from streams.core.planning.admission import unplannable
 from streams.core.planning.order import all_sources
-from streams.core.planning.planner import Planner, unplannable
+from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
 from streams.core.samples.folder import SampleFolder
 from streams.core.state import CoreState

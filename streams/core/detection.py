@@ -22,8 +22,9 @@ from streams.core.fleet.lifecycle import FleetState, apply_logged
 from streams.core.inventory import Inventory
 from streams.core.peers.messages import ClusterItem
 from streams.core.peers.stage import ClusterStage
+from streams.core.planning.admission import unplannable
 from streams.core.planning.order import OrderedPlan, all_sources
-from streams.core.planning.planner import Planner, unplannable
+from streams.core.planning.planner import Planner
 from streams.core.planning.sources import SourceTimes
 from streams.core.planning.ticks import TickSchedule
 from streams.core.policy import Policy

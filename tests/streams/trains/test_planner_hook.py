@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from streams.core.planning.planner import unplannable
+from streams.core.planning.admission import unplannable
 from tests.streams import factories as f
 
 
