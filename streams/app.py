@@ -32,7 +32,7 @@ from streams.core.fleet.snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.core.inventory import Inventory
 from streams.core.messages import PlanFinding, to_wire
 from streams.core.peers.stage import ClusterStage
-from streams.core.planning.admission import unplannable
+from streams.core.planning.admission import route
 from streams.core.planning.order import all_sources
 from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
@@ -273,15 +273,14 @@ class DetectApp:
         value = self.codec.encode(record)
         await self.findings_topic.send(key=finding.host_id.encode(), value=value)
         self.metrics.findings.labels(finding.detector, finding.rule).inc()
-        why = unplannable(record)
-        if why is not None:
-            refused = InvalidRecordError(why, host_id=finding.host_id, event_type="FindingRaised")
+        await catch_up_retrying(self.inventory_tailer)
+        way = route(record, self.inventory.domain_of)
+        if way.domain is None:
+            refused = InvalidRecordError(str(way.refused), host_id=finding.host_id, event_type="FindingRaised")
             await self.send_dead_letter(refused, faust_source(source, value))
             return
-        await catch_up_retrying(self.inventory_tailer)
-        domain = self.inventory.domain_of(finding.host_id)
         await self.planner_topic.send(
-            key=domain.encode(), value=to_wire(PlanFinding(domain, record)), force=True
+            key=way.domain.encode(), value=to_wire(PlanFinding(way.domain, record)), force=True
         )
 
     async def _send_alert(self, record: dict[str, Any], *, now: bool = False) -> Any:
