@@ -163,6 +163,11 @@ class DetectionCore:
         size = self.inventory.domain_size(domain)
         self.actions += self.planner.on_finding(self.fleet, finding, domain, size)
 
+    def advance(self, ts: int) -> None:
+        """Event time reaches ``ts`` with no record (a runner's own clock, as the twin's): tick there."""
+        self.watermark = ts if self.watermark is None else max(self.watermark, ts)
+        self.tick()
+
     def tick(self) -> None:
         """Move every domain with work due at the watermark, as ``PlannerShell.ticks`` and the planner agent do."""
         if self.ordered is not None:
