@@ -16,16 +16,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fleetpulse.twin.clock import JobSpec
-from fleetpulse.twin.jobs import JobBook, layout
+from fleetpulse.twin.jobs import JobBook, job_book
 from fleetpulse.twin.records import Envelopes
 from fleetpulse.twin.repairs import draw_repair
+from fleetpulse.twin.sampling import sample_records
 from fleetpulse.twin.settings import TwinSettings
 from producers.config import FleetConfig
 from producers.faults import calibrate, fault_schedule
 from producers.fleet import Fleet, build_fleet
-from producers.sample_batch import SampleBatch
-from producers.samples import SampleModel, TickEffects
+from producers.samples import SampleModel
 from streams.core import DetectionCore
 from streams.core.actions import REQUEST_KINDS, RETIRED, Action
 from streams.core.findings import Finding
@@ -102,29 +101,12 @@ class Twin:
         self.samples = SampleModel(f) if self.sample_ms else None
         if self.sample_ms:
             self._later(start_ts + self.sample_ms, SAMPLE, 0)
-        self.book = self._jobs()
+        self.book = job_book(f, settings, self.in_service)
         self.actions: list[Action] = []
         self.seen = 0
         self.out_h: dict[tuple[str, str], float] = {}
         self.faults_seen = self.faults_masked = self.late_returns = self.interruptions = 0
         self.cured: dict[str, int] = {}
-
-    def _jobs(self) -> JobBook:
-        f, s = self.fleet, self.settings
-        per_host = f.config.gpus_per_host
-
-        def spec(size: int) -> JobSpec:
-            return JobSpec(
-                gpus=size * per_host, length_h=s.length_h, interval_h=s.checkpoint_interval_h,
-                save_h=s.checkpoint_save_min / 60.0, restart_h=s.restart_min / 60.0,
-            )  # fmt: skip
-
-        clusters = [
-            (c.name, [h for h in range(f.n_hosts) if f.cluster[h] == ci and self.in_service[h]])
-            for ci, c in enumerate(f.config.clusters)
-        ]
-        jobs, spares = layout(clusters, f.config.jobs.sizes_hosts, s.spare_pct, spec)
-        return JobBook(jobs, spares, per_host)
 
     # -- time ----------------------------------------------------------------------------------
 
@@ -294,24 +276,7 @@ class Twin:
             [h for h in range(f.n_hosts) if self.in_service[h] and not self.retired[h]], dtype=np.int64
         )
         if len(hosts):
-            interval_s = self.sample_ms // 1000
-            g = f.config.gpus_per_host
-            cols = self.samples.columns(
-                ts,
-                interval_s,
-                hosts,
-                TickEffects.zeros(f.n_hosts, g),
-                np.zeros((f.n_hosts, g), np.int64),
-                tick,
-            )
-            for h in hosts.tolist():
-                self.env.seq[h] += 1
-            seq = np.array([self.env.seq[h] for h in hosts.tolist()], dtype=np.int64)
-            batch = SampleBatch(
-                fleet=f, run_id=self.env.run_id, hosts=hosts, seq=seq, ts=np.full(len(hosts), ts, dtype=np.int64),
-                interval_s=interval_s, columns=cols, job_names=self.samples.jobs.ids,
-            )  # fmt: skip
-            for record in batch.records():
+            for record in sample_records(self.env, self.samples, ts, self.sample_ms, hosts, tick):
                 self.core.step(record)
             self._take_actions()
         if ts + self.sample_ms <= self.end_ts:
@@ -325,12 +290,7 @@ class Twin:
             self._repace_job(job, self._h(ts))
 
     def _repace_job(self, j: int, t_h: float) -> None:
-        """A synchronous job runs at the pace of its slowest host."""
-        hosts = self.book.jobs[j].hosts
-        worst = max(hosts, key=lambda h: self.slow[h] if self.slow_on[h] else 0.0, default=None)
-        s = self.slow[worst] if worst is not None and self.slow_on[worst] else 0.0
-        domain = self.fleet.domain[worst] if worst is not None and s > 0 else "-"
-        self.book.set_rate(j, t_h, 1.0 / (1.0 + s), domain)
+        self.book.pace_slowest(j, t_h, lambda h: self.slow[h] if self.slow_on[h] else 0.0, self.fleet.domain.__getitem__)
 
 
 def run_twin(
