@@ -45,7 +45,7 @@ def register_agents(detect: DetectApp) -> None:
             if step.late:
                 detect.metrics.late.labels("errors").inc()
             if step.finding is not None:
-                await detect.send_finding(step.finding, msg)
+                await detect.outputs.send_finding(step.finding, msg)
             detect.plans.source_times.errors_read(msg.partition, record["ts"])
 
     @app.agent(detect.summaries_topic, name="cluster")
@@ -58,7 +58,7 @@ def register_agents(detect: DetectApp) -> None:
                 msg = cluster_message(event.value)
             except msgspec.DecodeError as exc:
                 refused = InvalidRecordError(f"not a cluster-stage message: {exc}")
-                await detect.send_dead_letter(refused, faust_source(source, event.value))
+                await detect.outputs.send_dead_letter(refused, faust_source(source, event.value))
                 continue
             items = items_of(msg)
             meta_key = f"{msg.cluster}|meta"
@@ -77,7 +77,7 @@ def register_agents(detect: DetectApp) -> None:
             if _windows(detect.cluster_cache.get(meta_key)) != before:
                 detect.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
             for finding in step.findings:
-                await detect.send_finding(finding, source)
+                await detect.outputs.send_finding(finding, source)
             detect.plans.source_times.cluster_read(source.partition, msg.cluster, step.floor, drained=step.drained)
             detect.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
             detect.metrics.handled.labels("cluster").inc(len(items))
@@ -89,7 +89,7 @@ def register_agents(detect: DetectApp) -> None:
                 msg = planner_message(event.value)
             except msgspec.ValidationError as exc:
                 refused = InvalidRecordError(f"not a planner message: {exc}")
-                await detect.send_dead_letter(refused, faust_source(event.message, event.value))
+                await detect.outputs.send_dead_letter(refused, faust_source(event.message, event.value))
                 continue
             # the fleet state has every action published so far, the inventory every domain's size:
             # a restarted worker deciding a re-delivered message on an unread inventory sized a domain
@@ -97,9 +97,9 @@ def register_agents(detect: DetectApp) -> None:
             await asyncio.gather(
                 catch_up_retrying(detect.actions_tailer), catch_up_retrying(detect.inventory_tailer)
             )
-            # a failed publish ends the worker (DetectApp.publish): no snapshot may keep actions the log never got
+            # a failed publish ends the worker (Outputs.publish): no snapshot may keep actions the log never got
             detect.unacked += 1
-            await detect.publish(detect.plans.decide(detect.fleet, msg, event.message.partition))
+            await detect.outputs.publish(detect.plans.decide(detect.fleet, msg, event.message.partition))
             detect.plans.settle(event.message.partition)  # only now may decided findings leave the table
             detect.unacked -= 1
 
