@@ -95,7 +95,7 @@ def register_agents(detect: DetectApp) -> None:
             # a restarted worker deciding a re-delivered message on an unread inventory sized a domain
             # by the hosts it had seen fail, and halted its train
             await asyncio.gather(
-                catch_up_retrying(detect.actions_tailer), catch_up_retrying(detect.inventory_tailer)
+                catch_up_retrying(detect.logs.actions), catch_up_retrying(detect.logs.inventory)
             )
             # a failed publish ends the worker (Outputs.publish): no snapshot may keep actions the log never got
             detect.unacked += 1
@@ -112,7 +112,7 @@ def register_agents(detect: DetectApp) -> None:
     @app.timer(detect.settings.detect.tick_interval_s)
     async def tick() -> None:
         detect.metrics.sample_rate()
-        if not detect.plans.ordered and detect.actions_tailer.started and detect.inventory_tailer.started:
+        if not detect.plans.ordered and detect.logs.planner_ready:
             for tick in detect.plans.ticks(detect.fleet, detect.watermark):
                 await detect.planner_topic.send(key=tick.domain.encode(), value=to_wire(tick), force=True)
 
@@ -131,11 +131,11 @@ def register_agents(detect: DetectApp) -> None:
     @app.task
     async def tailers() -> None:
         await asyncio.gather(
-            detect.inventory_tailer.run(), detect.actions_tailer.run(), detect.findings_tailer.run(), inventory_read()
+            detect.logs.inventory.run(), detect.logs.actions.run(), detect.logs.findings.run(), inventory_read()
         )
 
     async def inventory_read() -> None:
-        await catch_up_retrying(detect.inventory_tailer)
+        await catch_up_retrying(detect.logs.inventory)
         detect.inventory_known.set()
 
     @app.task

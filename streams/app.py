@@ -46,7 +46,7 @@ from streams.outputs import Outputs, OutputTopics
 from streams.planner_shell import PlannerShell
 from streams.sample_partitions import SamplePartitions
 from streams.samples import SamplesStage
-from streams.tailer import LogTailer
+from streams.tailer import LogTailer, WorkerLogs
 from streams.topology import checkpoint_topic, samples_group
 from streams.web import register_views
 
@@ -143,14 +143,14 @@ class DetectApp:
         # aiokafka retries a lost broker every retry_backoff_ms (100 by default): with the broker gone
         # the tailers and the samples stage would reconnect, fail and log ten times a second each
         client = {**settings.kafka.aiokafka(settings.bootstrap_servers), "retry_backoff_ms": RETRY_BACKOFF_MS}
-        self.inventory_tailer = LogTailer(
+        inventory_log = LogTailer(
             t.inventory.name,
             client,
             self.inventory.apply,
             self.codec,
             event_type=frozenset({HostInventoried.EVENT_TYPE, HostVersionsReported.EVENT_TYPE}),
         )
-        self.actions_tailer = LogTailer(
+        actions_log = LogTailer(
             t.actions.name,
             client,
             self._apply_logged_action,
@@ -169,13 +169,14 @@ class DetectApp:
             DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window),
             clock=clock,
             inventory=self.inventory,
-            inventory_tailer=self.inventory_tailer,
+            inventory_tailer=inventory_log,
             exit_now=lambda code: self.exit_now(code),  # read when called: tests replace ``exit_now``
         )
         self.findings_log = FindingsLog()
-        self.findings_tailer = LogTailer(
+        findings_log = LogTailer(
             t.findings.name, client, self.findings_log.apply, self.codec, event_type=FindingRaised.EVENT_TYPE
         )
+        self.logs = WorkerLogs(inventory_log, actions_log, findings_log)
         samples = SamplePartitions(
             topic=t.samples.name,
             summaries_topic=self.summaries_topic.get_topic_name(),
