@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ground.delta import DeltaTables
-from ground.kafka.admin import create_topics
 from ground.stop_signals import stop_on_signals
 from producers.answer import AnswerFactory
 from producers.changes import changes_truth
@@ -32,13 +30,14 @@ from producers.fleet import build_fleet
 from producers.generator import FleetAgents, LateDelivery, ticks_for
 from producers.manifest import run_manifest
 from producers.noise import noise_schedule
+from producers.pacing import pace
 from producers.progress import tick_progress
 from producers.randomness import run_id as make_run_id
 from producers.rollout import change_schedule, rollout_truth
 from producers.schedule import Schedule
-from producers.sinks.base import NullSink, Sink
+from producers.sinks.base import Sink
+from producers.sinks.choice import SinkName, make_sink
 from producers.sinks.kafka import KafkaSink
-from producers.sinks.parquet import ParquetSink
 from producers.truth import episodes_table, faults_table, hosts_table, jobs_table, write_truth
 from schemas import topic_family
 
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
     from ground.settings import Settings
 
 Mode = Literal["fast-forward", "live"]
-SinkName = Literal["kafka", "parquet", "null"]
 
 
 @dataclass(frozen=True)
@@ -101,21 +99,6 @@ def parse_start(text: str) -> int:
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
     return int(when.timestamp() * 1000)
-
-
-def make_sink(settings: Settings, request: SimulationRequest, run_id: str) -> Sink:
-    if request.sink == "null":
-        return NullSink()
-    if request.sink == "parquet":
-        lake = DeltaTables(
-            request.out or settings.lake.path,
-            compression=settings.lake.compression,
-            row_group_size=settings.lake.row_group_size,
-        )
-        return ParquetSink(lake, run_id=run_id, batch_rows=settings.simulator.parquet_batch_rows)
-    if request.create_topics:
-        create_topics(settings)
-    return KafkaSink(settings)
 
 
 def run_simulation(
@@ -191,7 +174,7 @@ def run_simulation(
         initial_seq=previous.last_seq if previous else None,
         initial_remapped=previous.remapped if previous else None, answer=loop,
     )  # fmt: skip
-    sink = sink or make_sink(settings, request, run_id)
+    sink = sink or make_sink(settings, request.sink, run_id, out=request.out, topics=request.create_topics)
     topic_names = {
         f: getattr(settings.topics, f).name
         for f in ("inventory", "samples", "errors", "findings", "actions", "alerts", "dlq")
@@ -216,7 +199,7 @@ def run_simulation(
                 if (tick := next(ticks, None)) is None:
                     break
                 if live:
-                    idle, lag = _pace(started, tick.index * interval_s / request.speed, clock, sleep, stop)
+                    idle, lag = pace(started, tick.index * interval_s / request.speed, clock, sleep, stop)
                     idle_s += idle
                     max_lag_s = max(max_lag_s, lag)
                 for batch in tick.batches:
@@ -288,23 +271,3 @@ def _run_content(config: FleetConfig, continues: str | None) -> str:
     Late delivery is left out on purpose: it reorders the same events, which keep their ids.
     """
     return json.dumps({"fleet": config.model_dump(mode="json"), "continues": continues}, sort_keys=True)
-
-
-def _pace(
-    started: float,
-    due_s: float,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
-    stop: threading.Event,
-) -> tuple[float, float]:
-    """Wait until ``due_s`` after ``started``; returns (time waited, how late we already were)."""
-    waited = 0.0
-    late = clock() - (started + due_s)
-    while not stop.is_set():
-        wait = started + due_s - clock()
-        if wait <= 0:
-            break
-        step = min(wait, 0.2)
-        sleep(step)
-        waited += step
-    return waited, max(late, 0.0)

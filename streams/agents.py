@@ -46,12 +46,12 @@ def register_agents(detect: DetectApp) -> None:
             msg = event.message
             signal = classify(record, policy)
             if signal is not None and (counted := error_days.observe(detect.fleet, signal)) is not None:
-                await detect.publish([counted])
+                await detect.outputs.publish([counted])
             step = repeat_step(detect.state.repeat, signal, (msg.partition, msg.offset), policy)
             if step.late:
                 detect.metrics.late.labels("errors").inc()
             if step.finding is not None:
-                await detect.send_finding(step.finding, msg)
+                await detect.outputs.send_finding(step.finding, msg)
             detect.plans.source_times.errors_read(msg.partition, record["ts"])
 
     @app.agent(detect.summaries_topic, name="cluster")
@@ -64,7 +64,7 @@ def register_agents(detect: DetectApp) -> None:
                 msg = cluster_message(event.value)
             except msgspec.DecodeError as exc:
                 refused = InvalidRecordError(f"not a cluster-stage message: {exc}")
-                await detect.send_dead_letter(refused, faust_source(source, event.value))
+                await detect.outputs.send_dead_letter(refused, faust_source(source, event.value))
                 continue
             items = items_of(msg)
             meta_key = f"{msg.cluster}|meta"
@@ -83,7 +83,7 @@ def register_agents(detect: DetectApp) -> None:
             if _windows(detect.cluster_cache.get(meta_key)) != before:
                 detect.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
             for finding in step.findings:
-                await detect.send_finding(finding, source)
+                await detect.outputs.send_finding(finding, source)
             detect.plans.source_times.cluster_read(source.partition, msg.cluster, step.floor, drained=step.drained)
             detect.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
             detect.metrics.handled.labels("cluster").inc(len(items))
@@ -95,17 +95,17 @@ def register_agents(detect: DetectApp) -> None:
                 msg = planner_message(event.value)
             except msgspec.ValidationError as exc:
                 refused = InvalidRecordError(f"not a planner message: {exc}")
-                await detect.send_dead_letter(refused, faust_source(event.message, event.value))
+                await detect.outputs.send_dead_letter(refused, faust_source(event.message, event.value))
                 continue
             # the fleet state has every action published so far, the inventory every domain's size:
             # a restarted worker deciding a re-delivered message on an unread inventory sized a domain
             # by the hosts it had seen fail, and halted its train
             await asyncio.gather(
-                catch_up_retrying(detect.actions_tailer), catch_up_retrying(detect.inventory_tailer)
+                catch_up_retrying(detect.logs.actions), catch_up_retrying(detect.logs.inventory)
             )
-            # a failed publish ends the worker (DetectApp.publish): no snapshot may keep actions the log never got
+            # a failed publish ends the worker (Outputs.publish): no snapshot may keep actions the log never got
             detect.unacked += 1
-            await detect.publish(detect.plans.decide(detect.fleet, msg, event.message.partition))
+            await detect.outputs.publish(detect.plans.decide(detect.fleet, msg, event.message.partition))
             detect.plans.settle(event.message.partition)  # only now may decided findings leave the table
             detect.unacked -= 1
 
@@ -118,7 +118,7 @@ def register_agents(detect: DetectApp) -> None:
     @app.timer(detect.settings.detect.tick_interval_s)
     async def tick() -> None:
         detect.metrics.sample_rate()
-        if not detect.plans.ordered and detect.actions_tailer.started and detect.inventory_tailer.started:
+        if not detect.plans.ordered and detect.logs.planner_ready:
             for tick in detect.plans.ticks(detect.fleet, detect.watermark):
                 await detect.planner_topic.send(key=tick.domain.encode(), value=to_wire(tick), force=True)
 
@@ -137,11 +137,11 @@ def register_agents(detect: DetectApp) -> None:
     @app.task
     async def tailers() -> None:
         await asyncio.gather(
-            detect.inventory_tailer.run(), detect.actions_tailer.run(), detect.findings_tailer.run(), inventory_read()
+            detect.logs.inventory.run(), detect.logs.actions.run(), detect.logs.findings.run(), inventory_read()
         )
 
     async def inventory_read() -> None:
-        await catch_up_retrying(detect.inventory_tailer)
+        await catch_up_retrying(detect.logs.inventory)
         detect.inventory_known.set()
 
     @app.task

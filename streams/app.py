@@ -21,34 +21,32 @@ import faust
 from schemas import Codec, DecodeError, FindingRaised, HostInventoried, HostVersionsReported
 from streams import state_store
 from streams.agents import register_agents
-from streams.alerts import DlqSurge, alerts_for
+from streams.alerts import DlqSurge
 from streams.cache import CheckpointCache
 from streams.console import register_console
-from streams.core.actions import Action
 from streams.core.errors import InvalidRecordError
-from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
 from streams.core.fleet.snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.core.inventory import Inventory
-from streams.core.messages import PlanFinding, to_wire
 from streams.core.peers.stage import ClusterStage
 from streams.core.planning.order import all_sources
-from streams.core.planning.planner import Planner, unplannable
+from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
 from streams.core.samples.folder import SampleFolder
 from streams.core.state import CoreState
 from streams.core.validate import decode_checked
-from streams.deadletter import SourceRecord, dead_letter, faust_source, reason_label
-from streams.fatal import end_worker, exit_process
+from streams.deadletter import faust_source
+from streams.fatal import exit_process
 from streams.faust_app import faust_app
 from streams.findings_log import FindingsLog
 from streams.fleet_metrics import FleetCollector, fleet_view
 from streams.membership import instance_id, stage_instance_id
 from streams.metrics import DetectMetrics
+from streams.outputs import Outputs, OutputTopics
 from streams.planner_shell import PlannerShell
 from streams.sample_partitions import SamplePartitions
 from streams.samples import SamplesStage
-from streams.tailer import LogTailer, catch_up_retrying
+from streams.tailer import LogTailer, WorkerLogs
 from streams.topology import checkpoint_topic, samples_group
 from streams.web import register_views
 
@@ -93,7 +91,6 @@ class DetectApp:
         self.fleet, fleet_offsets = self.snapshots.load()
         self.planner = Planner(policy, members=self.inventory.hosts_in, view=self.inventory)
         self.cluster_stage = ClusterStage(policy.slow_host)
-        self.dlq_surge = DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window)
         self.watermark = 0
         self.agents: dict[str, Any] = {}  # name -> Faust agent (tests drive them with test_context)
         self.last_offsets: dict[tuple[str, int], int] = {}
@@ -146,14 +143,14 @@ class DetectApp:
         # aiokafka retries a lost broker every retry_backoff_ms (100 by default): with the broker gone
         # the tailers and the samples stage would reconnect, fail and log ten times a second each
         client = {**settings.kafka.aiokafka(settings.bootstrap_servers), "retry_backoff_ms": RETRY_BACKOFF_MS}
-        self.inventory_tailer = LogTailer(
+        inventory_log = LogTailer(
             t.inventory.name,
             client,
             self.inventory.apply,
             self.codec,
             event_type=frozenset({HostInventoried.EVENT_TYPE, HostVersionsReported.EVENT_TYPE}),
         )
-        self.actions_tailer = LogTailer(
+        actions_log = LogTailer(
             t.actions.name,
             client,
             self._apply_logged_action,
@@ -163,10 +160,23 @@ class DetectApp:
             on_rewind=self._rewind_fleet,
             on_progress=lambda positions: self.snapshots.progress(self.fleet, positions),
         )
+        self.outputs = Outputs(
+            OutputTopics(
+                self.findings_topic, self.actions_topic, self.alerts_topic, self.dlq_topic, self.planner_topic
+            ),
+            self.codec,
+            self.metrics,
+            DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window),
+            clock=clock,
+            inventory=self.inventory,
+            inventory_tailer=inventory_log,
+            exit_now=lambda code: self.exit_now(code),  # read when called: tests replace ``exit_now``
+        )
         self.findings_log = FindingsLog()
-        self.findings_tailer = LogTailer(
+        findings_log = LogTailer(
             t.findings.name, client, self.findings_log.apply, self.codec, event_type=FindingRaised.EVENT_TYPE
         )
+        self.logs = WorkerLogs(inventory_log, actions_log, findings_log)
         samples = SamplePartitions(
             topic=t.samples.name,
             summaries_topic=self.summaries_topic.get_topic_name(),
@@ -180,7 +190,7 @@ class DetectApp:
             codec=self.codec,
             policy=policy,
             metrics=self.metrics,
-            dead_letter=self.send_dead_letter,
+            dead_letter=self.outputs.send_dead_letter,
             on_watermark=self._advance_watermark,
             clock=clock,
         )
@@ -236,81 +246,8 @@ class DetectApp:
         try:
             record = decode_checked(self.codec, value, self.policy.validation, int(self.clock() * 1000))
         except (DecodeError, InvalidRecordError) as exc:
-            await self.send_dead_letter(exc, faust_source(msg, value))
+            await self.outputs.send_dead_letter(exc, faust_source(msg, value))
             return None
         self.metrics.consumed(msg.topic, record["event_type"])
         self._advance_watermark(record["ts"])
         return record
-
-    async def send_dead_letter(self, exc: DecodeError | InvalidRecordError, src: SourceRecord) -> Any:
-        """Send the record to the DLQ with its reason; returns the send's future (await it to know it landed)."""
-        arrived_ms = src.timestamp_ms if src.timestamp_ms else int(self.clock() * 1000)
-        record = dead_letter(
-            exc,
-            topic=src.topic,
-            partition=src.partition,
-            offset=src.offset,
-            key=src.key,
-            value=src.value,
-            timestamp_ms=arrived_ms,
-        )
-        sent = await self.dlq_topic.send(key=record["event_id"].encode(), value=self.codec.encode(record))
-        self.metrics.dead_letters.labels(src.topic, reason_label(exc)).inc()
-        log.info("dead-lettered %s[%d]@%d: %s", src.topic, src.partition, src.offset, exc.reason)
-        surge = self.dlq_surge.observe(arrived_ms, src.topic, src.partition, src.offset)
-        if surge is not None:
-            await self._send_alert(surge)
-        return sent
-
-    async def send_finding(self, finding: Finding, source: Any) -> None:
-        """Publish a finding, and send it straight to its domain's planner (ahead of the source's progress).
-
-        ``source`` is the message that raised it: a finding the planner could not act on is
-        dead-lettered under that message's coordinates.
-        """
-        record = finding.to_record()
-        value = self.codec.encode(record)
-        await self.findings_topic.send(key=finding.host_id.encode(), value=value)
-        self.metrics.findings.labels(finding.detector, finding.rule).inc()
-        why = unplannable(record)
-        if why is not None:
-            refused = InvalidRecordError(why, host_id=finding.host_id, event_type="FindingRaised")
-            await self.send_dead_letter(refused, faust_source(source, value))
-            return
-        await catch_up_retrying(self.inventory_tailer)
-        domain = self.inventory.domain_of(finding.host_id)
-        await self.planner_topic.send(
-            key=domain.encode(), value=to_wire(PlanFinding(domain, record)), force=True
-        )
-
-    async def _send_alert(self, record: dict[str, Any], *, now: bool = False) -> Any:
-        self.metrics.alerts.labels(record["payload"]["alertname"]).inc()
-        return await self.alerts_topic.send(
-            key=record["payload"]["alert_id"].encode(), value=self.codec.encode(record), force=now
-        )
-
-    async def publish(self, actions: list[Action]) -> None:
-        """Send actions (and the alerts they raise) now and wait until the broker has them all.
-
-        Each action's alerts go first: nothing derives alerts from the log again, so an action
-        that landed without its alert (a crash between the two) would never page anyone, while
-        an alert sent again after a crash has the same id and is dropped as a repeat downstream.
-        The actions are already applied to the fleet state: if the broker does not take them all,
-        the worker ends (``streams.fatal``) and, started again, folds the log that has them or not.
-        """
-        try:
-            pending = []
-            for action in actions:
-                for alert in alerts_for(action):
-                    pending.append(await self._send_alert(alert, now=True))
-                pending.append(
-                    await self.actions_topic.send(
-                        key=action.domain.encode(), value=self.codec.encode(action.to_record()), force=True
-                    )
-                )
-                self.metrics.actions.labels(action.kind).inc()
-            if pending:
-                await asyncio.gather(*pending)
-        except Exception as exc:  # noqa: BLE001 - whatever the cause, the fold is now ahead of the log
-            end_worker(f"publishing {len(actions)} actions failed ({exc!r})", self.exit_now)
-            raise

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -203,3 +204,18 @@ async def catch_up_retrying(tailer: LogTailer) -> None:
         except (TimeoutError, KafkaError) as exc:
             log.warning("%s: not caught up yet (%s); retrying", tailer.topic, type(exc).__name__)
             await asyncio.sleep(CATCH_UP_RETRY_S)
+
+
+@dataclass(frozen=True)
+class WorkerLogs:
+    """The logs a detect worker folds into memory beside its stages: the inventory, the fleet's actions
+    (the planner's state) and the findings (served to the console)."""
+
+    inventory: LogTailer
+    actions: LogTailer
+    findings: LogTailer
+
+    @property
+    def planner_ready(self) -> bool:
+        """The inventory and the actions are being read: the planner may size domains and decide."""
+        return self.inventory.started and self.actions.started

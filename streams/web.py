@@ -62,7 +62,7 @@ def health(detect: DetectApp) -> dict[str, Any]:
     if consumer is not None:
         assigned = sorted(f"{tp.topic}[{tp.partition}]" for tp in consumer.assignment())
     assigned = sorted(assigned + detect.samples_stage.assignment())
-    ready = detect.inventory_tailer.started and detect.actions_tailer.started
+    ready = detect.logs.planner_ready
     return {
         "status": "ok" if ready else "starting",
         "app_id": detect.settings.detect.app_id,

@@ -19,7 +19,8 @@ import streams.core.fleet.outages
 import streams.core.policy
 from producers.noise import APP_XIDS
 from schemas import taxonomy, xids
-from streams.core.policy import DEFAULT_CLASS_CAUSES, DEFAULT_POLICY_FILE
+from streams.core.planning.policy import DEFAULT_CLASS_CAUSES
+from streams.core.policy import DEFAULT_POLICY_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = ("ground", "producers", "streams", "analytics", "fleetpulse", "webhooks")

@@ -58,7 +58,7 @@ def backtest(
     from fleetpulse.backtest.sweep import parse_setting, read_policy_data, variants
     from fleetpulse.backtest.when import parse_time
     from fleetpulse.evaluation.sources import load_truth
-    from streams.core.policy import parse_duration_ms
+    from streams.core.policy_fields import parse_duration_ms
 
     settings = settings_of(ctx)
     policy_file = policy or settings.detect.policy_file

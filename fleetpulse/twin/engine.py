@@ -2,8 +2,8 @@
 
 Fast-forward and in process. The fleet, its random faults and its lemons come from ``producers``
 (the same streams as a simulated run); every fault a host in service suffers goes, as its agent's
-records, through ``fleetpulse.backtest.replay.Replay`` (the live classifier, repeat-offender rules and
-planner). The planner's actions come back: a drained host runs no job and reports no fault, a repair
+records, through ``streams.core.DetectionCore`` (the live classifier, repeat-offender rules, sample
+folding and planner): the twin is one more runner of the detection core. The planner's actions come back: a drained host runs no job and reports no fault, a repair
 cures the persistent fault with the twin's probability for that operation (else leaves it), takes a
 lognormal time per operation, and the host returns only with its ``returned`` action (or when the
 repair is physically done, if later); a retired host never returns. Deterministic for seed + policy.
@@ -16,20 +16,20 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fleetpulse.backtest.replay import Replay
-from fleetpulse.twin.clock import JobSpec
-from fleetpulse.twin.jobs import JobBook, layout
+from fleetpulse.twin.jobs import JobBook, job_book
 from fleetpulse.twin.records import Envelopes
 from fleetpulse.twin.repairs import draw_repair
+from fleetpulse.twin.sampling import sample_records
 from fleetpulse.twin.settings import TwinSettings
 from producers.config import FleetConfig
 from producers.faults import calibrate, fault_schedule
 from producers.fleet import Fleet, build_fleet
-from producers.sample_batch import SampleBatch
-from producers.samples import SampleModel, TickEffects
+from producers.samples import SampleModel
+from streams.core import DetectionCore
 from streams.core.actions import REQUEST_KINDS, RETIRED, Action
 from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import apply
+from streams.core.inventory import Inventory
 from streams.core.planning.retirement import Retirement
 from streams.core.policy import Policy
 
@@ -75,7 +75,10 @@ class Twin:
         self.fleet = f = replace(f, slow_factor=f.slow_factor.copy())  # a cured slow host's own copy
         self.faults, _ = fault_schedule(f, calibrate(f))
         self.env = Envelopes(f, f"twin-{seed}")
-        self.replay = Replay(policy, [self.env.inventory(h) for h in range(f.n_hosts)], plan_order="arrival")
+        hosts = Inventory()
+        for h in range(f.n_hosts):
+            hosts.apply(self.env.inventory(h))
+        self.core = DetectionCore(policy, hosts, plan_order="arrival")
         self.retirement = Retirement(policy)
         n = f.n_hosts
         self.in_service = [bool(f.install_ts[h] <= start_ts) for h in range(n)]
@@ -98,29 +101,12 @@ class Twin:
         self.samples = SampleModel(f) if self.sample_ms else None
         if self.sample_ms:
             self._later(start_ts + self.sample_ms, SAMPLE, 0)
-        self.book = self._jobs()
+        self.book = job_book(f, settings, self.in_service)
         self.actions: list[Action] = []
         self.seen = 0
         self.out_h: dict[tuple[str, str], float] = {}
         self.faults_seen = self.faults_masked = self.late_returns = self.interruptions = 0
         self.cured: dict[str, int] = {}
-
-    def _jobs(self) -> JobBook:
-        f, s = self.fleet, self.settings
-        per_host = f.config.gpus_per_host
-
-        def spec(size: int) -> JobSpec:
-            return JobSpec(
-                gpus=size * per_host, length_h=s.length_h, interval_h=s.checkpoint_interval_h,
-                save_h=s.checkpoint_save_min / 60.0, restart_h=s.restart_min / 60.0,
-            )  # fmt: skip
-
-        clusters = [
-            (c.name, [h for h in range(f.n_hosts) if f.cluster[h] == ci and self.in_service[h]])
-            for ci, c in enumerate(f.config.clusters)
-        ]
-        jobs, spares = layout(clusters, f.config.jobs.sizes_hosts, s.spare_pct, spec)
-        return JobBook(jobs, spares, per_host)
 
     # -- time ----------------------------------------------------------------------------------
 
@@ -146,7 +132,7 @@ class Twin:
                 self._count_out(h, end_h)
         self.book.finish(end_h)
         return TwinRun(
-            fleet=self.fleet, book=self.book, findings=list(self.replay.findings), actions=self.actions,
+            fleet=self.fleet, book=self.book, findings=list(self.core.findings), actions=self.actions,
             horizon_h=end_h, out_h=self.out_h, faults_seen=self.faults_seen, faults_masked=self.faults_masked,
             lemon_cured_ts=self.cured, late_returns=self.late_returns, interruptions=self.interruptions,
         )  # fmt: skip
@@ -171,18 +157,16 @@ class Twin:
         return out and (self.out_since[h] is not None or int(self.fleet.install_ts[h]) == at)
 
     def _plan_until(self, ts: int) -> None:
-        r = self.replay
-        r.watermark = ts if r.watermark is None else max(r.watermark, ts)
-        r.tick()
+        self.core.advance(ts)
         self._take_actions()
 
     def _take_actions(self) -> None:
-        new = self.replay.actions[self.seen :]
-        self.seen = len(self.replay.actions)
+        new = self.core.actions[self.seen :]
+        self.seen = len(self.core.actions)
         for a in sorted(new, key=lambda a: a.ts):  # stable: the planner's order within one instant
             self._act(a)
             for retired in self.retirement.on_actions([a]):
-                apply(self.replay.fleet, retired)  # the planner forgets it: its domain no longer counts it
+                apply(self.core.fleet, retired)  # the planner forgets it: its domain no longer counts it
                 self._act(retired)
 
     # -- the fleet's side ----------------------------------------------------------------------
@@ -214,12 +198,12 @@ class Twin:
             cause = "deferrals" if self._deferred(h) else "failures"
             self.interruptions += self.book.interrupt(h, self._h(ts), cause, f.domain[h])
         for record in records:
-            self.replay.step(record)
+            self.core.step(record)
             self._take_actions()
 
     def _deferred(self, h: int) -> bool:
         """The planner knows this host is bad and its repair is waiting (deferred or queued)."""
-        host = self.replay.fleet.hosts.get(self.fleet.host_id[h])
+        host = self.core.fleet.hosts.get(self.fleet.host_id[h])
         return host is not None and host.current is None and bool(host.waiting)
 
     def _act(self, a: Action) -> None:
@@ -292,25 +276,8 @@ class Twin:
             [h for h in range(f.n_hosts) if self.in_service[h] and not self.retired[h]], dtype=np.int64
         )
         if len(hosts):
-            interval_s = self.sample_ms // 1000
-            g = f.config.gpus_per_host
-            cols = self.samples.columns(
-                ts,
-                interval_s,
-                hosts,
-                TickEffects.zeros(f.n_hosts, g),
-                np.zeros((f.n_hosts, g), np.int64),
-                tick,
-            )
-            for h in hosts.tolist():
-                self.env.seq[h] += 1
-            seq = np.array([self.env.seq[h] for h in hosts.tolist()], dtype=np.int64)
-            batch = SampleBatch(
-                fleet=f, run_id=self.env.run_id, hosts=hosts, seq=seq, ts=np.full(len(hosts), ts, dtype=np.int64),
-                interval_s=interval_s, columns=cols, job_names=self.samples.jobs.ids,
-            )  # fmt: skip
-            for record in batch.records():
-                self.replay.step(record)
+            for record in sample_records(self.env, self.samples, ts, self.sample_ms, hosts, tick):
+                self.core.step(record)
             self._take_actions()
         if ts + self.sample_ms <= self.end_ts:
             self._later(ts + self.sample_ms, SAMPLE, tick + 1)
@@ -323,12 +290,7 @@ class Twin:
             self._repace_job(job, self._h(ts))
 
     def _repace_job(self, j: int, t_h: float) -> None:
-        """A synchronous job runs at the pace of its slowest host."""
-        hosts = self.book.jobs[j].hosts
-        worst = max(hosts, key=lambda h: self.slow[h] if self.slow_on[h] else 0.0, default=None)
-        s = self.slow[worst] if worst is not None and self.slow_on[worst] else 0.0
-        domain = self.fleet.domain[worst] if worst is not None and s > 0 else "-"
-        self.book.set_rate(j, t_h, 1.0 / (1.0 + s), domain)
+        self.book.pace_slowest(j, t_h, lambda h: self.slow[h] if self.slow_on[h] else 0.0, self.fleet.domain.__getitem__)
 
 
 def run_twin(

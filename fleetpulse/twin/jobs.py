@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from fleetpulse.twin import clock as jc
 from fleetpulse.twin.clock import JobClock, JobSpec, Ledger
+from fleetpulse.twin.settings import TwinSettings
+from producers.fleet import Fleet
 
 FLEET_WIDE = "-"  # losses no one domain caused (checkpoint saves)
 
@@ -63,6 +65,12 @@ class JobBook:
         """The job's pace changes (a slow host joined, left or was cured) from ``t_h`` on."""
         self.advance(j, t_h)
         self.jobs[j].rate, self.jobs[j].slow_domain = rate, domain
+
+    def pace_slowest(self, j: int, t_h: float, slowdown: Callable[[int], float], domain: Callable[[int], str]) -> None:
+        """A synchronous job runs at the pace of its slowest host (``slowdown``: 0 for a host at full pace)."""
+        worst = max(self.jobs[j].hosts, key=slowdown, default=None)
+        s = slowdown(worst) if worst is not None else 0.0
+        self.set_rate(j, t_h, 1.0 / (1.0 + s), domain(worst) if worst is not None and s > 0 else "-")
 
     def _charge(self, job: Job, spent: Ledger) -> None:
         g = job.spec.gpus
@@ -157,3 +165,21 @@ def layout(
             left = left[size:]
             k += 1
     return jobs, spares
+
+
+def job_book(fleet: Fleet, settings: TwinSettings, in_service: list[bool]) -> JobBook:
+    """The run's jobs over the hosts in service at its start, with the settings' job shape and spares."""
+    per_host, s = fleet.config.gpus_per_host, settings
+
+    def spec(size: int) -> JobSpec:
+        return JobSpec(
+            gpus=size * per_host, length_h=s.length_h, interval_h=s.checkpoint_interval_h,
+            save_h=s.checkpoint_save_min / 60.0, restart_h=s.restart_min / 60.0,
+        )  # fmt: skip
+
+    clusters = [
+        (c.name, [h for h in range(fleet.n_hosts) if fleet.cluster[h] == ci and in_service[h]])
+        for ci, c in enumerate(fleet.config.clusters)
+    ]
+    jobs, spares = layout(clusters, fleet.config.jobs.sizes_hosts, s.spare_pct, spec)
+    return JobBook(jobs, spares, per_host)

@@ -23,8 +23,9 @@ from streams.core.fleet.lifecycle import FleetState, apply_logged
 from streams.core.inventory import Inventory
 from streams.core.peers.messages import ClusterItem
 from streams.core.peers.stage import ClusterStage
+from streams.core.planning.admission import route
 from streams.core.planning.order import OrderedPlan, all_sources
-from streams.core.planning.planner import Planner, unplannable
+from streams.core.planning.planner import Planner
 from streams.core.planning.sources import SourceTimes
 from streams.core.planning.ticks import TickSchedule
 from streams.core.policy import Policy
@@ -152,16 +153,21 @@ class DetectionCore:
 
     def _plan(self, finding: Finding) -> None:
         self.findings.append(finding)
-        why = unplannable(finding.to_record())
-        if why is not None:
-            self.rejected[why.split(":", 1)[0]] += 1
+        way = route(finding.to_record(), self.inventory.domain_of)
+        if way.domain is None:
+            self.rejected[str(way.refused).split(":", 1)[0]] += 1
             return
-        domain = self.inventory.domain_of(finding.host_id)
+        domain = way.domain
         if self.ordered is not None:
             self.actions += self.ordered.finding(self.fleet, finding, domain)
             return
         size = self.inventory.domain_size(domain)
         self.actions += self.planner.on_finding(self.fleet, finding, domain, size)
+
+    def advance(self, ts: int) -> None:
+        """Event time reaches ``ts`` with no record (a runner's own clock, as the twin's): tick there."""
+        self.watermark = ts if self.watermark is None else max(self.watermark, ts)
+        self.tick()
 
     def tick(self) -> None:
         """Move every domain with work due at the watermark, as ``PlannerShell.ticks`` and the planner agent do."""

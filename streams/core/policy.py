@@ -7,28 +7,23 @@ validation limits. Any mistake fails at load time with a ``PolicyError`` naming 
 
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
     Field,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
 from ground.slow_evidence import SequentialTest
-from ground.slow_peers import PeerRule
-from schemas.taxonomy import KIND_CAUSE, IncidentCause, Operation
+from schemas.taxonomy import IncidentCause, Operation
 from streams.core.errors import PolicyError
+from streams.core.planning.policy import PlannerPolicy
+from streams.core.policy_fields import PACKAGED_FILE, DurationMs, PolicyModel, packaged, parse_duration_ms
 
-DEFAULT_POLICY_FILE = Path(__file__).with_name("policy.toml")
-_PEER = PeerRule()  # the slow-host peer test's defaults, shared with the batch view
+DEFAULT_POLICY_FILE = PACKAGED_FILE
 
 Scope = Literal["gpu", "host", "port"]
 Weight = Literal["events", "count"]
@@ -36,36 +31,12 @@ Weight = Literal["events", "count"]
 # records often name just the host, and a per-GPU or per-port rule never sees them).
 Component = Literal["any", "unknown"]
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 SCOPE_SPECIFICITY = {"gpu": 0, "port": 0, "host": 1}  # lower is more specific
 # When rules fire together, the strongest remedy wins (an RMA makes a reboot moot); lower is stronger.
 ACTION_STRENGTH = {"rma": 0, "nic_replacement": 1, "cable_replacement": 2, "diagnostics": 3, "reboot": 4}
 
 
-def parse_duration_ms(value: Any) -> int:
-    """'90s', '5m', '24h', '7d', '250ms' or a number of seconds -> milliseconds."""
-    if isinstance(value, bool):
-        raise ValueError(f"invalid duration {value!r}")
-    if isinstance(value, int | float):
-        if value < 0:
-            raise ValueError(f"negative duration {value!r}")
-        return int(value * 1000)
-    if isinstance(value, str):
-        match = _DURATION.match(value)
-        if match:
-            return int(float(match.group(1)) * _UNIT_MS[match.group(2) or "s"])
-    raise ValueError(f"invalid duration {value!r} (use e.g. '90s', '5m', '24h', '7d')")
-
-
-DurationMs = Annotated[int, BeforeValidator(parse_duration_ms)]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ErrorClass(_Model):
+class ErrorClass(PolicyModel):
     """Maps error events to one class; the first matching class wins, unmatched events are not counted."""
 
     name: str
@@ -82,7 +53,7 @@ class ErrorClass(_Model):
     weight: Weight = "events"
 
 
-class RepeatRule(_Model):
+class RepeatRule(PolicyModel):
     """``count`` occurrences of ``classes`` on one ``scope`` within ``window`` -> a finding."""
 
     name: str
@@ -121,51 +92,51 @@ class RepeatRule(_Model):
         return self
 
 
-class ValidationLimits(_Model):
+class ValidationLimits(PolicyModel):
     """Semantic checks; a record failing one goes to the dead-letter topic."""
 
-    max_future: DurationMs = parse_duration_ms("10m")
-    min_ts_ms: int = 946_684_800_000  # 2000-01-01
-    max_gpu_index: int = Field(15, ge=0)
-    max_port_index: int = Field(63, ge=0)
-    max_count: int = Field(10_000_000, ge=1)
-    max_step_time_ms: float = Field(3_600_000.0, gt=0)
-    max_bus_bw_gbps: float = Field(10_000.0, gt=0)
-    max_temp_c: float = Field(200.0, gt=0)
-    max_power_w: float = Field(5_000.0, gt=0)
-    max_interval_s: int = Field(31 * 86_400, ge=1)
+    max_future: DurationMs = packaged("validation", "max_future")
+    min_ts_ms: int = packaged("validation", "min_ts_ms")  # 2000-01-01
+    max_gpu_index: int = Field(packaged("validation", "max_gpu_index"), ge=0)
+    max_port_index: int = Field(packaged("validation", "max_port_index"), ge=0)
+    max_count: int = Field(packaged("validation", "max_count"), ge=1)
+    max_step_time_ms: float = Field(packaged("validation", "max_step_time_ms"), gt=0)
+    max_bus_bw_gbps: float = Field(packaged("validation", "max_bus_bw_gbps"), gt=0)
+    max_temp_c: float = Field(packaged("validation", "max_temp_c"), gt=0)
+    max_power_w: float = Field(packaged("validation", "max_power_w"), gt=0)
+    max_interval_s: int = Field(packaged("validation", "max_interval_s"), ge=1)
 
 
-class SlowHostPolicy(_Model):
+class SlowHostPolicy(PolicyModel):
     """Peer comparison per cluster per window (robust z-score), then evidence over windows (a CUSUM).
 
-    The peer test itself (``ground.slow_peers``) is shared with the batch view, and so are its defaults.
+    The peer test itself (``ground.slow_peers``) is shared with the batch view (``PeerRule.of`` this table).
     """
 
-    window: DurationMs = _PEER.window
-    host_grace: DurationMs = 0
-    cluster_grace: DurationMs = parse_duration_ms("5m")
-    idle_partition_timeout: DurationMs = parse_duration_ms("30s")
-    z_step: float = Field(_PEER.z_step, gt=0)
-    z_bus_bw: float = Field(_PEER.z_bus_bw, gt=0)
-    min_mad_rel: float = Field(_PEER.min_mad_rel, ge=0)
+    window: DurationMs = packaged("slow_host", "window")
+    host_grace: DurationMs = packaged("slow_host", "host_grace")
+    cluster_grace: DurationMs = packaged("slow_host", "cluster_grace")
+    idle_partition_timeout: DurationMs = packaged("slow_host", "idle_partition_timeout")
+    z_step: float = Field(packaged("slow_host", "z_step"), gt=0)
+    z_bus_bw: float = Field(packaged("slow_host", "z_bus_bw"), gt=0)
+    min_mad_rel: float = Field(packaged("slow_host", "min_mad_rel"), ge=0)
     # ... and at least this far from the peer median (relative): the robust z alone flags healthy
     # hosts whose persistent offset sits in the tail of a large fleet (~3 sd is 1 % here).
-    min_slowdown: float = Field(_PEER.min_slowdown, ge=0, lt=1)
-    min_peers: int = Field(_PEER.min_peers, ge=3)
+    min_slowdown: float = Field(packaged("slow_host", "min_slowdown"), ge=0, lt=1)
+    min_peers: int = Field(packaged("slow_host", "min_peers"), ge=3)
     # Hosts are compared relative to their job's median when the job has this many hosts in the window
     # (jobs run at different paces); hosts of smaller jobs are not judged by peers.
-    min_job_peers: int = Field(_PEER.min_job_peers, ge=2)
-    k: int = Field(_PEER.k, ge=1)
-    n: int = Field(_PEER.n, ge=1)
+    min_job_peers: int = Field(packaged("slow_host", "min_job_peers"), ge=2)
+    k: int = Field(packaged("slow_host", "k"), ge=1)
+    n: int = Field(packaged("slow_host", "n"), ge=1)
     # The finding: a CUSUM over the host's slow windows (ground.slow_evidence), "slow in slow_share of its
     # windows" against "in healthy_share", flagged at `evidence` nats; an episode ends after clear_after
     # without a slow window, or when the host is away n windows.
-    slow_share: float = Field(0.30, gt=0, lt=1)
-    healthy_share: float = Field(0.0001, gt=0, lt=1)
-    evidence: float = Field(15.5, gt=0)
-    clear_after: DurationMs = parse_duration_ms("6h")
-    action: Operation = "diagnostics"
+    slow_share: float = Field(packaged("slow_host", "slow_share"), gt=0, lt=1)
+    healthy_share: float = Field(packaged("slow_host", "healthy_share"), gt=0, lt=1)
+    evidence: float = Field(packaged("slow_host", "evidence"), gt=0)
+    clear_after: DurationMs = packaged("slow_host", "clear_after")
+    action: Operation = packaged("slow_host", "action")
 
     @model_validator(mode="after")
     def _k_le_n(self) -> SlowHostPolicy:
@@ -183,91 +154,33 @@ class SlowHostPolicy(_Model):
         return SequentialTest(self.healthy_share, self.slow_share, self.evidence)
 
 
-DEFAULT_REPAIR_TIME: dict[Operation, int] = {
-    "rma": parse_duration_ms("5d"),
-    "reboot": parse_duration_ms("1h"),
-    "nic_replacement": parse_duration_ms("1d"),
-    "cable_replacement": parse_duration_ms("1d"),
-    "diagnostics": parse_duration_ms("4h"),
-}
-
-
-# The incident cause of each error class, so a repair takes the time measured for its cause: a class
-# named after a fault kind has that kind's cause (``schemas.taxonomy``; the NIC kind's class is nic_lost).
-DEFAULT_CLASS_CAUSES: dict[str, IncidentCause] = {
-    **{kind: cause for kind, cause in KIND_CAUSE.items() if kind != "nic"},
-    "unrecovered_ecc": "hbm3",
-    "nic_lost": "nic",
-    "nic_fault": "nic",
-    "link_fault": "network",
-    "pcie_fault": "pcie",
-    "psu_fault": "psu",
-    "fan_fault": "fan",
-    "power_fault": "power",
-    "gpu_fault": "faulty_gpu",
-}
-
-
-class PlannerPolicy(_Model):
-    """Domain buffers (per cent of a maintenance domain's hosts) and repair times.
-
-    A repair takes a time drawn from those hosts were out for its cause and kind (resets for a
-    reboot, repairs or RMAs otherwise), measured from the incidents and operators' steps on
-    ``fleet.actions``, once ``min_repair_samples`` are known; ``repair_time`` per operation until
-    then (or always, with ``measured_repair_times = false``).
-    """
-
-    capacity_buffer_pct: float = Field(10.0, gt=0, le=100)
-    failure_buffer_pct: float = Field(25.0, gt=0, le=100)
-    auto_resume: bool = True
-    repair_time: dict[Operation, DurationMs] = dict(DEFAULT_REPAIR_TIME)
-    measured_repair_times: bool = True
-    min_repair_samples: int = Field(3, ge=1)
-    # A time out shorter than this was a reset, not a repair: reboots draw from those, repairs from the rest.
-    reset_within: DurationMs = parse_duration_ms("1h")
-    repair_time_seed: int = 0  # seeds the draw of each operation's repair time (deterministic)
-    causes: dict[str, IncidentCause] = dict(DEFAULT_CLASS_CAUSES)
-    # A host flagged again within this long of returning from a repair is escalated: its new work
-    # becomes an RMA and a person is paged (0 turns escalation off).
-    escalate_within: DurationMs = parse_duration_ms("30d")
-    # A host whose repairs failed (it was escalated) retire_after times within retire_within is
-    # retired: out of service for good, and a person is paged (0 turns retirement off).
-    retire_after: int = Field(0, ge=0)
-    retire_within: DurationMs = parse_duration_ms("90d")
-    # ... and one flagged again within this long of a repair in its history (an RMA or a part replaced).
-    escalate_after_repair_within: DurationMs = parse_duration_ms("180d")
-
-    @field_validator("repair_time", mode="after")
-    @classmethod
-    def _keep_unnamed_defaults(cls, value: dict[Operation, int]) -> dict[Operation, int]:
-        """A file naming one operation's time changes that one; the others keep their defaults."""
-        return {**DEFAULT_REPAIR_TIME, **value}
-
-
-class TrainsPolicy(_Model):
+class TrainsPolicy(PolicyModel):
     """Change campaigns: burn-in, the safety test (``streams.trains.safety``) and its gate, fault classes."""
 
-    burn_in: DurationMs = parse_duration_ms("2h")
-    gate_pct: float = Field(5.0, gt=0, le=100)  # hosts changed before the safety test accepts the change
-    gate_soak: DurationMs = parse_duration_ms("7d")  # ... or before they ran this long with no class worse
-    rate_ratio: float = Field(2.0, gt=1)
-    alpha: float = Field(0.01, gt=0, lt=0.5)
-    beta: float = Field(0.05, gt=0, lt=0.5)
+    burn_in: DurationMs = packaged("trains", "burn_in")
+    # hosts changed before the safety test accepts the change, or before they ran gate_soak with no class worse
+    gate_pct: float = Field(packaged("trains", "gate_pct"), gt=0, le=100)
+    gate_soak: DurationMs = packaged("trains", "gate_soak")
+    rate_ratio: float = Field(packaged("trains", "rate_ratio"), gt=1)
+    alpha: float = Field(packaged("trains", "alpha"), gt=0, lt=0.5)
+    beta: float = Field(packaged("trains", "beta"), gt=0, lt=0.5)
     classes: dict[str, list[str]] = {}  # fault class -> error classes (a finding's class: its rule's first)
     step_slowdown: float = Field(0.03, gt=0, lt=1)  # the step-time test's H1: the new version this much slower
     errors_per_host_day: int = Field(3, ge=1)  # a host's errors of one class a day the test counts, at most
 
 
-class AlertPolicy(_Model):
-    dlq_surge_count: int = Field(100, ge=1)
-    dlq_surge_window: DurationMs = parse_duration_ms("60s")
+class AlertPolicy(PolicyModel):
+    """When dead letters count as a surge (an alert)."""
+
+    dlq_surge_count: int = Field(packaged("alerts", "dlq_surge_count"), ge=1)
+    dlq_surge_window: DurationMs = packaged("alerts", "dlq_surge_window")
 
 
-class Policy(_Model):
-    """The whole policy file."""
+class Policy(PolicyModel):
+    """The whole policy file (a file's own tables, classes and rules; its other keys as packaged)."""
 
-    noise_xids: list[int] = [13, 31, 43, 45, 63, 68, 92]
-    error_grace: DurationMs = parse_duration_ms("1h")
+    noise_xids: list[int] = packaged("", "noise_xids")
+    error_grace: DurationMs = packaged("", "error_grace")
     validation: ValidationLimits = ValidationLimits()
     classes: list[ErrorClass] = []
     rules: list[RepeatRule] = []

@@ -63,7 +63,7 @@ def detect(tmp_path: Path, policy: Policy) -> Iterator[tuple[DetectApp, Sent]]:
     app.app.producer = MagicMock(
         name="producer", maybe_start=AsyncMock(), start=AsyncMock(), send=sent.send, send_and_wait=AsyncMock()
     )
-    app.inventory_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
+    app.logs.inventory.catch_up = AsyncMock()  # type: ignore[method-assign]
     app.app.finalize()
     app.app.flow_control.resume()
     yield app, sent
@@ -192,10 +192,10 @@ def test_a_finding_the_planner_cannot_act_on_is_published_and_dead_lettered_not_
 ) -> None:
     """An unknown recommended_action would raise in the planner and jam its whole domain."""
     app, sent = detect
-    app.inventory_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
+    app.logs.inventory.catch_up = AsyncMock()  # type: ignore[method-assign]
     planned = app.planner_topic.send = AsyncMock()  # type: ignore[method-assign]
-    run(app, app.send_finding(f.finding("h1", fid="bad", action="bogus"), _raised_by()))
-    run(app, app.send_finding(f.finding("h2", fid="good"), _raised_by(offset=8)))
+    run(app, app.outputs.send_finding(f.finding("h1", fid="bad", action="bogus"), _raised_by()))
+    run(app, app.outputs.send_finding(f.finding("h2", fid="good"), _raised_by(offset=8)))
     dead = sent.decoded(app.settings.topics.dlq.name)
     assert [d["payload"]["reason"] for d in dead] == ["unplannable_finding: unknown recommended_action 'bogus'"]
     assert dead[0]["payload"]["source_offset"] == 7
@@ -212,10 +212,10 @@ def test_a_catch_up_timeout_delays_a_finding_instead_of_dropping_it(
 
     app, _ = detect
     monkeypatch.setattr(streams.tailer, "CATCH_UP_RETRY_S", 0.01)
-    app.inventory_tailer.catch_up = AsyncMock(side_effect=[TimeoutError(), None])  # type: ignore[method-assign]
+    app.logs.inventory.catch_up = AsyncMock(side_effect=[TimeoutError(), None])  # type: ignore[method-assign]
     planned = app.planner_topic.send = AsyncMock()  # type: ignore[method-assign]
-    run(app, app.send_finding(f.finding("h1", fid="ok"), _raised_by()))
-    assert app.inventory_tailer.catch_up.await_count == 2
+    run(app, app.outputs.send_finding(f.finding("h1", fid="ok"), _raised_by()))
+    assert app.logs.inventory.catch_up.await_count == 2
     assert [c.kwargs["value"]["finding"]["host_id"] for c in planned.await_args_list] == ["h1"]
 
 
@@ -223,7 +223,7 @@ def test_the_errors_agent_plans_its_finding_before_it_reports_the_partition_past
     detect: tuple[DetectApp, Sent],
 ) -> None:
     app, _ = detect
-    app.inventory_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
+    app.logs.inventory.catch_up = AsyncMock()  # type: ignore[method-assign]
     order: list[str] = []
 
     async def planned(*args: Any, **kwargs: Any) -> None:
@@ -268,9 +268,9 @@ def test_the_planner_holds_a_finding_until_every_source_has_passed_it(detect: tu
 
     app, _ = detect
     app.plans.ordered = True
-    app.actions_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
+    app.logs.actions.catch_up = AsyncMock()  # type: ignore[method-assign]
     published: list[list[Any]] = []
-    app.publish = AsyncMock(side_effect=lambda actions: published.append(actions))  # type: ignore[method-assign]
+    app.outputs.publish = AsyncMock(side_effect=lambda actions: published.append(actions))  # type: ignore[method-assign]
     finding = f.finding("h1", ts=START_TS + 10).to_record()
     domain = "d0"
     partition = app.plans.partition_of(domain)
@@ -305,10 +305,10 @@ def test_the_planner_sizes_a_domain_from_the_inventory_read_to_its_end(detect: t
         for i in range(8):
             app.inventory.apply(inventoried(f"h{i}", domain))
 
-    app.inventory_tailer.catch_up = AsyncMock(side_effect=read_inventory)  # type: ignore[method-assign]
-    app.actions_tailer.catch_up = AsyncMock()  # type: ignore[method-assign]
+    app.logs.inventory.catch_up = AsyncMock(side_effect=read_inventory)  # type: ignore[method-assign]
+    app.logs.actions.catch_up = AsyncMock()  # type: ignore[method-assign]
     published: list[list[Any]] = []
-    app.publish = AsyncMock(side_effect=lambda actions: published.append(actions))  # type: ignore[method-assign]
+    app.outputs.publish = AsyncMock(side_effect=lambda actions: published.append(actions))  # type: ignore[method-assign]
     partition = app.plans.partition_of(domain)
 
     async def feed() -> None:
@@ -341,9 +341,9 @@ def test_an_actions_alerts_are_sent_before_the_action(detect: tuple[DetectApp, S
         return send
 
     app.actions_topic.send = recorder("action")  # type: ignore[method-assign]
-    app._send_alert = recorder("alert")  # type: ignore[method-assign]
+    app.outputs._send_alert = recorder("alert")  # type: ignore[method-assign]
     actions = Planner(app.policy).on_finding(FleetState(), f.finding("h1"), "d0", 20)  # ends with rma_opened
-    run(app, app.publish(actions))
+    run(app, app.outputs.publish(actions))
     assert order == ["action"] * (len(actions) - 1) + ["alert", "action"]
 
 
@@ -373,7 +373,7 @@ def test_a_publish_the_broker_refuses_ends_the_worker(detect: tuple[DetectApp, S
     app.actions_topic.send = refused  # type: ignore[method-assign]
     actions = Planner(app.policy).on_finding(FleetState(), f.finding("h1"), "d0", 20)
     with pytest.raises(Exited):
-        run(app, app.publish(actions))
+        run(app, app.outputs.publish(actions))
     assert exits == [EXIT_TEMPFAIL]
 
 

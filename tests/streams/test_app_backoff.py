@@ -19,8 +19,8 @@ def test_own_clients_back_off_between_reconnects(tmp_path: Path, policy: Policy)
     app = DetectApp(settings, policy, data_dir=tmp_path)
     assert RETRY_BACKOFF_MS >= 1000
     for config in (
-        app.inventory_tailer.client_config,
-        app.actions_tailer.client_config,
+        app.logs.inventory.client_config,
+        app.logs.actions.client_config,
         app.samples_stage.client_config,
     ):
         assert config["retry_backoff_ms"] == RETRY_BACKOFF_MS

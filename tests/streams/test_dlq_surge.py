@@ -19,13 +19,13 @@ WINDOW_MS = 60_000
 
 def surges(app: DetectApp, sent: Sent, arrivals_ms: list[int]) -> list[int]:
     """Feed one undecodable record per arrival time (all read at once); the DLQSurge alerts' times."""
-    app.dlq_surge = DlqSurge(SURGE, WINDOW_MS)
+    app.outputs.dlq_surge = DlqSurge(SURGE, WINDOW_MS)
     alerts: list[dict[str, Any]] = []
 
     async def send_alert(record: dict[str, Any], **kwargs: Any) -> None:
         alerts.append(record)
 
-    app._send_alert = send_alert  # type: ignore[method-assign]
+    app.outputs._send_alert = send_alert  # type: ignore[method-assign]
 
     async def feed() -> None:
         async with app.agents["errors"].test_context() as agent:

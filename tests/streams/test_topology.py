@@ -34,7 +34,7 @@ def test_the_samples_consumer_and_the_tailers_read_what_is_declared(tmp_path: Pa
     samples = stages["samples"]
     assert [topic_of(r, settings) for r in samples.consumes] == [detect.samples_stage.topic]
     assert topic_of("app:cluster-summaries", settings) == detect.samples_stage.summaries_topic
-    tailed = {detect.inventory_tailer.topic, detect.actions_tailer.topic}
+    tailed = {detect.logs.inventory.topic, detect.logs.actions.topic}
     assert tailed == {topic_of(r, settings) for r in stages["lifecycle"].consumes}
 
 

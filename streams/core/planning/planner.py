@@ -26,8 +26,6 @@ from typing import Any
 from streams.core.actions import ABSORBED, ESCALATED, REQUEST_KIND, Action
 from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import FleetState, HostState, Operation
-from streams.core.fleet.outages import Outages
-from streams.core.ids import stable_unit
 from streams.core.planning.budget import DomainBudget, DomainBuffers
 from streams.core.planning.emit import (
     emit,
@@ -38,25 +36,10 @@ from streams.core.planning.emit import (
     resume_action,
 )
 from streams.core.planning.escalation import escalation_of
+from streams.core.planning.repair_times import RepairTimes
 from streams.core.policy import Policy
 from streams.trains.campaign import CHANGE
 from streams.trains.conductor import Conductor, FleetView
-
-
-def unplannable(record: dict[str, Any]) -> str | None:
-    """Why a decoded FindingRaised cannot be planned (None when it can).
-
-    Checked before a finding reaches the planner: a finding the planner cannot act on would raise
-    there after its first steps were applied in memory, and every later decision of its
-    maintenance domain would then fail on the same operation.
-    """
-    try:
-        finding = Finding.from_record(record)
-    except (KeyError, TypeError) as exc:
-        return f"unplannable_finding: missing {exc}"
-    if finding.recommended_action not in REQUEST_KIND or finding.recommended_action == CHANGE:
-        return f"unplannable_finding: unknown recommended_action {finding.recommended_action!r}"
-    return None
 
 
 class Planner:
@@ -70,9 +53,7 @@ class Planner:
         self.policy = policy
         self.buffers = DomainBuffers(policy, members)
         self.trains = Conductor(policy, view, self.buffers) if view is not None else None
-        # each operation's drawn repair time, for the measurements it was drawn from (see ``repair_time_ms``)
-        self._draws: dict[str, int] = {}
-        self._drawn_from: tuple[Outages | None, int] = (None, -1)
+        self.repair_times = RepairTimes(policy)
 
     def budgets(self, state: FleetState, domain: str, size: int, now: int | None = None) -> DomainBudget:
         """The domain's buffers at event time ``now`` (default: the newest event folded)."""
@@ -193,30 +174,8 @@ class Planner:
         return (op.started_ts or 0) + self.repair_time_ms(state, op)
 
     def repair_time_ms(self, state: FleetState, op: Operation) -> int:
-        """A time drawn from those measured for the operation's cause and kind (a reset is no repair),
-        else the policy's time for the operation. The draw is seeded by the operation's id, so every
-        worker and replay gives the operation the same time."""
-        p = self.policy.planner
-        if p.measured_repair_times:
-            outages, seen = self._drawn_from
-            if outages is not state.outages or seen != state.outages.measured:  # new measurements: draw again
-                self._draws, self._drawn_from = {}, (state.outages, state.outages.measured)
-            if op.op_id not in self._draws:
-                self._draws[op.op_id] = self._draw(state, op)
-            return self._draws[op.op_id]
-        return self.policy.repair_time_ms(op.operation)
-
-    def _draw(self, state: FleetState, op: Operation) -> int:
-        """The operation's time from the measurements as they are now (``repair_time_ms``)."""
-        p = self.policy.planner
-        measured = state.outages.repair_draw_ms(
-            self.policy.cause_of_rule(op.rule),
-            op.operation,
-            reset_within=p.reset_within,
-            min_samples=p.min_repair_samples,
-            unit=stable_unit(p.repair_time_seed, op.op_id),
-        )
-        return self.policy.repair_time_ms(op.operation) if measured is None else measured
+        """The operation's repair time (``RepairTimes``): the same in every worker and replay."""
+        return self.repair_times.of(state, op)
 
     def _hosts(self, state: FleetState, domain: str) -> list[HostState]:
         return [state.hosts[h] for h in sorted(state.peek_domain(domain).hosts)]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from streams.core.errors import PolicyError
-from streams.core.policy import DEFAULT_POLICY_FILE, load_policy, parse_duration_ms, parse_policy
+from streams.core.policy import DEFAULT_POLICY_FILE, load_policy, parse_policy
+from streams.core.policy_fields import parse_duration_ms
 
 
 def default_data() -> dict:

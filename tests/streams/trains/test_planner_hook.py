@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from streams.core.actions import Action
 from streams.core.fleet.lifecycle import FleetState, apply
+from streams.core.planning.admission import unplannable
 from streams.core.planning.escalation import escalation_of
-from streams.core.planning.planner import unplannable
 from streams.core.policy import load_policy
 from tests.streams import factories as f
 

@@ -1,0 +1,28 @@
+"""Rule defaults live in the packaged policy.toml only: every model default is read from it."""
+
+from __future__ import annotations
+
+from streams.core.planning.policy import PlannerPolicy
+from streams.core.policy import AlertPolicy, Policy, SlowHostPolicy, TrainsPolicy, ValidationLimits
+from streams.core.policy_fields import PACKAGED, PolicyModel
+
+TABLES: dict[str, type[PolicyModel]] = {
+    "": Policy,
+    "validation": ValidationLimits,
+    "slow_host": SlowHostPolicy,
+    "planner": PlannerPolicy,
+    "alerts": AlertPolicy,
+    "trains": TrainsPolicy,
+}
+# defaults that are no rule values: a file's own classes and rules, its tables, and the taxonomy's causes
+NOT_IN_FILE = {"": set(TABLES) - {""} | {"classes", "rules"}, "planner": {"causes"}, "trains": {"classes"}}
+
+
+def test_every_default_of_a_policy_table_is_the_packaged_files_value() -> None:
+    for table, model in TABLES.items():
+        values = PACKAGED[table] if table else PACKAGED
+        for name, field in model.model_fields.items():
+            if name in NOT_IN_FILE.get(table, set()):
+                continue
+            assert name in values, f"[{table}] {name} has a default the packaged file does not give"
+            assert field.default == values[name], f"[{table}] {name}: {field.default!r} != {values[name]!r}"
