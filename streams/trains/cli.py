@@ -5,7 +5,6 @@ Every detect worker folds them; the planner moves the campaign's hosts domain by
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Annotated
 
@@ -83,7 +82,7 @@ def show_timeline(
     ctx: typer.Context,
     campaign: Annotated[str, typer.Argument(help="Campaign id (its rollbacks are shown with it).")],
     every: Annotated[str, typer.Option(help="One point this often, e.g. 6h, 1d.")] = "1d",
-    as_json: Annotated[bool, typer.Option("--json", help="JSON instead of text.")] = False,
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """A campaign over time: hosts per version, hosts out for the change per domain, its halts with their evidence."""
     try:
@@ -96,9 +95,10 @@ def show_timeline(
     except CampaignError as exc:
         raise typer.BadParameter(str(exc)) from None
     points = timeline(fleet.trains, camp, every_ms, max(fleet.clock, camp.started_ts))
-    if as_json:
-        _say(json.dumps({"campaign": describe(camp), "steps": steps(fleet.trains, camp),
-                         "points": [{"ts": p.ts, "versions": p.versions, "out": p.out} for p in points]}, indent=2))  # fmt: skip
+    if fmt is not OutputFormat.table:
+        rows = [{"ts": p.ts, "versions": p.versions, "out": p.out} for p in points]
+        show(fmt, Sheet.of_records("campaign", [describe(camp)]), Sheet.of_records("points", rows),
+             Sheet.of_records("steps", steps(fleet.trains, camp)))
     else:
         _say(render(fleet.trains, camp, points))
 
