@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
 from fleetpulse.twin.errors import TwinError
@@ -39,6 +39,9 @@ class Lockstep:
     stop: threading.Event = field(default_factory=threading.Event)  # set: stop waiting (SIGINT, SIGTERM)
     waited_s: float = 0.0
     timeouts: int = 0
+    checks: int = 0  # progress checks made (each asks the broker for offsets)
+    checks_s: float = 0.0  # time those checks took
+    reading_s: float = 0.0  # time spent reading fleet.actions
 
 
 @dataclass
@@ -60,10 +63,11 @@ class BrokerAnswer:
         except KafkaError as exc:
             raise TwinError(f"cannot read {topic} at {s.bootstrap_servers}: {exc}") from exc
         topics = consumer_groups(s)[s.detect.app_id]  # errors, cluster summaries, planner input
-        try:  # one client kept for the lag checks: a new one per check costs more than the check
+        try:  # clients kept for the lag checks: new ones per check cost more than the check
             self.group = KafkaConsumer(
                 **s.kafka.kafka_python(s.bootstrap_servers), group_id=s.detect.app_id, enable_auto_commit=False
             )
+            self.admin = KafkaAdminClient(**s.kafka.kafka_python(s.bootstrap_servers))
         except KafkaError as exc:
             raise TwinError(f"cannot reach {s.bootstrap_servers}: {exc}") from exc
         self.watched = topics
@@ -74,7 +78,9 @@ class BrokerAnswer:
         self.reached = ts
         if self.lockstep.timeout_s is not None:
             self._wait_for_pipeline(self.lockstep.timeout_s)
+        t0 = time.monotonic()
         self.response.apply(self._new_actions())
+        self.lockstep.reading_s += time.monotonic() - t0
 
     def faults_off(self, host: int, ts: int, lemon: bool) -> bool:
         return self.response.faults_off(host, ts, lemon)
@@ -84,11 +90,15 @@ class BrokerAnswer:
             **self.response.report(end_ts=self.reached),
             "lockstep_wait_s": round(self.lockstep.waited_s, 1),
             "lockstep_timeouts": self.lockstep.timeouts,
+            "lockstep_checks": self.lockstep.checks,
+            "lockstep_checks_s": round(self.lockstep.checks_s, 1),
+            "actions_reading_s": round(self.lockstep.reading_s, 1),
         }
 
     def close(self) -> None:
         self.consumer.close()
         self.group.close()
+        self.admin.close()
 
     def _caught_up(self) -> bool:
         """Every record of the watched topics committed by the detect worker (a topic it never read: not yet)."""
@@ -96,10 +106,17 @@ class BrokerAnswer:
             self.watched_tps = [
                 TopicPartition(t, p) for t in self.watched for p in sorted(self.group.partitions_for_topic(t) or ())
             ]
-        try:
+        if not self.watched_tps:
+            return True
+        group = self.settings.detect.app_id
+        try:  # two requests per check: the group's commits in one OffsetFetch, the ends in one ListOffsets
+            committed = self.admin.list_group_offsets({group: self.watched_tps}).get(group, {})
             end = self.group.end_offsets(self.watched_tps)
-            begin = self.group.beginning_offsets(self.watched_tps)
-            return all(end[tp] <= begin[tp] or (self.group.committed(tp) or 0) >= end[tp] for tp in self.watched_tps)
+            behind = [tp for tp in self.watched_tps if tp not in committed or committed[tp].offset < end[tp]]
+            if not behind:
+                return True
+            begin = self.group.beginning_offsets(behind)  # an empty partition holds nothing back
+            return all(end[tp] <= begin[tp] for tp in behind)
         except KafkaError as exc:
             raise TwinError(f"cannot read the detect worker's progress: {exc}") from exc
 
@@ -112,7 +129,10 @@ class BrokerAnswer:
                 self.lockstep.timeouts += 1
                 log.warning("the detect worker did not catch up within %.0f s; the fleet moves on", timeout_s)
                 break
+            t0 = time.monotonic()
             streak = streak + 1 if self._caught_up() else 0
+            self.lockstep.checks += 1
+            self.lockstep.checks_s += time.monotonic() - t0
             if streak < 2:
                 self.lockstep.stop.wait(POLL_S)
         self.lockstep.waited_s += time.monotonic() - start
