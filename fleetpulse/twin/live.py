@@ -33,9 +33,14 @@ POLL_S = 0.1
 
 @dataclass
 class Lockstep:
-    """How long to wait for the pipeline before each tick (``None``: do not wait, live pacing)."""
+    """How long to wait for the pipeline before each tick (``None``: do not wait, live pacing).
+
+    ``every``: the fleet waits and answers before every ``every``-th tick only; an action then takes
+    effect up to ``every`` ticks after the tick it was decided in (fewer round trips, a slower fleet).
+    """
 
     timeout_s: float | None = 60.0
+    every: int = 1
     stop: threading.Event = field(default_factory=threading.Event)  # set: stop waiting (SIGINT, SIGTERM)
     waited_s: float = 0.0
     timeouts: int = 0
@@ -73,9 +78,13 @@ class BrokerAnswer:
         self.watched = topics
         self.watched_tps: list[TopicPartition] = []
         self.reached = 0  # the event time the fleet has reached
+        self.ticks = 0  # ticks the fleet has reached
 
     def until(self, ts: int) -> None:
         self.reached = ts
+        self.ticks += 1
+        if self.ticks % self.lockstep.every:
+            return
         if self.lockstep.timeout_s is not None:
             self._wait_for_pipeline(self.lockstep.timeout_s)
         t0 = time.monotonic()
