@@ -48,6 +48,10 @@ class Lockstep:
     checks_s: float = 0.0  # time those checks took
     reading_s: float = 0.0  # time spent reading fleet.actions
 
+    def due(self, tick: int) -> bool:
+        """Whether the fleet waits and answers before tick ``tick`` (1: the first after the run's start)."""
+        return tick % self.every == 0
+
 
 @dataclass
 class BrokerAnswer:
@@ -83,7 +87,7 @@ class BrokerAnswer:
     def until(self, ts: int) -> None:
         self.reached = ts
         self.ticks += 1
-        if self.ticks % self.lockstep.every:
+        if not self.lockstep.due(self.ticks):
             return
         if self.lockstep.timeout_s is not None:
             self._wait_for_pipeline(self.lockstep.timeout_s)
