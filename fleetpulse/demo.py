@@ -65,7 +65,7 @@ def demo(
             help="Closed loop: the history's fleet answers the planner before every Nth 6-hour tick "
             "(fewer waits for the pipeline; an action lands up to N ticks after it was decided).",
         ),
-    ] = 4,
+    ] = 8,
     keep_broker: Annotated[
         bool, typer.Option(help="Leave the local broker running if the demo started it (stopped by default).")
     ] = False,

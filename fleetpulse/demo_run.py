@@ -50,8 +50,9 @@ class DemoPlan:
     web_ports: list[int]
     drain_timeout_s: float = 120.0
     closed_loop: bool = True  # the simulated fleet answers the planner's actions (``fleetpulse loop``)
-    # closed loop, fast-forward: the fleet answers before every Nth 6-hour tick (``fleetpulse loop --answer-every``)
-    answer_every: int = 4
+    # closed loop, fast-forward: the fleet answers before every Nth 6-hour tick (``fleetpulse loop --answer-every``):
+    # once per two simulated days, so an action lands up to two days after it was decided (docs/DESIGN.md)
+    answer_every: int = 8
     # fresh per run, and a SecretStr: masked in the plan's repr, which logs and tracebacks may show
     webhook_secret: SecretStr = field(default_factory=lambda: SecretStr(secrets.token_urlsafe(32)))
 
