@@ -58,6 +58,14 @@ def demo(
     open_loop: Annotated[
         bool, typer.Option(help="The simulated fleet ignores the planner's actions (closed loop by default).")
     ] = False,
+    answer_every: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Closed loop: the history's fleet answers the planner before every Nth 6-hour tick "
+            "(fewer waits for the pipeline; an action lands up to N ticks after it was decided).",
+        ),
+    ] = 8,
     keep_broker: Annotated[
         bool, typer.Option(help="Leave the local broker running if the demo started it (stopped by default).")
     ] = False,
@@ -82,6 +90,7 @@ def demo(
         receiver_port=ports[0],
         web_ports=ports[1:],
         closed_loop=not open_loop,
+        answer_every=answer_every,
     )
     with _interrupt_on_signals(), stop_if_started_within(settings, keep=keep_broker, reporter=typer.echo):
         try:

@@ -50,6 +50,9 @@ class DemoPlan:
     web_ports: list[int]
     drain_timeout_s: float = 120.0
     closed_loop: bool = True  # the simulated fleet answers the planner's actions (``fleetpulse loop``)
+    # closed loop, fast-forward: the fleet answers before every Nth 6-hour tick (``fleetpulse loop --answer-every``):
+    # once per two simulated days, so an action lands up to two days after it was decided (docs/DESIGN.md)
+    answer_every: int = 8
     # fresh per run, and a SecretStr: masked in the plan's repr, which logs and tracebacks may show
     webhook_secret: SecretStr = field(default_factory=lambda: SecretStr(secrets.token_urlsafe(32)))
 
@@ -138,7 +141,9 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
         with phases.phase(f"simulated history: {plan.history_days:g} days of the {plan.preset} fleet (fast-forward, {loop})"):
             history = ["--preset", plan.preset, "--mode", "fast-forward", "--days", str(plan.history_days),
                        "--seed", str(plan.seed), "--truth-out", str(plan.truth)]
-            if not plan.closed_loop:
+            if plan.closed_loop:
+                history += ["--answer-every", str(plan.answer_every)]
+            else:
                 history.append("--no-progress")
             sup.run("simulate-history", fleetpulse_argv(simulator_command(plan), *history), timeout_s=1200)
         if plan.live_seconds > 0:

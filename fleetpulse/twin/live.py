@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
 from fleetpulse.twin.errors import TwinError
@@ -32,12 +32,24 @@ POLL_S = 0.1
 
 @dataclass
 class Lockstep:
-    """How long to wait for the pipeline before each tick (``None``: do not wait, live pacing)."""
+    """How long to wait for the pipeline before each tick (``None``: do not wait, live pacing).
+
+    ``every``: the fleet waits and answers before every ``every``-th tick only; an action then takes
+    effect up to ``every`` ticks after the tick it was decided in (fewer round trips, a slower fleet).
+    """
 
     timeout_s: float | None = 60.0
+    every: int = 1
     stop: threading.Event = field(default_factory=threading.Event)  # set: stop waiting (SIGINT, SIGTERM)
     waited_s: float = 0.0
     timeouts: int = 0
+    checks: int = 0  # progress checks made (each asks the broker for offsets)
+    checks_s: float = 0.0  # time those checks took
+    reading_s: float = 0.0  # time spent reading fleet.actions
+
+    def due(self, tick: int) -> bool:
+        """Whether the fleet waits and answers before tick ``tick`` (1: the first after the run's start)."""
+        return tick % self.every == 0
 
 
 @dataclass
@@ -59,21 +71,28 @@ class BrokerAnswer:
         except KafkaError as exc:
             raise TwinError(f"cannot read {topic} at {s.bootstrap_servers}: {exc}") from exc
         topics = consumer_groups(s)[s.detect.app_id]  # errors, cluster summaries, planner input
-        try:  # one client kept for the lag checks: a new one per check costs more than the check
+        try:  # clients kept for the lag checks: new ones per check cost more than the check
             self.group = KafkaConsumer(
                 **s.kafka.kafka_python(s.bootstrap_servers), group_id=s.detect.app_id, enable_auto_commit=False
             )
+            self.admin = KafkaAdminClient(**s.kafka.kafka_python(s.bootstrap_servers))
         except KafkaError as exc:
             raise TwinError(f"cannot reach {s.bootstrap_servers}: {exc}") from exc
         self.watched = topics
         self.watched_tps: list[TopicPartition] = []
         self.reached = 0  # the event time the fleet has reached
+        self.ticks = 0  # ticks the fleet has reached
 
     def until(self, ts: int) -> None:
         self.reached = ts
+        self.ticks += 1
+        if not self.lockstep.due(self.ticks):
+            return
         if self.lockstep.timeout_s is not None:
             self._wait_for_pipeline(self.lockstep.timeout_s)
+        t0 = time.monotonic()
         self.response.apply_logged(self._new_records(), until=ts)
+        self.lockstep.reading_s += time.monotonic() - t0
 
     def faults_off(self, host: int, ts: int, lemon: bool) -> bool:
         return self.response.faults_off(host, ts, lemon)
@@ -83,11 +102,15 @@ class BrokerAnswer:
             **self.response.report(end_ts=self.reached),
             "lockstep_wait_s": round(self.lockstep.waited_s, 1),
             "lockstep_timeouts": self.lockstep.timeouts,
+            "lockstep_checks": self.lockstep.checks,
+            "lockstep_checks_s": round(self.lockstep.checks_s, 1),
+            "actions_reading_s": round(self.lockstep.reading_s, 1),
         }
 
     def close(self) -> None:
         self.consumer.close()
         self.group.close()
+        self.admin.close()
 
     def _caught_up(self) -> bool:
         """Every record of the watched topics committed by the detect worker (a topic it never read: not yet)."""
@@ -95,10 +118,17 @@ class BrokerAnswer:
             self.watched_tps = [
                 TopicPartition(t, p) for t in self.watched for p in sorted(self.group.partitions_for_topic(t) or ())
             ]
-        try:
+        if not self.watched_tps:
+            return True
+        group = self.settings.detect.app_id
+        try:  # two requests per check: the group's commits in one OffsetFetch, the ends in one ListOffsets
+            committed = self.admin.list_group_offsets({group: self.watched_tps}).get(group, {})
             end = self.group.end_offsets(self.watched_tps)
-            begin = self.group.beginning_offsets(self.watched_tps)
-            return all(end[tp] <= begin[tp] or (self.group.committed(tp) or 0) >= end[tp] for tp in self.watched_tps)
+            behind = [tp for tp in self.watched_tps if tp not in committed or committed[tp].offset < end[tp]]
+            if not behind:
+                return True
+            begin = self.group.beginning_offsets(behind)  # an empty partition holds nothing back
+            return all(end[tp] <= begin[tp] for tp in behind)
         except KafkaError as exc:
             raise TwinError(f"cannot read the detect worker's progress: {exc}") from exc
 
@@ -111,7 +141,10 @@ class BrokerAnswer:
                 self.lockstep.timeouts += 1
                 log.warning("the detect worker did not catch up within %.0f s; the fleet moves on", timeout_s)
                 break
+            t0 = time.monotonic()
             streak = streak + 1 if self._caught_up() else 0
+            self.lockstep.checks += 1
+            self.lockstep.checks_s += time.monotonic() - t0
             if streak < 2:
                 self.lockstep.stop.wait(POLL_S)
         self.lockstep.waited_s += time.monotonic() - start

@@ -53,6 +53,14 @@ def loop(
     wait_s: Annotated[
         float, typer.Option(help="fast-forward: longest wait for the detect worker before a tick, s.")
     ] = 60.0,
+    answer_every: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="fast-forward: the fleet answers before every Nth tick only (fewer waits for the pipeline; "
+            "an action then takes effect up to N ticks after the tick it was decided in).",
+        ),
+    ] = 1,
 ) -> None:
     """Simulate the fleet into Kafka closed loop: it answers the planner's drains, repairs, returns, retirements."""
     settings = settings_of(ctx)
@@ -65,7 +73,7 @@ def loop(
         mode=mode.value, days=days, duration_s=parse_duration(duration), speed=speed, preset=preset, seed=seed,
         truth_out=truth_out, continue_from=continue_from,
     )  # fmt: skip
-    lockstep = Lockstep(timeout_s=None if live else wait_s)
+    lockstep = Lockstep(timeout_s=None if live else wait_s, every=1 if live else answer_every)
     run_seed = settings.simulator.seed if seed is None else seed
     answer = BrokerLoop(settings, twin, run_seed, lockstep)
     try:
