@@ -41,6 +41,7 @@ check: test
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 types: $(STAMP)
 	$(BIN)/mypy schemas ground producers streams analytics webhooks fleetpulse

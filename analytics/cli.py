@@ -67,15 +67,21 @@ def archive(
     lake: LakeOpt = None,
     member: Annotated[
         str | None,
-        typer.Option("--member", metavar="I/N",
-                     help="Archive one share of the partitions, as member I (0-based) of N archivers "
-                          "(lake.member, lake.members); every member of 0 .. N-1 must run."),
-    ] = None,  # fmt: skip
+        typer.Option(
+            "--member",
+            metavar="I/N",
+            help="Archive one share of the partitions, as member I (0-based) of N archivers "
+            "(lake.member, lake.members); every member of 0 .. N-1 must run.",
+        ),
+    ] = None,
     resplit: Annotated[
         bool,
-        typer.Option("--resplit", help="Start a new split (another N than the lake recorded): every member of "
-                                       "the old split has stopped; the others of the new one need no flag."),
-    ] = False,  # fmt: skip
+        typer.Option(
+            "--resplit",
+            help="Start a new split (another N than the lake recorded): every member of "
+            "the old split has stopped; the others of the new one need no flag.",
+        ),
+    ] = False,
     metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.")] = None,
     metrics_host: Annotated[
         str, typer.Option(help="Address the metrics port binds (loopback by default).")
@@ -147,7 +153,9 @@ def status(ctx: typer.Context, lake: LakeOpt = None, fmt: FormatOpt = OutputForm
     for column in ("table", "version", "files", "rows", "dates"):
         table.add_column(column)
     for name in lk.tables():
-        summary = lk.scan(name).select(pl.len(), pl.col("date").min().alias("lo"), pl.col("date").max().alias("hi"))
+        summary = lk.scan(name).select(
+            pl.len(), pl.col("date").min().alias("lo"), pl.col("date").max().alias("hi")
+        )
         rows, lo, hi = summary.collect().row(0)
         dates = f"{lo} … {hi}" if rows else "-"
         table.add_row(name, str(lk.version(name)), str(len(lk.files(name))), f"{rows:,}", dates)
@@ -159,7 +167,11 @@ def status(ctx: typer.Context, lake: LakeOpt = None, fmt: FormatOpt = OutputForm
         offsets.add_row(escape(group), escape(tp.topic), str(tp.partition), f"{next_offset:,}")
     entries = lk.quarantine()
     rejected = lk.rejected().select(pl.len()).collect().item()
-    held = Sheet.of("quarantine", ["entries", "rows", "rejected"], [[len(entries), sum(e.rows for e in entries), rejected]])
+    held = Sheet.of(
+        "quarantine",
+        ["entries", "rows", "rejected"],
+        [[len(entries), sum(e.rows for e in entries), rejected]],
+    )
     if fmt is not OutputFormat.table:
         show(fmt, table, offsets, held)
         return
@@ -197,7 +209,8 @@ def compact(
         bool, typer.Option("--all-dates", help="Also compact open partitions (today and recent days).")
     ] = False,
     target_size: Annotated[
-        int | None, typer.Option("--target-size", min=1, help="Target file size in bytes (delta-rs default: 100 MiB).")
+        int | None,
+        typer.Option("--target-size", min=1, help="Target file size in bytes (delta-rs default: 100 MiB)."),
     ] = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
@@ -213,7 +226,9 @@ def compact(
             tables=tables,
             all_dates=all_dates,
             target_size=target_size,
-            on_table=lambda r: status.update(f"compacted {r.table}: {r.files_removed} files → {r.files_added}"),
+            on_table=lambda r: status.update(
+                f"compacted {r.table}: {r.files_removed} files → {r.files_added}"
+            ),
         )
     if not results and fmt is OutputFormat.table:
         console.print("nothing to compact")
@@ -250,7 +265,9 @@ def vacuum(
     for r in results:
         if r.files_deleted:
             console.print(f"{escape(r.table)}: {verb} {r.files_deleted} files")
-    console.print(f"{verb} {sum(r.files_deleted for r in results)} files older than {hours} h in {len(results)} tables")
+    console.print(
+        f"{verb} {sum(r.files_deleted for r in results)} files older than {hours} h in {len(results)} tables"
+    )
 
 
 @lake_app.command()

@@ -25,4 +25,5 @@ def table_of(name: str) -> str:
     """Normalise a table or event-type name to the table name."""
     return table_name(event_type_of(name))
 
+
 __all__ = ["TABLES", "event_type_of", "table_of"]

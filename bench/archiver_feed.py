@@ -55,7 +55,9 @@ def templates(settings: Settings, tag: str) -> list[list[Encoded]]:
     out = []
     for seed in range(TEMPLATES):
         chunk = []
-        for record in synthetic_records(n_hosts=CHUNK, samples_per_host=SAMPLES_PER_HOST, seed=seed, id_prefix=id_mark):
+        for record in synthetic_records(
+            n_hosts=CHUNK, samples_per_host=SAMPLES_PER_HOST, seed=seed, id_prefix=id_mark
+        ):
             if record["host_id"] != FLEET:
                 record["host_id"] += HOST_MARK
             topic = getattr(settings.topics, topic_family(record["event_type"])).name
@@ -68,7 +70,9 @@ def restamped(template: list[Encoded], tag: str, lap: int, chunk: int) -> list[E
     """A template chunk as chunk ``chunk`` of pass ``lap``: its own hosts and new event ids."""
     ids = (b"#" * len(stamp(tag, 0, 0)), stamp(tag, lap, chunk).encode())
     hosts = (HOST_MARK.encode(), f"-{chunk:06d}".encode())
-    return [(topic, key.replace(*hosts), value.replace(*ids).replace(*hosts)) for topic, key, value in template]
+    return [
+        (topic, key.replace(*hosts), value.replace(*ids).replace(*hosts)) for topic, key, value in template
+    ]
 
 
 def fill(settings: Settings, records: int, *, rate: float = 0.0, tag: str = "c", fleet: int = 0) -> int:
@@ -98,8 +102,11 @@ def fill(settings: Settings, records: int, *, rate: float = 0.0, tag: str = "c",
     finally:
         producer.close()
         wall = time.perf_counter() - started
-        print(f"feed: {n:,} records in {wall:.0f} s ({n / wall:,.0f}/s) at {(time.process_time() - cpu) / wall:.2f} "
-              "of a core (templates built before)", flush=True)  # fmt: skip
+        print(
+            f"feed: {n:,} records in {wall:.0f} s ({n / wall:,.0f}/s) at {(time.process_time() - cpu) / wall:.2f} "
+            "of a core (templates built before)",
+            flush=True,
+        )
     return n
 
 

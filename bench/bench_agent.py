@@ -195,8 +195,10 @@ def main() -> None:
             f"| {same:,.0f} | {ours / same:.2f} |"
         )
     storm = lines_of("storm", args.lines)
-    print(f"\nwhole kernel-log collector reading an XID storm from a kmsg-format file (framing, parsing, "
-          f"GPU mapping, facts): {follower_rate(storm):,.0f} lines per CPU second")  # fmt: skip
+    print(
+        f"\nwhole kernel-log collector reading an XID storm from a kmsg-format file (framing, parsing, "
+        f"GPU mapping, facts): {follower_rate(storm):,.0f} lines per CPU second"
+    )
     out = subprocess.run(
         [sys.executable, __file__, "--child", "--run-s", str(args.run_s)],
         capture_output=True,
@@ -204,9 +206,11 @@ def main() -> None:
         check=True,
     )
     usage = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"\nagent over a fixture host (8 GPUs via fake NVML every 10 s, 8 IB ports and AER every 1 s), "
-          f"{usage['wall_s']:.0f} s: CPU {usage['cpu_pct']:.2f} % of one core, peak RSS {usage['rss_mb']:.1f} MB, "
-          f"{usage['events']} events")  # fmt: skip
+    print(
+        f"\nagent over a fixture host (8 GPUs via fake NVML every 10 s, 8 IB ports and AER every 1 s), "
+        f"{usage['wall_s']:.0f} s: CPU {usage['cpu_pct']:.2f} % of one core, peak RSS {usage['rss_mb']:.1f} MB, "
+        f"{usage['events']} events"
+    )
     print(f"RSS after importing the Kafka sink package (producers.sinks.kafka): {sink_import_rss():.1f} MB")
 
 

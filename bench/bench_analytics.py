@@ -78,7 +78,7 @@ def generate(data: Path, rows: int, hosts: int, interval_s: int, seed: int = 7) 
                 "fabric": pa.DictionaryArray.from_arrays(host_cluster, fabrics).cast(pa.string()),
                 "install_ts": pa.array(install.astype(np.int64)),
             }
-        ),  # fmt: skip
+        ),
         data / "inventory.parquet",
     )
     steps = -(-rows // hosts)  # timestamps; each has one sample per host (ts-major, like an archive)
@@ -91,13 +91,19 @@ def generate(data: Path, rows: int, hosts: int, interval_s: int, seed: int = 7) 
         ts = START_MS + (step0 + np.arange(n_steps, dtype=np.int64)) * interval_s * 1000
         h = np.tile(np.arange(hosts, dtype=np.int32), n_steps)
         n = h.size
-        table = pa.table({
-            "host_id": pa.DictionaryArray.from_arrays(h, names).cast(pa.string()),
-            "cluster": pa.DictionaryArray.from_arrays(host_cluster[h], clusters).cast(pa.string()),
-            "ts": np.repeat(ts, hosts),
-            "step_time_ms": (base_step[h] * (1 + rng.standard_normal(n, dtype=np.float32) * 0.01)).astype(np.float32),
-            "bus_bw_gbps": (base_bw[h] * (1 + rng.standard_normal(n, dtype=np.float32) * 0.02)).astype(np.float32),
-        }).cast(schema)  # fmt: skip
+        table = pa.table(
+            {
+                "host_id": pa.DictionaryArray.from_arrays(h, names).cast(pa.string()),
+                "cluster": pa.DictionaryArray.from_arrays(host_cluster[h], clusters).cast(pa.string()),
+                "ts": np.repeat(ts, hosts),
+                "step_time_ms": (base_step[h] * (1 + rng.standard_normal(n, dtype=np.float32) * 0.01)).astype(
+                    np.float32
+                ),
+                "bus_bw_gbps": (base_bw[h] * (1 + rng.standard_normal(n, dtype=np.float32) * 0.02)).astype(
+                    np.float32
+                ),
+            }
+        ).cast(schema)
         # The archiver's writer and settings (a commit per flush, its next offset as the app version),
         # so the bench reads the layout the lake really has.
         lake.append(
@@ -251,16 +257,22 @@ def measure(engine: str, query: str, data: Path, reps: int, timeout: float) -> d
     for _ in range(reps):
         proc = subprocess.run(
             [sys.executable, __file__, "--child", engine, query, "--data", str(data)],
-            capture_output=True, text=True, timeout=timeout,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if proc.returncode != 0:
             return {"engine": engine, "query": query, "error": proc.stderr.strip().splitlines()[-1:]}
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     times = sorted(r["seconds"] for r in runs)
     return {
-        "engine": engine, "query": query, "median_s": times[len(times) // 2], "min_s": times[0],
-        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs), "result": runs[0]["result"],
-    }  # fmt: skip
+        "engine": engine,
+        "query": query,
+        "median_s": times[len(times) // 2],
+        "min_s": times[0],
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        "result": runs[0]["result"],
+    }
 
 
 def agree(results: list[dict[str, Any]]) -> list[str]:
@@ -290,15 +302,19 @@ def markdown(
 ) -> str:
     by = {(r["query"], r["engine"]): r for r in results}
     lines = [
-        "# Analytics benchmark: Polars vs DuckDB vs pandas vs a bare pyarrow read", "",
-        f"Command: `{' '.join(['python', *sys.argv])}`", "",
+        "# Analytics benchmark: Polars vs DuckDB vs pandas vs a bare pyarrow read",
+        "",
+        f"Command: `{' '.join(['python', *sys.argv])}`",
+        "",
         f"Machine: {os.cpu_count()} cores, Python {platform.python_version()}, shared with other jobs (noisy).",
         f"Data: {gen['rows']:,} rows, {gen['hosts']:,} hosts, a Delta table of {gen['files']} Parquet files, "
         f"{gen['bytes'] / 1e9:.2f} GB on disk ({gen.get('layout', 'layout not recorded')}; "
         f"generated in {gen.get('seconds', float('nan')):.0f} s). "
-        f"Each cell: median of {args.reps} runs, each in a fresh process; peak RSS = max VmHWM of the query process.", "",
-        "| query | engine | median s | min s | peak RSS MB | vs Polars |", "|---|---|---|---|---|---|",
-    ]  # fmt: skip
+        f"Each cell: median of {args.reps} runs, each in a fresh process; peak RSS = max VmHWM of the query process.",
+        "",
+        "| query | engine | median s | min s | peak RSS MB | vs Polars |",
+        "|---|---|---|---|---|---|",
+    ]
     for q in QUERIES:
         pol = by.get((q, "polars"), {}).get("median_s")
         for e in args.engines:
@@ -312,9 +328,13 @@ def markdown(
             lines.append(
                 f"| {q} | {e} | {r['median_s']:.2f} | {r['min_s']:.2f} | {r['peak_rss_mb']:.0f} | {ratio} |"
             )
-    lines += ["", "## Targets", "",
-              "| query | Polars engine | Polars / DuckDB (≤ 1.0) | pandas / Polars (≥ 10) | Polars / pyarrow read (≤ 2.0) |",
-              "|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "## Targets",
+        "",
+        "| query | Polars engine | Polars / DuckDB (≤ 1.0) | pandas / Polars (≥ 10) | Polars / pyarrow read (≤ 2.0) |",
+        "|---|---|---|---|---|",
+    ]
     for q in QUERIES:
 
         def t(e: str, q: str = q) -> float | None:
@@ -335,8 +355,13 @@ def markdown(
                     f"{num / den:.2f} {'met' if good(num / den) else 'MISSED'}" if num and den else "n/a"
                 )
             lines.append(f"| {q} | {pol_engine} | " + " | ".join(cells) + " |")
-    lines += ["", "## The Delta reader: `pl.scan_delta` vs `pl.scan_parquet` over the same files", "",
-              "| query | scan_delta median s | scan_parquet median s | scan_delta / scan_parquet |", "|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "## The Delta reader: `pl.scan_delta` vs `pl.scan_parquet` over the same files",
+        "",
+        "| query | scan_delta median s | scan_parquet median s | scan_delta / scan_parquet |",
+        "|---|---|---|---|",
+    ]
     for q in QUERIES:
         delta, plain = (by.get((q, e), {}).get("median_s") for e in ("polars", "polars-parquet"))
         if delta and plain:

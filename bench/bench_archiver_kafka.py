@@ -56,7 +56,9 @@ class Timers:
         self.catch_up_s = 0.0
         self.flushes: list[tuple[int, float]] = []  # (records, seconds) per flush
         self.flush_cpu_s = 0.0  # CPU of the main thread inside flushes
-        self.flush_queued_s = 0.0  # main thread runnable but waiting for a core (run-queue wait) inside flushes
+        self.flush_queued_s = (
+            0.0  # main thread runnable but waiting for a core (run-queue wait) inside flushes
+        )
         self.plan_s = 0.0  # decoding and Arrow building (plan_batch)
         self.publish_s = 0.0  # quality gates and Delta writes (Publisher.publish)
 
@@ -103,7 +105,9 @@ class TimedArchiver(Archiver):
     timers = Timers()
     memory_every_s = 0.0  # print RSS and where it sits after a flush, at most this often (0: never)
     trim = False  # hand glibc's free pages back after every flush (tells fragmentation from held memory)
-    release_probe = False  # after each memory line, have Arrow's pool let go of unused memory and print RSS again
+    release_probe = (
+        False  # after each memory line, have Arrow's pool let go of unused memory and print RSS again
+    )
     _started = _next_memory = 0.0
 
     def _flush(self, consumer: Any, tps: list[Any], publisher: Any, buffer: list[Any], *rest: Any) -> None:
@@ -119,13 +123,19 @@ class TimedArchiver(Archiver):
             self._started = self._started or t
             self._next_memory = time.perf_counter() + self.memory_every_s
             minutes = (time.perf_counter() - self._started) / 60
-            print(f"  {minutes:5.1f} min: RSS {rss_mb():.0f} MB after a {n:,}-record flush, peak {rss_mb(field='VmHWM'):.0f} MB "
-                  f"since the last line ({len(self.timers.flushes)} flushes, {len(publisher.known_hosts or ()):,} known hosts); "
-                  f"{heap_line()}", flush=True)  # fmt: skip
+            print(
+                f"  {minutes:5.1f} min: RSS {rss_mb():.0f} MB after a {n:,}-record flush, peak {rss_mb(field='VmHWM'):.0f} MB "
+                f"since the last line ({len(self.timers.flushes)} flushes, {len(publisher.known_hosts or ()):,} known hosts); "
+                f"{heap_line()}",
+                flush=True,
+            )
             if self.release_probe:
                 pa.default_memory_pool().release_unused()
-                print(f"        after Arrow's pool let go of unused memory: RSS {rss_mb():.0f} MB, "
-                      f"1 GiB arenas {anon_maps()[0]:.0f} MB", flush=True)  # fmt: skip
+                print(
+                    f"        after Arrow's pool let go of unused memory: RSS {rss_mb():.0f} MB, "
+                    f"1 GiB arenas {anon_maps()[0]:.0f} MB",
+                    flush=True,
+                )
             Path("/proc/self/clear_refs").write_text("5")  # the kernel restarts VmHWM from the current RSS
 
     def _inventory_catch_up(self, consumer: Any, tps: list[Any]) -> list[Any]:
@@ -200,23 +210,57 @@ def describe(label: str, r: dict[str, Any]) -> str:
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--records", type=int, default=600_000, help="backlog size (the fleet mix, ~99%% HostSampled)")
+    p.add_argument(
+        "--records", type=int, default=600_000, help="backlog size (the fleet mix, ~99%% HostSampled)"
+    )
     p.add_argument("--runs", type=int, default=1, help="archiver runs over the same backlog")
-    p.add_argument("--partition-fetch-mb", type=float, nargs="*", default=[],
-                   help="after the default runs, one run per value with max_partition_fetch_bytes set to it")  # fmt: skip
-    p.add_argument("--per-record-runs", type=int, default=0, help="more runs decoding one record at a time (the baseline)")
+    p.add_argument(
+        "--partition-fetch-mb",
+        type=float,
+        nargs="*",
+        default=[],
+        help="after the default runs, one run per value with max_partition_fetch_bytes set to it",
+    )
+    p.add_argument(
+        "--per-record-runs",
+        type=int,
+        default=0,
+        help="more runs decoding one record at a time (the baseline)",
+    )
     p.add_argument("--bootstrap", help="an existing broker (default: start a LocalBroker on free ports)")
     p.add_argument("--no-gates", action="store_true", help="quality gates off (production runs them)")
-    p.add_argument("--live-rate", type=float, default=0.0, help="records/s a producer process adds during each run")
-    p.add_argument("--live-records", type=int, default=10_000_000, help="the live producer stops after this many")
-    p.add_argument("--fleet", type=int, default=0,
-                   help="the live producer cycles over this many hosts (0: new hosts until it stops)")  # fmt: skip
-    p.add_argument("--seconds", type=float, help="run the archiver this long (default: until idle; needed with live)")
-    p.add_argument("--memory-every", type=float, default=0.0, help="print RSS after a flush at most every S seconds")
-    p.add_argument("--trim", action="store_true", help="malloc_trim after every flush (tells fragmentation from leaks)")
-    p.add_argument("--release-probe", action="store_true",
-                   help="after each memory line, release_unused() on Arrow's pool and print RSS again")
-    p.add_argument("--reopen-every", type=int, default=delta.REOPEN_EVERY, help="reopen each Delta table after this many appends")
+    p.add_argument(
+        "--live-rate", type=float, default=0.0, help="records/s a producer process adds during each run"
+    )
+    p.add_argument(
+        "--live-records", type=int, default=10_000_000, help="the live producer stops after this many"
+    )
+    p.add_argument(
+        "--fleet",
+        type=int,
+        default=0,
+        help="the live producer cycles over this many hosts (0: new hosts until it stops)",
+    )
+    p.add_argument(
+        "--seconds", type=float, help="run the archiver this long (default: until idle; needed with live)"
+    )
+    p.add_argument(
+        "--memory-every", type=float, default=0.0, help="print RSS after a flush at most every S seconds"
+    )
+    p.add_argument(
+        "--trim", action="store_true", help="malloc_trim after every flush (tells fragmentation from leaks)"
+    )
+    p.add_argument(
+        "--release-probe",
+        action="store_true",
+        help="after each memory line, release_unused() on Arrow's pool and print RSS again",
+    )
+    p.add_argument(
+        "--reopen-every",
+        type=int,
+        default=delta.REOPEN_EVERY,
+        help="reopen each Delta table after this many appends",
+    )
     return p.parse_args()
 
 
@@ -243,7 +287,9 @@ def main() -> None:
         if bootstrap is None:
             port, controller = free_ports(2)
             broker = LocalBroker(
-                base.broker.model_copy(update={"port": port, "controller_port": controller, "data_dir": work / "kafka"})
+                base.broker.model_copy(
+                    update={"port": port, "controller_port": controller, "data_dir": work / "kafka"}
+                )
             )
             broker.start()
             bootstrap = broker.bootstrap_servers
@@ -252,16 +298,22 @@ def main() -> None:
         admin.create_topics(settings)
         t = time.perf_counter()
         produced = fill(settings, args.records)
-        print(f"backlog: {produced} records on {sum(s.partitions for s in topics.all())} partitions "
-              f"in {time.perf_counter() - t:.0f} s")  # fmt: skip
+        print(
+            f"backlog: {produced} records on {sum(s.partitions for s in topics.all())} partitions "
+            f"in {time.perf_counter() - t:.0f} s"
+        )
         variants = (
             [(None, True)] * args.runs
             + [(int(mb * 1024 * 1024), True) for mb in args.partition_fetch_mb]
             + [(None, False)] * args.per_record_runs
         )
         for i, (fetch_bytes, columnar["on"]) in enumerate(variants):
-            TimedConsumer.overrides = {} if fetch_bytes is None else {"max_partition_fetch_bytes": fetch_bytes}
-            producer = live(settings, args.live_rate, args.live_records, args.fleet) if args.live_rate else None
+            TimedConsumer.overrides = (
+                {} if fetch_bytes is None else {"max_partition_fetch_bytes": fetch_bytes}
+            )
+            producer = (
+                live(settings, args.live_rate, args.live_records, args.fleet) if args.live_rate else None
+            )
             try:
                 result = run_once(settings, work / f"lake{i}", gates=not args.no_gates, seconds=args.seconds)
             finally:

@@ -46,7 +46,9 @@ def lake_rows(path: Path) -> int:
 def run(settings: Settings, members: int, work: Path, broker_pid: int | None) -> dict[str, float]:
     """``members`` archiver processes over the whole backlog, until each is idle."""
     lake_dir = work / f"lake-{uuid.uuid4().hex[:6]}"
-    lake = settings.lake.model_copy(update={"path": str(lake_dir), "group_id": f"bench-members-{lake_dir.name}"})
+    lake = settings.lake.model_copy(
+        update={"path": str(lake_dir), "group_id": f"bench-members-{lake_dir.name}"}
+    )
     env = child_env(settings.model_copy(update={"lake": lake}))
     broker_cpu0 = cpu_s(broker_pid) if broker_pid else 0.0
     started = time.perf_counter()
@@ -61,19 +63,30 @@ def run(settings: Settings, members: int, work: Path, broker_pid: int | None) ->
         if log is not None:
             log.close()
         if proc.returncode != 0:
-            raise SystemExit(f"an archiver exited with {proc.returncode}: see {work}/{lake_dir.name}-member*.log")
+            raise SystemExit(
+                f"an archiver exited with {proc.returncode}: see {work}/{lake_dir.name}-member*.log"
+            )
         cpu += usage.ru_utime + usage.ru_stime
     wall = time.perf_counter() - started
     rows = lake_rows(lake_dir)
     shutil.rmtree(lake_dir, ignore_errors=True)
     broker_cpu = (cpu_s(broker_pid) - broker_cpu0) if broker_pid else float("nan")
-    return {"members": members, "wall_s": wall, "rate": rows / wall, "cpu_s": cpu, "broker_cpu_s": broker_cpu, "rows": rows}
+    return {
+        "members": members,
+        "wall_s": wall,
+        "rate": rows / wall,
+        "cpu_s": cpu,
+        "broker_cpu_s": broker_cpu,
+        "rows": rows,
+    }
 
 
 def main() -> None:
     exit_on_sigterm()
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--records", type=int, default=600_000, help="backlog size (the fleet mix, ~99%% HostSampled)")
+    p.add_argument(
+        "--records", type=int, default=600_000, help="backlog size (the fleet mix, ~99%% HostSampled)"
+    )
     p.add_argument("--members", type=int, default=2, help="archivers of the shared run")
     p.add_argument("--rounds", type=int, default=2, help="pairs of runs (1 member, then --members)")
     args = p.parse_args()
@@ -83,7 +96,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-members-"))
     port, controller = free_ports(2)
     broker = LocalBroker(
-        base.broker.model_copy(update={"port": port, "controller_port": controller, "data_dir": work / "kafka"})
+        base.broker.model_copy(
+            update={"port": port, "controller_port": controller, "data_dir": work / "kafka"}
+        )
     )
     broker.start()
     try:
@@ -97,16 +112,26 @@ def main() -> None:
             for n in (1, args.members):
                 r = run(settings, n, work, broker.pid())
                 results[n].append(r)
-                print(f"  {n} member(s): {r['rows']:,} rows in {r['wall_s']:.1f} s = {r['rate']:,.0f} records/s; "
-                      f"archiver CPU {r['cpu_s']:.1f} s, broker CPU {r['broker_cpu_s']:.1f} s; "
-                      f"load {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
+                print(
+                    f"  {n} member(s): {r['rows']:,} rows in {r['wall_s']:.1f} s = {r['rate']:,.0f} records/s; "
+                    f"archiver CPU {r['cpu_s']:.1f} s, broker CPU {r['broker_cpu_s']:.1f} s; "
+                    f"load {os.getloadavg()[0]:.2f}",
+                    flush=True,
+                )
                 if r["rows"] != produced:
                     raise SystemExit(f"the lake holds {r['rows']:,} rows, the backlog {produced:,}")
         one = sorted(r["rate"] for r in results[1])
         many = sorted(r["rate"] for r in results[args.members])
-        ratios = [m / o for o, m in zip((r["rate"] for r in results[1]), (r["rate"] for r in results[args.members]), strict=True)]
-        print(f"1 member: {', '.join(f'{x:,.0f}' for x in one)} records/s; {args.members} members: "
-              f"{', '.join(f'{x:,.0f}' for x in many)} records/s")  # fmt: skip
+        ratios = [
+            m / o
+            for o, m in zip(
+                (r["rate"] for r in results[1]), (r["rate"] for r in results[args.members]), strict=True
+            )
+        ]
+        print(
+            f"1 member: {', '.join(f'{x:,.0f}' for x in one)} records/s; {args.members} members: "
+            f"{', '.join(f'{x:,.0f}' for x in many)} records/s"
+        )
         print(f"ratio {args.members} members / 1 member, per round: {', '.join(f'{x:.2f}' for x in ratios)}")
         admin.delete_topics(settings, [s.name for s in topics.all()])
     finally:

@@ -70,10 +70,16 @@ def one_run(fleet: FleetConfig, seed: int, days: float, interval_s: int | None, 
     report["slow_fn_reasons"] = fn_reasons(report["detectors"]["slow_host"]["fn_hosts"], truth)
     report["slow_ttd_by_kind"] = ttd_by_kind(result.replay.findings, truth, sim.interval_s, fleet)
     report["run"] = {
-        "preset": fleet.name, "seed": seed, "slow": fleet.slow.model_dump(mode="json"), "days": days, "interval_s": sim.interval_s,
-        "hosts": sim.manifest["n_hosts"], "delivery": sim.manifest["delivery"],
-        "simulate_s": round(t1 - t0, 1), "replay_s": round(time.monotonic() - t1, 1),
-    }  # fmt: skip
+        "preset": fleet.name,
+        "seed": seed,
+        "slow": fleet.slow.model_dump(mode="json"),
+        "days": days,
+        "interval_s": sim.interval_s,
+        "hosts": sim.manifest["n_hosts"],
+        "delivery": sim.manifest["delivery"],
+        "simulate_s": round(t1 - t0, 1),
+        "replay_s": round(time.monotonic() - t1, 1),
+    }
     return report
 
 
@@ -92,7 +98,9 @@ def ttd_by_kind(findings: list[Any], truth: Path, interval_s: int, fleet: FleetC
             onset = max(h["slow_onset_ts"] or manifest["start_ts"], manifest["start_ts"])
             kind = "intermittent" if h["slow_intermittent"] else "persistent"
             out.setdefault(kind, []).append((first[h["host_id"]] - onset) / window_ms)
-    return {k: {"n": len(v), "median_windows": round(float(sorted(v)[len(v) // 2]), 2)} for k, v in out.items()}
+    return {
+        k: {"n": len(v), "median_windows": round(float(sorted(v)[len(v) // 2]), 2)} for k, v in out.items()
+    }
 
 
 def fn_reasons(fn_hosts: list[str], truth: Path, min_job_peers: int = 4) -> dict[str, int]:
@@ -129,7 +137,11 @@ def line(report: dict[str, Any]) -> str:
         f"sim {run['simulate_s']} s, replay {run['replay_s']} s"
         + (f"\n  slow hosts to be found: {sh['truth_definition']}" if sh.get("truth_definition") else "")
         + (f"\n  slow hosts missed: {report['slow_fn_reasons']}" if report.get("slow_fn_reasons") else "")
-        + (f"\n  time to detect by kind: {report['slow_ttd_by_kind']}" if report.get("slow_ttd_by_kind") else "")
+        + (
+            f"\n  time to detect by kind: {report['slow_ttd_by_kind']}"
+            if report.get("slow_ttd_by_kind")
+            else ""
+        )
     )
 
 

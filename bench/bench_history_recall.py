@@ -34,12 +34,17 @@ def main() -> None:
         path, hosts = trace.write_files(Path(folder))
         plan = plan_import(path, trace.MAPPING, start_ms=START_MS, inventory=hosts)
     history = History(
-        events=in_order(plan.hardware), inventory=plan.inventory, outages=in_order(plan.records),
-        live_findings=[], live_actions=[],
-    )  # fmt: skip
+        events=in_order(plan.hardware),
+        inventory=plan.inventory,
+        outages=in_order(plan.records),
+        live_findings=[],
+        live_actions=[],
+    )
     result = replay(history, policy)
-    print(f"incidents={plan.summary.incidents} hosts={len(plan.inventory)} signals={len(plan.hardware)} "
-          f"findings={len(result.findings)} actions={len(result.actions)}")  # fmt: skip
+    print(
+        f"incidents={plan.summary.incidents} hosts={len(plan.inventory)} signals={len(plan.hardware)} "
+        f"findings={len(result.findings)} actions={len(result.actions)}"
+    )
 
     repeats = trace.host_repeats(plan.hardware, policy)
     per_rule: Counter[str] = Counter(r.rule for r in repeats)
@@ -53,7 +58,9 @@ def main() -> None:
     escalated = {a.host_id for a in result.actions if a.kind == "escalated"}
     for p in trace.PATTERNS:
         lo, hi = START_MS + round(p.first * trace.DAY), START_MS + round(p.last * trace.DAY)
-        rules = sorted({f.rule for f in result.findings if f.host_id == trace.host(p.node) and lo <= f.ts <= hi})
+        rules = sorted(
+            {f.rule for f in result.findings if f.host_id == trace.host(p.node) and lo <= f.ts <= hi}
+        )
         escalation = f", escalated: {trace.host(p.node) in escalated}" if p.escalated else ""
         print(f"  {p.name}: {rules or 'NOT FLAGGED'}{escalation}")
 

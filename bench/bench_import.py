@@ -43,9 +43,16 @@ from producers.sinks.kafka import KafkaSink  # noqa: E402
 
 GOAL = 20_000  # incidents/s into Kafka
 FAULTS = [
-    "GPU/DBE/over threshold", "GPU/lost/-", "Network/link down/port 1", "Network/NIC lost/-",
-    "PCIe/width low/x8", "Power/PSU/failed", "Fan/failed/3", "Misc/unknown error/-", "Stress test/failed/nccl",
-]  # fmt: skip
+    "GPU/DBE/over threshold",
+    "GPU/lost/-",
+    "Network/link down/port 1",
+    "Network/NIC lost/-",
+    "PCIe/width low/x8",
+    "Power/PSU/failed",
+    "Fan/failed/3",
+    "Misc/unknown error/-",
+    "Stress test/failed/nccl",
+]
 
 
 def write_trace(path: Path, incidents: int, nodes: int, seed: int = 7) -> None:
@@ -140,7 +147,14 @@ def main() -> None:
         old, o_wall, o_cpu = timed(
             lambda: run_import(old_settings, trace, mapping, start_ms=start, sink_factory=per_record)
         )
-        row(report, "`fleetpulse import` end to end, per-record send (the old path)", old.sent, o_wall, o_cpu, base)
+        row(
+            report,
+            "`fleetpulse import` end to end, per-record send (the old path)",
+            old.sent,
+            o_wall,
+            o_cpu,
+            base,
+        )
         old_rate = old.sent / o_cpu
 
         imp_settings = settings_for(bootstrap)
@@ -154,11 +168,13 @@ def main() -> None:
         row(report, "second import of the same file (sends nothing)", again.incidents, a_wall, a_cpu, base)
         report.add()
         versus_sim = f" and {rate / sim_rate:.2f}x the simulator's own events" if sim_rate else ""
-        report.add(f"Import into Kafka: **{wall_rate:,.0f} incidents/s wall = {wall_rate / GOAL:.2f}x the {GOAL:,}/s goal; "
-                   f"{rate:,.0f} per CPU second = {rate / GOAL:.2f}x**; per CPU second {rate / old_rate:.2f}x the per-record "
-                   f"send ({old_rate:,.0f}), {rate / base:.2f}x the simulator's sink alone on the same records{versus_sim} "
-                   f"in this run; {summary.hardware_sent:,} hardware events sent with the incidents (not counted in the rates); "
-                   f"coverage {summary.coverage:.1%}. Load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.")  # fmt: skip
+        report.add(
+            f"Import into Kafka: **{wall_rate:,.0f} incidents/s wall = {wall_rate / GOAL:.2f}x the {GOAL:,}/s goal; "
+            f"{rate:,.0f} per CPU second = {rate / GOAL:.2f}x**; per CPU second {rate / old_rate:.2f}x the per-record "
+            f"send ({old_rate:,.0f}), {rate / base:.2f}x the simulator's sink alone on the same records{versus_sim} "
+            f"in this run; {summary.hardware_sent:,} hardware events sent with the incidents (not counted in the rates); "
+            f"coverage {summary.coverage:.1%}. Load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores."
+        )
         for s in (ceiling_settings, sim_settings, old_settings, imp_settings):
             names = [getattr(s.topics, f).name for f in ("inventory", "samples", "errors", "actions")]
             try:

@@ -50,9 +50,13 @@ def batches(n: int, hosts: int = HOSTS) -> list[list[Any]]:
     out, start = [], {}
     for i in range(n):
         records = synthetic_records(
-            n_hosts=hosts, samples_per_host=100, seed=i, start_ms=1_735_689_600_000 + i * 3_600_000,
-            span_ms=3_600_000, id_prefix=f"b{i}",
-        )  # fmt: skip
+            n_hosts=hosts,
+            samples_per_host=100,
+            seed=i,
+            start_ms=1_735_689_600_000 + i * 3_600_000,
+            span_ms=3_600_000,
+            id_prefix=f"b{i}",
+        )
         consumed = as_consumed(records, start=start)
         for r in consumed:
             start[(r.topic, r.partition)] = r.offset + 1
@@ -85,7 +89,21 @@ def rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
 
 
 class _MallInfo2(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [
+        (n, ctypes.c_size_t)
+        for n in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
 
 
 LIBC = ctypes.CDLL("libc.so.6")
@@ -169,11 +187,15 @@ def throughput(n: int, hosts: int = HOSTS) -> dict[str, float]:
             for i, batch in enumerate(tables):
                 for name, table in batch.items():
                     ds.write_dataset(
-                        with_date(table), root / "parquet" / name, format="parquet",
-                        partitioning=[DATE], partitioning_flavor="hive", basename_template=f"b{i}-{{i}}.parquet",
+                        with_date(table),
+                        root / "parquet" / name,
+                        format="parquet",
+                        partitioning=[DATE],
+                        partitioning_flavor="hive",
+                        basename_template=f"b{i}-{{i}}.parquet",
                         existing_data_behavior="overwrite_or_ignore",
                         file_options=ds.ParquetFileFormat().make_write_options(compression="zstd"),
-                    )  # fmt: skip
+                    )
 
         def delta() -> None:
             lake = DeltaTables(root / "delta")
@@ -184,7 +206,9 @@ def throughput(n: int, hosts: int = HOSTS) -> dict[str, float]:
 
         def archiver() -> None:
             settings = LakeSettings(path=str(root / "archiver"))
-            publisher = Publisher(DeltaTables(root / "archiver"), settings, {}, known_hosts=set(host_ids(hosts)))
+            publisher = Publisher(
+                DeltaTables(root / "archiver"), settings, {}, known_hosts=set(host_ids(hosts))
+            )
             for b in data:
                 publisher.publish(plan_batch(b, codec))
 
@@ -233,7 +257,10 @@ def soak(minutes: float, rate: float, hosts: int, gates: bool = True, trim: bool
             records += len(batch)
             if elapsed >= next_sample:
                 samples.append((elapsed, rss_mb(), commits))
-                print(f"  {elapsed / 60:5.1f} min: RSS {samples[-1][1]:.0f} MB after {commits} flushes, {records:,} records; {heap_line()}", flush=True)
+                print(
+                    f"  {elapsed / 60:5.1f} min: RSS {samples[-1][1]:.0f} MB after {commits} flushes, {records:,} records; {heap_line()}",
+                    flush=True,
+                )
                 next_sample += 30
             time.sleep(max(0.0, commits * len(batch) / rate - (time.monotonic() - start)))
     finally:
@@ -244,14 +271,29 @@ def soak(minutes: float, rate: float, hosts: int, gates: bool = True, trim: bool
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--batches", type=int, default=20)
-    parser.add_argument("--hosts", type=int, default=HOSTS, help="hosts per batch: ~105 records each (950: the default 100k-record flush)")
+    parser.add_argument(
+        "--hosts",
+        type=int,
+        default=HOSTS,
+        help="hosts per batch: ~105 records each (950: the default 100k-record flush)",
+    )
     parser.add_argument("--soak-minutes", type=float, default=0.0)
-    parser.add_argument("--rate", type=float, default=614.0, help="records/s in the soak (meta-48k live: 6,144 hosts / 10 s)")
-    parser.add_argument("--no-gates", action="store_true", help="soak without the quality gates (tells GX from Delta)")
-    parser.add_argument("--trim", action="store_true", help="malloc_trim after every flush (tells fragmentation from leaks)")
-    parser.add_argument("--soak-hosts", type=int, default=12, help="hosts per soak batch (12: a flush every ~2 s)")
+    parser.add_argument(
+        "--rate", type=float, default=614.0, help="records/s in the soak (meta-48k live: 6,144 hosts / 10 s)"
+    )
+    parser.add_argument(
+        "--no-gates", action="store_true", help="soak without the quality gates (tells GX from Delta)"
+    )
+    parser.add_argument(
+        "--trim", action="store_true", help="malloc_trim after every flush (tells fragmentation from leaks)"
+    )
+    parser.add_argument(
+        "--soak-hosts", type=int, default=12, help="hosts per soak batch (12: a flush every ~2 s)"
+    )
     args = parser.parse_args()
     print(f"{platform.node()} {platform.python_version()} {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC")
     if args.soak_minutes:

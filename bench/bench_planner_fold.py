@@ -39,14 +39,34 @@ def history(hosts: list[str], findings: int, incidents: int, seed: int) -> list[
     for i in range(incidents):
         host, start = rng.choice(hosts), T0 + rng.randrange(60 * DAY)
         end = start + rng.choice([10 * 60_000, 2 * HOUR, 30 * HOUR, 4 * DAY])
-        payload = {"cause": rng.choice(["hbm3", "network", "psu"]), "source_class": "GPU/DBE", "source_text": "",
-                   "component": None, "component_kind": None, "start_ts": start, "end_ts": end}  # fmt: skip
+        payload = {
+            "cause": rng.choice(["hbm3", "network", "psu"]),
+            "source_class": "GPU/DBE",
+            "source_text": "",
+            "component": None,
+            "component_kind": None,
+            "start_ts": start,
+            "end_ts": end,
+        }
         record = IncidentReported(event_id=f"i{i}", host_id=host, cluster="c", ts=start, payload=payload)
         events.append((start, 0, record.to_record()))
     for i in range(findings):
         host, ts = rng.choice(hosts), T0 + rng.randrange(60 * DAY)
-        finding = Finding(f"f{i}", "repeat_offender", "dram_uce_repeat_gpu", "host", host, host, "c0", ts,
-                          "dram_uce", 2, ts - DAY, ts, rng.choice(["rma", "reboot", "diagnostics"]))  # fmt: skip
+        finding = Finding(
+            f"f{i}",
+            "repeat_offender",
+            "dram_uce_repeat_gpu",
+            "host",
+            host,
+            host,
+            "c0",
+            ts,
+            "dram_uce",
+            2,
+            ts - DAY,
+            ts,
+            rng.choice(["rma", "reboot", "diagnostics"]),
+        )
         events.append((ts, 1, finding))
     return sorted(events, key=lambda e: (e[0], e[1]))
 
@@ -82,8 +102,10 @@ def main() -> None:
             digest.update(f"{action.kind}|{action.host_id}|{action.ts}\n".encode())
         actions += len(out)
     cpu = time.process_time() - cpu
-    print(f"hosts={args.hosts} findings={args.findings} incidents={args.incidents} actions={actions} "
-          f"cpu={cpu:.2f}s per_finding={cpu / max(args.findings, 1) * 1e6:.0f}us digest={digest.hexdigest()[:12]}")  # fmt: skip
+    print(
+        f"hosts={args.hosts} findings={args.findings} incidents={args.incidents} actions={actions} "
+        f"cpu={cpu:.2f}s per_finding={cpu / max(args.findings, 1) * 1e6:.0f}us digest={digest.hexdigest()[:12]}"
+    )
 
 
 if __name__ == "__main__":

@@ -45,10 +45,16 @@ def actions(n: int) -> Iterator[Action]:
         op, step = divmod(i, len(LIFECYCLE))
         host = op % HOSTS
         yield Action(
-            action_id=f"act-{i}", kind=LIFECYCLE[step], host_id=f"h{host}", cluster=f"c{host % 2}",
-            domain=f"d{host % DOMAINS}", operation="rma", ts=T0 + i * 100, finding_id=f"f-{op}",
+            action_id=f"act-{i}",
+            kind=LIFECYCLE[step],
+            host_id=f"h{host}",
+            cluster=f"c{host % 2}",
+            domain=f"d{host % DOMAINS}",
+            operation="rma",
+            ts=T0 + i * 100,
+            finding_id=f"f-{op}",
             rule="dram_uce_repeat_gpu",
-        )  # fmt: skip
+        )
 
 
 def rss_mb() -> float:
@@ -74,8 +80,13 @@ def run(n: int, tail: int, folder: Path) -> dict[str, float]:
     del whole
     gc.collect()
     d = Settings().detect
-    keeper = FleetSnapshots(folder / f"snap-{n}", "fleet.actions", every=1, keep_ids=d.remember_ids,
-                            ended_horizon_ms=round(d.forget_ended_after_s * 1000))  # fmt: skip
+    keeper = FleetSnapshots(
+        folder / f"snap-{n}",
+        "fleet.actions",
+        every=1,
+        keep_ids=d.remember_ids,
+        ended_horizon_ms=round(d.forget_ended_after_s * 1000),
+    )
     head = FleetState()
     fold(records[: n - tail], codec, head)  # what the worker folded before it stopped
     keeper.progress(head, {0: LogMark(n - tail, 0)})
@@ -87,24 +98,39 @@ def run(n: int, tail: int, folder: Path) -> dict[str, float]:
     state, marks = keeper.load()
     load = time.process_time() - start
     warm = load + fold(records[marks[0].next_offset :], codec, state)
-    return {"n": n, "cold_s": cold, "warm_s": warm, "load_s": load, "grown_mb": grown, "held_whole": held_whole,
-            "held_snapshot": held_snap, "snapshot_mb": keeper.path.stat().st_size / 2**20}  # fmt: skip
+    return {
+        "n": n,
+        "cold_s": cold,
+        "warm_s": warm,
+        "load_s": load,
+        "grown_mb": grown,
+        "held_whole": held_whole,
+        "held_snapshot": held_snap,
+        "snapshot_mb": keeper.path.stat().st_size / 2**20,
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--actions", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--tail", type=int, default=10_000, help="records after the snapshot")
     args = parser.parse_args()
-    print("| actions in the log | start without snapshot (CPU s) | start from snapshot (load + tail, CPU s) | ratio "
-          "| ids held: whole fold · snapshot | snapshot size | RSS growth of the whole fold |")  # fmt: skip
+    print(
+        "| actions in the log | start without snapshot (CPU s) | start from snapshot (load + tail, CPU s) | ratio "
+        "| ids held: whole fold · snapshot | snapshot size | RSS growth of the whole fold |"
+    )
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.actions:
             r = run(n, args.tail, Path(tmp))
-            print(f"| {n:,} | {r['cold_s']:.1f} | {r['warm_s']:.2f} ({r['load_s']:.2f} + tail) "
-                  f"| {r['cold_s'] / r['warm_s']:.0f}× | {r['held_whole']:,.0f} · {r['held_snapshot']:,.0f} "
-                  f"| {r['snapshot_mb']:.0f} MB | {r['grown_mb']:,.0f} MB |", flush=True)  # fmt: skip
+            print(
+                f"| {n:,} | {r['cold_s']:.1f} | {r['warm_s']:.2f} ({r['load_s']:.2f} + tail) "
+                f"| {r['cold_s'] / r['warm_s']:.0f}× | {r['held_whole']:,.0f} · {r['held_snapshot']:,.0f} "
+                f"| {r['snapshot_mb']:.0f} MB | {r['grown_mb']:,.0f} MB |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -68,7 +68,10 @@ def main() -> None:
             shipped = median_s(gate, batch, hosts, args.repeats)
             gate_module._known_in_batch = whole_set  # type: ignore[attr-defined]
             baseline = median_s(gate, batch, hosts, args.repeats)
-            print(f"| {len(hosts):,} | {verdict} | {shipped:.2f} | {baseline:.2f} | {baseline / shipped:.1f}x |", flush=True)
+            print(
+                f"| {len(hosts):,} | {verdict} | {shipped:.2f} | {baseline:.2f} | {baseline / shipped:.1f}x |",
+                flush=True,
+            )
     gate_module._known_in_batch = SHIPPED  # type: ignore[attr-defined]
 
 

@@ -44,7 +44,9 @@ def run(settings: Settings, n: int, expected: int, work: Path, broker_pid: int |
     detect = settings.detect.model_copy(update={"app_id": f"{settings.detect.app_id}-{n}w-{tag}"})
     run_settings = settings.model_copy(update={"detect": detect})
     workers = [
-        spawn_worker(run_settings, web_port=free_port(), data_dir=work / f"{tag}-{i}", log_path=work / f"{tag}-{i}.log")
+        spawn_worker(
+            run_settings, web_port=free_port(), data_dir=work / f"{tag}-{i}", log_path=work / f"{tag}-{i}.log"
+        )
         for i in range(n)
     ]
     try:
@@ -64,7 +66,11 @@ def run(settings: Settings, n: int, expected: int, work: Path, broker_pid: int |
             raise SystemExit(f"{n} worker(s) consumed only {done:.0f} of {expected} events")
         (t0, c0, b0), (t1, c1, b1) = marks[0.2], marks[0.8]
         events = 0.6 * expected
-        return {"rate": events / (t1 - t0), "cpu_per_k": 1000 * (c1 - c0) / events, "broker_per_k": 1000 * (b1 - b0) / events}
+        return {
+            "rate": events / (t1 - t0),
+            "cpu_per_k": 1000 * (c1 - c0) / events,
+            "broker_per_k": 1000 * (b1 - b0) / events,
+        }
     finally:
         for w in workers:
             w.stop()
@@ -91,7 +97,9 @@ def main() -> None:
     admin.create_topics(settings)
     t = time.perf_counter()
     produce(settings, records)
-    print(f"backlog: {expected} events on samples+errors ({args.hosts} hosts, {args.minutes} min) in {time.perf_counter() - t:.0f} s")
+    print(
+        f"backlog: {expected} events on samples+errors ({args.hosts} hosts, {args.minutes} min) in {time.perf_counter() - t:.0f} s"
+    )
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(args.rounds):
@@ -103,8 +111,11 @@ def main() -> None:
                         f"backlog; workers' CPU {result['cpu_per_k']:.3f} s per 1,000 events"
                         + (f", broker's {result['broker_per_k']:.3f} s" if args.broker_pid else "")
                     )
-                print(f"round {r + 1}: {args.workers} workers / 1 worker = {many['rate'] / one['rate']:.2f}x "
-                      f"(goal >= {0.8 * args.workers:.1f}x with a core per worker)", flush=True)  # fmt: skip
+                print(
+                    f"round {r + 1}: {args.workers} workers / 1 worker = {many['rate'] / one['rate']:.2f}x "
+                    f"(goal >= {0.8 * args.workers:.1f}x with a core per worker)",
+                    flush=True,
+                )
     finally:
         admin.delete_topics(settings, [s.name for s in settings.topics.all()])
 

@@ -141,11 +141,15 @@ def bench_generation(report: Report, settings: Settings, gen_ticks: int, ff_days
     report.add("| workload | events | wall s | CPU s | events/s (wall) | µs CPU/event |")
     report.add("|---|---:|---:|---:|---:|---:|")
     for label, request in (
-        (f"meta-48k, 10 s samples (live shape), {gen_ticks} ticks",
-         SimulationRequest(preset="meta-48k", days=gen_ticks * 10 / 86_400, interval_s=10, sink="null")),
-        (f"meta-48k, 6 h samples (fast-forward), {ff_days:g} days",
-         SimulationRequest(preset="meta-48k", days=ff_days, sink="null")),
-    ):  # fmt: skip
+        (
+            f"meta-48k, 10 s samples (live shape), {gen_ticks} ticks",
+            SimulationRequest(preset="meta-48k", days=gen_ticks * 10 / 86_400, interval_s=10, sink="null"),
+        ),
+        (
+            f"meta-48k, 6 h samples (fast-forward), {ff_days:g} days",
+            SimulationRequest(preset="meta-48k", days=ff_days, sink="null"),
+        ),
+    ):
         c0, t0 = cpu_s(), time.perf_counter()
         result = run_simulation(settings, request, sink=NullSink())
         wall, cpu = time.perf_counter() - t0, cpu_s() - c0
@@ -188,9 +192,11 @@ def bench_generation(report: Report, settings: Settings, gen_ticks: int, ff_days
     t_slow = time.perf_counter() - t0
     assert fast == slow, "column encoder disagrees with fastavro"
     n = len(batch)
-    report.add(f"HostSampled encoding of one meta-48k tick ({n:,} records, identical bytes): column-wise "
-               f"{1e6 * t_fast / n:.1f} µs/record vs dict building {1e6 * t_records / n:.1f} + fastavro "
-               f"{1e6 * t_slow / n:.1f} µs/record: **{(t_records + t_slow) / t_fast:.0f}x faster**.")  # fmt: skip
+    report.add(
+        f"HostSampled encoding of one meta-48k tick ({n:,} records, identical bytes): column-wise "
+        f"{1e6 * t_fast / n:.1f} µs/record vs dict building {1e6 * t_records / n:.1f} + fastavro "
+        f"{1e6 * t_slow / n:.1f} µs/record: **{(t_records + t_slow) / t_fast:.0f}x faster**."
+    )
     report.add()
 
 
@@ -325,8 +331,13 @@ def bench_producers(report: Report, bootstrap: str, count: int) -> None:
     report.add()
     settings = settings_for(bootstrap, "cmp")
     capture = CaptureSink(count)
-    run_simulation(settings, SimulationRequest(preset="meta-48k", days=(count // META_HOSTS + 2) * 10 / 86_400,
-                                               interval_s=10, sink="null"), sink=capture)  # fmt: skip
+    run_simulation(
+        settings,
+        SimulationRequest(
+            preset="meta-48k", days=(count // META_HOSTS + 2) * 10 / 86_400, interval_s=10, sink="null"
+        ),
+        sink=capture,
+    )
     records = capture.records[:count]
     size = sum(len(v) for _, _, v in records)
     topics = {f: getattr(settings.topics, f).name for f in ("inventory", "samples", "errors")}
@@ -344,9 +355,11 @@ def bench_producers(report: Report, bootstrap: str, count: int) -> None:
             rows.append((name, wall, cpu_s() - c0))
     finally:
         drop_topics(settings)
-    report.add(f"Same settings for both: acks=all, idempotent, {producer_config(settings, settings.simulator.producer, 'x')['compression_type']} "
-               f"compression, linger {settings.simulator.producer.linger_ms} ms, batch {settings.simulator.producer.batch_size // 1024} KiB; "
-               f"{size / len(records):.0f} bytes/record on average; time from first send to flush complete.")  # fmt: skip
+    report.add(
+        f"Same settings for both: acks=all, idempotent, {producer_config(settings, settings.simulator.producer, 'x')['compression_type']} "
+        f"compression, linger {settings.simulator.producer.linger_ms} ms, batch {settings.simulator.producer.batch_size // 1024} KiB; "
+        f"{size / len(records):.0f} bytes/record on average; time from first send to flush complete."
+    )
     report.add()
     report.add("| client | wall s | records/s | MB/s | CPU s (this process) |")
     report.add("|---|---:|---:|---:|---:|")
@@ -356,9 +369,11 @@ def bench_producers(report: Report, bootstrap: str, count: int) -> None:
         )
     if len(rows) == 2:
         report.add()
-        report.add(f"confluent-kafka / kafka-python throughput: **{rows[0][1] / rows[1][1]:.1f}x**; "
-                   f"CPU per record: {rows[0][2] / max(rows[1][2], 1e-9):.1f}x less with confluent-kafka "
-                   "(librdkafka's own threads also count here).")  # fmt: skip
+        report.add(
+            f"confluent-kafka / kafka-python throughput: **{rows[0][1] / rows[1][1]:.1f}x**; "
+            f"CPU per record: {rows[0][2] / max(rows[1][2], 1e-9):.1f}x less with confluent-kafka "
+            "(librdkafka's own threads also count here)."
+        )
     report.add()
 
 
@@ -395,9 +410,11 @@ def main() -> None:
     report.add("# Simulator benchmark")
     report.add()
     report.add(f"Command: `{command.strip()}`  ")
-    report.add(f"Machine: {os.cpu_count()} cores (shared with other engineers' work: load average at start "
-               f"{os.getloadavg()[0]:.1f}), Python {platform.python_version()}, kafka-python {kafka.__version__}, "
-               f"confluent-kafka {confluent_version}.")  # fmt: skip
+    report.add(
+        f"Machine: {os.cpu_count()} cores (shared with other engineers' work: load average at start "
+        f"{os.getloadavg()[0]:.1f}), Python {platform.python_version()}, kafka-python {kafka.__version__}, "
+        f"confluent-kafka {confluent_version}."
+    )
     report.add()
     settings = Settings.load()
     bench_generation(report, settings, args.gen_ticks, args.gen_days)

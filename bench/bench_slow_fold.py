@@ -43,14 +43,31 @@ def history(hosts: int, hours: float, seed: int = 5) -> list[dict[str, Any]]:
         ts = START_TS + step * 60_000
         for host, job, pace in names:
             factor = slow.get(host, 1.0) if (host != names[200][0] or (step // 30) % 3 == 0) else 1.0
-            out.append({
-                "event_type": "HostSampled", "host_id": host, "cluster": "c0", "ts": ts,
-                "payload": {"job_id": job, "step_time_ms": 1000.0 * pace * factor * (1 + rng.gauss(0, 0.004)),
-                            "bus_bw_gbps": 380.0 * (1 + rng.gauss(0, 0.004)), "interval_s": 60,
-                            "gpus": [{"pcie_link_gen": 5, "pcie_link_gen_max": 5, "pcie_link_width": 16,
-                                      "pcie_link_width_max": 16, "throttle_reasons": 0}] * 8,
-                            "nics": [{"rx_gbps": 48.0}] * 8},
-            })  # fmt: skip
+            out.append(
+                {
+                    "event_type": "HostSampled",
+                    "host_id": host,
+                    "cluster": "c0",
+                    "ts": ts,
+                    "payload": {
+                        "job_id": job,
+                        "step_time_ms": 1000.0 * pace * factor * (1 + rng.gauss(0, 0.004)),
+                        "bus_bw_gbps": 380.0 * (1 + rng.gauss(0, 0.004)),
+                        "interval_s": 60,
+                        "gpus": [
+                            {
+                                "pcie_link_gen": 5,
+                                "pcie_link_gen_max": 5,
+                                "pcie_link_width": 16,
+                                "pcie_link_width_max": 16,
+                                "throttle_reasons": 0,
+                            }
+                        ]
+                        * 8,
+                        "nics": [{"rx_gbps": 48.0}] * 8,
+                    },
+                }
+            )
     return out
 
 
@@ -79,8 +96,10 @@ def main() -> None:
     args = parser.parse_args()
     records = history(args.hosts, args.hours)
     best, found = min(run(records) for _ in range(args.reps))
-    print(f"{len(records)} samples, {args.hosts} hosts, {args.hours:g} h: "
-          f"{best / len(records) * 1e6:.2f} us CPU per sample (best of {args.reps})")  # fmt: skip
+    print(
+        f"{len(records)} samples, {args.hosts} hosts, {args.hours:g} h: "
+        f"{best / len(records) * 1e6:.2f} us CPU per sample (best of {args.reps})"
+    )
     print("findings:", sorted(found))
 
 

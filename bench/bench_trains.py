@@ -94,21 +94,27 @@ def safety(args: argparse.Namespace) -> None:
             )
         halted = [r for r in runs if r["halted"]]
         shares = sorted(r["share"] for r in halted)
-        print(f"{scenario}: {len(runs)} seeds, {len(halted)} halted ({len(halted) / len(runs):.0%}), "
-              f"{sum(r['completed'] for r in runs):.0f} completed, "
-              f"halted before 10 % of the fleet changed: {sum(s < 0.10 for s in shares)}/{len(runs)}")  # fmt: skip
+        print(
+            f"{scenario}: {len(runs)} seeds, {len(halted)} halted ({len(halted) / len(runs):.0%}), "
+            f"{sum(r['completed'] for r in runs):.0f} completed, "
+            f"halted before 10 % of the fleet changed: {sum(s < 0.10 for s in shares)}/{len(runs)}"
+        )
         if halted:
             q = np.quantile(shares, [0.5, 0.95]) if len(shares) > 1 else [shares[0]] * 2
-            print(f"  halt point: share of the fleet changed median {q[0]:.1%}, p95 {q[1]:.1%}, max {max(shares):.1%};"
-                  f" days median {statistics.median(r['days'] for r in halted):.1f};"
-                  f" by the xid class {sum(r['xid_halt'] for r in halted):.0f},"
-                  f" by step time {sum(r['step_halt'] for r in halted):.0f}")  # fmt: skip
+            print(
+                f"  halt point: share of the fleet changed median {q[0]:.1%}, p95 {q[1]:.1%}, max {max(shares):.1%};"
+                f" days median {statistics.median(r['days'] for r in halted):.1f};"
+                f" by the xid class {sum(r['xid_halt'] for r in halted):.0f},"
+                f" by step time {sum(r['step_halt'] for r in halted):.0f}"
+            )
         done = [r for r in runs if r["completed"]]
         if done:
             print(f"  completed in median {statistics.median(r['days'] for r in done):.1f} days")
-        print(f"  most hosts out for the change in one domain {max(r['max_change_out'] for r in runs):.0f}, "
-              f"most domains changing at once {max(r['max_domains'] for r in runs):.0f}, "
-              f"CPU {sum(r['cpu_s'] for r in runs):.0f} s")  # fmt: skip
+        print(
+            f"  most hosts out for the change in one domain {max(r['max_change_out'] for r in runs):.0f}, "
+            f"most domains changing at once {max(r['max_domains'] for r in runs):.0f}, "
+            f"CPU {sum(r['cpu_s'] for r in runs):.0f} s"
+        )
 
 
 def throughput(args: argparse.Namespace) -> None:
@@ -116,9 +122,21 @@ def throughput(args: argparse.Namespace) -> None:
     hosts, per_domain = 24_576, 16
     inventory = Inventory()
     for i in range(hosts):
-        inventory.apply({"event_type": "HostInventoried", "host_id": f"h{i}", "cluster": f"c{i % 2}", "ts": 0,
-                         "payload": {"rack": "r", "maintenance_domain": f"d{i // per_domain}", "fabric": "ib",
-                                     "install_ts": 0, "gpu_count": 8}})  # fmt: skip
+        inventory.apply(
+            {
+                "event_type": "HostInventoried",
+                "host_id": f"h{i}",
+                "cluster": f"c{i % 2}",
+                "ts": 0,
+                "payload": {
+                    "rack": "r",
+                    "maintenance_domain": f"d{i // per_domain}",
+                    "fabric": "ib",
+                    "install_ts": 0,
+                    "gpu_count": 8,
+                },
+            }
+        )
     planner = Planner(policy, members=inventory.hosts_in, view=inventory)
     state, rng = FleetState(), np.random.default_rng(1)
     sizes = inventory.domains()
@@ -130,9 +148,21 @@ def throughput(args: argparse.Namespace) -> None:
         for i in rng.integers(0, hosts, per_step).tolist():
             n += 1
             domain = f"d{i // per_domain}"
-            finding = Finding(finding_id=f"f{n}", detector="repeat_offender", rule="fatal_xid_burst", scope="host",
-                              scope_key=f"h{i}", host_id=f"h{i}", cluster=f"c{i % 2}", ts=now, error_class="fell_off_bus",
-                              count=5, window_start=now - DAY, window_end=now, recommended_action="reboot")  # fmt: skip
+            finding = Finding(
+                finding_id=f"f{n}",
+                detector="repeat_offender",
+                rule="fatal_xid_burst",
+                scope="host",
+                scope_key=f"h{i}",
+                host_id=f"h{i}",
+                cluster=f"c{i % 2}",
+                ts=now,
+                error_class="fell_off_bus",
+                count=5,
+                window_start=now - DAY,
+                window_end=now,
+                recommended_action="reboot",
+            )
             planner.on_finding(state, finding, domain, sizes[domain])
         # the domains with open work (a live worker ticks only those whose work signature changed)
         for domain in sorted({state.hosts[h].domain for h in state.op_hosts.values()}):
@@ -144,18 +174,26 @@ def throughput(args: argparse.Namespace) -> None:
             snapshots += 1
     elapsed = time.process_time() - cpu
     returned = sum(h.completed for h in state.hosts.values())
-    print(f"{n:,} findings, {returned:,} operations returned, {state.count:,} actions, {snapshots} snapshots "
-          f"({snapshot_s:.1f} s) in {elapsed:.1f} CPU s: {returned / elapsed * 86_400:,.0f} operations/day, "
-          f"{state.count / elapsed:,.0f} actions/s on one core")  # fmt: skip
+    print(
+        f"{n:,} findings, {returned:,} operations returned, {state.count:,} actions, {snapshots} snapshots "
+        f"({snapshot_s:.1f} s) in {elapsed:.1f} CPU s: {returned / elapsed * 86_400:,.0f} operations/day, "
+        f"{state.count / elapsed:,.0f} actions/s on one core"
+    )
 
 
 def cycle(args: argparse.Namespace) -> None:
     policy = load_policy()
-    config = TwinConfig(clusters=2, domains_per_cluster=args.domains_per_cluster, hosts_per_domain=16,
-                        step_minutes=args.step_minutes)  # fmt: skip
+    config = TwinConfig(
+        clusters=2,
+        domains_per_cluster=args.domains_per_cluster,
+        hosts_per_domain=16,
+        step_minutes=args.step_minutes,
+    )
     twin = Twin(policy, config, VersionsSpec(), seed=args.seed)  # a version no change lists: a good one
-    record = start_record(CampaignSpec(change="driver=560.40", actor="bench", canary=2,
-                                       max_parallel_domains=args.parallel), twin.now)  # fmt: skip
+    record = start_record(
+        CampaignSpec(change="driver=560.40", actor="bench", canary=2, max_parallel_domains=args.parallel),
+        twin.now,
+    )
     twin.record(record)
     camp = twin.state.trains.campaigns[record["payload"]["campaign_id"]]
     domains = config.clusters * config.domains_per_cluster
@@ -167,15 +205,21 @@ def cycle(args: argparse.Namespace) -> None:
     report = twin.run(twin.now + 2 * bound, stop=lambda t: camp.status != "running")
     took = twin.now - started
     gate = next((ts for ts, step, _ in camp.history if step == "gate_opened"), None)
-    print(f"{len(twin.hosts):,} hosts in {domains} domains of {config.hosts_per_domain} (buffer {buffer}), "
-          f"{args.parallel} domains at a time: {camp.status}, {camp.upgraded:,} hosts changed")
-    print(f"  planned bound {bound / DAY:.1f} d = gate soak {policy.trains.gate_soak / DAY:.1f} d + "
-          f"{math.ceil(domains / args.parallel)} rounds x {per_domain / DAY:.2f} d a domain "
-          f"({math.ceil(config.hosts_per_domain / buffer)} hosts x {turn / 3_600_000:.1f} h)")
-    print(f"  measured {took / DAY:.1f} d ({took / bound:.0%} of the bound); gate opened after "
-          f"{(gate - started) / DAY if gate else float('nan'):.1f} d; most hosts out for the change in a domain "
-          f"{max(report.max_change_out.values())}, most domains changing at once {report.max_domains_changing}, "
-          f"steps over a domain's buffer {report.over_capacity}; {time.process_time() - cpu:.0f} CPU s")  # fmt: skip
+    print(
+        f"{len(twin.hosts):,} hosts in {domains} domains of {config.hosts_per_domain} (buffer {buffer}), "
+        f"{args.parallel} domains at a time: {camp.status}, {camp.upgraded:,} hosts changed"
+    )
+    print(
+        f"  planned bound {bound / DAY:.1f} d = gate soak {policy.trains.gate_soak / DAY:.1f} d + "
+        f"{math.ceil(domains / args.parallel)} rounds x {per_domain / DAY:.2f} d a domain "
+        f"({math.ceil(config.hosts_per_domain / buffer)} hosts x {turn / 3_600_000:.1f} h)"
+    )
+    print(
+        f"  measured {took / DAY:.1f} d ({took / bound:.0%} of the bound); gate opened after "
+        f"{(gate - started) / DAY if gate else float('nan'):.1f} d; most hosts out for the change in a domain "
+        f"{max(report.max_change_out.values())}, most domains changing at once {report.max_domains_changing}, "
+        f"steps over a domain's buffer {report.over_capacity}; {time.process_time() - cpu:.0f} CPU s"
+    )
 
 
 def main() -> None:

@@ -145,11 +145,15 @@ def sweep(variants: int, days: float) -> dict[str, Any]:
         subprocess.run([*base, f"--set=rules.dram_uce_repeat_gpu.count={v}"], check=True, capture_output=True)
     many_cpu, many_wall = _child_cpu() - cpu, time.perf_counter() - wall
     return {
-        "bench": "sweep", "variants": variants, "days": days,
-        "one_process_cpu_s": round(one_cpu, 2), "one_process_wall_s": round(one_wall, 2),
-        "separate_processes_cpu_s": round(many_cpu, 2), "separate_processes_wall_s": round(many_wall, 2),
+        "bench": "sweep",
+        "variants": variants,
+        "days": days,
+        "one_process_cpu_s": round(one_cpu, 2),
+        "one_process_wall_s": round(one_wall, 2),
+        "separate_processes_cpu_s": round(many_cpu, 2),
+        "separate_processes_wall_s": round(many_wall, 2),
         "cpu_ratio": round(many_cpu / one_cpu, 2),
-    }  # fmt: skip
+    }
 
 
 def main() -> None:

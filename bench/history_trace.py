@@ -40,34 +40,51 @@ INCIDENTS: list[tuple[int, float, float, tuple[str, str, str]]] = [
     (3, 10.8, 20.0, PSU),  # fills md-a's one-host capacity until day 20
     *[(1, d, d + 0.5, GPU_LOST) for d in (10.0, 11.0, 12.0)],  # its RMA while node-1 is out for it
     *[(2, d, d, GPU_LOST) for d in (13.0, 14.0, 15.0)],  # zero-length; its RMA waits for room (day 20)
-    *[(n, 30.0 + i, 40.0, LINK_DOWN) for i, n in enumerate((9, 10, 11))],  # 3 of 8 out: past the failure buffer (2) from day 32
+    *[
+        (n, 30.0 + i, 40.0, LINK_DOWN) for i, n in enumerate((9, 10, 11))
+    ],  # 3 of 8 out: past the failure buffer (2) from day 32
     *[(12, d, d + 0.1, GPU_LOST) for d in (33.0, 33.2, 33.4)],  # its RMA waits for the halt to end
     (16, 50.0, 50.0, GPU_LOST),  # the minimal zero-length case
     *[(1, d, d + 0.2, GPU_LOST) for d in (50.0, 50.5)],  # node-1 flagged again, 39 days after its RMA
     (5, 60.0, 60.0, PSU),
-    *[(30, d, d + 0.2, ("NIC", "GID table", "corrupt")) for d in (70.0, 71.5, 73.0)],  # 3 NIC faults in 3 days
+    *[
+        (30, d, d + 0.2, ("NIC", "GID table", "corrupt")) for d in (70.0, 71.5, 73.0)
+    ],  # 3 NIC faults in 3 days
     (31, 80.0, 80.3, GPU_LOST),  # three different GPU faults in 4.7 days
     (31, 82.0, 82.2, ("GPU", "DBE", "uncorrectable")),
     (31, 84.7, 85.0, ("GPU", "SRAM", "uncorrectable")),
-    *[(32, d, d + 0.5, ("PCIe", "width", "x8 of x16")) for d in (90.0, 95.0, 100.0, 105.0)],  # 4 PCIe width faults
+    *[
+        (32, d, d + 0.5, ("PCIe", "width", "x8 of x16")) for d in (90.0, 95.0, 100.0, 105.0)
+    ],  # 4 PCIe width faults
     *[(33, d, d + 1.0, LINK_DOWN) for d in (110.0, 120.0, 135.0)],  # 3 link downs in 28 days
 ]
 DAYS = 150  # the history starts this many days before the import
 MAPPING = HistoryMapping(
     columns=Columns(
-        host="node_id", time="time", event="event",
+        host="node_id",
+        time="time",
+        event="event",
         source_class=("fault_type.category", "fault_type.type", "fault_type.detail"),
     ),
     inventory=InventoryDefaults(host_prefix="node-", domain_size=DOMAIN_SIZE, cluster="trace"),
     causes={
-        "GPU/lost": "faulty_gpu", "GPU/DBE": "hbm3", "GPU/SRAM": "gpu_sram", "Network/link down": "network",
-        "Power/PSU": "psu", "NIC": "nic", "PCIe": "pcie",
+        "GPU/lost": "faulty_gpu",
+        "GPU/DBE": "hbm3",
+        "GPU/SRAM": "gpu_sram",
+        "Network/link down": "network",
+        "Power/PSU": "psu",
+        "NIC": "nic",
+        "PCIe": "pcie",
     },
     signals={
-        "GPU/lost": "gpu_lost", "GPU/DBE": "dram_uce", "GPU/SRAM": "sram_uce", "Network/link down": "link_down",
-        "NIC": "component_fault", "PCIe": "component_fault",
+        "GPU/lost": "gpu_lost",
+        "GPU/DBE": "dram_uce",
+        "GPU/SRAM": "sram_uce",
+        "Network/link down": "link_down",
+        "NIC": "component_fault",
+        "PCIe": "component_fault",
     },
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,11 +120,15 @@ def write_files(folder: Path) -> tuple[Path, Path]:
     rows = []
     for node, start, end, (category, kind, detail) in INCIDENTS:
         fault = {"category": category, "type": kind, "detail": detail}
-        rows += [{"node_id": node, "time": start, "event": "start", "fault_type": fault},
-                 {"node_id": node, "time": end, "event": "end", "fault_type": fault}]  # fmt: skip
+        rows += [
+            {"node_id": node, "time": start, "event": "start", "fault_type": fault},
+            {"node_id": node, "time": end, "event": "end", "fault_type": fault},
+        ]
     trace, hosts = folder / "trace.jsonl", folder / "hosts.csv"
     trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    lines = ["host,rack,domain,cluster,fabric"] + [f"{n},r-{d},{d},trace,roce" for n, d in sorted(LAYOUT.items())]
+    lines = ["host,rack,domain,cluster,fabric"] + [
+        f"{n},r-{d},{d},trace,roce" for n, d in sorted(LAYOUT.items())
+    ]
     hosts.write_text("\n".join(lines) + "\n")
     return trace, hosts
 
@@ -147,7 +168,10 @@ def host_repeats(hardware: Iterable[Mapping[str, Any]], policy: Policy) -> list[
         window: list[tuple[int, str, int]] = []
         for ts, klass, weight in events:
             window = [e for e in window if e[0] >= ts - rule.window] + [(ts, klass, weight)]
-            if sum(w for *_, w in window) >= rule.count and len({k for _, k, _ in window}) >= rule.distinct_classes:
+            if (
+                sum(w for *_, w in window) >= rule.count
+                and len({k for _, k, _ in window}) >= rule.distinct_classes
+            ):
                 found.append(Repeat(name, host_id, window[0][0], ts))
                 window = []
     return found
@@ -173,14 +197,18 @@ def out_intervals(start_ms: int, actions: Iterable[Mapping[str, Any]]) -> dict[s
     (first drain to ``returned``) from its action records."""
     out: dict[str, list[Interval]] = {}
     for node, start, end, _ in INCIDENTS:
-        out.setdefault(LAYOUT[node], []).append((host(node), start_ms + round(start * DAY), start_ms + round(end * DAY)))
+        out.setdefault(LAYOUT[node], []).append(
+            (host(node), start_ms + round(start * DAY), start_ms + round(end * DAY))
+        )
     began: dict[str, int] = {}
     for a in sorted(actions, key=lambda a: a["ts"]):
         kind = a["payload"]["kind"]
         if kind == "drain_requested":
             began.setdefault(a["host_id"], a["ts"])
         elif kind == "returned":
-            out.setdefault(a["payload"]["maintenance_domain"], []).append((a["host_id"], began.pop(a["host_id"]), a["ts"]))
+            out.setdefault(a["payload"]["maintenance_domain"], []).append(
+                (a["host_id"], began.pop(a["host_id"]), a["ts"])
+            )
     return out
 
 
@@ -189,7 +217,9 @@ def out_at(intervals: list[Interval], t: int, but: str) -> int:
     return len({h for h, lo, hi in intervals if lo <= t < hi and h != but})
 
 
-def deferral_delays(intervals: dict[str, list[Interval]], actions: Iterable[Mapping[str, Any]], capacity: int) -> dict[str, int]:
+def deferral_delays(
+    intervals: dict[str, list[Interval]], actions: Iterable[Mapping[str, Any]], capacity: int
+) -> dict[str, int]:
     """Per deferred operation (host@time), ms from the first moment its domain had room (other hosts
     out below ``capacity``) to its release, at the event times where who is out changes."""
     kinds = [(a["host_id"], a["payload"]["kind"], a["ts"]) for a in sorted(actions, key=lambda a: a["ts"])]

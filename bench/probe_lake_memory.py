@@ -67,7 +67,9 @@ def main() -> None:
         elif args.step == "gate-fails":
             assert not gate.validate("host_sampled", table, now, known.difference(unknown)).success
         else:
-            lake.append("host_sampled", table, partition_by=[delta.DATE], versions={f"g-s-{p}": i for p in range(26)})
+            lake.append(
+                "host_sampled", table, partition_by=[delta.DATE], versions={f"g-s-{p}": i for p in range(26)}
+            )
         if i % args.every == 0:
             gc.collect()
             pa.default_memory_pool().release_unused()

@@ -50,7 +50,9 @@ def env_pair(text: str) -> tuple[str, str]:
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--preset", default="meta-48k")
     parser.add_argument("--speed", type=float, default=10.0, help="sim seconds per wall second")
@@ -59,9 +61,15 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--every-s", type=float, default=60.0, help="sampling interval")
     parser.add_argument("--out", type=Path, default=Path("out"), help="run folder parent (logs stay there)")
     parser.add_argument("--keep", action="store_true", help="keep the run's broker data and lake")
-    parser.add_argument("--archiver-b-env", nargs="*", default=[], metavar="NAME=VALUE", type=env_pair,
-                        help="also run a second archiver (its own group and lake) with these variables: a same-run "
-                        "comparison, e.g. of allocator settings")  # fmt: skip
+    parser.add_argument(
+        "--archiver-b-env",
+        nargs="*",
+        default=[],
+        metavar="NAME=VALUE",
+        type=env_pair,
+        help="also run a second archiver (its own group and lake) with these variables: a same-run "
+        "comparison, e.g. of allocator settings",
+    )
     parser.add_argument("--json", type=Path, help="write every sample and the verdict here")
     parser.add_argument("--md", type=Path, help="write the summary (Markdown) here")
     return parser.parse_args()
@@ -71,11 +79,18 @@ def plan_for(args: argparse.Namespace) -> DemoPlan:
     run_id = time.strftime("soak-%Y%m%d-%H%M%S")
     ports = free_ports(1 + args.workers)
     return DemoPlan(
-        run_id=run_id, run_dir=(args.out / run_id).resolve(), preset=args.preset, history_days=0.0,
-        live_seconds=args.minutes * 60 + 3 * args.every_s, speed=args.speed, seed=args.seed,
-        workers=args.workers, receiver_port=ports[0], web_ports=ports[1:],
+        run_id=run_id,
+        run_dir=(args.out / run_id).resolve(),
+        preset=args.preset,
+        history_days=0.0,
+        live_seconds=args.minutes * 60 + 3 * args.every_s,
+        speed=args.speed,
+        seed=args.seed,
+        workers=args.workers,
+        receiver_port=ports[0],
+        web_ports=ports[1:],
         closed_loop=False,  # the soak measures the pipeline under the simulator's load, as before
-    )  # fmt: skip
+    )
 
 
 def own_broker(settings: Settings, plan: DemoPlan) -> Settings:
@@ -83,7 +98,9 @@ def own_broker(settings: Settings, plan: DemoPlan) -> Settings:
     if not settings.uses_local_broker:
         return settings
     port, controller = free_ports(2)
-    return settings.with_section("broker", port=port, controller_port=controller, data_dir=plan.run_dir / "broker")
+    return settings.with_section(
+        "broker", port=port, controller_port=controller, data_dir=plan.run_dir / "broker"
+    )
 
 
 def groups_of(settings: Settings) -> dict[str, list[str]]:
@@ -94,7 +111,9 @@ def groups_of(settings: Settings) -> dict[str, list[str]]:
     return groups
 
 
-def sample(t_min: float, parts: dict[str, int], settings: Settings, groups: dict[str, list[str]]) -> dict[str, Any]:
+def sample(
+    t_min: float, parts: dict[str, int], settings: Settings, groups: dict[str, list[str]]
+) -> dict[str, Any]:
     return {
         "t_min": round(t_min, 2),
         "utc": f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ}",
@@ -117,14 +136,19 @@ def soak(args: argparse.Namespace, meta: dict[str, Any]) -> list[dict[str, Any]]
         groups = groups_of(parts_settings)
         broker_pid = LocalBroker(settings.broker).pid() if settings.uses_local_broker else None
         with Supervisor(plan.run_dir / "logs", child_env(parts_settings)) as sup:
-            running: list[Part] = [*start_parts(sup, plan).all(), sup.start("simulate-live", live_simulator_argv(plan))]
+            running: list[Part] = [
+                *start_parts(sup, plan).all(),
+                sup.start("simulate-live", live_simulator_argv(plan)),
+            ]
             if args.archiver_b_env:
                 b = parts_settings.with_section(
                     "lake", path=str(plan.run_dir / "lake-b"), group_id=f"{parts_settings.lake.group_id}-b"
                 )
                 groups[b.lake.group_id] = groups[parts_settings.lake.group_id]
                 extra = dict(args.archiver_b_env)
-                running.append(sup.start("archive-b", fleetpulse_argv("archive"), {**settings_env(b), **extra}))
+                running.append(
+                    sup.start("archive-b", fleetpulse_argv("archive"), {**settings_env(b), **extra})
+                )
             pids = {"broker": broker_pid} if broker_pid else {}
             pids.update({p.name: p.pid for p in running})
             t0 = time.monotonic()
@@ -148,12 +172,19 @@ def main() -> None:
     args = parse_args()
     logging.getLogger("kafka").setLevel(logging.ERROR)
     meta: dict[str, Any] = {
-        "command": " ".join(["python", *map(shlex.quote, sys.argv)]), "preset": args.preset, "speed": args.speed,
-        "minutes": args.minutes, "workers": args.workers, "host": platform.node(), "cpus": os.cpu_count(),
+        "command": " ".join(["python", *map(shlex.quote, sys.argv)]),
+        "preset": args.preset,
+        "speed": args.speed,
+        "minutes": args.minutes,
+        "workers": args.workers,
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
         "started_utc": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
-    }  # fmt: skip
-    print(f"{meta['host']} {platform.python_version()} {meta['started_utc']}: {args.preset} at {args.speed:g}× "
-          f"for {args.minutes:g} min")
+    }
+    print(
+        f"{meta['host']} {platform.python_version()} {meta['started_utc']}: {args.preset} at {args.speed:g}× "
+        f"for {args.minutes:g} min"
+    )
     samples = soak(args, meta)
     loads = [s["load"][0] for s in samples]
     meta.update(load_min=min(loads), load_max=max(loads), load_mean=sum(loads) / len(loads))

@@ -73,9 +73,14 @@ def part_usage(root: int) -> dict[str, Any]:
     pids = descendants(root)
     rss = [r for r in (rss_mb(pid) for pid in pids) if not math.isnan(r)]
     anon = [r for r in (rss_mb(pid, "RssAnon") for pid in pids) if not math.isnan(r)]
-    return {"pids": pids, "rss_mb": round(sum(rss), 1), "anon_mb": round(sum(anon), 1), "fds": sum(open_fds(pid) for pid in pids),
-            "cpu_s": round(sum(cpu_s(pid) for pid in pids), 1),
-            "queued_s": round(sum(queued_s(pid) for pid in pids), 1)}  # fmt: skip
+    return {
+        "pids": pids,
+        "rss_mb": round(sum(rss), 1),
+        "anon_mb": round(sum(anon), 1),
+        "fds": sum(open_fds(pid) for pid in pids),
+        "cpu_s": round(sum(cpu_s(pid) for pid in pids), 1),
+        "queued_s": round(sum(queued_s(pid) for pid in pids), 1),
+    }
 
 
 def lag_probe(settings: Settings, groups: Mapping[str, Sequence[str]]) -> dict[str, dict[str, Any]]:

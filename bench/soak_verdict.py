@@ -52,19 +52,32 @@ def memory_rows(samples: Sequence[Mapping[str, Any]], ref_min: float) -> list[di
         peak = max(s["parts"].get(name, {}).get("rss_mb", 0.0) for s in samples)
         span_s = (end["t_min"] - ref["t_min"]) * 60
         cpu = at_end.get("cpu_s", 0.0) - at_ref.get("cpu_s", 0.0)
-        queued = at_end.get("queued_s", 0.0) - at_ref.get("queued_s", 0.0)  # absent in soaks before it was sampled
+        queued = at_end.get("queued_s", 0.0) - at_ref.get(
+            "queued_s", 0.0
+        )  # absent in soaks before it was sampled
         (lo_ref, hi_ref), (lo_end, hi_end) = band(around, name), band(samples[-BAND:], name)
         floor = lo_end / lo_ref if lo_ref else None
         ceiling = hi_end / hi_ref if hi_ref else None
-        rows.append({
-            "floor_ratio": floor, "ceiling_ratio": ceiling,
-            "band_within": floor is not None and ceiling is not None and max(floor, ceiling) <= MEMORY_LIMIT,
-            "part": name, "ref_t_min": ref["t_min"], "rss_ref_mb": at_ref["rss_mb"], "rss_end_mb": at_end["rss_mb"],
-            "rss_peak_mb": peak, "ratio": ratio, "fds_ref": at_ref["fds"], "fds_end": at_end["fds"],
-            "cores": cpu / span_s if span_s > 0 else None,
-            "queued": queued / span_s if span_s > 0 else None,  # threads waiting for a core, in cores
-            "within": ratio is not None and ratio <= MEMORY_LIMIT,
-        })  # fmt: skip
+        rows.append(
+            {
+                "floor_ratio": floor,
+                "ceiling_ratio": ceiling,
+                "band_within": floor is not None
+                and ceiling is not None
+                and max(floor, ceiling) <= MEMORY_LIMIT,
+                "part": name,
+                "ref_t_min": ref["t_min"],
+                "rss_ref_mb": at_ref["rss_mb"],
+                "rss_end_mb": at_end["rss_mb"],
+                "rss_peak_mb": peak,
+                "ratio": ratio,
+                "fds_ref": at_ref["fds"],
+                "fds_end": at_end["fds"],
+                "cores": cpu / span_s if span_s > 0 else None,
+                "queued": queued / span_s if span_s > 0 else None,  # threads waiting for a core, in cores
+                "within": ratio is not None and ratio <= MEMORY_LIMIT,
+            }
+        )
     return rows
 
 
@@ -76,11 +89,15 @@ def lag_row(group: str, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     known = [(t, g["lag"]) for t, g in window if g["lag"] is not None]
     row: dict[str, Any] = {
         "group": group,
-        "max_first_half": max((g["lag"] for t, g in points if t < half and g["lag"] is not None), default=None),
+        "max_first_half": max(
+            (g["lag"] for t, g in points if t < half and g["lag"] is not None), default=None
+        ),
         "max_last_half": max((lag for _, lag in known), default=None),
         "last": points[-1][1]["lag"],
-        "trend_per_min": None, "input_per_min": None, "bounded": False,
-    }  # fmt: skip
+        "trend_per_min": None,
+        "input_per_min": None,
+        "bounded": False,
+    }
     if len(known) < 3 or len(known) < len(window):
         return row
     span = known[-1][0] - known[0][0]
@@ -100,8 +117,15 @@ def judge(samples: Sequence[Mapping[str, Any]], minutes: float) -> dict[str, Any
     memory_ok = all(r["within"] for r in memory)
     band_ok = all(r["band_within"] for r in memory)
     lag_ok = all(r["bounded"] for r in lags)
-    return {"reference_min": ref_min, "memory": memory, "lags": lags,
-            "memory_ok": memory_ok, "band_ok": band_ok, "lag_ok": lag_ok, "met": memory_ok and lag_ok}  # fmt: skip
+    return {
+        "reference_min": ref_min,
+        "memory": memory,
+        "lags": lags,
+        "memory_ok": memory_ok,
+        "band_ok": band_ok,
+        "lag_ok": lag_ok,
+        "met": memory_ok and lag_ok,
+    }
 
 
 def _n(value: Any, spec: str = ",.0f") -> str:
@@ -109,38 +133,59 @@ def _n(value: Any, spec: str = ",.0f") -> str:
 
 
 def minute_table(sample: Mapping[str, Any]) -> str:
-    lines = [f"--- {sample['t_min']:.0f} min  load {sample['load'][0]:.2f} {sample['load'][1]:.2f} {sample['load'][2]:.2f}"]
-    lines += [f"  {name:<16} RSS {p['rss_mb']:8.1f} MB  fds {p['fds']:5d}  CPU {p['cpu_s']:8.1f} s  "
-              f"waiting {p.get('queued_s', 0.0):8.1f} s  pids {len(p['pids'])}"
-              for name, p in sample["parts"].items()]  # fmt: skip
-    lines += [f"  lag {group:<40} {_n(g['lag']):>12}  of {g['produced']:,}" for group, g in sample["lags"].items()]
+    lines = [
+        f"--- {sample['t_min']:.0f} min  load {sample['load'][0]:.2f} {sample['load'][1]:.2f} {sample['load'][2]:.2f}"
+    ]
+    lines += [
+        f"  {name:<16} RSS {p['rss_mb']:8.1f} MB  fds {p['fds']:5d}  CPU {p['cpu_s']:8.1f} s  "
+        f"waiting {p.get('queued_s', 0.0):8.1f} s  pids {len(p['pids'])}"
+        for name, p in sample["parts"].items()
+    ]
+    lines += [
+        f"  lag {group:<40} {_n(g['lag']):>12}  of {g['produced']:,}" for group, g in sample["lags"].items()
+    ]
     return "\n".join(lines)
 
 
 def markdown(meta: Mapping[str, Any], verdict: Mapping[str, Any]) -> str:
     ref = verdict["reference_min"]
     out = [
-        f"# Whole-pipeline soak — {meta['preset']} at {meta['speed']:g}× for {meta['minutes']:g} min", "",
-        f"Command: `{meta['command']}`  ", f"Started {meta['started_utc']} on {meta['host']} ({meta['cpus']} CPUs); "
-        f"load average over the run {meta['load_min']:.2f}–{meta['load_max']:.2f} (mean {meta['load_mean']:.2f}).", "",
+        f"# Whole-pipeline soak — {meta['preset']} at {meta['speed']:g}× for {meta['minutes']:g} min",
+        "",
+        f"Command: `{meta['command']}`  ",
+        f"Started {meta['started_utc']} on {meta['host']} ({meta['cpus']} CPUs); "
+        f"load average over the run {meta['load_min']:.2f}–{meta['load_max']:.2f} (mean {meta['load_mean']:.2f}).",
+        "",
         f"| part | RSS at {ref:g} min | RSS at end | end / ref | peak | fds at {ref:g} min | fds at end "
         "| CPU cores used after the mark | cores' worth of waiting for a CPU | within 10 % | band: floor, ceiling "
         "end / ref | band within 10 % |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]  # fmt: skip
+    ]
     for r in verdict["memory"]:
-        out.append(f"| {r['part']} | {r['rss_ref_mb']:.0f} MB | {r['rss_end_mb']:.0f} MB | {_n(r['ratio'], '.3f')} | "
-                   f"{r['rss_peak_mb']:.0f} MB | {r['fds_ref']} | {r['fds_end']} | {_n(r['cores'], '.2f')} | "
-                   f"{_n(r['queued'], '.2f')} | {'yes' if r['within'] else 'no'} | "
-                   f"{_n(r.get('floor_ratio'), '.3f')}, {_n(r.get('ceiling_ratio'), '.3f')} | "
-                   f"{'yes' if r.get('band_within') else 'no'} |")
-    out += ["", "| consumer group | max lag, first half | max lag, last half | last | trend, last half (records/min) "
-            "| input (records/min) | bounded |", "|---|---|---|---|---|---|---|"]
+        out.append(
+            f"| {r['part']} | {r['rss_ref_mb']:.0f} MB | {r['rss_end_mb']:.0f} MB | {_n(r['ratio'], '.3f')} | "
+            f"{r['rss_peak_mb']:.0f} MB | {r['fds_ref']} | {r['fds_end']} | {_n(r['cores'], '.2f')} | "
+            f"{_n(r['queued'], '.2f')} | {'yes' if r['within'] else 'no'} | "
+            f"{_n(r.get('floor_ratio'), '.3f')}, {_n(r.get('ceiling_ratio'), '.3f')} | "
+            f"{'yes' if r.get('band_within') else 'no'} |"
+        )
+    out += [
+        "",
+        "| consumer group | max lag, first half | max lag, last half | last | trend, last half (records/min) "
+        "| input (records/min) | bounded |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in verdict["lags"]:
-        out.append(f"| {r['group']} | {_n(r['max_first_half'])} | {_n(r['max_last_half'])} | {_n(r['last'])} | "
-                   f"{_n(r['trend_per_min'], '+,.0f')} | {_n(r['input_per_min'])} | {'yes' if r['bounded'] else 'no'} |")
-    out += ["", f"Verdict: memory within 10 % of the {ref:g}-minute mark: **{'met' if verdict['memory_ok'] else 'missed'}**; "
-            f"lag bounded: **{'met' if verdict['lag_ok'] else 'missed'}**; memory band within 10 %: "
-            f"**{'met' if verdict.get('band_ok') else 'missed'}**.", "",
-            f"Rules: {RULES}"]  # fmt: skip
+        out.append(
+            f"| {r['group']} | {_n(r['max_first_half'])} | {_n(r['max_last_half'])} | {_n(r['last'])} | "
+            f"{_n(r['trend_per_min'], '+,.0f')} | {_n(r['input_per_min'])} | {'yes' if r['bounded'] else 'no'} |"
+        )
+    out += [
+        "",
+        f"Verdict: memory within 10 % of the {ref:g}-minute mark: **{'met' if verdict['memory_ok'] else 'missed'}**; "
+        f"lag bounded: **{'met' if verdict['lag_ok'] else 'missed'}**; memory band within 10 %: "
+        f"**{'met' if verdict.get('band_ok') else 'missed'}**.",
+        "",
+        f"Rules: {RULES}",
+    ]
     return "\n".join(out) + "\n"

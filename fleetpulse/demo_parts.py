@@ -27,13 +27,21 @@ class RunningParts:
 
 def start_parts(sup: Supervisor, plan: DemoPlan) -> RunningParts:
     """Receiver, detectors, dispatcher and archiver, returned once the receiver and detectors answer HTTP."""
-    receiver = sup.start("receiver", fleetpulse_argv(
-        "receiver", "--port", str(plan.receiver_port), "--out", str(plan.run_dir / "alerts.jsonl")))
+    receiver = sup.start(
+        "receiver",
+        fleetpulse_argv(
+            "receiver", "--port", str(plan.receiver_port), "--out", str(plan.run_dir / "alerts.jsonl")
+        ),
+    )
     detectors = [
-        sup.start(f"detect-{i}", fleetpulse_argv(
-            "detect", "--web-port", str(port), "--data-dir", str(plan.run_dir / f"detect-{i}")))
+        sup.start(
+            f"detect-{i}",
+            fleetpulse_argv(
+                "detect", "--web-port", str(port), "--data-dir", str(plan.run_dir / f"detect-{i}")
+            ),
+        )
         for i, port in enumerate(plan.web_ports)
-    ]  # fmt: skip
+    ]
     dispatcher = sup.start("dispatch", fleetpulse_argv("dispatch"))
     archiver = sup.start("archive", fleetpulse_argv("archive"))
     wait_http(f"{plan.receiver_url}/stats", 30, sup, receiver)
@@ -49,8 +57,21 @@ def simulator_command(plan: DemoPlan) -> str:
 
 def live_simulator_argv(plan: DemoPlan) -> list[str]:
     """The live phase at ``plan.speed``: continues the history's fleet when there is one, else a fresh fleet."""
-    args = [simulator_command(plan), "--preset", plan.preset, "--mode", "live", "--duration", f"{plan.live_seconds:g}s",
-            "--speed", str(plan.speed), "--seed", str(plan.seed), "--truth-out", str(plan.live_truth)]  # fmt: skip
+    args = [
+        simulator_command(plan),
+        "--preset",
+        plan.preset,
+        "--mode",
+        "live",
+        "--duration",
+        f"{plan.live_seconds:g}s",
+        "--speed",
+        str(plan.speed),
+        "--seed",
+        str(plan.seed),
+        "--truth-out",
+        str(plan.live_truth),
+    ]
     if not plan.closed_loop:
         args.append("--no-progress")
     if plan.history_days > 0:
@@ -67,4 +88,6 @@ def wait_http(url: str, timeout_s: float, sup: Supervisor, part: Part) -> None:
             return False
 
     if not wait_until(up, timeout_s):
-        raise PartFailedError(f"{part.name} did not answer {url} within {timeout_s:.0f} s (log {part.log_path})")
+        raise PartFailedError(
+            f"{part.name} did not answer {url} within {timeout_s:.0f} s (log {part.log_path})"
+        )

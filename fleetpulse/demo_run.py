@@ -93,14 +93,20 @@ def run_settings(settings: Settings, plan: DemoPlan, bootstrap: str) -> Settings
         settings.with_section("kafka", bootstrap_servers=bootstrap)
         .with_section("topics", prefix=plan.topic_prefix)
         # closed loop the simulator waits for the detect worker's commits before each tick: commit often
-        .with_section("detect", app_id=f"{plan.run_id}-detect", commit_interval_s=0.25 if plan.closed_loop else 1.0)
         .with_section(
-            "webhooks", urls=[f"{plan.receiver_url}/alerts"], secret=plan.webhook_secret,
-            group_id=f"{plan.run_id}-webhooks", data_dir=plan.run_dir / "outbox",
-            backoff_base_s=0.5, backoff_max_s=5.0,
+            "detect", app_id=f"{plan.run_id}-detect", commit_interval_s=0.25 if plan.closed_loop else 1.0
+        )
+        .with_section(
+            "webhooks",
+            urls=[f"{plan.receiver_url}/alerts"],
+            secret=plan.webhook_secret,
+            group_id=f"{plan.run_id}-webhooks",
+            data_dir=plan.run_dir / "outbox",
+            backoff_base_s=0.5,
+            backoff_max_s=5.0,
         )
         .with_section("lake", path=str(plan.lake), group_id=f"{plan.run_id}-archiver")
-    )  # fmt: skip
+    )
 
 
 class Phases:
@@ -138,9 +144,21 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
             parts = start_parts(sup, plan)
 
         loop = "closed loop, in lockstep with the pipeline" if plan.closed_loop else "open loop"
-        with phases.phase(f"simulated history: {plan.history_days:g} days of the {plan.preset} fleet (fast-forward, {loop})"):
-            history = ["--preset", plan.preset, "--mode", "fast-forward", "--days", str(plan.history_days),
-                       "--seed", str(plan.seed), "--truth-out", str(plan.truth)]
+        with phases.phase(
+            f"simulated history: {plan.history_days:g} days of the {plan.preset} fleet (fast-forward, {loop})"
+        ):
+            history = [
+                "--preset",
+                plan.preset,
+                "--mode",
+                "fast-forward",
+                "--days",
+                str(plan.history_days),
+                "--seed",
+                str(plan.seed),
+                "--truth-out",
+                str(plan.truth),
+            ]
             if plan.closed_loop:
                 history += ["--answer-every", str(plan.answer_every)]
             else:
@@ -160,13 +178,15 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
     with phases.phase("quality gates (great-expectations) over the lake"):
         gates = _quality(plan, env)
     with phases.phase("analytics jobs and HTML report"):
-        _run_plain(["report", "--lake", str(plan.lake), "--truth", str(plan.truth), "--out", str(plan.report_dir)],
-                   plan, env)
+        _run_plain(
+            ["report", "--lake", str(plan.lake), "--truth", str(plan.truth), "--out", str(plan.report_dir)],
+            plan,
+            env,
+        )
     with phases.phase("detection scored against the simulator's truth"):
         score_file = plan.run_dir / "score.json"
         truths = [arg for t in plan.truth_segments for arg in ("--truth", str(t))]
-        _run_plain(["score", *truths, "--findings-from", "kafka", "--json", str(score_file)],
-                   plan, env)
+        _run_plain(["score", *truths, "--findings-from", "kafka", "--json", str(score_file)], plan, env)
         score = json.loads(score_file.read_text())
 
     summary.update(_collect(parts_settings, plan, stats, score, gates, api))
@@ -201,7 +221,10 @@ def _drain(settings: Settings, plan: DemoPlan, sup: Supervisor, parts: list[Any]
 
     def detectors_done() -> bool:
         sup.check_alive(*parts)
-        lags = [group_lags(bootstrap, kafka, g, [t for t in topics if t in inputs]) for g, topics in groups.items()]
+        lags = [
+            group_lags(bootstrap, kafka, g, [t for t in topics if t in inputs])
+            for g, topics in groups.items()
+        ]
         return all(lag == 0 for per_topic in lags for lag in per_topic.values())
 
     if not wait_until(detectors_done, plan.drain_timeout_s, interval_s=2):
@@ -226,8 +249,13 @@ def _run_plain(args: list[str], plan: DemoPlan, env: dict[str, str]) -> None:
 def _quality(plan: DemoPlan, env: dict[str, str]) -> dict[str, Any]:
     """Re-check every published lake partition and list quarantined batches (what readers never see)."""
 
-    proc = subprocess.run(fleetpulse_argv("lake", "validate", "--lake", str(plan.lake)),
-                          env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        fleetpulse_argv("lake", "validate", "--lake", str(plan.lake)),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     (plan.run_dir / "logs" / "lake-validate.log").write_text(proc.stdout + proc.stderr)
     quarantined = Lake(plan.lake).quarantine()
     return {
@@ -239,17 +267,29 @@ def _quality(plan: DemoPlan, env: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _collect(settings: Settings, plan: DemoPlan, stats: dict[str, Any],
-             score: dict[str, Any], gates: Any, api: dict[str, Any]) -> dict[str, Any]:
+def _collect(
+    settings: Settings,
+    plan: DemoPlan,
+    stats: dict[str, Any],
+    score: dict[str, Any],
+    gates: Any,
+    api: dict[str, Any],
+) -> dict[str, Any]:
     bootstrap, kafka = settings.bootstrap_servers, settings.kafka
-    events = {t.name: record_count(bootstrap, kafka, t.name)
-              for t in (settings.topics.inventory, settings.topics.samples, settings.topics.errors)}
+    events = {
+        t.name: record_count(bootstrap, kafka, t.name)
+        for t in (settings.topics.inventory, settings.topics.samples, settings.topics.errors)
+    }
     findings = Counter[str]()
     actions = Counter[str]()
     codec = Codec()
 
-    finding_records = [codec.decode(rec.value).record for rec in read_to_end(bootstrap, kafka, settings.topics.findings.name)]
-    alert_records = [codec.decode(rec.value).record for rec in read_to_end(bootstrap, kafka, settings.topics.alerts.name)]
+    finding_records = [
+        codec.decode(rec.value).record for rec in read_to_end(bootstrap, kafka, settings.topics.findings.name)
+    ]
+    alert_records = [
+        codec.decode(rec.value).record for rec in read_to_end(bootstrap, kafka, settings.topics.alerts.name)
+    ]
     for record in finding_records:
         findings[record["payload"]["detector"]] += 1
     for rec in read_to_end(bootstrap, kafka, settings.topics.actions.name):
@@ -280,4 +320,3 @@ def truth_counts(segments: list[Path]) -> dict[str, int]:
         if manifest.exists():
             total.update(json.loads(manifest.read_text()).get("counts", {}))
     return dict(sorted(total.items()))
-

@@ -17,14 +17,16 @@ def _detector_rows(score: dict[str, Any]) -> list[tuple[str, ...]]:
     """Rows of the detection table; undefined ratios (no findings, nothing detectable) show as n/a."""
     rows: list[tuple[str, ...]] = []
     for name, d in sorted(score.get("detectors", {}).items()):
-        rows.append((
-            name,
-            f"{d.get('tp', 0)}/{d.get('fp', 0)}/{d.get('fn', 0)}",
-            _fmt(d.get("precision")),
-            _fmt(d.get("recall")),
-            _fmt(d.get("ttd_median_h"), ".1f", " h"),
-            _fmt(d.get("ttd_median_windows"), ".1f"),
-        ))
+        rows.append(
+            (
+                name,
+                f"{d.get('tp', 0)}/{d.get('fp', 0)}/{d.get('fn', 0)}",
+                _fmt(d.get("precision")),
+                _fmt(d.get("recall")),
+                _fmt(d.get("ttd_median_h"), ".1f", " h"),
+                _fmt(d.get("ttd_median_windows"), ".1f"),
+            )
+        )
     return rows
 
 
@@ -72,8 +74,12 @@ def print_summary(console: Console, s: dict[str, Any], run_id: str, run_dir: Pat
     table.add_row("alerts delivered (verified, unique)", f"{s['alerts'].get('received', 0):,}")
     table.add_row("alert duplicates dropped by key", f"{s['alerts'].get('duplicates', 0):,}")
     pages = s["score"].get("pages") or {}
-    table.add_row("pages per true incident, scored (goal ≤ 1.2)", _fmt(pages.get("pages_per_incident"), ".2f"))
-    table.add_row("  … not counting failures after a repair", _fmt(pages.get("first_pages_per_incident"), ".2f"))
+    table.add_row(
+        "pages per true incident, scored (goal ≤ 1.2)", _fmt(pages.get("pages_per_incident"), ".2f")
+    )
+    table.add_row(
+        "  … not counting failures after a repair", _fmt(pages.get("first_pages_per_incident"), ".2f")
+    )
     _loop_rows(table, s)
     q = s["quality"]
     table.add_row("lake quality re-check", "passed" if q.get("validate_exit_code") == 0 else "FAILED")

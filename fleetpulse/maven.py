@@ -115,7 +115,8 @@ def require_java(
         raise ToolMissingError("java", f"could not tell the version of {found}: {exc}") from exc
     if major < MIN_JAVA:
         raise ToolMissingError(
-            "java", f"{found} is Java {major}; {needed_by} needs Java {MIN_JAVA}+ (install a newer JDK, or {fix})"
+            "java",
+            f"{found} is Java {major}; {needed_by} needs Java {MIN_JAVA}+ (install a newer JDK, or {fix})",
         )
     return found
 

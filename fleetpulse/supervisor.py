@@ -82,8 +82,12 @@ class Part:
         return self.process.returncode
 
     def restartable(self) -> bool:
-        return (self.keep_running and not self.alive() and self.process.returncode == EXIT_TEMPFAIL
-                and self.restarts < MAX_RESTARTS)
+        return (
+            self.keep_running
+            and not self.alive()
+            and self.process.returncode == EXIT_TEMPFAIL
+            and self.restarts < MAX_RESTARTS
+        )
 
     def restart(self) -> None:
         """Start the same command again, its output appended to the same log."""
@@ -114,8 +118,9 @@ class Supervisor:
     def start(self, name: str, argv: Sequence[str], extra_env: Mapping[str, str] | None = None) -> Part:
         return self._start(name, argv, extra_env, keep_running=True)
 
-    def _start(self, name: str, argv: Sequence[str], extra_env: Mapping[str, str] | None,
-               keep_running: bool) -> Part:
+    def _start(
+        self, name: str, argv: Sequence[str], extra_env: Mapping[str, str] | None, keep_running: bool
+    ) -> Part:
         log_path = self.log_dir / f"{name}.log"
         env = {**self.env, **(extra_env or {})}
         proc, log_file = launch(argv, env, log_path, self.cwd)
@@ -124,7 +129,9 @@ class Supervisor:
         self.parts.append(part)
         return part
 
-    def run(self, name: str, argv: Sequence[str], timeout_s: float, extra_env: Mapping[str, str] | None = None) -> Part:
+    def run(
+        self, name: str, argv: Sequence[str], timeout_s: float, extra_env: Mapping[str, str] | None = None
+    ) -> Part:
         """Start a part and wait for it to finish, tending the services meanwhile; raise PartFailedError on
         non-zero exit or timeout."""
         part = self._start(name, argv, extra_env, keep_running=False)
@@ -132,8 +139,10 @@ class Supervisor:
         while (code := part.process.poll()) is None:
             if time.monotonic() >= deadline:
                 part.stop()
-                raise PartFailedError(f"{name} did not finish within {timeout_s:.0f} s; log {part.log_path}:\n"
-                                      f"{tail(part.log_path)}")
+                raise PartFailedError(
+                    f"{name} did not finish within {timeout_s:.0f} s; log {part.log_path}:\n"
+                    f"{tail(part.log_path)}"
+                )
             self.tend()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 part.process.wait(min(1.0, max(0.0, deadline - time.monotonic())))
@@ -146,8 +155,13 @@ class Supervisor:
         """Start again every service that ended with EXIT_TEMPFAIL, up to MAX_RESTARTS times each."""
         for part in self.parts:
             if part.restartable():
-                log.warning("%s exited %d; starting it again (%d of %d)", part.name, part.process.returncode,
-                            part.restarts + 1, MAX_RESTARTS)
+                log.warning(
+                    "%s exited %d; starting it again (%d of %d)",
+                    part.name,
+                    part.process.returncode,
+                    part.restarts + 1,
+                    MAX_RESTARTS,
+                )
                 part.restart()
 
     def check_alive(self, *parts: Part) -> None:

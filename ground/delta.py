@@ -27,7 +27,9 @@ TS_UTC = "ts_utc"  # the event time as a UTC timestamp, beside epoch-ms ``ts`` (
 # A table kept open grows with every commit it applies (~11 MB per 100 small commits, delta-rs 1.6); opened
 # afresh from its latest checkpoint it does not, so a long-running writer reopens each table this often.
 REOPEN_EVERY = 100
-CREATE_ATTEMPTS = 5  # a commit that lost a race (two writers creating one table) is tried again on the winner's table
+CREATE_ATTEMPTS = (
+    5  # a commit that lost a race (two writers creating one table) is tried again on the winner's table
+)
 
 # Checkpoint every 100 commits (delta-rs' default, written by the committing writer), keep 7 days of
 # log and of removed files so readers of an older version and time travel keep working for a week.
@@ -186,9 +188,13 @@ class DeltaTables:
             except CommitFailedError as exc:  # two writers created the table at once: the loser appends to it
                 self._open.pop(rel, None)
                 if attempt == CREATE_ATTEMPTS:
-                    raise LakeStorageError(f"cannot append {data.num_rows} rows to {self.uri(rel)}: {exc}") from exc
+                    raise LakeStorageError(
+                        f"cannot append {data.num_rows} rows to {self.uri(rel)}: {exc}"
+                    ) from exc
             except (DeltaError, OSError, pa.ArrowException) as exc:
-                raise LakeStorageError(f"cannot append {data.num_rows} rows to {self.uri(rel)}: {exc}") from exc
+                raise LakeStorageError(
+                    f"cannot append {data.num_rows} rows to {self.uri(rel)}: {exc}"
+                ) from exc
         self._appends[rel] = self._appends.get(rel, 0) + 1
         if self._appends[rel] % REOPEN_EVERY == 0:
             self._open.pop(rel, None)

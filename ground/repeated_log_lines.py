@@ -53,7 +53,10 @@ class RateLimitRepeats(logging.Filter):
     """Lets one record per shape through per ``period_s`` (at ``min_level`` and above), with the count held back."""
 
     def __init__(
-        self, period_s: float = PERIOD_S, min_level: int = logging.WARNING, clock: Callable[[], float] = time.monotonic
+        self,
+        period_s: float = PERIOD_S,
+        min_level: int = logging.WARNING,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
         self.period_s = period_s

@@ -14,7 +14,9 @@ from collections import Counter
 from ground.errors import ConfigError
 
 MIN_SECRET_BYTES = 32
-MIN_ENTROPY_BITS = 94  # passwordpasswordpasswordpassword scores 92; 32 random hex digits fell under it 0 times in 300,000
+MIN_ENTROPY_BITS = (
+    94  # passwordpasswordpasswordpassword scores 92; 32 random hex digits fell under it 0 times in 300,000
+)
 GENERATE = 'generate one with: python -c "import secrets; print(secrets.token_urlsafe(32))"'
 # Values found in examples and templates: anyone can sign with them.
 PLACEHOLDER_SECRETS = frozenset(

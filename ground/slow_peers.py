@@ -63,8 +63,17 @@ class PeerRule:
     @classmethod
     def of(cls, policy: PeerThresholds) -> PeerRule:
         """The rule a policy object runs with."""
-        return cls(policy.window, policy.z_step, policy.z_bus_bw, policy.min_mad_rel, policy.min_slowdown,
-                   policy.min_peers, policy.min_job_peers, policy.k, policy.n)  # fmt: skip
+        return cls(
+            policy.window,
+            policy.z_step,
+            policy.z_bus_bw,
+            policy.min_mad_rel,
+            policy.min_slowdown,
+            policy.min_peers,
+            policy.min_job_peers,
+            policy.k,
+            policy.n,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,13 +206,27 @@ def judge_window(
         # its job-independent telemetry counts as well
         tele = sizes[members[host][2]] < rule.min_job_peers and share >= TELEMETRY_SHARE
         by = "peers" if slow_step or slow_bw or not tele else "telemetry"
-        out.append(PeerVerdict(host, z_s, z_b, slow_step or slow_bw or tele, members[host][0], refs[host][0],
-                               excess, by, share))  # fmt: skip
+        out.append(
+            PeerVerdict(
+                host,
+                z_s,
+                z_b,
+                slow_step or slow_bw or tele,
+                members[host][0],
+                refs[host][0],
+                excess,
+                by,
+                share,
+            )
+        )
     return sorted(out + alone, key=lambda v: v.host_id)
 
 
 def _telemetry(
-    members: Mapping[str, Member], refs: Mapping[str, object], degraded: Mapping[str, float], min_job_peers: int
+    members: Mapping[str, Member],
+    refs: Mapping[str, object],
+    degraded: Mapping[str, float],
+    min_job_peers: int,
 ) -> list[PeerVerdict]:
     """Verdicts from their telemetry alone for the hosts without a peer reference: alone in their job, or
     in a job of 2-3 hosts in a window with too few judged hosts for a peer test."""

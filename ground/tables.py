@@ -102,7 +102,9 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def show(fmt: OutputFormat, *tables: Table | Sheet, console: Console | None = None, out: IO[str] | None = None) -> None:
+def show(
+    fmt: OutputFormat, *tables: Table | Sheet, console: Console | None = None, out: IO[str] | None = None
+) -> None:
     """Print ``tables`` as ``fmt`` asks: Rich tables on ``console``, JSON or CSV on ``out`` (stdout)."""
     if fmt is OutputFormat.table:
         console = console or Console()

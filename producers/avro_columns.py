@@ -158,9 +158,19 @@ PAYLOAD_ORDER = ("interval_s", "job_id", "step_time_ms", "bus_bw_gbps", "gpus", 
 class SampleEncoder:
     """Encodes SampleBatch columns for one fleet and run (per-host constant bytes precomputed)."""
 
-    def __init__(self, *, host_ids: list[str], clusters: list[str], job_ids: list[str], run_id: str,
-                 schema_id: int, schema_version: int, scalar_fields: dict[str, Field],
-                 gpu_fields: dict[str, Field], nic_fields: dict[str, Field]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        host_ids: list[str],
+        clusters: list[str],
+        job_ids: list[str],
+        run_id: str,
+        schema_id: int,
+        schema_version: int,
+        scalar_fields: dict[str, Field],
+        gpu_fields: dict[str, Field],
+        nic_fields: dict[str, Field],
+    ) -> None:
         """``job_ids``: every job a sample may name; ``scalar_fields``: ``step_time_ms`` and ``bus_bw_gbps``;
         ``gpu_fields`` / ``nic_fields``: item field name → how it is written, in schema order."""
         self.header = HEADER.pack(0, schema_id)

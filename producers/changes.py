@@ -14,15 +14,27 @@ from pydantic import BaseModel, ConfigDict, Field
 
 FaultClass = Literal["xid", "ecc", "link", "slow", "other"]
 DEFAULT_BASELINE: dict[str, str] = {
-    "driver": "550.54.15", "cuda_driver": "12.4", "vbios": "96.00.99.00.01", "inforom": "G520.0200.00.05",
-    "nic_firmware": "28.39.1002", "kernel": "5.15.0-105-generic", "os_image": "Ubuntu 22.04.4 LTS",
-}  # fmt: skip
+    "driver": "550.54.15",
+    "cuda_driver": "12.4",
+    "vbios": "96.00.99.00.01",
+    "inforom": "G520.0200.00.05",
+    "nic_firmware": "28.39.1002",
+    "kernel": "5.15.0-105-generic",
+    "os_image": "Ubuntu 22.04.4 LTS",
+}
 # The simulator's fault kinds in the classes a change campaign compares (``streams.trains.safety``).
 KIND_CLASS: dict[str, FaultClass] = {
-    "fell_off_bus": "xid", "gsp_error": "xid", "pmu_halt": "xid", "nvlink": "xid",
-    "dram_uce": "ecc", "row_remap_failure": "ecc", "sram_uce": "ecc",
-    "link_down": "link", "link_flap": "link", "nic": "link",
-}  # fmt: skip
+    "fell_off_bus": "xid",
+    "gsp_error": "xid",
+    "pmu_halt": "xid",
+    "nvlink": "xid",
+    "dram_uce": "ecc",
+    "row_remap_failure": "ecc",
+    "sram_uce": "ecc",
+    "link_down": "link",
+    "link_flap": "link",
+    "nic": "link",
+}
 
 
 class ChangeSpec(BaseModel):
@@ -94,7 +106,13 @@ def versions_payload(spec: VersionsSpec) -> dict[str, Any]:
 def changes_truth(spec: VersionsSpec) -> list[dict[str, Any]]:
     """Which change is good and which is bad, and how (the run's manifest keeps it)."""
     return [
-        {"component": c.component, "version": c.version, "verdict": "bad" if c.bad else "good",
-         "rate_factor": dict(sorted(c.rate_factor.items())), "slowdown_pct": c.slowdown_pct, "delay_s": c.delay_s}
+        {
+            "component": c.component,
+            "version": c.version,
+            "verdict": "bad" if c.bad else "good",
+            "rate_factor": dict(sorted(c.rate_factor.items())),
+            "slowdown_pct": c.slowdown_pct,
+            "delay_s": c.delay_s,
+        }
         for c in spec.changes
-    ]  # fmt: skip
+    ]

@@ -39,7 +39,9 @@ TruthOutOption = Annotated[
 ]
 ContinueOption = Annotated[
     Path | None,
-    typer.Option("--continue-from", help="Truth dir of a finished run: continue its fleet, times and agent_seq."),
+    typer.Option(
+        "--continue-from", help="Truth dir of a finished run: continue its fleet, times and agent_seq."
+    ),
 ]
 
 

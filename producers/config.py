@@ -24,10 +24,20 @@ SlowCause = Literal["degraded_nic", "pcie_downtraining", "thermal_throttling"]
 
 # Llama 3 (Table 5): share of 419 unexpected interruptions on 16,384 H100 over 54 days.
 LLAMA3_CAUSE_MIX: dict[str, float] = {
-    "faulty_gpu": 30.1, "hbm3": 17.2, "software": 12.9, "network": 8.4, "host_maintenance": 7.6,
-    "gpu_sram": 4.5, "gpu_system_processor": 4.1, "nic": 1.7, "nccl_watchdog": 1.7,
-    "silent_data_corruption": 1.4, "thermal": 1.4, "ssd": 0.7, "psu": 0.7,
-}  # fmt: skip
+    "faulty_gpu": 30.1,
+    "hbm3": 17.2,
+    "software": 12.9,
+    "network": 8.4,
+    "host_maintenance": 7.6,
+    "gpu_sram": 4.5,
+    "gpu_system_processor": 4.1,
+    "nic": 1.7,
+    "nccl_watchdog": 1.7,
+    "silent_data_corruption": 1.4,
+    "thermal": 1.4,
+    "ssd": 0.7,
+    "psu": 0.7,
+}
 LLAMA3_RATE_PER_GPU_DAY = 419 / (16_384 * 54)
 
 # Which fault kinds realise each cause (a cause without hardware signal is its own kind).
@@ -85,11 +95,21 @@ class FabricSpec(_Frozen):
 
 def _default_fabrics() -> dict[Fabric, FabricSpec]:
     return {
-        "roce": FabricSpec(step_time_ms=1000.0, bus_bw_gbps=360.0, symbol_errors_per_port_s=0.02,
-                           link_fault_weight=1.3, noise_flaps_per_port_day=0.004),
-        "infiniband": FabricSpec(step_time_ms=990.0, bus_bw_gbps=372.0, symbol_errors_per_port_s=0.005,
-                                 link_fault_weight=0.7, noise_flaps_per_port_day=0.002),
-    }  # fmt: skip
+        "roce": FabricSpec(
+            step_time_ms=1000.0,
+            bus_bw_gbps=360.0,
+            symbol_errors_per_port_s=0.02,
+            link_fault_weight=1.3,
+            noise_flaps_per_port_day=0.004,
+        ),
+        "infiniband": FabricSpec(
+            step_time_ms=990.0,
+            bus_bw_gbps=372.0,
+            symbol_errors_per_port_s=0.005,
+            link_fault_weight=0.7,
+            noise_flaps_per_port_day=0.002,
+        ),
+    }
 
 
 class FailureSpec(_Frozen):
@@ -179,10 +199,15 @@ class JobSpec(_Frozen):
 
     sizes_hosts: list[int] = Field(default_factory=lambda: [512, 256, 128, 64, 32, 16, 8, 4, 2, 1])
     small_share: float = Field(
-        0.0, ge=0, le=1, description="share of each cluster's hosts in small jobs of small_sizes (laid out last)"
+        0.0,
+        ge=0,
+        le=1,
+        description="share of each cluster's hosts in small jobs of small_sizes (laid out last)",
     )
     small_sizes: list[int] = Field(default_factory=lambda: [1, 2, 3], min_length=1)
-    spare_share: float = Field(0.0, ge=0, le=1, description="share of each cluster's hosts that never run a job")
+    spare_share: float = Field(
+        0.0, ge=0, le=1, description="share of each cluster's hosts that never run a job"
+    )
     pace: tuple[float, float] = (0.6, 1.8)
     bw_pace: tuple[float, float] = (0.8, 1.05)
     run_days: float = Field(4.0, gt=0, description="mean length of a job (exponential, at least an hour)")

@@ -46,7 +46,9 @@ class Fleet:
     slow_intermittent: np.ndarray  # bool
     slow_duty: np.ndarray  # 1.0 unless intermittent
     slow_unit: np.ndarray  # GPU (pcie) or NIC port (nic) that shows the symptom
-    job_spare: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per slot: never runs a job
+    job_spare: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, dtype=bool)
+    )  # per slot: never runs a job
     segment: int = 0  # 0 for a fresh run; n for the n-th continuation of it (own random streams)
     origin_ts: int = 0  # start of segment 0: job timelines are laid out from here in every segment
 
@@ -100,7 +102,9 @@ def _install_times(config: FleetConfig, n: int, start: int, end: int, rng: np.ra
     return out
 
 
-def _jobs(config: FleetConfig, cluster_sizes: list[int]) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+def _jobs(
+    config: FleetConfig, cluster_sizes: list[int]
+) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
     """Per cluster: slots of ``sizes_hosts`` cycled, then ``small_share`` of its hosts in slots of
     ``small_sizes`` cycled, then ``spare_share`` in one spare slot that never runs a job (slot indices rise
     along the hosts). Returns (slot per host, slot ids, GPUs per slot, spare per slot)."""
@@ -129,8 +133,12 @@ def _jobs(config: FleetConfig, cluster_sizes: list[int]) -> tuple[np.ndarray, li
             ids.append(f"{cluster.name}-spare")
             gpus.append(n_spare * config.gpus_per_host)
             spare.append(True)
-    return (np.array(job_of_host, dtype=np.int64), ids, np.array(gpus, dtype=np.int64),
-            np.array(spare, dtype=bool))  # fmt: skip
+    return (
+        np.array(job_of_host, dtype=np.int64),
+        ids,
+        np.array(gpus, dtype=np.int64),
+        np.array(spare, dtype=bool),
+    )
 
 
 def _pick(rng: np.random.Generator, weights: Mapping[K, float], size: int) -> list[K]:
@@ -215,10 +223,28 @@ def build_fleet(config: FleetConfig, seed: int, start_ts: int, end_ts: int) -> F
         slow_unit[h] = units[j]
 
     return Fleet(
-        config=config, seed=seed, start_ts=start_ts, end_ts=end_ts, host_id=host_id,
-        cluster=np.concatenate(cluster_idx), rack=rack, domain=domain, install_ts=install_ts,
-        job=job, job_ids=job_ids, job_gpus=job_gpus, job_spare=job_spare,
-        lemon_kind=lemon_kind, lemon_gpu=lemon_gpu, lemon_port=lemon_port, lemon_onset_ts=lemon_onset,
-        slow_cause=slow_cause, slow_factor=slow_factor, slow_onset_ts=slow_onset,
-        slow_intermittent=slow_intermittent, slow_duty=slow_duty, slow_unit=slow_unit, origin_ts=start_ts,
-    )  # fmt: skip
+        config=config,
+        seed=seed,
+        start_ts=start_ts,
+        end_ts=end_ts,
+        host_id=host_id,
+        cluster=np.concatenate(cluster_idx),
+        rack=rack,
+        domain=domain,
+        install_ts=install_ts,
+        job=job,
+        job_ids=job_ids,
+        job_gpus=job_gpus,
+        job_spare=job_spare,
+        lemon_kind=lemon_kind,
+        lemon_gpu=lemon_gpu,
+        lemon_port=lemon_port,
+        lemon_onset_ts=lemon_onset,
+        slow_cause=slow_cause,
+        slow_factor=slow_factor,
+        slow_onset_ts=slow_onset,
+        slow_intermittent=slow_intermittent,
+        slow_duty=slow_duty,
+        slow_unit=slow_unit,
+        origin_ts=start_ts,
+    )

@@ -171,8 +171,15 @@ class FleetAgents:
         ]
         if f.config.versions.report:  # a host that got a rollout's version reports it
             got = np.flatnonzero((self.turns.ts > lo_t) & (self.turns.ts <= t)).tolist()
-            events += [(int(self.turns.host[j]), int(self.turns.ts[j]), "HostVersionsReported",
-                        self._changed(int(self.turns.host[j]), int(self.turns.ts[j]))) for j in got]  # fmt: skip
+            events += [
+                (
+                    int(self.turns.host[j]),
+                    int(self.turns.ts[j]),
+                    "HostVersionsReported",
+                    self._changed(int(self.turns.host[j]), int(self.turns.ts[j])),
+                )
+                for j in got
+            ]
         lo, hi = np.searchsorted(self.occ.ts, [lo_t, t], side="right")
         effects = TickEffects.zeros(f.n_hosts, f.config.gpus_per_host)
         for j in range(lo, hi):
@@ -200,7 +207,7 @@ class FleetAgents:
                     columns=cols,
                     job_names=self.jobs.ids,
                     encoder=self.encoder,
-                )  # fmt: skip
+                )
             )
         return batches
 
@@ -232,16 +239,23 @@ class FleetAgents:
         return out
 
     def _changed(self, h: int, ts: int) -> dict[str, Any]:
-        return {**versions_payload(self.fleet.config.versions), **versions_at(self.fleet, self.turns, h, ts),
-                "reason": "change"}  # fmt: skip
+        return {
+            **versions_payload(self.fleet.config.versions),
+            **versions_at(self.fleet, self.turns, h, ts),
+            "reason": "change",
+        }
 
     def _inventory(self, h: int) -> tuple[str, dict[str, Any]]:
         f = self.fleet
         return "HostInventoried", {
-            "rack": f.rack[h], "fabric": self._fabric[h], "maintenance_domain": f.domain[h],
-            "sku": f.config.sku, "install_ts": int(f.install_ts[h]),
-            "gpu_count": f.config.gpus_per_host, "nic_ports": f.config.nic_ports,
-        }  # fmt: skip
+            "rack": f.rack[h],
+            "fabric": self._fabric[h],
+            "maintenance_domain": f.domain[h],
+            "sku": f.config.sku,
+            "install_ts": int(f.install_ts[h]),
+            "gpu_count": f.config.gpus_per_host,
+            "nic_ports": f.config.nic_ports,
+        }
 
     def _peer(self, h: int, port: int) -> str:
         return f"{self.fleet.rack[h]}-leaf:eth{self._slot[h] * self.fleet.config.nic_ports + port}"
@@ -278,11 +292,18 @@ class FleetAgents:
         slot = int(self.fleet.job[h])
         run = int(self.jobs.latest(int(o.ts[j]))[slot])
         events = signals.fault_events(
-            kind, str(o.cause[j]), gpu, port, aux1, aux2,
+            kind,
+            str(o.cause[j]),
+            gpu,
+            port,
+            aux1,
+            aux2,
             job_id=self.jobs.ids[run] if run >= 0 else self.fleet.job_ids[slot],
-            job_gpus=int(self.fleet.job_gpus[slot]), peer=peer,
-            remapped_total=int(self.remapped[h, gpu]) if gpu >= 0 else 0, interrupts=bool(self._interrupts[j]),
-        )  # fmt: skip
+            job_gpus=int(self.fleet.job_gpus[slot]),
+            peer=peer,
+            remapped_total=int(self.remapped[h, gpu]) if gpu >= 0 else 0,
+            interrupts=bool(self._interrupts[j]),
+        )
         return signals.naming_only_the_host(events) if self.fleet.host_only[h] else events
 
 

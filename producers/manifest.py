@@ -10,10 +10,24 @@ from producers.fleet import DAY_MS
 
 
 def run_manifest(
-    config: FleetConfig, mode: str, speed: float, seed: int, run_id: str, start_ts: int, end_ts: int,
-    interval_s: int, fleet: Any, cal: Any, faults: Any, dropped: int, counts: dict[str, int],
-    by_topic: dict[str, int], *, interrupted: bool, late: Any,
-) -> dict[str, Any]:  # fmt: skip
+    config: FleetConfig,
+    mode: str,
+    speed: float,
+    seed: int,
+    run_id: str,
+    start_ts: int,
+    end_ts: int,
+    interval_s: int,
+    fleet: Any,
+    cal: Any,
+    faults: Any,
+    dropped: int,
+    counts: dict[str, int],
+    by_topic: dict[str, int],
+    *,
+    interrupted: bool,
+    late: Any,
+) -> dict[str, Any]:
     """What a run was and what it sent, as written beside its truth (``manifest.json``)."""
     phases = Counter(faults.phase.tolist())
     mix_total = sum(config.failures.cause_mix.values())

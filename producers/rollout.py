@@ -144,10 +144,14 @@ def rollout_truth(fleet: Fleet, turns: Applied) -> list[dict[str, object]]:
     for r, spec in enumerate(fleet.config.versions.rollouts):
         mine = turns.ts[turns.rollout == r]
         change = change_of(fleet, r)
-        out.append({
-            "component": spec.component, "version": spec.version,
-            "verdict": "bad" if change is not None and change.bad else "good",
-            "hosts": int(len(mine)), "first_ts": int(mine.min()) if len(mine) else None,
-            "last_ts": int(mine.max()) if len(mine) else None,
-        })  # fmt: skip
+        out.append(
+            {
+                "component": spec.component,
+                "version": spec.version,
+                "verdict": "bad" if change is not None and change.bad else "good",
+                "hosts": int(len(mine)),
+                "first_ts": int(mine.min()) if len(mine) else None,
+                "last_ts": int(mine.max()) if len(mine) else None,
+            }
+        )
     return out

@@ -167,13 +167,18 @@ def run_simulation(
     loop = answer(agents_fleet) if answer is not None else None
     noise = noise_schedule(fleet)
     agents = FleetAgents(
-        agents_fleet, faults, noise, run_id=run_id, interval_s=interval_s,
+        agents_fleet,
+        faults,
+        noise,
+        run_id=run_id,
+        interval_s=interval_s,
         late=LateDelivery(
             sim.late_fraction, sim.late_max_delay_s, sim.dropout_fraction, sim.duplicate_fraction
         ),
         initial_seq=previous.last_seq if previous else None,
-        initial_remapped=previous.remapped if previous else None, answer=loop,
-    )  # fmt: skip
+        initial_remapped=previous.remapped if previous else None,
+        answer=loop,
+    )
     sink = sink or make_sink(settings, request.sink, run_id, out=request.out, topics=request.create_topics)
     topic_names = {
         f: getattr(settings.topics, f).name
@@ -219,9 +224,23 @@ def run_simulation(
     for event_type, n in counts.items():
         by_topic[topic_names[topic_family(event_type)]] += n
     manifest = run_manifest(
-        config, request.mode, request.speed, seed, run_id, start_ts, emitted_end_ts, interval_s, fleet, calibration, faults,
-        dropped, dict(sorted(counts.items())), dict(sorted(by_topic.items())), interrupted=interrupted, late=sim,
-    )  # fmt: skip
+        config,
+        request.mode,
+        request.speed,
+        seed,
+        run_id,
+        start_ts,
+        emitted_end_ts,
+        interval_s,
+        fleet,
+        calibration,
+        faults,
+        dropped,
+        dict(sorted(counts.items())),
+        dict(sorted(by_topic.items())),
+        interrupted=interrupted,
+        late=sim,
+    )
     manifest["planned_end_ts"] = end_ts
     manifest["delivery"] = {
         "dropout_fraction": sim.dropout_fraction,
@@ -239,15 +258,29 @@ def run_simulation(
     manifest["fleet_window"] = list(previous.fleet_window) if previous else [start_ts, end_ts]
     if request.truth_out is not None:
         write_truth(
-            request.truth_out, manifest, faults_table(fleet, faults, run_id), hosts_table(fleet),
-            agents_table(fleet, agents.seq, agents.remapped), jobs_table(fleet, agents.jobs), episodes_table(fleet),
-        )  # fmt: skip
+            request.truth_out,
+            manifest,
+            faults_table(fleet, faults, run_id),
+            hosts_table(fleet),
+            agents_table(fleet, agents.seq, agents.remapped),
+            jobs_table(fleet, agents.jobs),
+            episodes_table(fleet),
+        )
     return SimulationResult(
-        run_id=run_id, counts=dict(sorted(counts.items())), counts_by_topic=dict(sorted(by_topic.items())),
-        truth_dir=request.truth_out, elapsed_s=elapsed, start_ts=start_ts, end_ts=emitted_end_ts,
-        interval_s=interval_s, ticks=ticks_done, interrupted=interrupted, manifest=manifest,
-        idle_s=idle_s, max_lag_s=max_lag_s,
-    )  # fmt: skip
+        run_id=run_id,
+        counts=dict(sorted(counts.items())),
+        counts_by_topic=dict(sorted(by_topic.items())),
+        truth_dir=request.truth_out,
+        elapsed_s=elapsed,
+        start_ts=start_ts,
+        end_ts=emitted_end_ts,
+        interval_s=interval_s,
+        ticks=ticks_done,
+        interrupted=interrupted,
+        manifest=manifest,
+        idle_s=idle_s,
+        max_lag_s=max_lag_s,
+    )
 
 
 def _emitted_faults(faults: Schedule, end_ts: int, masked: set[tuple[int, int, str]]) -> Schedule:
@@ -259,7 +292,10 @@ def _emitted_faults(faults: Schedule, end_ts: int, masked: set[tuple[int, int, s
     sent = faults.ts <= end_ts
     if masked:
         sent &= np.array(
-            [(int(h), int(t), str(k)) not in masked for h, t, k in zip(faults.host, faults.ts, faults.kind, strict=True)],
+            [
+                (int(h), int(t), str(k)) not in masked
+                for h, t, k in zip(faults.host, faults.ts, faults.kind, strict=True)
+            ],
             dtype=bool,
         )
     return faults.take(np.flatnonzero(sent))

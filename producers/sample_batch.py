@@ -118,10 +118,16 @@ class SampleBatch:
 
     def take(self, index: np.ndarray) -> SampleBatch:
         return SampleBatch(
-            fleet=self.fleet, run_id=self.run_id, hosts=self.hosts[index], seq=self.seq[index], ts=self.ts[index],
-            interval_s=self.interval_s, columns={k: v[index] for k, v in self.columns.items()},
-            job_names=self.job_names, encoder=self.encoder,
-        )  # fmt: skip
+            fleet=self.fleet,
+            run_id=self.run_id,
+            hosts=self.hosts[index],
+            seq=self.seq[index],
+            ts=self.ts[index],
+            interval_s=self.interval_s,
+            columns={k: v[index] for k, v in self.columns.items()},
+            job_names=self.job_names,
+            encoder=self.encoder,
+        )
 
 
 def sample_encoder(

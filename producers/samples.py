@@ -14,9 +14,23 @@ from producers.fleet import MINUTE_MS, Fleet
 from producers.jobs import JobTimeline, job_timeline
 from producers.randomness import Purpose, stream
 
-GPU_FIELDS = ("gpu", "temp_c", "power_w", "sm_clock_mhz", "util_pct", "ecc_sbe", "ecc_dbe", "retired_pages",
-              "pcie_replay", "pcie_link_gen", "pcie_link_width", "nvlink_errors", "pcie_link_gen_max",
-              "pcie_link_width_max", "throttle_reasons")  # fmt: skip
+GPU_FIELDS = (
+    "gpu",
+    "temp_c",
+    "power_w",
+    "sm_clock_mhz",
+    "util_pct",
+    "ecc_sbe",
+    "ecc_dbe",
+    "retired_pages",
+    "pcie_replay",
+    "pcie_link_gen",
+    "pcie_link_width",
+    "nvlink_errors",
+    "pcie_link_gen_max",
+    "pcie_link_width_max",
+    "throttle_reasons",
+)
 NIC_FIELDS = ("port", "rx_gbps", "tx_gbps", "symbol_errors", "link_downed", "carrier_changes")
 FLOAT_FIELDS = frozenset({"temp_c", "power_w", "util_pct", "rx_gbps", "tx_gbps"})
 SM_CLOCK_MHZ = 1980

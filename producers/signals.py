@@ -12,8 +12,16 @@ from producers.faults import AER_ERRORS
 from producers.noise import CE_AER_ERRORS
 from schemas.xids import FELL_OFF_BUS, KIND_XIDS, ROW_REMAP_EVENT, XID_NAMES
 
-PCI_BUS_IDS = ("0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
-               "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0")  # fmt: skip
+PCI_BUS_IDS = (
+    "0000:18:00.0",
+    "0000:2a:00.0",
+    "0000:3a:00.0",
+    "0000:5d:00.0",
+    "0000:9a:00.0",
+    "0000:ab:00.0",
+    "0000:ba:00.0",
+    "0000:db:00.0",
+)
 
 Emitted = tuple[str, dict[str, Any]]  # (event_type, payload)
 
@@ -31,9 +39,13 @@ def ecc(
     gpu: int, memory: str, correctable: bool, count: int, row_remap: str = "none", total: int = 0
 ) -> Emitted:
     return "EccErrorObserved", {
-        "gpu": gpu, "memory": memory, "correctable": correctable, "count": count,
-        "row_remap": row_remap, "remapped_rows_total": total,
-    }  # fmt: skip
+        "gpu": gpu,
+        "memory": memory,
+        "correctable": correctable,
+        "count": count,
+        "row_remap": row_remap,
+        "remapped_rows_total": total,
+    }
 
 
 def aer(gpu: int, severity: str, error_type: str) -> Emitted:

@@ -22,24 +22,43 @@ from producers.schedule import Schedule
 
 FAULTS_SCHEMA = pa.schema(
     [
-        ("fault_id", pa.string()), ("host_id", pa.string()), ("cluster", pa.string()), ("fabric", pa.string()),
-        ("gpu", pa.int32()), ("port", pa.int32()), ("kind", pa.string()), ("cause", pa.string()),
-        ("ts", pa.int64()), ("host_age_days", pa.float64()), ("phase", pa.string()),
+        ("fault_id", pa.string()),
+        ("host_id", pa.string()),
+        ("cluster", pa.string()),
+        ("fabric", pa.string()),
+        ("gpu", pa.int32()),
+        ("port", pa.int32()),
+        ("kind", pa.string()),
+        ("cause", pa.string()),
+        ("ts", pa.int64()),
+        ("host_age_days", pa.float64()),
+        ("phase", pa.string()),
         ("interrupts_job", pa.bool_()),
     ]
-)  # fmt: skip
+)
 HOSTS_SCHEMA = pa.schema(
     [
-        ("host_id", pa.string()), ("cluster", pa.string()), ("fabric", pa.string()), ("rack", pa.string()),
-        ("maintenance_domain", pa.string()), ("sku", pa.string()), ("install_ts", pa.int64()),
+        ("host_id", pa.string()),
+        ("cluster", pa.string()),
+        ("fabric", pa.string()),
+        ("rack", pa.string()),
+        ("maintenance_domain", pa.string()),
+        ("sku", pa.string()),
+        ("install_ts", pa.int64()),
         ("job_id", pa.string()),
-        ("lemon_kind", pa.string()), ("lemon_scope", pa.string()), ("lemon_gpu", pa.int32()),
-        ("lemon_port", pa.int32()), ("lemon_onset_ts", pa.int64()),
-        ("slow_cause", pa.string()), ("slow_factor", pa.float64()), ("slow_onset_ts", pa.int64()),
-        ("slow_intermittent", pa.bool_()), ("slow_duty", pa.float64()),
+        ("lemon_kind", pa.string()),
+        ("lemon_scope", pa.string()),
+        ("lemon_gpu", pa.int32()),
+        ("lemon_port", pa.int32()),
+        ("lemon_onset_ts", pa.int64()),
+        ("slow_cause", pa.string()),
+        ("slow_factor", pa.float64()),
+        ("slow_onset_ts", pa.int64()),
+        ("slow_intermittent", pa.bool_()),
+        ("slow_duty", pa.float64()),
         ("host_only", pa.bool_()),  # its faults' events name only the host (no GPU, port or bus id)
     ]
-)  # fmt: skip
+)
 
 
 def _nullable(values: np.ndarray, missing: int | float) -> list[Any]:
@@ -99,10 +118,16 @@ def hosts_table(fleet: Fleet) -> pa.Table:
 
 JOBS_SCHEMA = pa.schema(
     [
-        ("job_id", pa.string()), ("slot", pa.string()), ("cluster", pa.string()), ("hosts", pa.int32()),
-        ("start_ts", pa.int64()), ("end_ts", pa.int64()), ("pace", pa.float64()), ("bw_pace", pa.float64()),
+        ("job_id", pa.string()),
+        ("slot", pa.string()),
+        ("cluster", pa.string()),
+        ("hosts", pa.int32()),
+        ("start_ts", pa.int64()),
+        ("end_ts", pa.int64()),
+        ("pace", pa.float64()),
+        ("bw_pace", pa.float64()),
     ]
-)  # fmt: skip
+)
 
 
 def jobs_table(fleet: Fleet, jobs: JobTimeline) -> pa.Table:

@@ -66,7 +66,9 @@ def flatten(record: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
-def to_table(event_type: str, records: Iterable[Mapping[str, Any]], schema: pa.Schema | None = None) -> pa.Table:
+def to_table(
+    event_type: str, records: Iterable[Mapping[str, Any]], schema: pa.Schema | None = None
+) -> pa.Table:
     """Flat Arrow table of records of one event type."""
     schema = schema or table_schema(event_type)
     rows = [flatten(r) for r in records]

@@ -24,7 +24,9 @@ MAX_ID_CHARS = 128
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]*")
 ID_RULE = f"1..{MAX_ID_CHARS} of A-Z a-z 0-9 . _ : @ / -, starting with a letter or digit, no '..'"
 MAX_TEXT_CHARS = 4096  # reasons, source texts, kernel messages: enough to read, too little to flood
-_TEXT_CONTROL = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})  # controls, bidi/format, surrogates, private, unassigned
+_TEXT_CONTROL = frozenset(
+    {"Cc", "Cf", "Cs", "Co", "Cn"}
+)  # controls, bidi/format, surrogates, private, unassigned
 
 
 def check_ts(ts: Any, now_ms: int, *, what: str = "time") -> int:
@@ -88,7 +90,9 @@ def strip_controls(text: str) -> str:
     if text.isprintable():  # the common case costs one C call
         return text
     return "".join(
-        " " if ch in "\t\n\r" else ch for ch in text if ch in "\t\n\r" or unicodedata.category(ch) not in _TEXT_CONTROL
+        " " if ch in "\t\n\r" else ch
+        for ch in text
+        if ch in "\t\n\r" or unicodedata.category(ch) not in _TEXT_CONTROL
     )
 
 
@@ -103,5 +107,6 @@ def terminal_safe(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(
-        ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii") for ch in text
+        ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+        for ch in text
     )

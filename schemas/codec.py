@@ -19,7 +19,9 @@ from schemas.errors import EncodeError, FramingError, PayloadError, UnknownSchem
 from schemas.registry import SchemaRegistry, SchemaVersion
 
 MAGIC_BYTE = 0
-_OBJECT_AT = re.compile(r" from <[^<>]* at 0x[0-9a-f]+>")  # an address would make the same fault read differently
+_OBJECT_AT = re.compile(
+    r" from <[^<>]* at 0x[0-9a-f]+>"
+)  # an address would make the same fault read differently
 HEADER = struct.Struct(">bI")
 
 
@@ -91,7 +93,8 @@ class Codec:
             ) from exc
         if body.tell() != len(raw):
             raise PayloadError(
-                f"{len(raw) - body.tell()} trailing bytes after a {writer.subject} v{writer.version} record", schema_id
+                f"{len(raw) - body.tell()} trailing bytes after a {writer.subject} v{writer.version} record",
+                schema_id,
             )
         if not isinstance(record, dict) or record.get("event_type") != writer.subject:
             raise PayloadError(

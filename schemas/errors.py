@@ -1,14 +1,14 @@
 """Errors of the event contract.
 
-    SchemaError
-    ├── RegistryError        registry.json and the .avsc files disagree, or an unknown subject
-    ├── CompatibilityError   a new schema version breaks readers of the old one
-    ├── EncodeError          a record does not fit its schema
-    ├── BoundsError          a value outside the bounds of ``schemas.bounds`` (also a ValueError)
-    └── DecodeError          bytes that cannot be turned into an event (``reason`` says why)
-        ├── FramingError         no Confluent framing: too short or wrong magic byte
-        ├── UnknownSchemaError   the 4-byte schema id is not in the registry
-        └── PayloadError         the Avro body does not decode with that schema
+SchemaError
+├── RegistryError        registry.json and the .avsc files disagree, or an unknown subject
+├── CompatibilityError   a new schema version breaks readers of the old one
+├── EncodeError          a record does not fit its schema
+├── BoundsError          a value outside the bounds of ``schemas.bounds`` (also a ValueError)
+└── DecodeError          bytes that cannot be turned into an event (``reason`` says why)
+    ├── FramingError         no Confluent framing: too short or wrong magic byte
+    ├── UnknownSchemaError   the 4-byte schema id is not in the registry
+    └── PayloadError         the Avro body does not decode with that schema
 """
 
 from __future__ import annotations

@@ -220,7 +220,9 @@ ERROR_EVENT_TYPES = tuple(name for name, cls in EVENT_CLASSES.items() if cls.TOP
 def kafka_key(event_type: str, host_id: str) -> bytes:
     """The Kafka key of an event: its host, but a host's version report has a key of its own, so the
     compacted ``fleet.inventory`` keeps its newest ``HostInventoried`` and its newest versions both."""
-    return f"{host_id}|versions".encode() if event_type == HostVersionsReported.EVENT_TYPE else host_id.encode()
+    return (
+        f"{host_id}|versions".encode() if event_type == HostVersionsReported.EVENT_TYPE else host_id.encode()
+    )
 
 
 def topic_family(event_type: str) -> TopicFamily:

@@ -84,7 +84,9 @@ class SchemaRegistry:
         except (OSError, ValueError) as exc:
             raise RegistryError(f"cannot read {registry_file}: {exc}") from exc
         versions = [
-            _load_version(root, subject, entry) for subject, entries in doc["subjects"].items() for entry in entries
+            _load_version(root, subject, entry)
+            for subject, entries in doc["subjects"].items()
+            for entry in entries
         ]
         return cls(versions, root)
 
@@ -99,7 +101,9 @@ class SchemaRegistry:
         try:
             return list(self._by_subject[subject])
         except KeyError:
-            raise RegistryError(f"unknown event type {subject!r}; known: {', '.join(self.subjects)}") from None
+            raise RegistryError(
+                f"unknown event type {subject!r}; known: {', '.join(self.subjects)}"
+            ) from None
 
     def latest(self, subject: str) -> SchemaVersion:
         return self.versions(subject)[-1]

@@ -40,10 +40,24 @@ UNCLASSIFIED: IncidentCause = "unclassified"
 
 # What failed, as the simulator draws it and the analytics fault table infers it (docs/ANALYTICS.md).
 FaultKind = Literal[
-    "fell_off_bus", "dram_uce", "row_remap_failure", "sram_uce", "gsp_error", "nvlink", "pmu_halt",
-    "link_down", "link_flap", "nic", "software", "host_maintenance", "nccl_watchdog",
-    "silent_data_corruption", "thermal", "ssd", "psu",
-]  # fmt: skip
+    "fell_off_bus",
+    "dram_uce",
+    "row_remap_failure",
+    "sram_uce",
+    "gsp_error",
+    "nvlink",
+    "pmu_halt",
+    "link_down",
+    "link_flap",
+    "nic",
+    "software",
+    "host_maintenance",
+    "nccl_watchdog",
+    "silent_data_corruption",
+    "thermal",
+    "ssd",
+    "psu",
+]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
 # Kinds raised by one GPU (an XID or ECC signal); link kinds name a port.
 GPU_FAULT_KINDS = frozenset(

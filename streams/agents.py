@@ -84,7 +84,9 @@ def register_agents(detect: DetectApp) -> None:
                 detect.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
             for finding in step.findings:
                 await detect.outputs.send_finding(finding, source)
-            detect.plans.source_times.cluster_read(source.partition, msg.cluster, step.floor, drained=step.drained)
+            detect.plans.source_times.cluster_read(
+                source.partition, msg.cluster, step.floor, drained=step.drained
+            )
             detect.metrics.busy.labels("cluster").inc(time.perf_counter() - t0)
             detect.metrics.handled.labels("cluster").inc(len(items))
 
@@ -137,7 +139,10 @@ def register_agents(detect: DetectApp) -> None:
     @app.task
     async def tailers() -> None:
         await asyncio.gather(
-            detect.logs.inventory.run(), detect.logs.actions.run(), detect.logs.findings.run(), inventory_read()
+            detect.logs.inventory.run(),
+            detect.logs.actions.run(),
+            detect.logs.findings.run(),
+            inventory_read(),
         )
 
     async def inventory_read() -> None:

@@ -108,7 +108,12 @@ def alerts_for(action: Action) -> list[dict[str, Any]]:
                 action.ts,
                 FLEET,
                 FLEET,
-                {**labels, "host_id": FLEET, "campaign_id": action.finding_id or "", "change": action.rule or ""},
+                {
+                    **labels,
+                    "host_id": FLEET,
+                    "campaign_id": action.finding_id or "",
+                    "change": action.rule or "",
+                },
                 f"change campaign {action.finding_id} ({action.rule}) halted: {action.reason}",
             )
         ]
@@ -133,9 +138,15 @@ def _paged(
 ) -> dict[str, Any]:
     """A page about one host, grouped with the incident (operation) it belongs to."""
     return _alert(
-        alertname, action.action_id, severity, action.ts, action.host_id, action.cluster,
-        {**labels, "group_key": group_key(action)}, summary,
-    )  # fmt: skip
+        alertname,
+        action.action_id,
+        severity,
+        action.ts,
+        action.host_id,
+        action.cluster,
+        {**labels, "group_key": group_key(action)},
+        summary,
+    )
 
 
 def _resolved(action: Action, labels: dict[str, str]) -> list[dict[str, Any]]:

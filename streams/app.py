@@ -130,7 +130,10 @@ class DetectApp:
             size=self.inventory.domain_size,
             sources=all_sources(parts.get(t.errors.name, t.errors.partitions), d.internal_partitions),
             partitions=d.internal_partitions,
-            stage_of={self.errors_topic.get_topic_name(): "errors", self.summaries_topic.get_topic_name(): "cluster"},
+            stage_of={
+                self.errors_topic.get_topic_name(): "errors",
+                self.summaries_topic.get_topic_name(): "cluster",
+            },
             ordered=d.plan_order == "event_time",
             quiet_s=d.plan_quiet_s,
             domain_of=self.inventory.domain_of,
@@ -205,7 +208,9 @@ class DetectApp:
             },
         )
         self.metrics.add_lag_source(self._lag)
-        self.metrics.registry.register(FleetCollector(lambda: fleet_view(self.fleet, self.planner, self.inventory)))
+        self.metrics.registry.register(
+            FleetCollector(lambda: fleet_view(self.fleet, self.planner, self.inventory))
+        )
         register_agents(self)
         register_views(self)
         register_console(self)

@@ -78,21 +78,24 @@ def fleet_families(view: FleetView) -> list[GaugeMetricFamily]:
                 out[(domain, outage.source)] += 1
                 break  # a host out for several open outages is one host out
     hosts_out = GaugeMetricFamily(
-        "fleetpulse_fleet_hosts_out", "Hosts out of service now, by domain and reason "
-        "(a planned operation's name, incident, operator)", labels=["domain", "reason"],
-    )  # fmt: skip
+        "fleetpulse_fleet_hosts_out",
+        "Hosts out of service now, by domain and reason (a planned operation's name, incident, operator)",
+        labels=["domain", "reason"],
+    )
     for (domain, reason), n in sorted(out.items()):
         hosts_out.add_metric([domain, reason], n)
     ops = GaugeMetricFamily(
-        "fleetpulse_fleet_operations_open", "Open maintenance operations by kind and phase",
+        "fleetpulse_fleet_operations_open",
+        "Open maintenance operations by kind and phase",
         labels=["operation", "phase"],
-    )  # fmt: skip
+    )
     for (operation, phase), n in sorted(open_ops.items()):
         ops.add_metric([operation, phase], n)
     deferred_n = GaugeMetricFamily(
-        "fleetpulse_fleet_deferred_operations", "Operations deferred (domain at capacity or train halted)",
+        "fleetpulse_fleet_deferred_operations",
+        "Operations deferred (domain at capacity or train halted)",
         labels=["domain"],
-    )  # fmt: skip
+    )
     deferred_age = GaugeMetricFamily(
         "fleetpulse_fleet_deferred_oldest_age_seconds",
         "Event time since the oldest deferred operation of the domain was suspected",

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from ground.settings import Settings
 
 
-def read_log(settings: Settings, on_record: Callable[[dict[str, Any]], None], timeout_s: float = 30.0) -> None:
+def read_log(
+    settings: Settings, on_record: Callable[[dict[str, Any]], None], timeout_s: float = 30.0
+) -> None:
     """Hand every record of fleet.actions to ``on_record``, in partition order, as the workers read it."""
     # the same skipping rules as the workers' own reading of this log
     reader = LogTailer(

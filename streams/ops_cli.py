@@ -80,19 +80,31 @@ def record(
         str | None, typer.Option(help="When it happened, ISO 8601 (UTC unless zoned); default: now.")
     ] = None,
     version: Annotated[str | None, typer.Option(help="change_applied: the version now on the host.")] = None,
-    component: Annotated[str, typer.Option(help="change_applied: driver, cuda_driver, vbios, ...")] = "driver",
+    component: Annotated[
+        str, typer.Option(help="change_applied: driver, cuda_driver, vbios, ...")
+    ] = "driver",
 ) -> None:
     """Record an operator's step on a host (out of service, returned, repair, RMA, change applied) on fleet.actions."""
     settings = settings_of(ctx)
     now_ms = int(time.time() * 1000)
     if kind == "change_applied":
         try:
-            rec = change_applied_record(host, component, version or "", actor=actor,
-                                        cluster=cluster_of(settings, host) or "-", now_ms=now_ms)  # fmt: skip
+            rec = change_applied_record(
+                host,
+                component,
+                version or "",
+                actor=actor,
+                cluster=cluster_of(settings, host) or "-",
+                now_ms=now_ms,
+            )
         except CampaignError as exc:
             raise typer.BadParameter(terminal_safe(str(exc))) from None
         send_step(settings, rec)
-        Console().print(terminal_safe(f"recorded change_applied {component}={version} on {host}"), markup=False, highlight=False)
+        Console().print(
+            terminal_safe(f"recorded change_applied {component}={version} on {host}"),
+            markup=False,
+            highlight=False,
+        )
         return
     try:
         ts = None

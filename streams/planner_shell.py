@@ -154,13 +154,21 @@ class PlannerShell:
                 stage == "errors"
                 or upstream_quiet
                 or self.source_times.upstream_idle(tp.partition)
-                or (fed is not None and tp.partition not in fed and not self.source_times.clusters.get(tp.partition))
+                or (
+                    fed is not None
+                    and tp.partition not in fed
+                    and not self.source_times.clusters.get(tp.partition)
+                )
             )
             caught_up = self._caught_up(consumer, tp, handled, committed) and quiet
-            read[stage].append((tp.partition, self._idle(tp, handled.get((tp.topic, tp.partition)), caught_up)))
+            read[stage].append(
+                (tp.partition, self._idle(tp, handled.get((tp.topic, tp.partition)), caught_up))
+            )
         marks = self.source_times.marks(read["errors"], read["cluster"])
         now = time.monotonic()
-        if not marks or (tuple(marks) == self._marks_sent and now - self._marks_sent_at < PROGRESS_KEEPALIVE_S):
+        if not marks or (
+            tuple(marks) == self._marks_sent and now - self._marks_sent_at < PROGRESS_KEEPALIVE_S
+        ):
             return None
         self._marks_sent, self._marks_sent_at = tuple(marks), now
         return PlanProgress([SourceMark(source, m.ts, m.idle) for source, m in marks])
@@ -204,7 +212,11 @@ class PlannerShell:
         return now - seen[1] >= self.quiet_s
 
     def _caught_up(
-        self, consumer: SourceConsumer, tp: Any, handled: Mapping[tuple[str, int], int], committed: Mapping[Any, int | None]
+        self,
+        consumer: SourceConsumer,
+        tp: Any,
+        handled: Mapping[tuple[str, int], int],
+        committed: Mapping[Any, int | None],
     ) -> bool:
         """Whether every record of ``tp`` the broker has was handled (False while that is unknown)."""
         high = _highwater(consumer, tp)

@@ -96,8 +96,10 @@ class SamplesStage:
             self.restarts += 1
             log.warning(
                 "samples stage failed (%s: %s); starting again from its checkpoints in %g s",
-                type(failure).__name__, failure, retry_s,
-            )  # fmt: skip
+                type(failure).__name__,
+                failure,
+                retry_s,
+            )
             self.partitions.forget_all()
             await asyncio.sleep(retry_s)
 
@@ -135,7 +137,9 @@ class SamplesStage:
             try:
                 if parts.producer is not None:
                     async with parts.lock:
-                        await asyncio.wait_for(parts.checkpoint(sorted(parts.dirty)), FINAL_CHECKPOINT_TIMEOUT_S)
+                        await asyncio.wait_for(
+                            parts.checkpoint(sorted(parts.dirty)), FINAL_CHECKPOINT_TIMEOUT_S
+                        )
             except Exception as exc:  # the broker is gone: the last checkpoint stands
                 log.warning("samples stage: no final checkpoint (%s)", exc)
             parts.consumer = parts.producer = None

@@ -94,13 +94,24 @@ class Scenario:
         bw = 380.0 / (self.slow_factor if slow else 1.0) * (1 + rng.gauss(0, 0.01))
         gpus = [
             {
-                "gpu": g, "temp_c": 60.0, "power_w": 650.0, "sm_clock_mhz": 1980, "util_pct": 97.0,
-                "ecc_sbe": 0, "ecc_dbe": 0, "retired_pages": 0, "pcie_replay": 0,
-                "pcie_link_gen": 5, "pcie_link_width": 16, "nvlink_errors": 0,
-                "pcie_link_gen_max": 5, "pcie_link_width_max": 16, "throttle_reasons": 0,
+                "gpu": g,
+                "temp_c": 60.0,
+                "power_w": 650.0,
+                "sm_clock_mhz": 1980,
+                "util_pct": 97.0,
+                "ecc_sbe": 0,
+                "ecc_dbe": 0,
+                "retired_pages": 0,
+                "pcie_replay": 0,
+                "pcie_link_gen": 5,
+                "pcie_link_width": 16,
+                "nvlink_errors": 0,
+                "pcie_link_gen_max": 5,
+                "pcie_link_width_max": 16,
+                "throttle_reasons": 0,
             }
             for g in range(8)
-        ]  # fmt: skip
+        ]
         nics = [
             {
                 "port": p,
@@ -116,10 +127,14 @@ class Scenario:
             **self._envelope(i, ts, seq),
             agent_seq=seq,
             payload={
-                "interval_s": self.interval_s, "job_id": "job-1", "step_time_ms": step, "bus_bw_gbps": bw,
-                "gpus": gpus, "nics": nics,
+                "interval_s": self.interval_s,
+                "job_id": "job-1",
+                "step_time_ms": step,
+                "bus_bw_gbps": bw,
+                "gpus": gpus,
+                "nics": nics,
             },
-        ).to_record()  # fmt: skip
+        ).to_record()
 
     def _errors(self) -> list[dict[str, Any]]:
         """Lemon repeats, single faults and noise, as (ts-ordered) error records."""

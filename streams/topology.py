@@ -98,26 +98,55 @@ class Stage:
 
 
 TOPOLOGY: tuple[Stage, ...] = (
-    Stage("samples", "aiokafka consumer", ("samples",), "host_id", ("app:cluster-summaries", "dlq", "alerts"),
-          "host windows checkpointed with their offsets (app:host-windows-checkpoints); a replay re-sends "
-          "the same bundle ids"),
-    Stage("errors", "faust agent", ("errors",), "host_id", ("findings", "app:planner", "alerts", "dlq"),
-          "validate, then repeat-offender rules on per-host state (table repeat-hosts); finding ids are "
-          "deterministic, so a replay re-sends the same findings; each finding also goes to its "
-          "domain's planner, and the partition's progress after it"),
-    Stage("cluster", "faust agent", ("app:cluster-summaries",), "cluster",
-          ("findings", "app:planner", "dlq", "alerts"),
-          "peer comparison per cluster window (table cluster-windows), closed by the watermark of every "
-          "samples partition; a window is judged once; a message that does not decode is dead-lettered; "
-          "findings and progress go to the planner as the errors stage's do"),
-    Stage("planner", "faust agent", ("app:planner",), "maintenance domain", ("actions", "alerts"),
-          "findings decided in event-time order once every source's progress has passed them (held in "
-          "table planner-held meanwhile); domain buffers and serialised work over the folded actions "
-          "log; action and alert ids are deterministic, alerts are sent before their action"),
-    Stage("lifecycle", "log tailer", ("actions", "inventory"), "maintenance domain", (),
-          "every worker folds the whole actions log and the inventory from the beginning (host state, "
-          "hosts out, the planner's memory)"),
-)  # fmt: skip
+    Stage(
+        "samples",
+        "aiokafka consumer",
+        ("samples",),
+        "host_id",
+        ("app:cluster-summaries", "dlq", "alerts"),
+        "host windows checkpointed with their offsets (app:host-windows-checkpoints); a replay re-sends "
+        "the same bundle ids",
+    ),
+    Stage(
+        "errors",
+        "faust agent",
+        ("errors",),
+        "host_id",
+        ("findings", "app:planner", "alerts", "dlq"),
+        "validate, then repeat-offender rules on per-host state (table repeat-hosts); finding ids are "
+        "deterministic, so a replay re-sends the same findings; each finding also goes to its "
+        "domain's planner, and the partition's progress after it",
+    ),
+    Stage(
+        "cluster",
+        "faust agent",
+        ("app:cluster-summaries",),
+        "cluster",
+        ("findings", "app:planner", "dlq", "alerts"),
+        "peer comparison per cluster window (table cluster-windows), closed by the watermark of every "
+        "samples partition; a window is judged once; a message that does not decode is dead-lettered; "
+        "findings and progress go to the planner as the errors stage's do",
+    ),
+    Stage(
+        "planner",
+        "faust agent",
+        ("app:planner",),
+        "maintenance domain",
+        ("actions", "alerts"),
+        "findings decided in event-time order once every source's progress has passed them (held in "
+        "table planner-held meanwhile); domain buffers and serialised work over the folded actions "
+        "log; action and alert ids are deterministic, alerts are sent before their action",
+    ),
+    Stage(
+        "lifecycle",
+        "log tailer",
+        ("actions", "inventory"),
+        "maintenance domain",
+        (),
+        "every worker folds the whole actions log and the inventory from the beginning (host state, "
+        "hosts out, the planner's memory)",
+    ),
+)
 
 
 def topic_of(role: str, settings: Settings) -> str:
@@ -140,7 +169,7 @@ def render_mermaid(topology: tuple[Stage, ...] = TOPOLOGY) -> str:
     roles = sorted({r for s in topology for r in (*s.consumes, *s.produces)})
     lines += [f"    {_node(r)}[({r.removeprefix('app:')})]" for r in roles]
     for s in topology:
-        lines.append(f"    {_node('stage:' + s.name)}[\"{s.name}<br/><i>{s.runs_as}, by {s.keyed_by}</i>\"]")
+        lines.append(f'    {_node("stage:" + s.name)}["{s.name}<br/><i>{s.runs_as}, by {s.keyed_by}</i>"]')
         lines += [f"    {_node(r)} --> {_node('stage:' + s.name)}" for r in s.consumes]
         lines += [f"    {_node('stage:' + s.name)} --> {_node(r)}" for r in s.produces]
     lines.append("```")

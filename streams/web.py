@@ -115,7 +115,9 @@ async def record_operator_step(
 async def answer_operator_post(detect: DetectApp, request: web.Request) -> tuple[int, dict[str, Any]]:
     """The answer to ``POST /ops/events``: never a 500, one log line for every refusal."""
     try:
-        status, body = await record_operator_step(detect, request.headers, request.read)  # capped: client_max_size
+        status, body = await record_operator_step(
+            detect, request.headers, request.read
+        )  # capped: client_max_size
     except Exception as exc:  # the broker, mostly: one line, no traceback; the caller may retry
         log.warning("POST /ops/events: cannot record the step: %s: %s", type(exc).__name__, exc)
         return 503, {"error": "cannot record the step now; retry later"}

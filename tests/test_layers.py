@@ -56,5 +56,7 @@ def test_no_project_import_inside_a_function_outside_command_modules() -> None:
 
 def test_the_scan_sees_an_import_inside_a_function(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
-    module.write_text("import json\n\n\ndef f():\n    import os\n    from streams import policy\n    return policy\n")
+    module.write_text(
+        "import json\n\n\ndef f():\n    import os\n    from streams import policy\n    return policy\n"
+    )
     assert _function_imports(module, tmp_path) == ["m.py:6 streams"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SUITE = '''
+SUITE = """
 import os
 import time
 from pathlib import Path
@@ -37,10 +37,12 @@ def test_serial(i):
 @pytest.mark.parametrize("i", range(6))
 def test_free(i):
     record(f"free{i}")
-'''
+"""
 
 
-def run_suite(tmp_path: Path, *args: str, conftest: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+def run_suite(
+    tmp_path: Path, *args: str, conftest: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    serial: one worker\n")
     (tmp_path / "conftest.py").write_text(conftest)
     (tmp_path / "test_suite.py").write_text(SUITE)
@@ -48,7 +50,11 @@ def run_suite(tmp_path: Path, *args: str, conftest: str) -> tuple[subprocess.Com
     env = {**os.environ, "WORKERS_OUT": str(out), "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, str(tmp_path)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     seen = dict(line.split() for line in out.read_text().splitlines()) if out.exists() else {}
     return proc, seen

@@ -21,11 +21,15 @@ def quickstart_commands() -> list[str]:
     section = README.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```bash\n(.*?)```", section, re.S)
     assert block, "the quickstart has a bash block"
-    return [line.split("#", 1)[0].strip() for line in block.group(1).splitlines() if line.split("#", 1)[0].strip()]
+    return [
+        line.split("#", 1)[0].strip() for line in block.group(1).splitlines() if line.split("#", 1)[0].strip()
+    ]
 
 
 def make_dry_run(target: str) -> str:
-    out = subprocess.run(["make", "-n", "-W", "pyproject.toml", target], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run(
+        ["make", "-n", "-W", "pyproject.toml", target], cwd=ROOT, capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -52,9 +56,27 @@ def test_the_demo_runs_end_to_end_and_prints_its_summary(kafka: KafkaCluster, tm
     env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers}
     env.pop("FLEETPULSE_CONFIG", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "fleetpulse", "demo", "--preset", "small", "--history-days", "10",
-         "--live-seconds", "8", "--speed", "20", "--out", str(tmp_path)],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "fleetpulse",
+            "demo",
+            "--preset",
+            "small",
+            "--history-days",
+            "10",
+            "--live-seconds",
+            "8",
+            "--speed",
+            "20",
+            "--out",
+            str(tmp_path),
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "detection vs ground truth" in proc.stdout
@@ -63,6 +85,8 @@ def test_the_demo_runs_end_to_end_and_prints_its_summary(kafka: KafkaCluster, tm
     assert summary["events"] and all(n > 0 for n in summary["events"].values())
     assert Path(summary["report"]).is_file()
     assert summary["alerts"]["produced"] == summary["alerts"].get("received")
-    segments = [json.loads((run_dir / d / "manifest.json").read_text())["counts"] for d in ("truth", "truth-live")]
+    segments = [
+        json.loads((run_dir / d / "manifest.json").read_text())["counts"] for d in ("truth", "truth-live")
+    ]
     assert summary["truth_counts"]["HostSampled"] == sum(c.get("HostSampled", 0) for c in segments)
     assert segments[1].get("HostSampled", 0) > 0  # the live segment's samples are counted too

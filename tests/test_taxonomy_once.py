@@ -62,7 +62,9 @@ def test_no_part_writes_a_taxonomy_table_again() -> None:
 def test_the_scan_finds_a_copy(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text('CAUSE = {"fell_off_bus": "faulty_gpu", "dram_uce": "hbm3", "nic": "nic", "x": "y"}\n')
-    assert _copies(module, TABLES, tmp_path) == ["m.py:1 repeats fault kind -> cause (schemas.taxonomy.KIND_CAUSE)"]
+    assert _copies(module, TABLES, tmp_path) == [
+        "m.py:1 repeats fault kind -> cause (schemas.taxonomy.KIND_CAUSE)"
+    ]
 
 
 def test_every_part_resolves_to_the_one_copy() -> None:

@@ -127,7 +127,9 @@ class WebhookReceiver:
     def runner(self) -> web.AppRunner:
         """An AppRunner that closes a connection whose request head is not complete in ``header_timeout_s``
         (aiohttp closes a connection still waiting for a request when its keep-alive timer fires)."""
-        return web.AppRunner(self.app, access_log=None, shutdown_timeout=1.0, keepalive_timeout=self.header_timeout_s)
+        return web.AppRunner(
+            self.app, access_log=None, shutdown_timeout=1.0, keepalive_timeout=self.header_timeout_s
+        )
 
     async def _slow_answer(self) -> None:
         if self.ack_delay_s:

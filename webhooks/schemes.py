@@ -14,15 +14,23 @@ from webhooks.errors import WebhookConfigError
 from webhooks.standard import IDEMPOTENCY_HEADER, standard_headers, verify_standard
 
 Scheme = Literal["standard"]
-__all__ = ["MIN_SECRET_BYTES", "PLACEHOLDER_SECRETS", "check_secret", "secret_problem", "signed_headers", "verify_request"]
-
+__all__ = [
+    "MIN_SECRET_BYTES",
+    "PLACEHOLDER_SECRETS",
+    "check_secret",
+    "secret_problem",
+    "signed_headers",
+    "verify_request",
+]
 
 
 def check_secret(secret: bytes, where: str = "FLEETPULSE_WEBHOOKS__SECRET") -> None:
     """Refuse a weak signing secret at start-up (``ground.secret_strength``), saying what to do instead."""
     problem = secret_problem(secret)
     if problem is not None:
-        raise WebhookConfigError(f"the webhook signing secret in {where} cannot be used: {problem}; {GENERATE}")
+        raise WebhookConfigError(
+            f"the webhook signing secret in {where} cannot be used: {problem}; {GENERATE}"
+        )
 
 
 def signed_headers(scheme: Scheme, secret: bytes, msg_id: str, body: bytes, now: float) -> dict[str, str]:

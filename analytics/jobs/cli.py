@@ -163,7 +163,9 @@ def report(
         if name not in JOB_NAMES:
             raise UnknownJobError(name, JOB_NAMES)
     console = messages(fmt)
-    rep = build_report(_lake(ctx, lake), out, truth, chosen, show_progress=fmt is OutputFormat.table)  # stdout: the tables
+    rep = build_report(
+        _lake(ctx, lake), out, truth, chosen, show_progress=fmt is OutputFormat.table
+    )  # stdout: the tables
     for name, why in rep.skipped.items():
         console.print(f"[yellow]skipped {escape(name)}:[/] {escape(why)}")
     if rep.truth is not None:

@@ -44,7 +44,11 @@ def _by_domain(answer: Mapping[str, Any]) -> pl.DataFrame:
         cells.setdefault(domain, {})[cause] = float(gpu_h)
     causes = _causes({c for row in cells.values() for c in row})
     rows = [
-        {"maintenance_domain": d, **{f"{c}_gpu_h": row.get(c, 0.0) for c in causes}, "total_gpu_h": sum(row.values())}
+        {
+            "maintenance_domain": d,
+            **{f"{c}_gpu_h": row.get(c, 0.0) for c in causes},
+            "total_gpu_h": sum(row.values()),
+        }
         for d, row in cells.items()
     ]
     if not rows:
@@ -59,7 +63,9 @@ def closed_loop(manifest: Mapping[str, Any] | None) -> ClosedLoop | None:
         return None
     out = {str(c): float(v) for c, v in (answer.get("gpu_h_out_of_service") or {}).items()}
     by_cause = pl.DataFrame(
-        [(c, out[c]) for c in _causes(set(out))], schema={"cause": pl.String, "gpu_h": pl.Float64}, orient="row"
+        [(c, out[c]) for c in _causes(set(out))],
+        schema={"cause": pl.String, "gpu_h": pl.Float64},
+        orient="row",
     )
     repairs, failed = int(answer.get("repairs", 0)), int(answer.get("failed_repairs", 0))
     held = f" ({(repairs - failed) / repairs:.0%} held)" if repairs else ""

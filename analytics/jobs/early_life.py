@@ -17,8 +17,6 @@ from schemas.taxonomy import IMPORTED_RACK
 HOST_YEAR_DAYS = 365.25
 
 
-
-
 def has_install_date() -> pl.Expr:
     """A real install date: ``install_ts`` present and after the epoch, on a host not created by an import.
 

@@ -86,14 +86,21 @@ def _undecided(
             f"the early-life term explains {share * n:.2g} of {n} events: the data show no early-life excess"
         )
     if fit_lo <= bounds[0] or fit_hi >= bounds[1]:
-        return (f"the {confidence:.0%} interval of the shape reaches the search bound "
-                f"[{bounds[0]:g}, {bounds[1]:g}]: the data do not pin it down")  # fmt: skip
+        return (
+            f"the {confidence:.0%} interval of the shape reaches the search bound "
+            f"[{bounds[0]:g}, {bounds[1]:g}]: the data do not pin it down"
+        )
     return ""
 
 
 def _profile_interval(
-    profile: Callable[[float], float], beta: float, best: float, betas: np.ndarray, values: np.ndarray,
-    confidence: float, bounds: tuple[float, float],
+    profile: Callable[[float], float],
+    beta: float,
+    best: float,
+    betas: np.ndarray,
+    values: np.ndarray,
+    confidence: float,
+    bounds: tuple[float, float],
 ) -> tuple[float, float]:
     """The profile-likelihood interval of β (χ²₁), a search bound where the curve never drops far enough."""
     drop = stats.chi2.ppf(confidence, df=1) / 2.0
@@ -129,8 +136,9 @@ def fit_early_life(
     values = np.array([profile(b) for b in betas])
     i = int(np.argmax(values))
     lo_b, hi_b = betas[max(i - 1, 0)], betas[min(i + 1, grid - 1)]
-    res = optimize.minimize_scalar(lambda b: -profile(b), bounds=(lo_b, hi_b), method="bounded",
-                                   options={"xatol": 1e-7})  # fmt: skip
+    res = optimize.minimize_scalar(
+        lambda b: -profile(b), bounds=(lo_b, hi_b), method="bounded", options={"xatol": 1e-7}
+    )
     beta, best = (
         (float(res.x), -float(res.fun)) if -float(res.fun) >= values[i] else (float(betas[i]), values[i])
     )
@@ -142,8 +150,19 @@ def fit_early_life(
     scale = float(k ** (-1.0 / beta)) if k > 0 else float("inf")
     reason = _undecided(shape_lo, shape_hi, bounds, n, share, confidence)
     return EarlyLifeFit(
-        shape=beta, shape_lo=float(shape_lo), shape_hi=float(shape_hi), scale=scale,
-        background_per_day=(1.0 - share) * n / d.exposure, early_share=share, events=n, units=int(lo_w.size),
-        exposure=d.exposure, loglik=float(best), confidence=confidence, strict_lo=strict_lo, strict_hi=strict_hi,
-        decided=not reason, reason=reason,
-    )  # fmt: skip
+        shape=beta,
+        shape_lo=float(shape_lo),
+        shape_hi=float(shape_hi),
+        scale=scale,
+        background_per_day=(1.0 - share) * n / d.exposure,
+        early_share=share,
+        events=n,
+        units=int(lo_w.size),
+        exposure=d.exposure,
+        loglik=float(best),
+        confidence=confidence,
+        strict_lo=strict_lo,
+        strict_hi=strict_hi,
+        decided=not reason,
+        reason=reason,
+    )

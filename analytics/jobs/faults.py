@@ -18,8 +18,14 @@ from schemas.xids import XID_KIND
 
 # Causes that have no hardware signal of their own: the JobInterrupted is the fault record.
 SIGNAL_FREE_CAUSES = (
-    "software", "host_maintenance", "nccl_watchdog", "silent_data_corruption", "thermal", "ssd", "psu",
-)  # fmt: skip
+    "software",
+    "host_maintenance",
+    "nccl_watchdog",
+    "silent_data_corruption",
+    "thermal",
+    "ssd",
+    "psu",
+)
 EARLY_LIFE_KINDS = ("fell_off_bus", "link_down")
 # Faults that need no hardware repair; every other kind, recorded incidents' causes (``unclassified``
 # included: the host was out) too, counts in the maintenance-domain model's failure rate.
@@ -64,10 +70,15 @@ def xid_faults(xid: pl.LazyFrame) -> pl.LazyFrame:
         xid.with_columns(kind.alias("kind"))
         .filter(pl.col("kind").is_not_null())
         .select(
-            "host_id", "cluster", pl.col("ts").cast(pl.Int64), pl.col("gpu").cast(pl.Int32),
-            pl.lit(None, pl.Int32).alias("port"), "kind", _cause_of(pl.col("kind")).alias("cause"),
+            "host_id",
+            "cluster",
+            pl.col("ts").cast(pl.Int64),
+            pl.col("gpu").cast(pl.Int32),
+            pl.lit(None, pl.Int32).alias("port"),
+            "kind",
+            _cause_of(pl.col("kind")).alias("cause"),
         )
-    )  # fmt: skip
+    )
 
 
 def link_faults(link: pl.LazyFrame, interrupted: pl.LazyFrame | None = None) -> pl.LazyFrame:
@@ -90,17 +101,27 @@ def link_faults(link: pl.LazyFrame, interrupted: pl.LazyFrame | None = None) -> 
         downs = downs.with_columns(pl.lit(None, pl.Boolean).alias("_nic"))
     kind = _link_kind(pl.col("_nic").fill_null(False))
     return downs.with_columns(kind.alias("kind")).select(
-        "host_id", "cluster", "ts", pl.lit(None, pl.Int32).alias("gpu"), "port", "kind",
+        "host_id",
+        "cluster",
+        "ts",
+        pl.lit(None, pl.Int32).alias("gpu"),
+        "port",
+        "kind",
         _cause_of(pl.col("kind")).alias("cause"),
-    )  # fmt: skip
+    )
 
 
 def signal_free_faults(interrupted: pl.LazyFrame) -> pl.LazyFrame:
     """Fault rows for causes without a hardware signal: the JobInterrupted is the only record."""
     return interrupted.filter(pl.col("cause").is_in(SIGNAL_FREE_CAUSES)).select(
-        "host_id", "cluster", pl.col("ts").cast(pl.Int64), pl.col("gpu").cast(pl.Int32),
-        pl.lit(None, pl.Int32).alias("port"), pl.col("cause").alias("kind"), "cause",
-    )  # fmt: skip
+        "host_id",
+        "cluster",
+        pl.col("ts").cast(pl.Int64),
+        pl.col("gpu").cast(pl.Int32),
+        pl.lit(None, pl.Int32).alias("port"),
+        pl.col("cause").alias("kind"),
+        "cause",
+    )
 
 
 def incident_faults(incidents: pl.LazyFrame, signal_kinds: pl.LazyFrame | None = None) -> pl.LazyFrame:
@@ -120,9 +141,14 @@ def incident_faults(incidents: pl.LazyFrame, signal_kinds: pl.LazyFrame | None =
         )
 
     return incidents.select(
-        "host_id", "cluster", pl.col("start_ts").cast(pl.Int64).alias("ts"), unit("gpu").alias("gpu"),
-        unit("port").alias("port"), kind.alias("kind"), cause.alias("cause"),
-    )  # fmt: skip
+        "host_id",
+        "cluster",
+        pl.col("start_ts").cast(pl.Int64).alias("ts"),
+        unit("gpu").alias("gpu"),
+        unit("port").alias("port"),
+        kind.alias("kind"),
+        cause.alias("cause"),
+    )
 
 
 def classify_faults(

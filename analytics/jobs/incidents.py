@@ -54,8 +54,12 @@ def unclassified_classes(incidents: pl.LazyFrame, examples: int = 1) -> pl.LazyF
         .group_by("source_class")
         .agg(
             pl.len().cast(pl.Int64).alias("count"),
-            pl.col("source_text").drop_nulls().unique(maintain_order=True).head(examples).str.join(" | ")
+            pl.col("source_text")
+            .drop_nulls()
+            .unique(maintain_order=True)
+            .head(examples)
+            .str.join(" | ")
             .alias("example_text"),
         )
         .sort(["count", "source_class"], descending=[True, False])
-    )  # fmt: skip
+    )

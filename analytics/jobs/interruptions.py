@@ -51,8 +51,10 @@ def root_cause_table(interrupted: pl.LazyFrame) -> pl.LazyFrame:
     ``unclassified`` (no cause, or one the source could not name) is a row of its own, so the
     shares are over every interruption, never renormalised over the classified ones.
     """
-    ref = pl.LazyFrame({"cause": [*LLAMA3_TABLE5, UNCLASSIFIED],
-                        "llama3_pct": [*LLAMA3_TABLE5.values(), None]}, schema_overrides={"llama3_pct": pl.Float64})  # fmt: skip
+    ref = pl.LazyFrame(
+        {"cause": [*LLAMA3_TABLE5, UNCLASSIFIED], "llama3_pct": [*LLAMA3_TABLE5.values(), None]},
+        schema_overrides={"llama3_pct": pl.Float64},
+    )
     counts = interrupted.group_by(normalised_cause(pl.col("cause")).alias("cause")).agg(
         pl.len().cast(pl.Int64).alias("count")
     )
@@ -160,6 +162,8 @@ def size_slope(by_size: pl.DataFrame) -> SizeSlope:
 def slope_text(slope: SizeSlope) -> str:
     """The MTTF-vs-size finding in words; "not enough job sizes" (with the count) instead of a NaN."""
     if slope.buckets < MIN_SIZE_BUCKETS or not np.isfinite(slope.slope):
-        return (f"not enough job sizes: {slope.buckets} size bucket(s) with interruptions, "
-                f"{MIN_SIZE_BUCKETS} needed for a slope")  # fmt: skip
+        return (
+            f"not enough job sizes: {slope.buckets} size bucket(s) with interruptions, "
+            f"{MIN_SIZE_BUCKETS} needed for a slope"
+        )
     return f"MTTF ∝ N^{slope.slope:.2f} over {slope.buckets} size buckets"

@@ -20,9 +20,20 @@ SCOPES: tuple[Scope, ...] = ("gpu", "host", "port")
 # JobInterrupted also carries as a signal-free kind (psu, ssd, thermal, …) stay out: the two could
 # not be told apart, and a signal-free interruption says nothing about a unit.
 INCIDENT_HARDWARE_KINDS = (
-    "faulty_gpu", "hbm3", "gpu_sram", "gpu_system_processor", "network", "server_chassis",
-    "io_expansion_board", "cpu", "system_memory", "power", "fan", "pcie", "storage",
-)  # fmt: skip
+    "faulty_gpu",
+    "hbm3",
+    "gpu_sram",
+    "gpu_system_processor",
+    "network",
+    "server_chassis",
+    "io_expansion_board",
+    "cpu",
+    "system_memory",
+    "power",
+    "fan",
+    "pcie",
+    "storage",
+)
 
 
 def hardware_faults(faults: pl.LazyFrame) -> pl.LazyFrame:

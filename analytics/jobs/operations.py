@@ -66,15 +66,22 @@ def run_incidents(lake: Lake, truth: Lake | None = None, reset_within_hours: flo
         cov["causes"] = classified
         unclassified = classified.total - classified.counted
         cov["unclassified_classes"] = Coverage(unclassified, classified.total, "incidents", "unclassified")
-        summary |= {"incidents": classified.total, "classified": classified.counted,
-                    "unclassified_source_classes": tables["unclassified_classes"].height}  # fmt: skip
+        summary |= {
+            "incidents": classified.total,
+            "classified": classified.counted,
+            "unclassified_source_classes": tables["unclassified_classes"].height,
+        }
     tables["time_to_repair"] = repairs.repair_times(spells.lazy()).collect()
     cov["time_to_repair"] = repairs.interval_coverage(spells)
     by_operation = repairs.repair_times_by_operation(spells.lazy(), reset_within_hours)
     tables["time_to_repair_by_operation"] = by_operation.collect()
     cov["time_to_repair_by_operation"] = cov["time_to_repair"]
-    summary |= {"outages": spells.height, "closed_outages": cov["time_to_repair"].counted,
-                "closed_by_source": _by_source(spells), "coverage": coverage_of(cov)}  # fmt: skip
+    summary |= {
+        "outages": spells.height,
+        "closed_outages": cov["time_to_repair"].counted,
+        "closed_by_source": _by_source(spells),
+        "coverage": coverage_of(cov),
+    }
     return JobResult("incidents", tables, summary, [])
 
 
@@ -133,18 +140,29 @@ def run_maintenance_domain(
     if job_basis.startswith("assumed"):
         notes.append(f"job size {job_basis}")
     model = domain_sizing.DomainModel(
-        hosts=hosts, failure_rate=lam, repair_hours=repair, job_hosts=job_hosts,
-        restart_hours=restart_hours, batch_hours=batch_hours, cycle_hours=cycle_hours,
-    )  # fmt: skip
+        hosts=hosts,
+        failure_rate=lam,
+        repair_hours=repair,
+        job_hosts=job_hosts,
+        restart_hours=restart_hours,
+        batch_hours=batch_hours,
+        cycle_hours=cycle_hours,
+    )
     best = domain_sizing.optimum(model)
     tables = {
         "cost_curve": domain_sizing.cost_curve(model),
         "sensitivity": domain_sizing.sensitivity(model),
         "repair_times": repairs.repair_times(spells.lazy()).collect(),
-        "repair_times_by_operation": repairs.repair_times_by_operation(spells.lazy(), reset_within_hours).collect(),
+        "repair_times_by_operation": repairs.repair_times_by_operation(
+            spells.lazy(), reset_within_hours
+        ).collect(),
     }
-    counted = Coverage(faults.height, every.height, "faults", "need a repair (software, NCCL watchdog and "
-                       "link flaps do not) and set the failure rate")  # fmt: skip
+    counted = Coverage(
+        faults.height,
+        every.height,
+        "faults",
+        "need a repair (software, NCCL watchdog and link flaps do not) and set the failure rate",
+    )
     inputs = {
         "hosts": f"measured: the largest cluster in the inventory, {hosts} hosts",
         "failure_rate": f"measured: {faults.height} repair-needing faults over {host_hours:,.0f} host-hours",
@@ -155,10 +173,19 @@ def run_maintenance_domain(
         "cycle_hours": f"assumed: {cycle_hours} h (parameter)",
     }
     measured_cov = repairs.interval_coverage(spells)
-    cov = {"cost_curve": counted, "sensitivity": counted, "repair_times": measured_cov,
-           "repair_times_by_operation": measured_cov}  # fmt: skip
-    summary = {"model": model._asdict(), "optimum": best._asdict(), "repair_faults": faults.height,
-               "inputs": inputs, "coverage": coverage_of(cov)}  # fmt: skip
+    cov = {
+        "cost_curve": counted,
+        "sensitivity": counted,
+        "repair_times": measured_cov,
+        "repair_times_by_operation": measured_cov,
+    }
+    summary = {
+        "model": model._asdict(),
+        "optimum": best._asdict(),
+        "repair_faults": faults.height,
+        "inputs": inputs,
+        "coverage": coverage_of(cov),
+    }
     return JobResult("maintenance-domain", tables, summary, notes)
 
 

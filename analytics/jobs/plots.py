@@ -49,8 +49,12 @@ def plot_early_life(result: JobResult, folder: Path) -> list[Path]:
     if "early_life_modes" in fits:
         f = fits["early_life_modes"]
         age = np.linspace(1.0, float(t["bathtub"]["age_start_d"].max() or 1.0), 200)  # type: ignore[arg-type]
-        ax.plot(age, power_law_intensity(age, f["shape"], f["scale"]) * 365.25, "k--",
-                label=f"power-law fit β={f['shape']:.2f} [{f['shape_lo']:.2f}, {f['shape_hi']:.2f}]")  # fmt: skip
+        ax.plot(
+            age,
+            power_law_intensity(age, f["shape"], f["scale"]) * 365.25,
+            "k--",
+            label=f"power-law fit β={f['shape']:.2f} [{f['shape_lo']:.2f}, {f['shape_hi']:.2f}]",
+        )
     ax.set(xlabel="host age (days)", ylabel="failures per host-year", title="Bathtub: hazard vs host age")
     ax.set_yscale("log")
     ax.legend(fontsize=8)
@@ -76,8 +80,11 @@ def plot_early_life(result: JobResult, folder: Path) -> list[Path]:
         )
         fig, ax = plt.subplots(figsize=(8, 4))
         ax.bar(cohort["cohort"], cohort["events"] / cohort["host_days"] * 365.25)
-        ax.set(xlabel="install month (cohort)", ylabel="early-life failures per host-year",
-               title="Early-life hazard per cohort (younger cohorts fail more)")  # fmt: skip
+        ax.set(
+            xlabel="install month (cohort)",
+            ylabel="early-life failures per host-year",
+            title="Early-life hazard per cohort (younger cohorts fail more)",
+        )
         ax.tick_params(axis="x", rotation=60, labelsize=7)
         out.append(_save(fig, folder / "hazard_by_cohort.png"))
     if t["kaplan_meier"].height:
@@ -85,8 +92,12 @@ def plot_early_life(result: JobResult, folder: Path) -> list[Path]:
         for (group,), g in t["kaplan_meier"].partition_by("group", as_dict=True).items():
             ax.step(g["time"], g["survival"], where="post", label=str(group))
             ax.fill_between(g["time"], g["lower"], g["upper"], step="post", alpha=0.2)
-        ax.set(xlabel="host age (days)", ylabel="P(no failure yet)", title="Kaplan–Meier: time to first failure",
-               ylim=(0, 1.02))  # fmt: skip
+        ax.set(
+            xlabel="host age (days)",
+            ylabel="P(no failure yet)",
+            title="Kaplan–Meier: time to first failure",
+            ylim=(0, 1.02),
+        )
         ax.legend()
         out.append(_save(fig, folder / "kaplan_meier.png"))
     return out
@@ -146,16 +157,34 @@ def plot_maintenance_domain(result: JobResult, folder: Path) -> list[Path]:
     for col, style in (("buffer", ":"), ("interruption", "--"), ("total", "-")):
         ax.plot(curve["domain_hosts"], curve[col], style, label=col)
     ax.axvline(best["size"], color="grey", lw=0.8)
-    ax.annotate(f"optimum {best['size']} hosts", (best["size"], best["cost_hosts"]), textcoords="offset points",
-                xytext=(8, 12))  # fmt: skip
-    ax.set(xscale="log", yscale="log", xlabel="maintenance-domain size (hosts)",
-           ylabel="capacity lost (hosts)", title="Maintenance cost vs domain size")  # fmt: skip
+    ax.annotate(
+        f"optimum {best['size']} hosts",
+        (best["size"], best["cost_hosts"]),
+        textcoords="offset points",
+        xytext=(8, 12),
+    )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="maintenance-domain size (hosts)",
+        ylabel="capacity lost (hosts)",
+        title="Maintenance cost vs domain size",
+    )
     ax.legend()
     out = [_save(fig, folder / "domain_cost.png")]
     sens = t["sensitivity"]
     lam, rep = sorted(sens["failure_rate_factor"].unique()), sorted(sens["repair_time_factor"].unique())
-    grid = np.array([[sens.filter((pl.col("failure_rate_factor") == a) & (pl.col("repair_time_factor") == b))
-                      ["optimal_domain_hosts"].item() for b in rep] for a in lam])  # fmt: skip
+    grid = np.array(
+        [
+            [
+                sens.filter((pl.col("failure_rate_factor") == a) & (pl.col("repair_time_factor") == b))[
+                    "optimal_domain_hosts"
+                ].item()
+                for b in rep
+            ]
+            for a in lam
+        ]
+    )
     fig, ax = plt.subplots(figsize=(5, 4))
     im = ax.imshow(grid, cmap="viridis", origin="lower")
     for (i, j), v in np.ndenumerate(grid):

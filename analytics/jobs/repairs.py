@@ -56,9 +56,13 @@ def incident_intervals(incidents: pl.LazyFrame, operator: pl.LazyFrame | None = 
     """
     end = pl.when(pl.col("end_ts") >= pl.col("start_ts")).then(pl.col("end_ts"))
     frame = incidents.select(
-        "event_id", "host_id", normalised_cause(pl.col("cause")).alias("cause"), "start_ts", end.alias("end_ts"),
+        "event_id",
+        "host_id",
+        normalised_cause(pl.col("cause")).alias("cause"),
+        "start_ts",
+        end.alias("end_ts"),
         pl.lit("incident").alias("how"),
-    )  # fmt: skip
+    )
     if operator is not None:
         back = operator.filter(pl.col("kind") == "returned_to_service").select(
             "host_id", pl.col("ts").alias("_back")
@@ -71,7 +75,7 @@ def incident_intervals(incidents: pl.LazyFrame, operator: pl.LazyFrame | None = 
         )
         frame = frame.join(first_back, on="event_id", how="left").with_columns(
             pl.coalesce("_back", "end_ts").alias("end_ts")
-        )  # fmt: skip
+        )
     return _finish(frame, "incident")
 
 
@@ -116,8 +120,16 @@ def operator_intervals(events: pl.LazyFrame) -> pl.LazyFrame:
         )
         for sp in spans:
             cause = sp.start.item[1] if sp.start.item[1] is not None else (sp.end.item[1] if sp.end else None)
-            rows.append((host, cause, STEP_GROUP[sp.start.item[0]], sp.start.ts, sp.end.ts if sp.end else None))
-    schema = {"host_id": pl.String, "cause": pl.String, "how": pl.String, "start_ts": pl.Int64, "end_ts": pl.Int64}
+            rows.append(
+                (host, cause, STEP_GROUP[sp.start.item[0]], sp.start.ts, sp.end.ts if sp.end else None)
+            )
+    schema = {
+        "host_id": pl.String,
+        "cause": pl.String,
+        "how": pl.String,
+        "start_ts": pl.Int64,
+        "end_ts": pl.Int64,
+    }
     spells = pl.LazyFrame(rows, schema=schema, orient="row").with_columns(
         normalised_cause(pl.col("cause")).alias("cause")
     )
@@ -173,7 +185,9 @@ def _ttr(intervals: pl.LazyFrame, *by: str) -> pl.LazyFrame:
 
 def repair_times(intervals: pl.LazyFrame) -> pl.LazyFrame:
     """Per cause and source: outages, closed ones, median / p90 / mean hours of the closed ones."""
-    return _ttr(intervals, "cause", "source").sort(["closed", "cause", "source"], descending=[True, False, False])
+    return _ttr(intervals, "cause", "source").sort(
+        ["closed", "cause", "source"], descending=[True, False, False]
+    )
 
 
 def operation_kind(reset_within_h: float) -> pl.Expr:
@@ -200,8 +214,12 @@ def repair_times_by_operation(intervals: pl.LazyFrame, reset_within_h: float) ->
 
 def interval_coverage(intervals: pl.DataFrame) -> Coverage:
     """Outages with an end (measured) of all outages."""
-    return Coverage(intervals.filter(pl.col("end_ts").is_not_null()).height, intervals.height, "outages",
-                    "closed (start and end known)")  # fmt: skip
+    return Coverage(
+        intervals.filter(pl.col("end_ts").is_not_null()).height,
+        intervals.height,
+        "outages",
+        "closed (start and end known)",
+    )
 
 
 def repair_hours(intervals: pl.DataFrame, reset_within_h: float) -> tuple[float | None, int]:

@@ -68,35 +68,54 @@ def quarantine_table(lake: str | Path) -> pl.DataFrame:
 def _summary_lines(result: JobResult) -> list[str]:
     s = result.summary
     if result.name == "early-life":
-        mixed = [f"early-life shape β for {m} (with a constant background): "
-                 + (f"{f['shape']:.3f} [{f['shape_lo']:.3f}, {f['shape_hi']:.3f}], {f['early_share']:.0%} of "
-                    f"{f['events']} failures early-life" if f["decided"] else f"insufficient data: {f['reason']}")
-                 for m, f in s.get("early_life_fits", {}).items()]  # fmt: skip
-        return mixed + [f"power-law shape β for {m} (no background term): {f['shape']:.3f} "
-                        f"[{f['shape_lo']:.3f}, {f['shape_hi']:.3f}] from {f['events']} failures"
-                        for m, f in s["fits"].items()]  # fmt: skip
+        mixed = [
+            f"early-life shape β for {m} (with a constant background): "
+            + (
+                f"{f['shape']:.3f} [{f['shape_lo']:.3f}, {f['shape_hi']:.3f}], {f['early_share']:.0%} of "
+                f"{f['events']} failures early-life"
+                if f["decided"]
+                else f"insufficient data: {f['reason']}"
+            )
+            for m, f in s.get("early_life_fits", {}).items()
+        ]
+        return mixed + [
+            f"power-law shape β for {m} (no background term): {f['shape']:.3f} "
+            f"[{f['shape_lo']:.3f}, {f['shape_hi']:.3f}] from {f['events']} failures"
+            for m, f in s["fits"].items()
+        ]
     if result.name == "maintenance-domain":
         m, o = s["model"], s["optimum"]
-        return [f"optimal domain: {o['size']} hosts, capacity lost {o['cost_hosts']:.1f} hosts "
-                f"({o['cost_fraction']:.1%} of {m['hosts']})",
-                f"inputs: λ={m['failure_rate']:.3g}/host-h, R={m['repair_hours']:.3g} h, J={m['job_hosts']} hosts, "
-                f"ρ={m['restart_hours']} h, T={m['cycle_hours']} h",
-                *(f"{k}: {v}" for k, v in s.get("inputs", {}).items())]  # fmt: skip
+        return [
+            f"optimal domain: {o['size']} hosts, capacity lost {o['cost_hosts']:.1f} hosts "
+            f"({o['cost_fraction']:.1%} of {m['hosts']})",
+            f"inputs: λ={m['failure_rate']:.3g}/host-h, R={m['repair_hours']:.3g} h, J={m['job_hosts']} hosts, "
+            f"ρ={m['restart_hours']} h, T={m['cycle_hours']} h",
+            *(f"{k}: {v}" for k, v in s.get("inputs", {}).items()),
+        ]
     if result.name == "interruptions":
-        return [f"{s['interruptions']} interruptions, {s['rate_per_gpu_day']:.3g} per GPU-day; "
-                f"MTTF vs job size: {s['mttf_vs_size']}"]  # fmt: skip
+        return [
+            f"{s['interruptions']} interruptions, {s['rate_per_gpu_day']:.3g} per GPU-day; "
+            f"MTTF vs job size: {s['mttf_vs_size']}"
+        ]
     if result.name == "incidents":
         lines = [f"{s['outages']} outages, {s['closed_outages']} closed ({s['closed_by_source'] or 'none'})"]
         if s["incidents"]:
-            lines.insert(0, f"{s['classified']} of {s['incidents']} incidents classified; "
-                            f"{s['unclassified_source_classes']} source classes had no mapping")  # fmt: skip
+            lines.insert(
+                0,
+                f"{s['classified']} of {s['incidents']} incidents classified; "
+                f"{s['unclassified_source_classes']} source classes had no mapping",
+            )
         return lines
     if result.name == "offenders":
-        return [f"{s['repeat_offenders']} repeat offenders (≥ {s['min_events']} faults of one class); "
-                f"host-level share of hardware faults: {fmt(s['host_share_of_faults']) or 'none (no fault with a hardware signal)'}"]  # fmt: skip
-    return [f"{c['metric']}: {c['group_b']} − {c['group_a']} = {c['diff']:+.4g} "
-            f"[{c['diff_lo']:+.4g}, {c['diff_hi']:+.4g}], Mann–Whitney p={c['p_value']:.2g}"
-            for c in s.get("comparisons", {}).values()]  # fmt: skip
+        return [
+            f"{s['repeat_offenders']} repeat offenders (≥ {s['min_events']} faults of one class); "
+            f"host-level share of hardware faults: {fmt(s['host_share_of_faults']) or 'none (no fault with a hardware signal)'}"
+        ]
+    return [
+        f"{c['metric']}: {c['group_b']} − {c['group_a']} = {c['diff']:+.4g} "
+        f"[{c['diff_lo']:+.4g}, {c['diff_hi']:+.4g}], Mann–Whitney p={c['p_value']:.2g}"
+        for c in s.get("comparisons", {}).values()
+    ]
 
 
 def _coverage_line(result: JobResult, table: str, template: str, escape: Callable[[str], str] = str) -> str:
@@ -106,9 +125,13 @@ def _coverage_line(result: JobResult, table: str, template: str, escape: Callabl
 
 
 def build_report(
-    lake: str | Path, out: str | Path, truth: str | Path | None = None, jobs: tuple[str, ...] = tuple(JOBS),
-    show_progress: bool = True, now: Callable[[], float] = time.time,
-) -> Report:  # fmt: skip
+    lake: str | Path,
+    out: str | Path,
+    truth: str | Path | None = None,
+    jobs: tuple[str, ...] = tuple(JOBS),
+    show_progress: bool = True,
+    now: Callable[[], float] = time.time,
+) -> Report:
     """Run ``jobs`` over ``lake`` and write the report into ``out`` (``now``: its generation time)."""
 
     out = Path(out)
@@ -144,18 +167,32 @@ def build_report(
 
 
 def _loop_tables(loop: ClosedLoop) -> list[tuple[str, pl.DataFrame]]:
-    return [("GPU-hours out of service by cause", loop.by_cause),
-            ("GPU-hours out of service by maintenance domain", loop.by_domain),
-            ("hosts cured, retired or still out", loop.hosts)]  # fmt: skip
+    return [
+        ("GPU-hours out of service by cause", loop.by_cause),
+        ("GPU-hours out of service by maintenance domain", loop.by_domain),
+        ("hosts cured, retired or still out", loop.hosts),
+    ]
 
 
-def _markdown(head: Header, out: Path, results: dict, skipped: dict, figures: dict, quarantine: pl.DataFrame,
-              checks: pl.DataFrame | None, loop: ClosedLoop | None = None) -> str:  # fmt: skip
+def _markdown(
+    head: Header,
+    out: Path,
+    results: dict,
+    skipped: dict,
+    figures: dict,
+    quarantine: pl.DataFrame,
+    checks: pl.DataFrame | None,
+    loop: ClosedLoop | None = None,
+) -> str:
     parts = ["# fleetpulse analytics report\n", *(f"{line}  " for line in head.lines()), ""]
     if checks is not None:
         parts += ["## Ground-truth checks\n", markdown_table(checks, 100)]
     if loop is not None:
-        parts += ["## Closed loop: the fleet's answer to the planner\n", *(f"- {line}" for line in loop.lines), ""]
+        parts += [
+            "## Closed loop: the fleet's answer to the planner\n",
+            *(f"- {line}" for line in loop.lines),
+            "",
+        ]
         parts += [part for title, t in _loop_tables(loop) for part in (f"**{title}**\n", markdown_table(t))]
     for name, result in results.items():
         parts.append(f"## {name}\n")
@@ -169,20 +206,35 @@ def _markdown(head: Header, out: Path, results: dict, skipped: dict, figures: di
                 parts += [f"**{t}**\n", _coverage_line(result, t, "_{}_\n"), markdown_table(table)]
     for name, why in skipped.items():
         parts.append(f"## {name}\n\n_skipped: {why}_\n")
-    parts += ["## Quality gate: quarantined batches\n",
-              markdown_table(quarantine) if quarantine.height else "_none_\n"]  # fmt: skip
+    parts += [
+        "## Quality gate: quarantined batches\n",
+        markdown_table(quarantine) if quarantine.height else "_none_\n",
+    ]
     return "\n".join(parts)
 
 
-def _html(head: Header, results: dict, skipped: dict, figures: dict, quarantine: pl.DataFrame,
-          checks: pl.DataFrame | None, loop: ClosedLoop | None = None) -> str:  # fmt: skip
-    parts = [HTML_HEAD.format(title="fleetpulse analytics"), "<h1>fleetpulse analytics report</h1>",
-             "<p>" + "<br>".join(html.escape(line) for line in head.lines()) + "</p>"]  # fmt: skip
+def _html(
+    head: Header,
+    results: dict,
+    skipped: dict,
+    figures: dict,
+    quarantine: pl.DataFrame,
+    checks: pl.DataFrame | None,
+    loop: ClosedLoop | None = None,
+) -> str:
+    parts = [
+        HTML_HEAD.format(title="fleetpulse analytics"),
+        "<h1>fleetpulse analytics report</h1>",
+        "<p>" + "<br>".join(html.escape(line) for line in head.lines()) + "</p>",
+    ]
     if checks is not None:
         parts += ["<h2>Ground-truth checks</h2>", html_table(checks, 100)]
     if loop is not None:
-        parts += ["<h2>Closed loop: the fleet's answer to the planner</h2><ul>",
-                  *(f"<li>{html.escape(line)}</li>" for line in loop.lines), "</ul>"]  # fmt: skip
+        parts += [
+            "<h2>Closed loop: the fleet's answer to the planner</h2><ul>",
+            *(f"<li>{html.escape(line)}</li>" for line in loop.lines),
+            "</ul>",
+        ]
         parts += [part for title, t in _loop_tables(loop) for part in (f"<h3>{title}</h3>", html_table(t))]
     for name, result in results.items():
         parts.append(f"<h2>{html.escape(name)}</h2><ul>")
@@ -195,6 +247,9 @@ def _html(head: Header, results: dict, skipped: dict, figures: dict, quarantine:
                 parts += [f"<h3>{t}</h3>", line, html_table(human_times(result.tables[t]))]
     for name, why in skipped.items():
         parts.append(f"<h2>{html.escape(name)}</h2><p class='note'>skipped: {html.escape(why)}</p>")
-    parts += ["<h2>Quality gate: quarantined batches</h2>",
-              html_table(quarantine) if quarantine.height else "<p>none</p>", "</body></html>"]  # fmt: skip
+    parts += [
+        "<h2>Quality gate: quarantined batches</h2>",
+        html_table(quarantine) if quarantine.height else "<p>none</p>",
+        "</body></html>",
+    ]
     return "\n".join(parts)

@@ -9,7 +9,12 @@ from typing import Any, NamedTuple, get_type_hints
 
 import polars as pl
 
-_POLARS_TYPES: dict[type, pl.DataType] = {float: pl.Float64(), int: pl.Int64(), bool: pl.Boolean(), str: pl.String()}
+_POLARS_TYPES: dict[type, pl.DataType] = {
+    float: pl.Float64(),
+    int: pl.Int64(),
+    bool: pl.Boolean(),
+    str: pl.String(),
+}
 
 
 class JobResult(NamedTuple):

@@ -32,8 +32,15 @@ from ground.slow_peers import PeerRule
 
 Lake = str | Path
 # a Kaplan–Meier table with no group in it (no failures): still the columns readers select
-KM_SCHEMA = {"group": pl.String(), "time": pl.Float64(), "at_risk": pl.Int64(), "events": pl.Int64(),
-             "survival": pl.Float64(), "lower": pl.Float64(), "upper": pl.Float64()}  # fmt: skip
+KM_SCHEMA = {
+    "group": pl.String(),
+    "time": pl.Float64(),
+    "at_risk": pl.Int64(),
+    "events": pl.Int64(),
+    "survival": pl.Float64(),
+    "lower": pl.Float64(),
+    "upper": pl.Float64(),
+}
 
 
 def _inventory(lake: Lake, job: str) -> pl.LazyFrame:
@@ -54,9 +61,11 @@ def run_early_life(
             "created by an import, rack 'imported'): host age is unknown, so the hazard by age and the fit are skipped",
         )
     if undated:
-        notes.append(f"{undated} of {every_host.height} hosts have no real install date (install_ts missing or 0, or "
-                     "rack 'imported'): "
-                     "left out of every age-based table and of the fit")  # fmt: skip
+        notes.append(
+            f"{undated} of {every_host.height} hosts have no real install date (install_ts missing or 0, or "
+            "rack 'imported'): "
+            "left out of every age-based table and of the fit"
+        )
     start, end = observation_window(lake, read_manifest(truth))
     windows = early_life.host_windows(inv, start, end).collect().lazy()
     in_window = load_faults(lake).filter(pl.col("ts").is_between(start, end)).collect()
@@ -112,15 +121,23 @@ def run_early_life(
     fitted = next((f["events"] for f in fits if f["mode"] == "early_life_modes"), 0)
     cov = {name: dated for name in tables if name != "samples_by_age"} | {
         "early_life_fit": Coverage(
-            fitted, early_total, "early-life faults in the window", "fitted (hosts of known age, repeat offenders left out)"
+            fitted,
+            early_total,
+            "early-life faults in the window",
+            "fitted (hosts of known age, repeat offenders left out)",
         ),
-        "power_law_fit": Coverage(fitted, early_total, "early-life faults in the window",
-                                  "fitted (hosts of known age, repeat offenders left out)"),
-    }  # fmt: skip
+        "power_law_fit": Coverage(
+            fitted,
+            early_total,
+            "early-life faults in the window",
+            "fitted (hosts of known age, repeat offenders left out)",
+        ),
+    }
     if samples is not None:
         seen = int(tables["samples_by_age"]["samples"].sum())
-        cov["samples_by_age"] = Coverage(seen, samples.select(pl.len()).collect().item(), "samples",
-                                         "from hosts of known age")  # fmt: skip
+        cov["samples_by_age"] = Coverage(
+            seen, samples.select(pl.len()).collect().item(), "samples", "from hosts of known age"
+        )
     summary: dict[str, Any] = {
         "coverage": coverage_of(cov),
         "hosts_without_install_date": undated,
@@ -149,7 +166,7 @@ def run_early_life(
                 )
             }
             for f in mixed_fits
-        },  # fmt: skip
+        },
     }
     return JobResult("early-life", tables, summary, notes)
 
@@ -197,8 +214,12 @@ def run_fabric(
     samples = scan(lake, "host_sampled", "fabric")
     # The sample scans are the heavy part (bench/bench_analytics.py): run them on the streaming engine.
     tables = {"percentiles": fabric.sample_percentiles(samples, inv).collect(engine="streaming")}
-    of_known = Coverage(int(tables["percentiles"]["samples"].sum()), samples.select(pl.len()).collect().item(),
-                        "samples", "from inventoried hosts (fabric known)")  # fmt: skip
+    of_known = Coverage(
+        int(tables["percentiles"]["samples"].sum()),
+        samples.select(pl.len()).collect().item(),
+        "samples",
+        "from inventoried hosts (fabric known)",
+    )
     cov = dict.fromkeys(
         ("percentiles", "host_medians", "slow_hosts", "slow_incidence", "comparisons"), of_known
     )
@@ -212,8 +233,9 @@ def run_fabric(
     per_host_link = fabric.link_error_rates(link, observed).collect()
     tables["link_rates"] = fabric.link_rates_by_fabric(per_host_link.lazy()).collect()
     downs = link.filter(pl.col("kind") == "down").select(pl.len()).collect().item()
-    cov["link_rates"] = Coverage(int(per_host_link["downs"].sum()), downs, "link downs",
-                                 "on hosts in service in the window")  # fmt: skip
+    cov["link_rates"] = Coverage(
+        int(per_host_link["downs"].sum()), downs, "link downs", "on hosts in service in the window"
+    )
     win = slow_view.slow_windows(samples, rule)
     flags = slow_view.slow_hosts(win, rule.k).collect(engine="streaming")
     tables["slow_hosts"] = flags.join(inv.select("host_id", "fabric").collect(), on="host_id", how="left")

@@ -32,9 +32,11 @@ class Materiality:
     window_ms: int = 5 * MINUTE_MS  # widened to the sample interval where samples are longer
 
     def describe(self) -> str:
-        return (f"materiality: slow by ≥ {self.min_slowdown:.0%} in ≥ {self.min_share:.0%} of its "
-                f"{self.window_ms / MINUTE_MS:g}-min windows with a job after onset (or sample-long ones), "
-                f"≥ {self.min_slow_ms / MINUTE_MS:g} min in all; not the policy's")  # fmt: skip
+        return (
+            f"materiality: slow by ≥ {self.min_slowdown:.0%} in ≥ {self.min_share:.0%} of its "
+            f"{self.window_ms / MINUTE_MS:g}-min windows with a job after onset (or sample-long ones), "
+            f"≥ {self.min_slow_ms / MINUTE_MS:g} min in all; not the policy's"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +177,10 @@ def resolutions_of(manifest: Mapping[str, Any]) -> list[Resolution]:
     """The sample interval per stretch of a run, from a truth manifest (per segment of a continued run)."""
     segments = manifest.get("segments") or []
     if segments:
-        return [Resolution(int(s["start_ts"]), int(s["end_ts"]), float(s.get("sample_interval_s") or 0))
-                for s in segments]  # fmt: skip
+        return [
+            Resolution(int(s["start_ts"]), int(s["end_ts"]), float(s.get("sample_interval_s") or 0))
+            for s in segments
+        ]
     interval = manifest.get("sample_interval_s")
     if isinstance(interval, int | float) and "start_ts" in manifest and "end_ts" in manifest:
         return [Resolution(int(manifest["start_ts"]), int(manifest["end_ts"]), float(interval))]

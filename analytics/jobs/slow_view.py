@@ -18,10 +18,18 @@ from ground.slow_peers import NIC_PORT_DROP, THERMAL_THROTTLE, Member, PeerRule,
 
 DEFAULT_RULE = PeerRule()
 WINDOW_SCHEMA = {
-    "cluster": pl.String, "window": pl.Int64, "host_id": pl.String, "job_id": pl.String,
-    "step_ms": pl.Float64, "z_step": pl.Float64, "z_bus_bw": pl.Float64, "excess": pl.Float64,
-    "slow": pl.Boolean, "reference": pl.String, "degraded": pl.Float64,
-}  # fmt: skip
+    "cluster": pl.String,
+    "window": pl.Int64,
+    "host_id": pl.String,
+    "job_id": pl.String,
+    "step_ms": pl.Float64,
+    "z_step": pl.Float64,
+    "z_bus_bw": pl.Float64,
+    "excess": pl.Float64,
+    "slow": pl.Boolean,
+    "reference": pl.String,
+    "degraded": pl.Float64,
+}
 
 
 def degraded_expr(names: Sequence[str]) -> pl.Expr:
@@ -68,7 +76,7 @@ def host_windows(samples: pl.LazyFrame, window_ms: int) -> pl.LazyFrame:
             job,
             length.alias("length"),
             degraded_expr(names),
-        )  # fmt: skip
+        )
         .drop_nulls("step_time_ms")
         .with_columns((pl.col("ts") - pl.col("ts") % pl.col("length")).alias("window"))
         .sort("ts")
@@ -105,8 +113,21 @@ def slow_windows(samples: pl.LazyFrame, rule: PeerRule | None = None) -> pl.Lazy
         degraded = {cols[2][r]: cols[6][r] for r in range(i, j)}
         for v in judge_window(members, rule, degraded):
             job = members[v.host_id][2]
-            rows.append((cols[0][i], cols[1][i], v.host_id, job, v.step_ms, v.z_step, v.z_bus_bw, v.excess, v.slow,
-                         v.reference, v.degraded))  # fmt: skip
+            rows.append(
+                (
+                    cols[0][i],
+                    cols[1][i],
+                    v.host_id,
+                    job,
+                    v.step_ms,
+                    v.z_step,
+                    v.z_bus_bw,
+                    v.excess,
+                    v.slow,
+                    v.reference,
+                    v.degraded,
+                )
+            )
         i = j
     return pl.DataFrame(rows, schema=WINDOW_SCHEMA, orient="row").lazy()
 

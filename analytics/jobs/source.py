@@ -113,8 +113,14 @@ def observation_window(
     """The observed period in epoch ms: the manifest's when known, else the data's time range."""
     if manifest and "start_ts" in manifest and "end_ts" in manifest:
         return int(manifest["start_ts"]), int(manifest["end_ts"])
-    names = tables or ("host_sampled", "xid_raised", "link_event_observed", "job_interrupted", "incidents",
-                       "operator_events")  # fmt: skip
+    names = tables or (
+        "host_sampled",
+        "xid_raised",
+        "link_event_observed",
+        "job_interrupted",
+        "incidents",
+        "operator_events",
+    )
     frames = [scan(lake, t) for t in names if has_table(lake, t)]
     if not frames:
         raise MissingTableError(str(lake), names[0])

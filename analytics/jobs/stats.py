@@ -68,17 +68,33 @@ def compare(
     diff, lo, hi = bootstrap_median_diff(x, y, n_boot=n_boot, seed=seed)
     med_a = float(np.median(x))
     return Comparison(
-        metric=metric, statistic="median", group_a=group_a, group_b=group_b, n_a=int(x.size), n_b=int(y.size),
-        value_a=med_a, value_b=float(np.median(y)), diff=diff, diff_lo=lo, diff_hi=hi,
-        rel_diff=diff / med_a if med_a else float("nan"), u_stat=float(u), p_value=float(p),
+        metric=metric,
+        statistic="median",
+        group_a=group_a,
+        group_b=group_b,
+        n_a=int(x.size),
+        n_b=int(y.size),
+        value_a=med_a,
+        value_b=float(np.median(y)),
+        diff=diff,
+        diff_lo=lo,
+        diff_hi=hi,
+        rel_diff=diff / med_a if med_a else float("nan"),
+        u_stat=float(u),
+        p_value=float(p),
         rank_biserial=float(2.0 * u / (x.size * y.size) - 1.0),
-    )  # fmt: skip
+    )
 
 
 def bootstrap_rate_diff(
-    events_a: ArrayLike, exposure_a: ArrayLike, events_b: ArrayLike, exposure_b: ArrayLike,
-    n_boot: int = 2000, confidence: float = 0.95, seed: int = 0,
-) -> tuple[float, float, float, float, float]:  # fmt: skip
+    events_a: ArrayLike,
+    exposure_a: ArrayLike,
+    events_b: ArrayLike,
+    exposure_b: ArrayLike,
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float, float, float]:
     """Pooled rates Σe/Σx of A and B, their difference and its bootstrap CI (resampling units)."""
     ea, xa = np.asarray(events_a, dtype=float), np.asarray(exposure_a, dtype=float)
     eb, xb = np.asarray(events_b, dtype=float), np.asarray(exposure_b, dtype=float)
@@ -92,9 +108,16 @@ def bootstrap_rate_diff(
 
 
 def compare_rates(
-    metric: str, events_a: ArrayLike, exposure_a: ArrayLike, events_b: ArrayLike, exposure_b: ArrayLike,
-    group_a: str = "a", group_b: str = "b", n_boot: int = 2000, seed: int = 0,
-) -> Comparison:  # fmt: skip
+    metric: str,
+    events_a: ArrayLike,
+    exposure_a: ArrayLike,
+    events_b: ArrayLike,
+    exposure_b: ArrayLike,
+    group_a: str = "a",
+    group_b: str = "b",
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> Comparison:
     """Compare event rates (e.g. link downs per host-day): pooled-rate difference + U test on unit rates."""
     ea, xa = np.asarray(events_a, dtype=float), np.asarray(exposure_a, dtype=float)
     eb, xb = np.asarray(events_b, dtype=float), np.asarray(exposure_b, dtype=float)
@@ -105,8 +128,19 @@ def compare_rates(
     ra, rb, diff, lo, hi = bootstrap_rate_diff(ea, xa, eb, xb, n_boot=n_boot, seed=seed)
     u, p = stats.mannwhitneyu(eb / xb, ea / xa, alternative="two-sided")
     return Comparison(
-        metric=metric, statistic="pooled_rate", group_a=group_a, group_b=group_b, n_a=int(ea.size),
-        n_b=int(eb.size), value_a=ra, value_b=rb, diff=diff, diff_lo=lo, diff_hi=hi,
-        rel_diff=diff / ra if ra else float("nan"), u_stat=float(u), p_value=float(p),
+        metric=metric,
+        statistic="pooled_rate",
+        group_a=group_a,
+        group_b=group_b,
+        n_a=int(ea.size),
+        n_b=int(eb.size),
+        value_a=ra,
+        value_b=rb,
+        diff=diff,
+        diff_lo=lo,
+        diff_hi=hi,
+        rel_diff=diff / ra if ra else float("nan"),
+        u_stat=float(u),
+        p_value=float(p),
         rank_biserial=float(2.0 * u / (ea.size * eb.size) - 1.0),
-    )  # fmt: skip
+    )

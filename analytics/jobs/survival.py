@@ -98,9 +98,16 @@ def fit_power_law(
     hi = optimize.brentq(gap, beta, bounds[1]) if gap(bounds[1]) > 0 else bounds[1]
     scale = float((np.sum(hi_w**beta - lo_w**beta) / n) ** (1.0 / beta))
     return PowerLawFit(
-        shape=beta, shape_lo=float(lo), shape_hi=float(hi), scale=scale, events=n,
-        units=int(lo_w.size), exposure=float(np.sum(hi_w - lo_w)), loglik=best, confidence=confidence,
-    )  # fmt: skip
+        shape=beta,
+        shape_lo=float(lo),
+        shape_hi=float(hi),
+        scale=scale,
+        events=n,
+        units=int(lo_w.size),
+        exposure=float(np.sum(hi_w - lo_w)),
+        loglik=best,
+        confidence=confidence,
+    )
 
 
 def kaplan_meier(

@@ -43,8 +43,15 @@ def _row(check: str, expected: Any, observed: Any, interval: str, ok: bool | Non
     """One check's row; an undecided one (``ok`` None) must say why, or it would read as a blank verdict."""
     if ok is None and not detail:
         raise ValueError(f"check {check!r} gave no verdict and no reason")
-    return {"check": check, "expected": str(expected), "observed": str(observed), "interval": interval,
-            "ok": ok, "verdict": VERDICTS[ok], "detail": detail}  # fmt: skip
+    return {
+        "check": check,
+        "expected": str(expected),
+        "observed": str(observed),
+        "interval": interval,
+        "ok": ok,
+        "verdict": VERDICTS[ok],
+        "detail": detail,
+    }
 
 
 def weibull_check(result: JobResult, manifest: dict, tolerance: float = 0.10) -> list[dict]:
@@ -114,8 +121,16 @@ def cause_mix_check(
     observed = np.array([counts.get(c, 0) for c in causes], dtype=float)
     n = int(observed.sum())
     if n < MIN_INTERRUPTIONS:
-        return [_row("cause mix (χ² goodness of fit)", "configured mix", "insufficient data", f"p > {alpha}", None,
-                     f"{n} interruptions, {MIN_INTERRUPTIONS} needed{lemon_note}")]  # fmt: skip
+        return [
+            _row(
+                "cause mix (χ² goodness of fit)",
+                "configured mix",
+                "insufficient data",
+                f"p > {alpha}",
+                None,
+                f"{n} interruptions, {MIN_INTERRUPTIONS} needed{lemon_note}",
+            )
+        ]
     share = np.array([mix[c] for c in causes], dtype=float)
     share /= share.sum()
     expected = share * n
@@ -126,8 +141,16 @@ def cause_mix_check(
         law = ((draws - expected) ** 2 / expected).sum(axis=1)
         p, test = float((np.sum(law >= chi2 - 1e-9) + 1) / (MONTE_CARLO_DRAWS + 1)), "Monte Carlo"
     worst = max(causes, key=lambda c: abs(counts.get(c, 0) - expected[causes.index(c)]))
-    return [_row("cause mix (χ² goodness of fit)", "configured mix", f"χ²={chi2:.1f}, p={p:.3g} ({test})",
-                 f"p > {alpha}", bool(p > alpha), f"{n} interruptions; largest gap: {worst}{lemon_note}")]  # fmt: skip
+    return [
+        _row(
+            "cause mix (χ² goodness of fit)",
+            "configured mix",
+            f"χ²={chi2:.1f}, p={p:.3g} ({test})",
+            f"p > {alpha}",
+            bool(p > alpha),
+            f"{n} interruptions; largest gap: {worst}{lemon_note}",
+        )
+    ]
 
 
 def fabric_check(result: JobResult, manifest: dict) -> list[dict]:
@@ -143,13 +166,29 @@ def fabric_check(result: JobResult, manifest: dict) -> list[dict]:
         want = fabrics[c["group_b"]][metric] - fabrics[c["group_a"]][metric]
         spread = find_key(manifest, "pace" if metric == "step_time_ms" else "bw_pace")
         if isinstance(spread, list | tuple) and len(spread) == 2 and spread[0] != spread[1]:
-            rows.append(_row(f"fabric {metric} ({c['group_b']} − {c['group_a']})", f"{want:+.2f}", f"{c['diff']:+.2f}",
-                             "", None, f"insufficient data: jobs run at their own pace (×{spread[0]:g}–{spread[1]:g}), "
-                             "so the fabrics' difference is confounded with which jobs ran where"))  # fmt: skip
+            rows.append(
+                _row(
+                    f"fabric {metric} ({c['group_b']} − {c['group_a']})",
+                    f"{want:+.2f}",
+                    f"{c['diff']:+.2f}",
+                    "",
+                    None,
+                    f"insufficient data: jobs run at their own pace (×{spread[0]:g}–{spread[1]:g}), "
+                    "so the fabrics' difference is confounded with which jobs ran where",
+                )
+            )
             continue
         ok, detail = _fabric_verdict(c, want)
-        rows.append(_row(f"fabric {metric} ({c['group_b']} − {c['group_a']})", f"{want:+.2f}", f"{c['diff']:+.2f}",
-                         f"95% CI [{c['diff_lo']:+.2f}, {c['diff_hi']:+.2f}]", ok, detail))  # fmt: skip
+        rows.append(
+            _row(
+                f"fabric {metric} ({c['group_b']} − {c['group_a']})",
+                f"{want:+.2f}",
+                f"{c['diff']:+.2f}",
+                f"95% CI [{c['diff_lo']:+.2f}, {c['diff_hi']:+.2f}]",
+                ok,
+                detail,
+            )
+        )
     return rows
 
 
@@ -163,7 +202,10 @@ def _fabric_verdict(c: dict, want: float) -> tuple[bool | None, str]:
     half = z * (c["diff_hi"] - c["diff_lo"]) / 2
     lo, hi = c["diff"] - half, c["diff"] + half
     if lo <= want <= hi:
-        return None, f"insufficient data: outside the 95% CI, inside the {STRICT_CONFIDENCE:.1%} one [{lo:+.2f}, {hi:+.2f}]; {detail}"
+        return (
+            None,
+            f"insufficient data: outside the 95% CI, inside the {STRICT_CONFIDENCE:.1%} one [{lo:+.2f}, {hi:+.2f}]; {detail}",
+        )
     return False, f"outside the {STRICT_CONFIDENCE:.1%} CI [{lo:+.2f}, {hi:+.2f}]; {detail}"
 
 
@@ -187,7 +229,11 @@ SLOW_GOAL = 0.9  # precision and recall both
 
 
 def slow_host_check(
-    hosts_truth: pl.DataFrame, result: JobResult, truth: Path, manifest: dict, materiality: Materiality | None = None
+    hosts_truth: pl.DataFrame,
+    result: JobResult,
+    truth: Path,
+    manifest: dict,
+    materiality: Materiality | None = None,
 ) -> list[dict]:
     """The batch view's slow hosts against the truth's material ones: "yes" when precision and recall are
     both ≥ 0.9. A flagged slow host that is not material is no false alarm; recall counts material ones."""
@@ -199,8 +245,15 @@ def slow_host_check(
     m = materiality or Materiality()
     jobs = _optional(truth / "jobs.parquet", ["slot", "start_ts", "end_ts"])
     episodes = _optional(truth / "slow_episodes.parquet", None)
-    judged = judge_slow_hosts(hosts_truth, int(manifest["start_ts"]), int(manifest["end_ts"]), jobs, episodes,
-                              m, resolutions_of(manifest))  # fmt: skip
+    judged = judge_slow_hosts(
+        hosts_truth,
+        int(manifest["start_ts"]),
+        int(manifest["end_ts"]),
+        jobs,
+        episodes,
+        m,
+        resolutions_of(manifest),
+    )
     slow = {t.host_id for t in judged}
     material = material_hosts(judged)
     flagged = set(result.tables["slow_hosts"].filter(pl.col("is_slow"))["host_id"].to_list())
@@ -209,7 +262,16 @@ def slow_host_check(
     interval = f"precision, recall ≥ {SLOW_GOAL}"
     if not material:
         why = "; ".join(sorted({t.reason for t in judged})) or "no slow host"
-        return [_row(name, expected, observed, interval, None, f"insufficient data: no material slow host ({why}); {m.describe()}")]  # fmt: skip
+        return [
+            _row(
+                name,
+                expected,
+                observed,
+                interval,
+                None,
+                f"insufficient data: no material slow host ({why}); {m.describe()}",
+            )
+        ]
     tp = len(flagged & slow)
     precision = tp / len(flagged) if flagged else None
     recall = len(flagged & material) / len(material)

@@ -108,7 +108,9 @@ class Archiver:
         """Read each partition's committed offset, give new partitions a starting point, seek there."""
         self.prepare_lake()
         group = self.settings.lake.group_id
-        frontier = offsets.resume_offsets(self.lake, group, [TopicPartition(tp.topic, tp.partition) for tp in tps])
+        frontier = offsets.resume_offsets(
+            self.lake, group, [TopicPartition(tp.topic, tp.partition) for tp in tps]
+        )
         begin = consumer.beginning_offsets(tps)
         start = offsets.start_offsets(
             begin, consumer.end_offsets(tps), self.settings.lake.start_from, self._inventory_topic
@@ -123,7 +125,9 @@ class Archiver:
         frontier.update(new)
         latest = consumer.end_offsets(tps)
         self._retention = source.RetentionWatch()  # each (re)start reports what it finds lost once
-        lost = offsets.lost_to_retention(frontier, {TopicPartition(tp.topic, tp.partition): begin[tp] for tp in tps})
+        lost = offsets.lost_to_retention(
+            frontier, {TopicPartition(tp.topic, tp.partition): begin[tp] for tp in tps}
+        )
         for tp in tps:
             committed = frontier[TopicPartition(tp.topic, tp.partition)]
             if committed > latest[tp]:

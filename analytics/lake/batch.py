@@ -139,7 +139,9 @@ def _decode_one(rec: ConsumedRecord, codec: Codec) -> DecodedEvent | Rejected:
         return Rejected(rec, type(exc).__name__, exc.reason)
 
 
-def _partitions(records: list[ConsumedRecord]) -> tuple[list[TopicPartition], dict[TopicPartition, PartitionRange]]:
+def _partitions(
+    records: list[ConsumedRecord],
+) -> tuple[list[TopicPartition], dict[TopicPartition, PartitionRange]]:
     """The partition of each record (one shared object per partition) and the offsets seen of each."""
     shared: dict[tuple[str, int], TopicPartition] = {}
     spans: dict[TopicPartition, list[int]] = {}
@@ -155,7 +157,9 @@ def _partitions(records: list[ConsumedRecord]) -> tuple[list[TopicPartition], di
     return tps, {tp: PartitionRange(*span) for tp, span in spans.items()}
 
 
-def _decode(records: list[ConsumedRecord], codec: Codec, blocks: BlockDecoder | None, chunk_rows: int) -> _Decoded:
+def _decode(
+    records: list[ConsumedRecord], codec: Codec, blocks: BlockDecoder | None, chunk_rows: int
+) -> _Decoded:
     """Every record decoded: a chunk at a time where its writer schema allows, else one by one."""
     n = len(records)
     out = _Decoded([0] * n, [""] * n, [""] * n, [0] * n, [0] * n, [])
@@ -174,7 +178,9 @@ def _decode(records: list[ConsumedRecord], codec: Codec, blocks: BlockDecoder | 
         assert blocks is not None
         for at in range(0, len(indices), chunk_rows):
             chunk = indices[at : at + chunk_rows]
-            table = blocks.decode(schema_id, [memoryview(records[i].value or b"")[HEADER.size :] for i in chunk])
+            table = blocks.decode(
+                schema_id, [memoryview(records[i].value or b"")[HEADER.size :] for i in chunk]
+            )
             if table is None:
                 singles.extend(chunk)
                 continue
@@ -183,12 +189,20 @@ def _decode(records: list[ConsumedRecord], codec: Codec, blocks: BlockDecoder | 
             ids, times = table.column("event_id").to_pylist(), table.column("ts").to_pylist()
             for row, i in enumerate(chunk):
                 out.outcome[i], out.event_type[i], out.event_id[i], out.ts[i], out.row[i] = (
-                    number, subject, ids[row], times[row], row
-                )  # fmt: skip
+                    number,
+                    subject,
+                    ids[row],
+                    times[row],
+                    row,
+                )
     for i in singles:
         item = out.outcome[i] = _decode_one(records[i], codec)
         if isinstance(item, DecodedEvent):
-            out.event_type[i], out.event_id[i], out.ts[i] = item.event_type, str(item.record["event_id"]), item.record["ts"]
+            out.event_type[i], out.event_id[i], out.ts[i] = (
+                item.event_type,
+                str(item.record["event_id"]),
+                item.record["ts"],
+            )
     return out
 
 
@@ -244,7 +258,9 @@ def plan_batch(
         for rows in decoded.chunks:
             if rows.event_type == event_type and any(rows.keep):
                 kept = [i for i, k in zip(rows.indices, rows.keep, strict=True) if k]
-                batch.add_table(rows.table.filter(pa.array(rows.keep)), [(tps[i], consumed[i].offset) for i in kept])
+                batch.add_table(
+                    rows.table.filter(pa.array(rows.keep)), [(tps[i], consumed[i].offset) for i in kept]
+                )
         for i in singles.get(event_type, []):
             event = decoded.outcome[i]
             assert isinstance(event, DecodedEvent)

@@ -67,7 +67,10 @@ def compact(
         except (DeltaError, OSError) as exc:
             raise LakeError(f"compaction of {name} failed: {exc}", delta.uri(name)) from exc
         result = CompactionResult(
-            name, int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"]), int(metrics["partitionsOptimized"])
+            name,
+            int(metrics["numFilesRemoved"]),
+            int(metrics["numFilesAdded"]),
+            int(metrics["partitionsOptimized"]),
         )
         if result.files_removed:
             out.append(result)

@@ -38,13 +38,16 @@ class ArchiverMetrics:
             registry=r,
         )
         self.duplicates = Counter(
-            "fleetpulse_archiver_duplicate_records", "Records seen twice in a batch (same event id), kept once",
+            "fleetpulse_archiver_duplicate_records",
+            "Records seen twice in a batch (same event id), kept once",
             registry=r,
-        )  # fmt: skip
+        )
         self.flush_seconds = Histogram(
-            "fleetpulse_archiver_flush_duration_seconds", "Time to write one batch into the lake",
-            buckets=FLUSH_BUCKETS, registry=r,
-        )  # fmt: skip
+            "fleetpulse_archiver_flush_duration_seconds",
+            "Time to write one batch into the lake",
+            buckets=FLUSH_BUCKETS,
+            registry=r,
+        )
         self.last_flush = Gauge(
             "fleetpulse_archiver_last_flush_timestamp_seconds",
             "Wall-clock time the last flush ended",

@@ -35,7 +35,9 @@ OFFSETS_SCHEMA = pa.schema(
 )
 
 
-def resume_offsets(tables: DeltaTables, group_id: str, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+def resume_offsets(
+    tables: DeltaTables, group_id: str, tps: Iterable[TopicPartition]
+) -> dict[TopicPartition, int]:
     """Next offset to archive for each partition the group has committed (absent: new to the lake)."""
     ids = {app_id(group_id, tp): tp for tp in tps}
     return {ids[app]: v for app, v in tables.versions_of(OFFSETS_TABLE, ids).items() if v is not None}
@@ -97,7 +99,11 @@ def check_split(tables: DeltaTables, group_id: str, members: int, *, resplit: bo
 
 
 def check_owner(
-    tables: DeltaTables, group_id: str, members: int, frontier: Mapping[TopicPartition, int], tps: Iterable[TopicPartition]
+    tables: DeltaTables,
+    group_id: str,
+    members: int,
+    frontier: Mapping[TopicPartition, int],
+    tps: Iterable[TopicPartition],
 ) -> None:
     """Raise unless this archiver still owns ``tps``: the split is still ``members`` and no other archiver
     committed any of them past ``frontier`` (the same member started twice). Checked before a batch's

@@ -134,16 +134,26 @@ class Publisher:
         return out
 
     def _append(
-        self, rel: str, data: pa.Table, tps: set[TopicPartition], plan: BatchPlan, partition_by: Sequence[str] = ()
+        self,
+        rel: str,
+        data: pa.Table,
+        tps: set[TopicPartition],
+        plan: BatchPlan,
+        partition_by: Sequence[str] = (),
     ) -> None:
         ids = self._ids(tps, plan)
         self.tables.append(rel, data, partition_by=partition_by, versions=ids)
         self._committed(rel, ids)
 
-    def _unwritten(self, batch: TableBatch, arrow: pa.Table) -> tuple[pa.Table, list[tuple[TopicPartition, int]]]:
+    def _unwritten(
+        self, batch: TableBatch, arrow: pa.Table
+    ) -> tuple[pa.Table, list[tuple[TopicPartition, int]]]:
         """The rows of ``batch`` neither its table nor its quarantine holds yet (all of them but after a crash)."""
         tps = {tp for tp, _ in batch.sources}
-        held = {tp: max(self.version(batch.table, tp), self.version(quarantine_table(batch.table), tp)) for tp in tps}
+        held = {
+            tp: max(self.version(batch.table, tp), self.version(quarantine_table(batch.table), tp))
+            for tp in tps
+        }
         keep = [i for i, (tp, offset) in enumerate(batch.sources) if offset >= held[tp]]
         if len(keep) == len(batch.sources):
             return arrow, batch.sources
@@ -151,7 +161,9 @@ class Publisher:
 
     # -- the destinations ---------------------------------------------------------------------------
 
-    def _publish_table(self, done: PublishedBatch, batch: TableBatch, now: dt.datetime, hosts: set[str] | None) -> None:
+    def _publish_table(
+        self, done: PublishedBatch, batch: TableBatch, now: dt.datetime, hosts: set[str] | None
+    ) -> None:
         """Gate one table's rows, then append them as data or as quarantine."""
         self._report_unreported(done, batch, now, hosts)
         arrow, sources = self._unwritten(batch, batch.arrow())
@@ -196,7 +208,11 @@ class Publisher:
         gaps = {tp: gap for tp, gap in gaps.items() if gap[0] < gap[1]}
         if not gaps:  # every batch but the replay after such a crash: no per-row scan on the hot path
             return
-        keep = [i for i, (tp, offset) in enumerate(batch.sources) if tp in gaps and gaps[tp][0] <= offset < gaps[tp][1]]
+        keep = [
+            i
+            for i, (tp, offset) in enumerate(batch.sources)
+            if tp in gaps and gaps[tp][0] <= offset < gaps[tp][1]
+        ]
         if not keep:
             return
         rows = batch.arrow().take(pa.array(keep, pa.int64()))
@@ -212,10 +228,14 @@ class Publisher:
 
     def _publish_rejected(self, done: PublishedBatch, now: dt.datetime) -> None:
         """Append the records planning rejected (undecodable, or ``ts`` off the calendar) with their reasons."""
-        rejected = [r for r in done.plan.rejected if r.record.offset >= self.version(REJECTED_TABLE, r.record.tp)]
+        rejected = [
+            r for r in done.plan.rejected if r.record.offset >= self.version(REJECTED_TABLE, r.record.tp)
+        ]
         if not rejected:
             return
-        self._append(REJECTED_TABLE, rejected_table(rejected, now), {r.record.tp for r in rejected}, done.plan)
+        self._append(
+            REJECTED_TABLE, rejected_table(rejected, now), {r.record.tp for r in rejected}, done.plan
+        )
         done.commits += 1
         done.rejected_rows = len(rejected)
         _log_rejected(rejected)
@@ -229,7 +249,12 @@ def _slices(arrow: pa.Table, sources: list[tuple[TopicPartition, int]]) -> list[
     out = []
     for tp, indices in sorted(groups.items()):
         offs = [sources[i][1] for i in indices]
-        out.append((OffsetRange(tp.topic, tp.partition, min(offs), max(offs)), arrow.take(pa.array(indices, pa.int64()))))
+        out.append(
+            (
+                OffsetRange(tp.topic, tp.partition, min(offs), max(offs)),
+                arrow.take(pa.array(indices, pa.int64())),
+            )
+        )
     return out
 
 

@@ -58,7 +58,10 @@ class QuarantineEntry(NamedTuple):
 
 def quarantine_rows(table: str, slices: list[tuple[OffsetRange, pa.Table]]) -> pa.Table:
     """The rows of every slice with the batch id they belong to."""
-    parts = [data.append_column(BATCH_ID, pa.array([str(rng)] * data.num_rows, pa.string())) for rng, data in slices]
+    parts = [
+        data.append_column(BATCH_ID, pa.array([str(rng)] * data.num_rows, pa.string()))
+        for rng, data in slices
+    ]
     return pa.concat_tables(parts)
 
 
@@ -67,7 +70,9 @@ def report_rows(
 ) -> pa.Table:
     """One report row per slice; the GX report is kept whole as JSON."""
     report = json.dumps(outcome.report, default=str, sort_keys=True)
-    rows = [report_row(table, rng, data.num_rows, list(outcome.failed_names), now, report) for rng, data in slices]
+    rows = [
+        report_row(table, rng, data.num_rows, list(outcome.failed_names), now, report) for rng, data in slices
+    ]
     return pa.Table.from_pylist(rows, schema=REPORTS_SCHEMA)
 
 

@@ -46,7 +46,9 @@ class ConsumedRecord(NamedTuple):
     @classmethod
     def of(cls, message: Any) -> ConsumedRecord:
         """A kafka-python ``ConsumerRecord`` (anything with its fields), as the archiver keeps it."""
-        return cls(message.topic, message.partition, message.offset, message.timestamp, message.key, message.value)
+        return cls(
+            message.topic, message.partition, message.offset, message.timestamp, message.key, message.value
+        )
 
 
 class Rejected(NamedTuple):

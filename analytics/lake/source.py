@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def open_consumer(settings: Settings, factory: Callable[..., Any] | None = None, *, in_group: bool = True) -> Any:
+def open_consumer(
+    settings: Settings, factory: Callable[..., Any] | None = None, *, in_group: bool = True
+) -> Any:
     """A consumer that commits nothing by itself and reads committed records only; ``in_group``: the lake's group."""
     bootstrap = settings.bootstrap_servers
     if factory is None and not tcp_reachable(bootstrap, timeout_s=2.0):

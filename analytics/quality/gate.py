@@ -106,7 +106,6 @@ class QualityGate:
 
     def _gx_context(self) -> Any:
         if self._context is None:
-
             config = DataContextConfig(
                 store_backend_defaults=InMemoryStoreBackendDefaults(),
                 progress_bars=ProgressBarsConfig(globally=False),
@@ -119,7 +118,6 @@ class QualityGate:
     def _definition(self, table: str, with_hosts: bool) -> Any:
         key = (table, with_hosts)
         if key not in self._definitions:
-
             spec = self.suite(table)
             context = self._gx_context()
             available = frozenset({"known_hosts"} if with_hosts else set())
@@ -155,7 +153,9 @@ class QualityGate:
         definition = self._definition(table, known_hosts is not None)
         parameters: dict[str, Any] = {"max_ts_ms": now_ms + self.future_tolerance_ms}
         if known_hosts is not None:
-            parameters["known_hosts"] = _known_in_batch(frame, spec.columns_checked_against("known_hosts"), known_hosts)
+            parameters["known_hosts"] = _known_in_batch(
+                frame, spec.columns_checked_against("known_hosts"), known_hosts
+            )
         # Most batches pass: a yes/no run is ~3x cheaper than one that collects unexpected values,
         # so the detailed run happens only for a batch that fails (its report needs the details).
         batch = {"dataframe": frame}

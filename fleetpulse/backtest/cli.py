@@ -71,7 +71,11 @@ def backtest(
         history = read_history(open_lake(lake_path), period)
     with console.status(f"replaying {len(history.events):,} records through {len(grid)} policy variant(s)"):
         results = run_backtest(
-            history, grid, truth_frames, tick_ms=parse_duration_ms(tick), plan_order=settings.detect.plan_order
+            history,
+            grid,
+            truth_frames,
+            tick_ms=parse_duration_ms(tick),
+            plan_order=settings.detect.plan_order,
         )
     params = {
         "lake": str(lake_path),

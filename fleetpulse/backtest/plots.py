@@ -60,15 +60,27 @@ def plot_sweep(results: Sequence[VariantResult], folder: Path) -> Path:
                 y = [getattr(r.score.detectors[name], metric) if r.score else None for r in results]
                 points = [(a, b) for a, b in zip(x, y, strict=True) if b is not None]
                 if points:
-                    ax.plot(*zip(*points, strict=True), marker=marker, fillstyle=fill, ls="none",
-                            label=f"{name} {metric}")  # fmt: skip
+                    ax.plot(
+                        *zip(*points, strict=True),
+                        marker=marker,
+                        fillstyle=fill,
+                        ls="none",
+                        label=f"{name} {metric}",
+                    )
         ax.set(ylabel="precision / recall (filled / open)", ylim=(-0.05, 1.05))
     else:
         ax.plot(x, [len(r.replay.findings) for r in results], "o:", label="findings")
         ax.set(ylabel="findings")
     for r, xv in zip(results, x, strict=True):
-        ax.annotate(", ".join(str(v) for _, v in r.variant.values), (xv, ax.get_ylim()[0]),
-                    rotation=90, fontsize=7, va="bottom", ha="center", alpha=0.7)  # fmt: skip
+        ax.annotate(
+            ", ".join(str(v) for _, v in r.variant.values),
+            (xv, ax.get_ylim()[0]),
+            rotation=90,
+            fontsize=7,
+            va="bottom",
+            ha="center",
+            alpha=0.7,
+        )
     ax.set(xlabel="capacity drained (host-days)", title="Sweep: detection against capacity drained")
     ax.legend(fontsize=7, ncol=2)
     return _save(fig, folder / "sweep.png")

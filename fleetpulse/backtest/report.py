@@ -79,7 +79,7 @@ def _sections(r: VariantResult, folder: Path) -> list[tuple[str, pl.DataFrame | 
             "Replayed",
             f"records replayed {r.replay.replayed}; refused by validation {r.replay.rejected}; "
             f"too late to count {r.replay.late}",
-        ),  # fmt: skip
+        ),
         ("Findings against the live detectors, per rule", by_rule(r)),
         ("Findings that appear (backtest only) or disappear (live only)", changed),
         ("Actions against the live planner, per kind", r.actions),

@@ -48,7 +48,11 @@ __all__ = [
 def find_java(settings: BrokerSettings, which: Which = shutil.which, run: Runner = run_captured) -> str:
     """Absolute path of a java >= 17, or ToolMissingError saying how to get one."""
     return require_java(
-        settings.java, f"Kafka {settings.kafka_version}", "set FLEETPULSE_BROKER__JAVA to its path", which, run
+        settings.java,
+        f"Kafka {settings.kafka_version}",
+        "set FLEETPULSE_BROKER__JAVA to its path",
+        which,
+        run,
     )
 
 

@@ -31,7 +31,9 @@ def format_argv(settings: BrokerSettings, files: BrokerFiles, java: str) -> list
     ]
 
 
-def broker_argv(settings: BrokerSettings, files: BrokerFiles, java: str, *, die_with_caller: bool) -> list[str]:
+def broker_argv(
+    settings: BrokerSettings, files: BrokerFiles, java: str, *, die_with_caller: bool
+) -> list[str]:
     """The broker JVM; with ``die_with_caller`` the kernel ends it when its caller dies."""
     argv = [
         *java_base(settings, files, java),

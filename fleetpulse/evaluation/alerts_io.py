@@ -21,9 +21,14 @@ if TYPE_CHECKING:
 
 def alerts_from_kafka(settings: Settings, topic: str | None = None, timeout_s: float = 60.0) -> pl.DataFrame:
     """Every AlertRaised on the alerts topic (none when the topic does not exist)."""
-    rows = events_from_kafka(settings, topic or settings.topics.alerts.name, "AlertRaised", timeout_s, missing_ok=True)
+    rows = events_from_kafka(
+        settings, topic or settings.topics.alerts.name, "AlertRaised", timeout_s, missing_ok=True
+    )
     return pl.DataFrame(
-        [{**{k: r.get(k) for k in ALERT_COLUMNS}, "group_key": (r.get("labels") or {}).get("group_key")} for r in rows],
+        [
+            {**{k: r.get(k) for k in ALERT_COLUMNS}, "group_key": (r.get("labels") or {}).get("group_key")}
+            for r in rows
+        ],
         schema=ALERT_COLUMNS,
     )
 

@@ -22,10 +22,23 @@ from fleetpulse.evaluation.slow_hosts import WindowPeriod, score_slow_host, wind
 from ground.errors import FleetpulseError
 
 __all__ = [
-    "DAY_MS", "DETECTORS", "DetectorScore", "RepeatRule", "ScoreReport", "ScoringError", "WindowPeriod",
-    "default_critical_kinds", "default_rules", "default_slow_k", "score", "score_critical_fault",
-    "score_repeat_offender", "score_slow_host", "threshold_reached_at", "windows_between",
-]  # fmt: skip
+    "DAY_MS",
+    "DETECTORS",
+    "DetectorScore",
+    "RepeatRule",
+    "ScoreReport",
+    "ScoringError",
+    "WindowPeriod",
+    "default_critical_kinds",
+    "default_rules",
+    "default_slow_k",
+    "score",
+    "score_critical_fault",
+    "score_repeat_offender",
+    "score_slow_host",
+    "threshold_reached_at",
+    "windows_between",
+]
 
 DAY_MS = 86_400_000
 DETECTORS = ("repeat_offender", "slow_host", "critical_fault")
@@ -119,7 +132,9 @@ def score_repeat_offender(
     flagged = sorted(set(first) - truth)
     host_only = set(hosts.filter(pl.col("host_only"))["host_id"]) if "host_only" in hosts.columns else set()
     met_hosts = [
-        h for h in flagged if h in by_host and rule_met(by_host[h], rules_for(met, h in host_only), start, end)
+        h
+        for h in flagged
+        if h in by_host and rule_met(by_host[h], rules_for(met, h in host_only), start, end)
     ]
     fp_hosts = sorted(set(flagged) - set(met_hosts))
     return assemble(

@@ -34,7 +34,9 @@ def score_pages(alerts: pl.DataFrame, report: ScoreReport) -> PageScore:
     on_hosts = firing.filter(pl.col("host_id") != FLEET).with_columns(
         pl.col("group_key").fill_null(pl.col("event_id"))  # an alert without a group is its own page
     )
-    groups = on_hosts.group_by("host_id", "group_key").agg((pl.col("alertname") == AFTER_REPAIR).any().alias("after"))
+    groups = on_hosts.group_by("host_id", "group_key").agg(
+        (pl.col("alertname") == AFTER_REPAIR).any().alias("after")
+    )
     mine = groups.filter(pl.col("host_id").is_in(incidents))
     per_host = mine.group_by("host_id").len()
     n, after = len(incidents), int(mine["after"].sum())

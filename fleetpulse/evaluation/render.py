@@ -35,7 +35,9 @@ LIVE_TITLE = "The live segment alone (live window)"
 
 
 def render(
-    report: ScoreReport, console: Console, title: str = "Detection quality vs ground truth (hosts)",
+    report: ScoreReport,
+    console: Console,
+    title: str = "Detection quality vs ground truth (hosts)",
     fmt: OutputFormat = OutputFormat.table,
 ) -> None:
     """One table row per detector, then the per-kind breakdown; the live segment of a run apart.
@@ -94,7 +96,9 @@ def score_table(report: ScoreReport, title: str) -> Table:
 
 def _answer(a: dict[str, Any]) -> str:
     """What the simulated fleet did in answer to the planner (the truth manifest's ``closed_loop``)."""
-    out = ", ".join(f"{gpu_h:,.0f} GPU-h {cause}" for cause, gpu_h in (a.get("gpu_h_out_of_service") or {}).items())
+    out = ", ".join(
+        f"{gpu_h:,.0f} GPU-h {cause}" for cause, gpu_h in (a.get("gpu_h_out_of_service") or {}).items()
+    )
     return (
         f"{a.get('repairs', 0)} repair(s), {a.get('failed_repairs', 0)} did not hold; "
         f"{len(a.get('lemons_cured') or {})} lemon(s) and {len(a.get('slow_hosts_cured') or {})} slow host(s) cured, "

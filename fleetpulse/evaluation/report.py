@@ -74,7 +74,9 @@ class ScoreReport:
     params: dict[str, Any]
     live: ScoreReport | None = None  # a history continued live: the live segment on its own
     pages: PageScore | None = None  # the alerts sent for the run, per true incident (when they were read)
-    fleet_answer: dict[str, Any] | None = None  # closed loop: what the simulated fleet did in answer (manifest)
+    fleet_answer: dict[str, Any] | None = (
+        None  # closed loop: what the simulated fleet did in answer (manifest)
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; times to detect also in hours (``ttd_median_h``, ``ttd_p90_h``) for reports."""

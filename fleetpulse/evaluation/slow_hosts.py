@@ -79,8 +79,9 @@ def score_slow_host(
     """
     rule = materiality or Materiality()
     if periods:
-        return _score_slow_host(findings, hosts, start, end, rule, list(periods), "segments", jobs, episodes,
-                                resolutions)  # fmt: skip
+        return _score_slow_host(
+            findings, hosts, start, end, rule, list(periods), "segments", jobs, episodes, resolutions
+        )
     source = "argument"
     if window_s is None:
         spans = findings.filter(pl.col("detector") == "slow_host")

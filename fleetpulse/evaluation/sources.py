@@ -25,7 +25,6 @@ from schemas import Codec, DecodeError
 from schemas.arrow import flatten
 
 if TYPE_CHECKING:
-
     from ground.settings import Settings
     from streams.core.policy import Policy
 
@@ -218,7 +217,12 @@ def score_with_policy(
         in_live,
         hosts,
         faults,
-        {"start_ts": lo, "end_ts": hi, "jobs": manifest.get("jobs"), "slow_episodes": manifest.get("slow_episodes")},
+        {
+            "start_ts": lo,
+            "end_ts": hi,
+            "jobs": manifest.get("jobs"),
+            "slow_episodes": manifest.get("slow_episodes"),
+        },
         window_s=live_window,
         **common,
     )

@@ -31,14 +31,19 @@ def run(
     ctx: typer.Context,
     scenario: Annotated[
         list[str] | None,
-        typer.Option("--scenario", "-s", help="worker-kill, broker-restart, receiver-down, poison, broker-outage, receiver-slow, disk-full (repeatable; default all)."),
+        typer.Option(
+            "--scenario",
+            "-s",
+            help="worker-kill, broker-restart, receiver-down, poison, broker-outage, receiver-slow, disk-full (repeatable; default all).",
+        ),
     ] = None,
     write: Annotated[
-        Path | None, typer.Option(help="Update this Markdown file's results table (e.g. docs/RELIABILITY.md).")
+        Path | None,
+        typer.Option(help="Update this Markdown file's results table (e.g. docs/RELIABILITY.md)."),
     ] = None,
-    out: Annotated[Path, typer.Option(help="Run folder root: broker data, worker logs, truth, receiver files.")] = Path(
-        "out/faults"
-    ),
+    out: Annotated[
+        Path, typer.Option(help="Run folder root: broker data, worker logs, truth, receiver files.")
+    ] = Path("out/faults"),
     preset: Annotated[str, typer.Option(help="Simulated fleet preset.")] = "small",
     days: Annotated[float, typer.Option(help="Simulated fleet history, days.")] = 14.0,
     seed: Annotated[int, typer.Option(help="Simulator and fuzzer seed.")] = 7,
@@ -59,14 +64,26 @@ def run(
     console = messages(fmt)
     run_id = time.strftime("faults-%Y%m%d-%H%M%S")
     run_dir = (out / run_id).resolve()
-    command = "fleetpulse " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["faults"] else "fleetpulse faults run"
+    command = (
+        "fleetpulse " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["faults"] else "fleetpulse faults run"
+    )
     results = []
     failed: list[str] = []
-    with console.status("starting a Kafka broker for the fault run …"), own_broker(settings, run_dir / "broker") as broker:
+    with (
+        console.status("starting a Kafka broker for the fault run …"),
+        own_broker(settings, run_dir / "broker") as broker,
+    ):
         context = FaultContext(
-            base=settings, broker=broker, out_dir=run_dir, run_id=run_id, command=command,
-            preset=preset, days=days, seed=seed, say=lambda m: console.log(m),
-        )  # fmt: skip
+            base=settings,
+            broker=broker,
+            out_dir=run_dir,
+            run_id=run_id,
+            command=command,
+            preset=preset,
+            days=days,
+            seed=seed,
+            say=lambda m: console.log(m),
+        )
         for name in names:
             try:
                 with console.status(f"scenario [bold]{name}[/] …"):

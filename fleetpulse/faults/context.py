@@ -60,9 +60,7 @@ class FaultContext:
 EXACT_DELIVERY = {"late_fraction": 0.0, "dropout_fraction": 0.0, "duplicate_fraction": 0.0}
 
 
-def simulate(
-    ctx: FaultContext, settings: Settings, truth: Path, **request: Any
-) -> SimulationResult:
+def simulate(ctx: FaultContext, settings: Settings, truth: Path, **request: Any) -> SimulationResult:
     """The small fleet's history into the settings' Kafka topics, with ground truth in ``truth``.
 
     Delivered exactly (no simulated drops, duplicates or late events): the suite counts what the

@@ -43,11 +43,15 @@ def payload_ids(records: Iterable[Mapping[str, Any]], key: str) -> list[str]:
     return [str(r["payload"][key]) for r in records]
 
 
-def compare_findings(reference: Iterable[Mapping[str, Any]], observed: Iterable[Mapping[str, Any]]) -> IdComparison:
+def compare_findings(
+    reference: Iterable[Mapping[str, Any]], observed: Iterable[Mapping[str, Any]]
+) -> IdComparison:
     return compare_ids(payload_ids(reference, "finding_id"), payload_ids(observed, "finding_id"))
 
 
-def compare_actions(reference: Iterable[Mapping[str, Any]], observed: Iterable[Mapping[str, Any]]) -> IdComparison:
+def compare_actions(
+    reference: Iterable[Mapping[str, Any]], observed: Iterable[Mapping[str, Any]]
+) -> IdComparison:
     return compare_ids(payload_ids(reference, "action_id"), payload_ids(observed, "action_id"))
 
 
@@ -74,12 +78,15 @@ def duplicate_rmas(reference: Iterable[Mapping[str, Any]], observed: Iterable[Ma
     return max(per_cause, excess)
 
 
-def rmas_from_new_findings(observed: Iterable[Mapping[str, Any]], reference_finding_ids: set[str]) -> list[str]:
+def rmas_from_new_findings(
+    observed: Iterable[Mapping[str, Any]], reference_finding_ids: set[str]
+) -> list[str]:
     """RMAs opened for a finding the reference never raised: a replay that re-found a failure under a new id."""
     return sorted(
         r["payload"]["action_id"]
         for r in observed
-        if r["payload"]["kind"] == "rma_opened" and r["payload"].get("finding_id") not in reference_finding_ids
+        if r["payload"]["kind"] == "rma_opened"
+        and r["payload"].get("finding_id") not in reference_finding_ids
     )
 
 
@@ -193,7 +200,6 @@ def dlq_share(poison: Mapping[bytes, str], dead_letters: Iterable[Mapping[str, A
         reasons=dict(reasons.most_common()),
         missing_examples=missing,
     )
-
 
 
 @dataclass(frozen=True)

@@ -56,8 +56,11 @@ class Detector:
     def start(self, ready_timeout_s: float = 120.0) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.worker = spawn_worker(
-            self.settings, web_port=free_port(), data_dir=self.state_dir or self.folder / "state",
-            log_path=self.log_path, wrap=self.wrap,
+            self.settings,
+            web_port=free_port(),
+            data_dir=self.state_dir or self.folder / "state",
+            log_path=self.log_path,
+            wrap=self.wrap,
         )
         self.starts += 1
         try:
@@ -72,7 +75,9 @@ class Detector:
     def check_alive(self) -> None:
         if not self.alive():
             code = None if self.worker is None else self.worker.process.returncode
-            raise ScenarioError(self.scenario, f"detect worker exited ({code}); log tail:\n{_tail(self.log_path)}")
+            raise ScenarioError(
+                self.scenario, f"detect worker exited ({code}); log tail:\n{_tail(self.log_path)}"
+            )
 
     def kill(self) -> None:
         """SIGKILL: no commit, no flush, no goodbye to the group (a crash)."""
@@ -114,7 +119,12 @@ class Detector:
         while time.monotonic() - started < timeout_s:
             self.check_alive()
             lags = self.lags()
-            snapshot = (tuple(sorted(lags.items())), tuple(sorted(end_offsets(self.settings.bootstrap_servers, self.settings.kafka, outputs).items())))
+            snapshot = (
+                tuple(sorted(lags.items())),
+                tuple(
+                    sorted(end_offsets(self.settings.bootstrap_servers, self.settings.kafka, outputs).items())
+                ),
+            )
             done = all(lag == 0 for lag in lags.values())
             if snapshot != last:
                 last, stable_since = snapshot, time.monotonic()
@@ -122,6 +132,7 @@ class Detector:
                 return time.monotonic() - started
             time.sleep(1.0)
         raise ScenarioError(
-            self.scenario, f"detect worker {self.settings.detect.app_id} did not catch up within {timeout_s:.0f} s "
-            f"(lags {self.lags()}); log {self.log_path}"
+            self.scenario,
+            f"detect worker {self.settings.detect.app_id} did not catch up within {timeout_s:.0f} s "
+            f"(lags {self.lags()}); log {self.log_path}",
         )

@@ -1,8 +1,8 @@
 """Exception hierarchy of the fault-injection suite.
 
-    FaultsError            base (a FleetpulseError: the CLI prints it as one line)
-    ├── ScenarioError      a scenario could not run (a part died, a wait timed out); carries the scenario
-    └── UnknownScenarioError  a --scenario name that does not exist
+FaultsError            base (a FleetpulseError: the CLI prints it as one line)
+├── ScenarioError      a scenario could not run (a part died, a wait timed out); carries the scenario
+└── UnknownScenarioError  a --scenario name that does not exist
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ NEEDS_SUCCESSOR = frozenset({"drain_requested", "drained", "repaired", "verified
 class LogCheck:
     dangling_causes: list[str] = field(default_factory=list)  # action ids whose caused_by is not in the log
     missing_successors: list[str] = field(default_factory=list)  # steps never followed by the next one
-    unhandled_findings: list[str] = field(default_factory=list)  # findings with no action and nothing absorbing them
+    unhandled_findings: list[str] = field(
+        default_factory=list
+    )  # findings with no action and nothing absorbing them
 
     @property
     def broken(self) -> int:
@@ -30,8 +32,14 @@ class LogCheck:
 def check_log(actions: Iterable[Mapping[str, Any]], findings: Iterable[Mapping[str, Any]]) -> LogCheck:
     by_id = {r["payload"]["action_id"]: r for r in actions}
     caused = {r["payload"]["caused_by"] for r in by_id.values() if r["payload"].get("caused_by")}
-    dangling = sorted(a for a, r in by_id.items() if r["payload"].get("caused_by") and r["payload"]["caused_by"] not in by_id)
-    missing = sorted(a for a, r in by_id.items() if r["payload"]["kind"] in NEEDS_SUCCESSOR and a not in caused)
+    dangling = sorted(
+        a
+        for a, r in by_id.items()
+        if r["payload"].get("caused_by") and r["payload"]["caused_by"] not in by_id
+    )
+    missing = sorted(
+        a for a, r in by_id.items() if r["payload"]["kind"] in NEEDS_SUCCESSOR and a not in caused
+    )
     acted = {r["payload"].get("finding_id") for r in by_id.values()}
     opened: dict[tuple[str, str], list[int]] = {}
     for r in by_id.values():

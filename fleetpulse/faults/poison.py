@@ -55,7 +55,9 @@ def _sample_mutators() -> list[Mutator]:
 
     def negative_counter(p: dict[str, Any], r: random.Random) -> str:
         g = r.choice(_gpus(p))
-        g[r.choice(["ecc_sbe", "ecc_dbe", "retired_pages", "pcie_replay", "nvlink_errors"])] = -r.randint(1, 10**6)
+        g[r.choice(["ecc_sbe", "ecc_dbe", "retired_pages", "pcie_replay", "nvlink_errors"])] = -r.randint(
+            1, 10**6
+        )
         return "negative counter"
 
     def huge_counter(p: dict[str, Any], r: random.Random) -> str:
@@ -133,7 +135,9 @@ class _Fuzzer:
         self.codec = codec
         self.now_ms = now_ms
         self.by_family: dict[Family, list[Mapping[str, Any]]] = {
-            family: [t for t in templates if topic_family(t["event_type"]) == family and _mutators(t["event_type"])]
+            family: [
+                t for t in templates if topic_family(t["event_type"]) == family and _mutators(t["event_type"])
+            ]
             for family in ("samples", "errors")
         }
         if not all(self.by_family.values()):

@@ -42,7 +42,9 @@ SCENARIOS: dict[str, Scenario] = {
 def check_names(names: Sequence[str]) -> list[str]:
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
-        raise UnknownScenarioError(f"unknown scenario(s) {', '.join(unknown)}; choose from {', '.join(SCENARIOS)}")
+        raise UnknownScenarioError(
+            f"unknown scenario(s) {', '.join(unknown)}; choose from {', '.join(SCENARIOS)}"
+        )
     return list(dict.fromkeys(names)) or list(SCENARIOS)
 
 
@@ -59,14 +61,18 @@ def run_scenario(ctx: FaultContext, name: str) -> ScenarioResult:
 
 
 @contextlib.contextmanager
-def own_broker(base: Settings, data_dir: Path, say: Callable[[str], None] = lambda m: None) -> Iterator[LocalBroker]:
+def own_broker(
+    base: Settings, data_dir: Path, say: Callable[[str], None] = lambda m: None
+) -> Iterator[LocalBroker]:
     """A LocalBroker of the fault run alone: free ports, data in ``data_dir``, stopped on exit."""
 
     port = free_port()
     controller = free_port()
     while controller == port:
         controller = free_port()
-    settings = base.broker.model_copy(update={"port": port, "controller_port": controller, "data_dir": data_dir})
+    settings = base.broker.model_copy(
+        update={"port": port, "controller_port": controller, "data_dir": data_dir}
+    )
     broker = LocalBroker(settings, reporter=say, die_with_caller=True)
     try:  # an interrupt while it starts stops it too (the JVM runs in a session of its own)
         broker.start()

@@ -30,7 +30,7 @@ def sandbox(base: Settings, bootstrap: str, prefix: str, *, partitions: int = 3)
     updates: dict[str, TopicSpec] = {}
     for key in (*INPUTS, *OUTPUTS):
         spec: TopicSpec = getattr(base.topics, key)
-        bare = spec.name[len(base.topics.prefix):] if spec.name.startswith(base.topics.prefix) else spec.name
+        bare = spec.name[len(base.topics.prefix) :] if spec.name.startswith(base.topics.prefix) else spec.name
         parts = partitions if key in ("samples", "errors", "findings", "actions") else spec.partitions
         updates[key] = spec.model_copy(update={"name": prefix + bare, "partitions": parts})
     topics = base.topics.model_copy(update={**updates, "prefix": prefix})
@@ -53,7 +53,7 @@ def variant(settings: Settings, tag: str) -> Settings:
     updates = {}
     for key in OUTPUTS:
         spec: TopicSpec = getattr(settings.topics, key)
-        bare = spec.name[len(prefix):] if spec.name.startswith(prefix) else spec.name
+        bare = spec.name[len(prefix) :] if spec.name.startswith(prefix) else spec.name
         updates[key] = spec.model_copy(update={"name": f"{prefix}{tag}.{bare}"})
     topics = settings.topics.model_copy(update=updates)
     detect = settings.detect.model_copy(update={"app_id": f"{prefix}{tag}-detect"})

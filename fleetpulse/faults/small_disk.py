@@ -39,22 +39,46 @@ class SmallDisk:
 
     def start(self, ready_timeout_s: float = 20.0) -> None:
         if not all(shutil.which(tool) for tool in ("setpriv", "unshare", "nsenter")):
-            raise SmallDiskError("the disk-full scenario needs util-linux's setpriv, unshare and nsenter on PATH")
+            raise SmallDiskError(
+                "the disk-full scenario needs util-linux's setpriv, unshare and nsenter on PATH"
+            )
         self.mount_point.mkdir(parents=True, exist_ok=True)
-        script = 'mount -t tmpfs -o "size=$1m,mode=0777" fleetpulse-disk "$2" && echo ready && exec sleep infinity'
+        script = (
+            'mount -t tmpfs -o "size=$1m,mode=0777" fleetpulse-disk "$2" && echo ready && exec sleep infinity'
+        )
         self.holder = subprocess.Popen(
-            ["setpriv", "--pdeathsig", "KILL",  # gone with the scenario's process, however it ends
-             "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private",
-             "sh", "-c", script, "small-disk", str(self.size_mb), str(self.mount_point)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-            cwd=os.getcwd(), start_new_session=True,
-        )  # fmt: skip
+            [
+                "setpriv",
+                "--pdeathsig",
+                "KILL",  # gone with the scenario's process, however it ends
+                "unshare",
+                "--user",
+                "--map-root-user",
+                "--mount",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                script,
+                "small-disk",
+                str(self.size_mb),
+                str(self.mount_point),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            cwd=os.getcwd(),
+            start_new_session=True,
+        )
         assert self.holder.stdout is not None
         line = self.holder.stdout.readline().strip()
         if line != "ready":
             self.stop()
             err = self.holder.stderr.read() if self.holder.stderr else ""
-            raise SmallDiskError(f"cannot mount a tmpfs in a user namespace (unprivileged user namespaces off?): {err.strip()}")
+            raise SmallDiskError(
+                f"cannot mount a tmpfs in a user namespace (unprivileged user namespaces off?): {err.strip()}"
+            )
         deadline = time.monotonic() + ready_timeout_s
         while not self.outside(self.mount_point).is_dir():
             if time.monotonic() > deadline:
@@ -69,7 +93,15 @@ class SmallDisk:
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """``argv`` run inside the disk's namespace, in the holder's working directory."""
-        return ["nsenter", f"--target={self.pid}", "--user", "--mount", "--preserve-credentials", "--wd", *argv]
+        return [
+            "nsenter",
+            f"--target={self.pid}",
+            "--user",
+            "--mount",
+            "--preserve-credentials",
+            "--wd",
+            *argv,
+        ]
 
     def outside(self, path: Path) -> Path:
         """Where the scenario (outside the namespace) reads ``path`` of the disk."""

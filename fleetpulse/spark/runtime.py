@@ -75,17 +75,25 @@ def spark_sql(
     site = site or pyspark_site()
     out.mkdir(parents=True, exist_ok=True)
     spec = out / "spark-queries.json"
-    spec.write_text(json.dumps({"queries": dict(queries), "conf": dict(conf or {}), "driver_memory": driver_memory}))
+    spec.write_text(
+        json.dumps({"queries": dict(queries), "conf": dict(conf or {}), "driver_memory": driver_memory})
+    )
     paths = [str(site), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "fleetpulse.spark.sql", str(spec)],
-            env=env, capture_output=True, text=True, timeout=timeout_s, check=False,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
         raise SparkSetupError(f"Spark SQL did not finish within {timeout_s:.0f} s") from exc
     if proc.returncode != 0:
         lines = [line for line in proc.stderr.splitlines() if line.strip()]
-        raise SparkSetupError(f"Spark SQL failed (exit {proc.returncode}): {lines[-1] if lines else 'no output'}")
+        raise SparkSetupError(
+            f"Spark SQL failed (exit {proc.returncode}): {lines[-1] if lines else 'no output'}"
+        )
     return {name: out / f"{name}.parquet" for name in queries}

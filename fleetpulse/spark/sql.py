@@ -1,6 +1,6 @@
 """The child process of ``fleetpulse.spark.runtime.spark_sql``: a Delta session runs each query, results to Parquet.
 
-    python -m fleetpulse.spark.sql SPEC.json    (SPEC: {"queries": {name: sql}, "conf": {...}, "driver_memory": "1g"})
+python -m fleetpulse.spark.sql SPEC.json    (SPEC: {"queries": {name: sql}, "conf": {...}, "driver_memory": "1g"})
 """
 
 from __future__ import annotations

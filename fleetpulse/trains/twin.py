@@ -61,7 +61,9 @@ class Twin:
     def __init__(self, policy: Policy, config: TwinConfig, versions: VersionsSpec, seed: int) -> None:
         self.policy, self.config, self.versions = policy, config, versions
         self.rng = np.random.default_rng(seed)
-        self.step_rng = np.random.default_rng([seed, 1])  # its own stream: the faults' draws stay as they were
+        self.step_rng = np.random.default_rng(
+            [seed, 1]
+        )  # its own stream: the faults' draws stay as they were
         self.inventory = Inventory()
         self.state = FleetState()
         self.planner = Planner(policy, members=self.inventory.hosts_in, view=self.inventory)
@@ -80,14 +82,34 @@ class Twin:
         self.changed: set[int] = set()  # hosts that ran a version a change lists (the only ones with factors)
         self._seq = 0
         for host, cluster, domain in self.hosts:
-            self._send(HostInventoried.EVENT_TYPE, host, cluster, {"rack": f"{domain}-r", "fabric": "infiniband",
-                       "maintenance_domain": domain, "sku": "H100", "install_ts": 0, "gpu_count": 8, "nic_ports": 8})  # fmt: skip
+            self._send(
+                HostInventoried.EVENT_TYPE,
+                host,
+                cluster,
+                {
+                    "rack": f"{domain}-r",
+                    "fabric": "infiniband",
+                    "maintenance_domain": domain,
+                    "sku": "H100",
+                    "install_ts": 0,
+                    "gpu_count": 8,
+                    "nic_ports": 8,
+                },
+            )
             self._report(host, cluster, dict(DEFAULT_BASELINE))
 
     def _send(self, event_type: str, host: str, cluster: str, payload: dict[str, Any]) -> None:
         self._seq += 1
-        self.inventory.apply({"event_id": f"twin-{self._seq}", "event_type": event_type, "host_id": host,
-                              "cluster": cluster, "ts": self.now, "payload": payload})  # fmt: skip
+        self.inventory.apply(
+            {
+                "event_id": f"twin-{self._seq}",
+                "event_type": event_type,
+                "host_id": host,
+                "cluster": cluster,
+                "ts": self.now,
+                "payload": payload,
+            }
+        )
 
     def _report(self, host: str, cluster: str, versions: dict[str, str]) -> None:
         for component, version in versions.items():
@@ -181,10 +203,20 @@ class Twin:
         """A finding on a host: the planner opens its repair (``action``) as it does live."""
         self._seq += 1
         finding = Finding(
-            finding_id=f"twin-fnd-{self._seq}", detector="repeat_offender", rule="fatal_xid_burst", scope="host",
-            scope_key=host, host_id=host, cluster=cluster, ts=self.now, error_class="fell_off_bus", count=5,
-            window_start=self.now - DAY, window_end=self.now, recommended_action=action,
-        )  # fmt: skip
+            finding_id=f"twin-fnd-{self._seq}",
+            detector="repeat_offender",
+            rule="fatal_xid_burst",
+            scope="host",
+            scope_key=host,
+            host_id=host,
+            cluster=cluster,
+            ts=self.now,
+            error_class="fell_off_bus",
+            count=5,
+            window_start=self.now - DAY,
+            window_end=self.now,
+            recommended_action=action,
+        )
         self.actions += self.planner.on_finding(
             self.state, finding, domain, self.inventory.domain_size(domain)
         )

@@ -6,5 +6,12 @@ from fleetpulse.twin.settings import TwinSettings, twin_settings
 from fleetpulse.twin.theory import ettr_first_order
 
 __all__ = [
-    "JobClock", "JobSpec", "Ledger", "TwinRun", "TwinSettings", "ettr_first_order", "run_twin", "twin_settings",
-]  # fmt: skip
+    "JobClock",
+    "JobSpec",
+    "Ledger",
+    "TwinRun",
+    "TwinSettings",
+    "ettr_first_order",
+    "run_twin",
+    "twin_settings",
+]

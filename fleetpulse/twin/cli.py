@@ -66,9 +66,14 @@ def twin(
     console = messages(fmt)
     with console.status("running") as status:
         results = run_sweep(
-            config, grid, twin_cfg, seeds=range(seed, seed + seeds), start_ts=parse_start(start), days=days,
+            config,
+            grid,
+            twin_cfg,
+            seeds=range(seed, seed + seeds),
+            start_ts=parse_start(start),
+            days=days,
             progress=lambda what: status.update(f"closed loop: {what}"),
-        )  # fmt: skip
+        )
     title = f"{config.name}, {days:g} days, {seeds} seed(s) from {seed}"
     if fmt is OutputFormat.table:
         show(fmt, *sweep_tables(results, title), console=console)

@@ -132,10 +132,18 @@ class Twin:
                 self._count_out(h, end_h)
         self.book.finish(end_h)
         return TwinRun(
-            fleet=self.fleet, book=self.book, findings=list(self.core.findings), actions=self.actions,
-            horizon_h=end_h, out_h=self.out_h, faults_seen=self.faults_seen, faults_masked=self.faults_masked,
-            lemon_cured_ts=self.cured, late_returns=self.late_returns, interruptions=self.interruptions,
-        )  # fmt: skip
+            fleet=self.fleet,
+            book=self.book,
+            findings=list(self.core.findings),
+            actions=self.actions,
+            horizon_h=end_h,
+            out_h=self.out_h,
+            faults_seen=self.faults_seen,
+            faults_masked=self.faults_masked,
+            lemon_cured_ts=self.cured,
+            late_returns=self.late_returns,
+            interruptions=self.interruptions,
+        )
 
     def _until(self, ts: int) -> None:
         """Everything due by ``ts``: the twin's own events and the planner's decisions, in time order."""
@@ -290,7 +298,9 @@ class Twin:
             self._repace_job(job, self._h(ts))
 
     def _repace_job(self, j: int, t_h: float) -> None:
-        self.book.pace_slowest(j, t_h, lambda h: self.slow[h] if self.slow_on[h] else 0.0, self.fleet.domain.__getitem__)
+        self.book.pace_slowest(
+            j, t_h, lambda h: self.slow[h] if self.slow_on[h] else 0.0, self.fleet.domain.__getitem__
+        )
 
 
 def run_twin(

@@ -66,7 +66,9 @@ class JobBook:
         self.advance(j, t_h)
         self.jobs[j].rate, self.jobs[j].slow_domain = rate, domain
 
-    def pace_slowest(self, j: int, t_h: float, slowdown: Callable[[int], float], domain: Callable[[int], str]) -> None:
+    def pace_slowest(
+        self, j: int, t_h: float, slowdown: Callable[[int], float], domain: Callable[[int], str]
+    ) -> None:
         """A synchronous job runs at the pace of its slowest host (``slowdown``: 0 for a host at full pace)."""
         worst = max(self.jobs[j].hosts, key=slowdown, default=None)
         s = slowdown(worst) if worst is not None else 0.0
@@ -173,9 +175,12 @@ def job_book(fleet: Fleet, settings: TwinSettings, in_service: list[bool]) -> Jo
 
     def spec(size: int) -> JobSpec:
         return JobSpec(
-            gpus=size * per_host, length_h=s.length_h, interval_h=s.checkpoint_interval_h,
-            save_h=s.checkpoint_save_min / 60.0, restart_h=s.restart_min / 60.0,
-        )  # fmt: skip
+            gpus=size * per_host,
+            length_h=s.length_h,
+            interval_h=s.checkpoint_interval_h,
+            save_h=s.checkpoint_save_min / 60.0,
+            restart_h=s.restart_min / 60.0,
+        )
 
     clusters = [
         (c.name, [h for h in range(fleet.n_hosts) if fleet.cluster[h] == ci and in_service[h]])

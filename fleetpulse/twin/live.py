@@ -63,7 +63,9 @@ class BrokerAnswer:
         s = self.settings
         topic = s.topics.actions.name
         try:
-            self.consumer = KafkaConsumer(**s.kafka.kafka_python(s.bootstrap_servers), enable_auto_commit=False)
+            self.consumer = KafkaConsumer(
+                **s.kafka.kafka_python(s.bootstrap_servers), enable_auto_commit=False
+            )
             parts = self.consumer.partitions_for_topic(topic) or set()
             self.tps = [TopicPartition(topic, p) for p in sorted(parts)]
             self.consumer.assign(self.tps)
@@ -73,7 +75,9 @@ class BrokerAnswer:
         topics = consumer_groups(s)[s.detect.app_id]  # errors, cluster summaries, planner input
         try:  # clients kept for the lag checks: new ones per check cost more than the check
             self.group = KafkaConsumer(
-                **s.kafka.kafka_python(s.bootstrap_servers), group_id=s.detect.app_id, enable_auto_commit=False
+                **s.kafka.kafka_python(s.bootstrap_servers),
+                group_id=s.detect.app_id,
+                enable_auto_commit=False,
             )
             self.admin = KafkaAdminClient(**s.kafka.kafka_python(s.bootstrap_servers))
         except KafkaError as exc:
@@ -116,7 +120,9 @@ class BrokerAnswer:
         """Every record of the watched topics committed by the detect worker (a topic it never read: not yet)."""
         if {tp.topic for tp in self.watched_tps} != set(self.watched):  # internal topics appear once written
             self.watched_tps = [
-                TopicPartition(t, p) for t in self.watched for p in sorted(self.group.partitions_for_topic(t) or ())
+                TopicPartition(t, p)
+                for t in self.watched
+                for p in sorted(self.group.partitions_for_topic(t) or ())
             ]
         if not self.watched_tps:
             return True

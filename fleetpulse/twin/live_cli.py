@@ -48,7 +48,9 @@ def loop(
     continue_from: ContinueOption = None,
     twin_set: Annotated[
         list[str] | None,
-        typer.Option("--twin-set", help="KEY=VALUE of the twin's settings (cure probabilities…), TOML value."),
+        typer.Option(
+            "--twin-set", help="KEY=VALUE of the twin's settings (cure probabilities…), TOML value."
+        ),
     ] = None,
     wait_s: Annotated[
         float, typer.Option(help="fast-forward: longest wait for the detect worker before a tick, s.")
@@ -70,9 +72,15 @@ def loop(
     except TwinError as exc:
         raise typer.BadParameter(str(exc)) from None
     request = SimulationRequest(
-        mode=mode.value, days=days, duration_s=parse_duration(duration), speed=speed, preset=preset, seed=seed,
-        truth_out=truth_out, continue_from=continue_from,
-    )  # fmt: skip
+        mode=mode.value,
+        days=days,
+        duration_s=parse_duration(duration),
+        speed=speed,
+        preset=preset,
+        seed=seed,
+        truth_out=truth_out,
+        continue_from=continue_from,
+    )
     lockstep = Lockstep(timeout_s=None if live else wait_s, every=1 if live else answer_every)
     run_seed = settings.simulator.seed if seed is None else seed
     answer = BrokerLoop(settings, twin, run_seed, lockstep)

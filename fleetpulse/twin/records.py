@@ -34,13 +34,19 @@ class Envelopes:
     def inventory(self, host: int) -> Record:
         f = self.fleet
         return self.record(
-            host, int(f.install_ts[host]), "HostInventoried",
+            host,
+            int(f.install_ts[host]),
+            "HostInventoried",
             {
-                "rack": f.rack[host], "fabric": self.fabric[host], "maintenance_domain": f.domain[host],
-                "sku": f.config.sku, "install_ts": int(f.install_ts[host]),
-                "gpu_count": f.config.gpus_per_host, "nic_ports": f.config.nic_ports,
+                "rack": f.rack[host],
+                "fabric": self.fabric[host],
+                "maintenance_domain": f.domain[host],
+                "sku": f.config.sku,
+                "install_ts": int(f.install_ts[host]),
+                "gpu_count": f.config.gpus_per_host,
+                "nic_ports": f.config.nic_ports,
             },
-        )  # fmt: skip
+        )
 
     def fault(
         self,
@@ -59,9 +65,18 @@ class Envelopes:
         slot = host % f.config.hosts_per_rack
         peer = f"{f.rack[host]}-leaf:eth{slot * f.config.nic_ports + max(port, 0)}"
         events = signals.fault_events(
-            kind, cause, gpu, port, aux[0], aux[1], job_id=job, job_gpus=job_gpus, peer=peer,
-            remapped_total=0, interrupts=kind in INTERRUPTING,
-        )  # fmt: skip
+            kind,
+            cause,
+            gpu,
+            port,
+            aux[0],
+            aux[1],
+            job_id=job,
+            job_gpus=job_gpus,
+            peer=peer,
+            remapped_total=0,
+            interrupts=kind in INTERRUPTING,
+        )
         if f.host_only[host]:
             events = signals.naming_only_the_host(events)
         return [self.record(host, ts, et, p) for et, p in events]

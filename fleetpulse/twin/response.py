@@ -42,9 +42,15 @@ class FleetResponse:
     slow_cured: dict[int, int] = field(default_factory=dict)
     repairs: Counter[int] = field(default_factory=Counter)
     failed_repairs: Counter[int] = field(default_factory=Counter)
-    cause: dict[int, str] = field(default_factory=dict)  # host out -> why: drains, repairs, retired, operators
-    held: dict[int, set[str]] = field(default_factory=dict)  # host -> operators' open step groups (service, rma…)
-    steps_waiting: list[Mapping[str, Any]] = field(default_factory=list)  # operators' steps after the fleet's time
+    cause: dict[int, str] = field(
+        default_factory=dict
+    )  # host out -> why: drains, repairs, retired, operators
+    held: dict[int, set[str]] = field(
+        default_factory=dict
+    )  # host -> operators' open step groups (service, rma…)
+    steps_waiting: list[Mapping[str, Any]] = field(
+        default_factory=list
+    )  # operators' steps after the fleet's time
     lost_gpu_h: dict[tuple[str, str], float] = field(default_factory=dict)  # (cause, domain) -> GPU-hours out
     now: int = 0  # the newest event time the fleet has reached
     seen: set[str] = field(default_factory=set)

@@ -34,7 +34,13 @@ def sample_records(
         env.seq[h] += 1
     seq = np.array([env.seq[h] for h in hosts.tolist()], dtype=np.int64)
     batch = SampleBatch(
-        fleet=f, run_id=env.run_id, hosts=hosts, seq=seq, ts=np.full(len(hosts), ts, dtype=np.int64),
-        interval_s=interval_s, columns=cols, job_names=model.jobs.ids,
-    )  # fmt: skip
+        fleet=f,
+        run_id=env.run_id,
+        hosts=hosts,
+        seq=seq,
+        ts=np.full(len(hosts), ts, dtype=np.int64),
+        interval_s=interval_s,
+        columns=cols,
+        job_names=model.jobs.ids,
+    )
     yield from batch.records()

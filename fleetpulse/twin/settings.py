@@ -25,17 +25,26 @@ from fleetpulse.twin.errors import TwinError
 # operation -> persistent fault (lemon kind or slow cause) -> probability the repair removes it
 DEFAULT_CURE: dict[str, dict[str, float]] = {
     "rma": {
-        "dram_uce": 0.9, "fell_off_bus": 0.9, "sram_uce": 0.9, "link_flap": 0.5,
-        "degraded_nic": 0.5, "pcie_downtraining": 0.8, "thermal_throttling": 0.7,
+        "dram_uce": 0.9,
+        "fell_off_bus": 0.9,
+        "sram_uce": 0.9,
+        "link_flap": 0.5,
+        "degraded_nic": 0.5,
+        "pcie_downtraining": 0.8,
+        "thermal_throttling": 0.7,
     },
     "cable_replacement": {"link_flap": 0.8},
     "nic_replacement": {"link_flap": 0.5, "degraded_nic": 0.9},
     "reboot": {"pcie_downtraining": 0.3},
     "diagnostics": {"pcie_downtraining": 0.3, "thermal_throttling": 0.5},
-}  # fmt: skip
+}
 DEFAULT_REPAIR_MEDIAN_H: dict[str, float] = {
-    "rma": 120.0, "nic_replacement": 24.0, "cable_replacement": 24.0, "reboot": 1.0, "diagnostics": 4.0,
-}  # fmt: skip
+    "rma": 120.0,
+    "nic_replacement": 24.0,
+    "cable_replacement": 24.0,
+    "reboot": 1.0,
+    "diagnostics": 4.0,
+}
 
 
 class TwinSettings(BaseModel):

@@ -22,9 +22,17 @@ from producers.config import FleetConfig
 
 # Figures of a run summary given with a confidence interval in the sweep table.
 FIGURES = (
-    "ettr_mean", "goodput", "interruptions", "pages", "pages_per_true_incident", "precision", "lemon_recall",
-    "findings_per_lemon_median", "rmas", "retired",
-)  # fmt: skip
+    "ettr_mean",
+    "goodput",
+    "interruptions",
+    "pages",
+    "pages_per_true_incident",
+    "precision",
+    "lemon_recall",
+    "findings_per_lemon_median",
+    "rmas",
+    "retired",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,10 +10,15 @@ from fleetpulse.twin.outcome import CAUSES
 from fleetpulse.twin.sweep import Interval, VariantOutcome
 
 SHOWN = (
-    ("ettr_mean", "ETTR", 4), ("goodput", "goodput", 4), ("interruptions", "interruptions", 1),
-    ("pages", "pages", 1), ("pages_per_true_incident", "pages/incident", 2), ("precision", "precision", 3),
-    ("lemon_recall", "lemon recall", 3), ("retired", "retired", 1),
-)  # fmt: skip
+    ("ettr_mean", "ETTR", 4),
+    ("goodput", "goodput", 4),
+    ("interruptions", "interruptions", 1),
+    ("pages", "pages", 1),
+    ("pages_per_true_incident", "pages/incident", 2),
+    ("precision", "precision", 3),
+    ("lemon_recall", "lemon recall", 3),
+    ("retired", "retired", 1),
+)
 
 
 def _text(ci: Interval | None, digits: int) -> str:

@@ -98,7 +98,9 @@ def end_offsets(bootstrap: str, kafka: KafkaSettings, topics: Iterable[str]) -> 
         consumer.close()
 
 
-def group_lags(bootstrap: str, kafka: KafkaSettings, group: str, topics: Iterable[str]) -> dict[str, int | None]:
+def group_lags(
+    bootstrap: str, kafka: KafkaSettings, group: str, topics: Iterable[str]
+) -> dict[str, int | None]:
     """Per topic: records ``group`` has not committed yet.
 
     ``None`` means the group has committed nothing on a topic that holds records (it has not

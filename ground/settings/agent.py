@@ -50,7 +50,9 @@ class DcgmSettings(_Section):
 
 class VersionsSettings(_Section):
     enabled: bool = True
-    interval_s: float = Field(60.0, gt=0, description="how often versions are read (reported when one changes)")
+    interval_s: float = Field(
+        60.0, gt=0, description="how often versions are read (reported when one changes)"
+    )
     os_release: Path = Path("/etc/os-release")
 
 

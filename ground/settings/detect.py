@@ -9,13 +9,16 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 PlanOrder = Literal["event_time", "arrival"]  # how the planner orders findings (the backtest follows it)
 
+
 class DetectSettings(BaseModel):
     """One detect worker; run several processes (same ``app_id``) to share the partitions."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     app_id: str = "fleetpulse-detect"
-    policy_file: Path | None = Field(None, description="detection policy TOML; None = streams/core/policy.toml")
+    policy_file: Path | None = Field(
+        None, description="detection policy TOML; None = streams/core/policy.toml"
+    )
     store: Literal["rocksdb", "memory"] = "rocksdb"
     data_dir: Path | None = Field(None, description="local table state; None = <paths.home>/detect/<app_id>")
     web_host: str = "127.0.0.1"
@@ -28,7 +31,10 @@ class DetectSettings(BaseModel):
         "(64 MB, three) took a worker half an hour at 10x meta-48k to fill, growing its memory all along",
     )
     state_block_cache_mb: int = Field(
-        16, ge=1, le=4096, description="RocksDB block cache per table partition (Faust's own default: 2 GB each)"
+        16,
+        ge=1,
+        le=4096,
+        description="RocksDB block cache per table partition (Faust's own default: 2 GB each)",
     )
     internal_partitions: int = Field(
         6, ge=1, description="partitions of the cluster-summary and planner topics"
@@ -113,7 +119,8 @@ class WebhookSettings(BaseModel):
     receiver_name: str = "fleetpulse"
     external_url: str = ""
     alertmanager_urls: list[str] = Field(
-        [], description="Alertmanagers to push alerts into (their base URL; fleetpulse posts to /api/v2/alerts)"
+        [],
+        description="Alertmanagers to push alerts into (their base URL; fleetpulse posts to /api/v2/alerts)",
     )
     alertmanager_alert_ttl_s: float = Field(
         86_400.0, gt=0, description="a firing alert pushed into Alertmanager ends this long after it started"

@@ -67,5 +67,7 @@ class LakeSettings(BaseModel):
     @model_validator(mode="after")
     def _member_in_range(self) -> LakeSettings:
         if self.member >= self.members:
-            raise ValueError(f"lake.member {self.member} is not one of 0 .. {self.members - 1} (lake.members)")
+            raise ValueError(
+                f"lake.member {self.member} is not one of 0 .. {self.members - 1} (lake.members)"
+            )
         return self

@@ -121,7 +121,9 @@ class Settings(BaseSettings):
         """A copy with ``changes`` applied to one section, validated again (``model_copy`` alone
         skips validators such as the topic prefix and the webhook secret rules)."""
         current = getattr(self, name)
-        return self.model_copy(update={name: type(current).model_validate({**current.model_dump(), **changes})})
+        return self.model_copy(
+            update={name: type(current).model_validate({**current.model_dump(), **changes})}
+        )
 
     @property
     def bootstrap_servers(self) -> str:

@@ -22,9 +22,10 @@ class ProducerTuning(BaseModel):
     linger_ms: int = Field(20, ge=0)
     batch_size: int = Field(256 * 1024, ge=1024)
     max_buffered_bytes: int = Field(
-        64 * 1024 * 1024, ge=1024 * 1024,
+        64 * 1024 * 1024,
+        ge=1024 * 1024,
         description="unacknowledged bytes before the sink blocks (kafka-python 3 has no buffer_memory)",
-    )  # fmt: skip
+    )
     max_block_ms: int = Field(600_000, ge=1000, description="how long the sink may block on a full buffer")
     delivery_timeout_ms: int = Field(600_000, ge=1000, description="long enough to ride out a broker restart")
     request_timeout_ms: int = Field(30_000, ge=1000)

@@ -49,8 +49,11 @@ class AerCollector:
         self.settings, self.reader, self.units, self.problems = settings, reader, units, problems
         self.interval_s = settings.interval_s
         self.counters = CounterSet()
-        self.devices = [d for d in reader.listdir(reader.root / "bus" / "pci" / "devices")
-                        if (d / SEVERITY_FILES["correctable"]).exists()]  # fmt: skip
+        self.devices = [
+            d
+            for d in reader.listdir(reader.root / "bus" / "pci" / "devices")
+            if (d / SEVERITY_FILES["correctable"]).exists()
+        ]
 
     def state(self) -> dict[str, Any]:
         return {"counters": self.counters.state()}
@@ -74,8 +77,12 @@ class AerCollector:
                     if d.outcome == "reset":
                         self.problems.add(SOURCE, "counter_reset", f"{bdf}/{filename}/{name}")
                     if d.value > 0 and d.outcome != "first":
-                        payload = {"gpu": self.units.gpu(bdf), "device": bdf, "severity": severity,
-                                   "error_type": error_type(name)}  # fmt: skip
+                        payload = {
+                            "gpu": self.units.gpu(bdf),
+                            "device": bdf,
+                            "severity": severity,
+                            "error_type": error_type(name),
+                        }
                         obs.facts.append(Fact("PcieAerReported", now_ms, payload, SOURCE))
         return obs
 

@@ -76,18 +76,26 @@ class Agent:
 
     def state(self) -> dict[str, Any]:
         return {
-            "epoch": self.epoch, "seq": self.seq, "inventory_fp": self.inventory_fp, "install_ts": self.install_ts,
-            "next_sample_ms": self.next_sample_ms, "collectors": {c.name: c.state() for c in self.collectors},
-        }  # fmt: skip
+            "epoch": self.epoch,
+            "seq": self.seq,
+            "inventory_fp": self.inventory_fp,
+            "install_ts": self.install_ts,
+            "next_sample_ms": self.next_sample_ms,
+            "collectors": {c.name: c.state() for c in self.collectors},
+        }
 
     def _record(self, event_type: str, ts: int, payload: dict[str, Any]) -> Record:
         self.seq += 1
         return {
-            "event_id": f"{self.epoch}-{self.host_id}-{self.seq}", "event_type": event_type,
+            "event_id": f"{self.epoch}-{self.host_id}-{self.seq}",
+            "event_type": event_type,
             "schema_version": EVENT_CLASSES[event_type].SCHEMA_VERSION,
-            "host_id": self.host_id, "cluster": self.settings.cluster, "ts": ts, "agent_seq": self.seq,
+            "host_id": self.host_id,
+            "cluster": self.settings.cluster,
+            "ts": ts,
+            "agent_seq": self.seq,
             "payload": payload,
-        }  # fmt: skip
+        }
 
     def round(self, *, force: bool = False) -> list[Record]:
         """One pass: poll the collectors that are due (all with ``force``), emit, commit; the events."""
@@ -140,16 +148,22 @@ class Agent:
         interval = self.settings.sample_interval_s
         self.next_sample_ms = now_ms + interval * 1000
         step_ms, job = self.step_time.window() if self.step_time is not None else (None, None)
-        return self._record("HostSampled", now_ms, bounded_sample(self.window.payload(interval, step_ms, job)))
+        return self._record(
+            "HostSampled", now_ms, bounded_sample(self.window.payload(interval, step_ms, job))
+        )
 
     def _inventory_payload(self) -> dict[str, Any] | None:
         """The HostInventoried payload when the inventory changed since the last one sent, else None."""
         s, inv = self.settings, self.inventory
         payload = {
-            "rack": s.rack, "fabric": s.fabric or inv.get("fabric") or "infiniband",
-            "maintenance_domain": s.maintenance_domain, "sku": cut_text(s.sku or inv.get("sku") or "unknown", 128),
-            "install_ts": self.install_ts, "gpu_count": len(self.units.gpu_by_bus), "nic_ports": len(inv.get("nics", [])),
-        }  # fmt: skip
+            "rack": s.rack,
+            "fabric": s.fabric or inv.get("fabric") or "infiniband",
+            "maintenance_domain": s.maintenance_domain,
+            "sku": cut_text(s.sku or inv.get("sku") or "unknown", 128),
+            "install_ts": self.install_ts,
+            "gpu_count": len(self.units.gpu_by_bus),
+            "nic_ports": len(inv.get("nics", [])),
+        }
         detail = {k: inv.get(k) for k in ("gpu_serials", "nics", "driver_version")} | {
             "uuids": self.units.uuid_by_bus
         }

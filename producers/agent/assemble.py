@@ -51,22 +51,36 @@ class SampleWindow:
     def payload(self, interval_s: int, step_ms: float | None, job_id: str | None) -> dict[str, Any]:
         """The HostSampled payload of the interval; the window starts over."""
         gpus = [
-            {"gpu": g, "temp_c": round(float(r.get("temp_c", 0.0)), 2), "power_w": round(float(r.get("power_w", 0.0)), 2),
-             "sm_clock_mhz": int(r.get("sm_clock_mhz", 0)), "util_pct": round(float(r.get("util_pct", 0.0)), 2),
-             "ecc_sbe": r["ecc_sbe"], "ecc_dbe": r["ecc_dbe"], "retired_pages": int(r.get("retired_pages", 0)),
-             "pcie_replay": r["pcie_replay"], "pcie_link_gen": int(r.get("pcie_link_gen", 0)),
-             "pcie_link_width": int(r.get("pcie_link_width", 0)), "nvlink_errors": r["nvlink_errors"],
-             **{k: None if r.get(k) is None else int(r[k]) for k in NULLABLE_GPU}}
+            {
+                "gpu": g,
+                "temp_c": round(float(r.get("temp_c", 0.0)), 2),
+                "power_w": round(float(r.get("power_w", 0.0)), 2),
+                "sm_clock_mhz": int(r.get("sm_clock_mhz", 0)),
+                "util_pct": round(float(r.get("util_pct", 0.0)), 2),
+                "ecc_sbe": r["ecc_sbe"],
+                "ecc_dbe": r["ecc_dbe"],
+                "retired_pages": int(r.get("retired_pages", 0)),
+                "pcie_replay": r["pcie_replay"],
+                "pcie_link_gen": int(r.get("pcie_link_gen", 0)),
+                "pcie_link_width": int(r.get("pcie_link_width", 0)),
+                "nvlink_errors": r["nvlink_errors"],
+                **{k: None if r.get(k) is None else int(r[k]) for k in NULLABLE_GPU},
+            }
             for g, r in sorted(self.gpus.items())
-        ]  # fmt: skip
+        ]
         nics = []
         for port, r in sorted(self.nics.items()):
             seconds = r["dt_ms"] / 1000 or float(interval_s)
             nics.append(
-                {"port": port, "rx_gbps": round(r["rx_bytes"] * 8 / seconds / 1e9, 2),
-                 "tx_gbps": round(r["tx_bytes"] * 8 / seconds / 1e9, 2), "symbol_errors": r["symbol_errors"],
-                 "link_downed": r["link_downed"], "carrier_changes": r["carrier_changes"]}
-            )  # fmt: skip
+                {
+                    "port": port,
+                    "rx_gbps": round(r["rx_bytes"] * 8 / seconds / 1e9, 2),
+                    "tx_gbps": round(r["tx_bytes"] * 8 / seconds / 1e9, 2),
+                    "symbol_errors": r["symbol_errors"],
+                    "link_downed": r["link_downed"],
+                    "carrier_changes": r["carrier_changes"],
+                }
+            )
         bus_bw = sum(max(n["rx_gbps"], n["tx_gbps"]) for n in nics) / len(nics) if nics else 0.0
         self.gpus, self.nics = {}, {}
         return {

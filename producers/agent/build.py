@@ -86,6 +86,12 @@ def build_agent(
         )
     parts = build_parts(settings, nvml=nvml, problems=problems)
     return Agent(
-        settings, host_id, parts.collectors, parts.units, parts.problems, commit,
-        step_time=parts.step_time, saved=saved,
-    )  # fmt: skip
+        settings,
+        host_id,
+        parts.collectors,
+        parts.units,
+        parts.problems,
+        commit,
+        step_time=parts.step_time,
+        saved=saved,
+    )

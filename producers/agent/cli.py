@@ -50,7 +50,8 @@ def agent(
         ),
     ] = None,
     metrics_port: Annotated[
-        int | None, typer.Option(help="Serve Prometheus metrics (spool depth, drops, deliveries) on this port.")
+        int | None,
+        typer.Option(help="Serve Prometheus metrics (spool depth, drops, deliveries) on this port."),
     ] = None,
     metrics_host: Annotated[
         str, typer.Option(help="Address the metrics port binds (loopback by default).")

@@ -36,7 +36,9 @@ class Observation:
     gpus: dict[int, dict[str, Any]] = field(default_factory=dict)
     nics: dict[int, dict[str, Any]] = field(default_factory=dict)
     inventory: dict[str, Any] = field(default_factory=dict)
-    versions: dict[str, str | None] = field(default_factory=dict)  # component -> version (``VERSION_COMPONENTS``)
+    versions: dict[str, str | None] = field(
+        default_factory=dict
+    )  # component -> version (``VERSION_COMPONENTS``)
 
 
 @runtime_checkable

@@ -23,22 +23,37 @@ from producers.agent.units import Units
 from schemas.xids import xid_name
 
 SOURCE = "dcgm"
-GAUGES = {"DCGM_FI_DEV_GPU_TEMP": "temp_c", "DCGM_FI_DEV_POWER_USAGE": "power_w", "DCGM_FI_DEV_SM_CLOCK": "sm_clock_mhz",
-          "DCGM_FI_DEV_GPU_UTIL": "util_pct", "DCGM_FI_DEV_PCIE_LINK_GEN": "pcie_link_gen",
-          "DCGM_FI_DEV_PCIE_LINK_WIDTH": "pcie_link_width"}  # fmt: skip
-COUNTERS = {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL": "ecc_sbe", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": "ecc_dbe",
-            "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": "pcie_replay",
-            "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": "nvlink_errors",
-            "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL": "nvlink_errors",
-            "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL": "nvlink_errors",
-            "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL": "nvlink_errors"}  # fmt: skip
-ROWS = {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
-        "DCGM_FI_DEV_ROW_REMAP_PENDING"}  # fmt: skip
+GAUGES = {
+    "DCGM_FI_DEV_GPU_TEMP": "temp_c",
+    "DCGM_FI_DEV_POWER_USAGE": "power_w",
+    "DCGM_FI_DEV_SM_CLOCK": "sm_clock_mhz",
+    "DCGM_FI_DEV_GPU_UTIL": "util_pct",
+    "DCGM_FI_DEV_PCIE_LINK_GEN": "pcie_link_gen",
+    "DCGM_FI_DEV_PCIE_LINK_WIDTH": "pcie_link_width",
+}
+COUNTERS = {
+    "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL": "ecc_sbe",
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": "ecc_dbe",
+    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": "pcie_replay",
+    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": "nvlink_errors",
+    "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL": "nvlink_errors",
+    "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL": "nvlink_errors",
+    "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL": "nvlink_errors",
+}
+ROWS = {
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    "DCGM_FI_DEV_ROW_REMAP_PENDING",
+}
 XID_LAST, XID_COUNT = "DCGM_FI_DEV_XID_ERRORS", "DCGM_EXP_XID_ERRORS_COUNT"
 # HostSampled v2's GPU fields, null in the sample when the exporter's counter list leaves them out
-NULLABLE = {"DCGM_FI_DEV_PCIE_MAX_LINK_GEN": "pcie_link_gen_max", "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH": "pcie_link_width_max",
-            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS": "throttle_reasons",  # NVML's clocks-event bitmask
-            "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": "throttle_reasons"}  # its name before DCGM 3.3  # fmt: skip
+NULLABLE = {
+    "DCGM_FI_DEV_PCIE_MAX_LINK_GEN": "pcie_link_gen_max",
+    "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH": "pcie_link_width_max",
+    "DCGM_FI_DEV_CLOCKS_EVENT_REASONS": "throttle_reasons",  # NVML's clocks-event bitmask
+    "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": "throttle_reasons",
+}  # its name before DCGM 3.3
 
 
 Fetch = Callable[[str, float], str]  # (url, timeout in seconds) -> the page's text
@@ -64,8 +79,11 @@ class DcgmCollector:
         self.remaps = RemapTracker()
 
     def state(self) -> dict[str, Any]:
-        return {"counters": self.counters.state(), "last_xid": {str(k): v for k, v in self.last_xid.items()},
-                "remap_failed": sorted(self.remaps.failed)}  # fmt: skip
+        return {
+            "counters": self.counters.state(),
+            "last_xid": {str(k): v for k, v in self.last_xid.items()},
+            "remap_failed": sorted(self.remaps.failed),
+        }
 
     def restore(self, state: dict[str, Any]) -> None:
         self.counters.restore(state.get("counters", {}))
@@ -109,7 +127,12 @@ class DcgmCollector:
                     gpu = self._gpu(s.labels) if name.startswith("DCGM_") else None
                     if gpu is None:
                         continue
-                    if name == XID_COUNT and "xid" in s.labels and s.labels["xid"].isascii() and s.labels["xid"].isdigit():
+                    if (
+                        name == XID_COUNT
+                        and "xid" in s.labels
+                        and s.labels["xid"].isascii()
+                        and s.labels["xid"].isdigit()
+                    ):
                         xid_counts.append((gpu, int(s.labels["xid"]), s.value))
                     else:
                         values[gpu][name] = values[gpu].get(name, 0.0) + s.value
@@ -136,13 +159,23 @@ class DcgmCollector:
         unc = int(v.get("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", 0))
         reading["retired_pages"] = unc + int(v.get("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", 0))
         unc_new = self.counters.delta(f"{gpu}:unc_rows", unc).value if ROWS & v.keys() else 0
-        remap = self.remaps.outcome(gpu, v.get("DCGM_FI_DEV_ROW_REMAP_FAILURE", 0) > 0, unc_new,
-                                    v.get("DCGM_FI_DEV_ROW_REMAP_PENDING", 0) > 0)  # fmt: skip
+        remap = self.remaps.outcome(
+            gpu,
+            v.get("DCGM_FI_DEV_ROW_REMAP_FAILURE", 0) > 0,
+            unc_new,
+            v.get("DCGM_FI_DEV_ROW_REMAP_PENDING", 0) > 0,
+        )
         obs.gpus[gpu] = reading
         obs.facts += ecc_facts(
-            gpu, now_ms, SOURCE, dram_uce=reading.get("ecc_dbe", 0), sram_uce=0,
-            correctable=reading.get("ecc_sbe", 0), row_remap=remap, rows_total=reading["retired_pages"],
-        )  # fmt: skip
+            gpu,
+            now_ms,
+            SOURCE,
+            dram_uce=reading.get("ecc_dbe", 0),
+            sram_uce=0,
+            correctable=reading.get("ecc_sbe", 0),
+            row_remap=remap,
+            rows_total=reading["retired_pages"],
+        )
 
     def _xids(
         self,

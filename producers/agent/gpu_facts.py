@@ -34,8 +34,14 @@ def ecc_facts(
     """EccErrorObserved facts of one reading: uncorrectable DRAM (with its remap outcome), SRAM, correctable."""
 
     def ecc(memory: str, corr: bool, count: int, remap: str = "none") -> Fact:
-        payload = {"gpu": gpu, "memory": memory, "correctable": corr, "count": count, "row_remap": remap,
-                   "remapped_rows_total": rows_total}  # fmt: skip
+        payload = {
+            "gpu": gpu,
+            "memory": memory,
+            "correctable": corr,
+            "count": count,
+            "row_remap": remap,
+            "remapped_rows_total": rows_total,
+        }
         return Fact("EccErrorObserved", ts, payload, source)
 
     out = []

@@ -22,8 +22,13 @@ from producers.agent.topology import NicPort, nic_ports
 from producers.agent.units import Units
 
 SOURCE = "infiniband"
-COUNTER_BITS = {"port_rcv_data": 64, "port_xmit_data": 64, "symbol_error": 16, "link_downed": 8,
-                "link_error_recovery": 8}  # fmt: skip
+COUNTER_BITS = {
+    "port_rcv_data": 64,
+    "port_xmit_data": 64,
+    "symbol_error": 16,
+    "link_downed": 8,
+    "link_error_recovery": 8,
+}
 FABRIC_OF_LINK_LAYER = {"infiniband": "infiniband", "ethernet": "roce"}
 
 
@@ -31,7 +36,11 @@ class InfinibandCollector:
     name = SOURCE
 
     def __init__(
-        self, settings: InfinibandSettings, reader: SysfsReader, problems: Problems, units: Units | None = None
+        self,
+        settings: InfinibandSettings,
+        reader: SysfsReader,
+        problems: Problems,
+        units: Units | None = None,
     ) -> None:
         """``units``, when given, learns which port each NIC's PCI address is (for AER and kernel-log errors)."""
         self.settings, self.reader, self.problems, self.units = settings, reader, problems, units
@@ -54,9 +63,13 @@ class InfinibandCollector:
         }
 
     def state(self) -> dict[str, Any]:
-        return {"counters": self.counters.state(), "active": {str(k): v for k, v in self.active.items()},
-                "last_ms": {str(k): v for k, v in self.last_ms.items()}, "lost": sorted(self.lost),
-                "ports": [[p.device, p.port, p.pci] for p in self.ports]}  # fmt: skip
+        return {
+            "counters": self.counters.state(),
+            "active": {str(k): v for k, v in self.active.items()},
+            "last_ms": {str(k): v for k, v in self.last_ms.items()},
+            "lost": sorted(self.lost),
+            "ports": [[p.device, p.port, p.pci] for p in self.ports],
+        }
 
     def restore(self, state: dict[str, Any]) -> None:
         self.counters.restore(state.get("counters", {}))
@@ -102,10 +115,14 @@ class InfinibandCollector:
         self.last_ms[port.index] = now_ms
         downed = deltas["link_downed"] or 0
         reading: dict[str, Any] = {
-            "rx_bytes": 4 * (deltas["port_rcv_data"] or 0), "tx_bytes": 4 * (deltas["port_xmit_data"] or 0),
-            "dt_ms": dt_ms, "symbol_errors": deltas["symbol_error"] or 0, "link_downed": downed,
-            "carrier_changes": 2 * downed, "recoveries": deltas["link_error_recovery"] or 0,
-        }  # fmt: skip
+            "rx_bytes": 4 * (deltas["port_rcv_data"] or 0),
+            "tx_bytes": 4 * (deltas["port_xmit_data"] or 0),
+            "dt_ms": dt_ms,
+            "symbol_errors": deltas["symbol_error"] or 0,
+            "link_downed": downed,
+            "carrier_changes": 2 * downed,
+            "recoveries": deltas["link_error_recovery"] or 0,
+        }
         obs.nics[port.index] = reading
         if state is None:
             return
@@ -136,8 +153,10 @@ def renumbered(found: list[NicPort], saved: list[tuple[str, int, str | None]], f
     """The saved numbering (ports gone since keep theirs), then ports new since, numbered after them."""
     if not saved:
         return found
-    out = [NicPort(i, device, port, folder / device / "ports" / str(port), pci)
-           for i, (device, port, pci) in enumerate(saved)]  # fmt: skip
+    out = [
+        NicPort(i, device, port, folder / device / "ports" / str(port), pci)
+        for i, (device, port, pci) in enumerate(saved)
+    ]
     known = {(device, port) for device, port, _ in saved}
     for p in found:
         if (p.device, p.port) not in known:

@@ -33,8 +33,13 @@ _LINK = re.compile(
     r"mlx5_core (?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) (?P<ifname>\S+): Link (?P<state>up|down)"
 )
 KMSG_HEADER = re.compile(r"\d+,(\d+),(\d+),[^;]*;", re.ASCII)  # priority,sequence,timestamp_us,flags[,...];
-_SEVERITY = {"corrected": "correctable", "uncorrected (non-fatal)": "nonfatal", "uncorrected (fatal)": "fatal",
-             "uncorrectable (non-fatal)": "nonfatal", "uncorrectable (fatal)": "fatal"}  # fmt: skip
+_SEVERITY = {
+    "corrected": "correctable",
+    "uncorrected (non-fatal)": "nonfatal",
+    "uncorrected (fatal)": "fatal",
+    "uncorrectable (non-fatal)": "nonfatal",
+    "uncorrectable (fatal)": "fatal",
+}
 MAX_MESSAGE = 200
 
 

@@ -22,12 +22,12 @@ SOURCE = "nvml"
 NVLINK_COUNTERS = (0, 1, 2, 3)  # DL_REPLAY, DL_RECOVERY, DL_CRC_FLIT, DL_CRC_DATA
 
 
-
 def init_nvml(module: Any | None = None) -> Any:
     """pynvml, initialised (``module``: a stand-in, in tests); raises what the import or ``nvmlInit`` raise."""
     nv = module or importlib.import_module("pynvml")
     nv.nvmlInit()
     return nv
+
 
 class _Lost(Exception):
     """The GPU answered NVML_ERROR_GPU_IS_LOST."""
@@ -125,8 +125,12 @@ class NvmlCollector:
             except _Lost:
                 if gpu not in self.lost:
                     self.lost.add(gpu)
-                    payload = {"gpu": gpu, "xid": FELL_OFF_BUS, "pci_bus_id": self.buses[i],
-                               "message": xid_name(FELL_OFF_BUS)}  # fmt: skip
+                    payload = {
+                        "gpu": gpu,
+                        "xid": FELL_OFF_BUS,
+                        "pci_bus_id": self.buses[i],
+                        "message": xid_name(FELL_OFF_BUS),
+                    }
                     obs.facts.append(Fact("XidRaised", now_ms, payload, SOURCE))
                 obs.gpus.pop(gpu, None)
                 continue
@@ -211,22 +215,34 @@ class NvmlCollector:
         util = g(gpu, "util_pct", "nvmlDeviceGetUtilizationRates", h)
         sbe = self._ecc_total(gpu, h, "ecc_sbe", nv.NVML_MEMORY_ERROR_TYPE_CORRECTED)
         dbe = self._ecc_total(gpu, h, "ecc_dbe", nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED)
-        sram = g(gpu, "ecc_sram_dbe", "nvmlDeviceGetMemoryErrorCounter", h, nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
-                 nv.NVML_VOLATILE_ECC, nv.NVML_MEMORY_LOCATION_SRAM)  # fmt: skip
+        sram = g(
+            gpu,
+            "ecc_sram_dbe",
+            "nvmlDeviceGetMemoryErrorCounter",
+            h,
+            nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+            nv.NVML_VOLATILE_ECC,
+            nv.NVML_MEMORY_LOCATION_SRAM,
+        )
         rows = g(gpu, "remapped_rows", "nvmlDeviceGetRemappedRows", h)
         reading: dict[str, Any] = {
-            "temp_c": float(temp or 0), "power_w": (power or 0) / 1000.0,
+            "temp_c": float(temp or 0),
+            "power_w": (power or 0) / 1000.0,
             "sm_clock_mhz": int(g(gpu, "sm_clock_mhz", "nvmlDeviceGetClockInfo", h, nv.NVML_CLOCK_SM) or 0),
             "util_pct": float(util.gpu) if util is not None else 0.0,
-            "ecc_sbe": self._delta(gpu, "ecc_sbe", sbe), "ecc_dbe": self._delta(gpu, "ecc_dbe", dbe),
-            "pcie_replay": self._delta(gpu, "pcie_replay", g(gpu, "pcie_replay", "nvmlDeviceGetPcieReplayCounter", h)),
+            "ecc_sbe": self._delta(gpu, "ecc_sbe", sbe),
+            "ecc_dbe": self._delta(gpu, "ecc_dbe", dbe),
+            "pcie_replay": self._delta(
+                gpu, "pcie_replay", g(gpu, "pcie_replay", "nvmlDeviceGetPcieReplayCounter", h)
+            ),
             "pcie_link_gen": int(g(gpu, "pcie_link_gen", "nvmlDeviceGetCurrPcieLinkGeneration", h) or 0),
             "pcie_link_width": int(g(gpu, "pcie_link_width", "nvmlDeviceGetCurrPcieLinkWidth", h) or 0),
             "pcie_link_gen_max": g(gpu, "pcie_link_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration", h),
             "pcie_link_width_max": g(gpu, "pcie_link_width_max", "nvmlDeviceGetMaxPcieLinkWidth", h),
-            "nvlink_errors": self._nvlink(gpu, h), "throttle_reasons": self._throttle(gpu, h),
+            "nvlink_errors": self._nvlink(gpu, h),
+            "throttle_reasons": self._throttle(gpu, h),
             "retired_pages": int(rows[0] + rows[1]) if rows is not None else 0,
-        }  # fmt: skip
+        }
         obs.gpus[gpu] = reading
         sram_new = self._delta(gpu, "ecc_sram_dbe", sram)
         self._ecc_facts(gpu, now_ms, reading, sram_new, rows, obs)
@@ -239,9 +255,15 @@ class NvmlCollector:
             gpu, bool(rows is not None and rows[3]), unc_new, bool(rows is not None and rows[2])
         )
         obs.facts += ecc_facts(
-            gpu, now_ms, SOURCE, dram_uce=max(r["ecc_dbe"] - sram_new, 0), sram_uce=sram_new,
-            correctable=r["ecc_sbe"], row_remap=remap, rows_total=r["retired_pages"],
-        )  # fmt: skip
+            gpu,
+            now_ms,
+            SOURCE,
+            dram_uce=max(r["ecc_dbe"] - sram_new, 0),
+            sram_uce=sram_new,
+            correctable=r["ecc_sbe"],
+            row_remap=remap,
+            rows_total=r["retired_pages"],
+        )
 
     def _nvlink(self, gpu: int, h: Any) -> int:
         nv = self.nv

@@ -85,7 +85,12 @@ def serve(
                 problems.add("agent", "unencodable_event", r["event_type"], str(exc))
                 continue
             entries.append(
-                Entry(r["event_type"] != "HostSampled", r["event_type"], kafka_key(r["event_type"], r["host_id"]), value)
+                Entry(
+                    r["event_type"] != "HostSampled",
+                    r["event_type"],
+                    kafka_key(r["event_type"], r["host_id"]),
+                    value,
+                )
             )
         spool.commit(entries, state)
         if sender is not None:
@@ -93,9 +98,12 @@ def serve(
 
     agent = build_agent(a, commit, spool.state(), nvml=nvml, problems=problems)
     sender = Sender(
-        spool, sink_factory or (lambda: kafka_sink(settings, agent.host_id)), problems,
-        batch=a.spool.send_batch, flush_timeout_s=a.spool.flush_timeout_s,
-    )  # fmt: skip
+        spool,
+        sink_factory or (lambda: kafka_sink(settings, agent.host_id)),
+        problems,
+        batch=a.spool.send_batch,
+        flush_timeout_s=a.spool.flush_timeout_s,
+    )
     collector = AgentCollector(spool, sender, problems, lambda: agent.emitted)
     if registry is not None:
         registry.register(collector)
@@ -106,8 +114,13 @@ def serve(
     finally:
         agent.close()
         sender.close()
-        summary = {"emitted": agent.emitted, "delivered": sender.delivered, "spooled": len(spool),
-                   "dropped": spool.dropped(), "problems": problems.as_dict()}  # fmt: skip
+        summary = {
+            "emitted": agent.emitted,
+            "delivered": sender.delivered,
+            "spooled": len(spool),
+            "dropped": spool.dropped(),
+            "problems": problems.as_dict(),
+        }
         if registry is not None:
             registry.unregister(collector)  # a scrape must not read a closed spool
         spool.close()

@@ -16,14 +16,32 @@ from typing import Any
 
 from ground.settings.agent import AgentSettings, KernelLogSettings
 
-GPU_BUSES = ("0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
-             "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0")  # fmt: skip
-NIC_BUSES = ("0000:1a:00.0", "0000:2c:00.0", "0000:3c:00.0", "0000:5f:00.0",
-             "0000:9c:00.0", "0000:ad:00.0", "0000:bc:00.0", "0000:dd:00.0")  # fmt: skip
+GPU_BUSES = (
+    "0000:18:00.0",
+    "0000:2a:00.0",
+    "0000:3a:00.0",
+    "0000:5d:00.0",
+    "0000:9a:00.0",
+    "0000:ab:00.0",
+    "0000:ba:00.0",
+    "0000:db:00.0",
+)
+NIC_BUSES = (
+    "0000:1a:00.0",
+    "0000:2c:00.0",
+    "0000:3c:00.0",
+    "0000:5f:00.0",
+    "0000:9c:00.0",
+    "0000:ad:00.0",
+    "0000:bc:00.0",
+    "0000:dd:00.0",
+)
 IB_COUNTERS = ("port_rcv_data", "port_xmit_data", "symbol_error", "link_downed", "link_error_recovery")
-AER_NAMES = {"aer_dev_correctable": ("RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr"),
-             "aer_dev_nonfatal": ("Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "UnxCmplt", "MalfTLP"),
-             "aer_dev_fatal": ("Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "UnxCmplt", "MalfTLP")}  # fmt: skip
+AER_NAMES = {
+    "aer_dev_correctable": ("RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr"),
+    "aer_dev_nonfatal": ("Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "UnxCmplt", "MalfTLP"),
+    "aer_dev_fatal": ("Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "UnxCmplt", "MalfTLP"),
+}
 
 
 class FixtureHost:
@@ -115,10 +133,18 @@ class FixtureHost:
 
     def agent_settings(self, state_dir: Path, **overrides: Any) -> Any:
         kernel = KernelLogSettings(kmsg_path=self.kmsg, boot_id_path=self.boot_id, journalctl=False)
-        base: dict[str, Any] = {"host_id": "fx-h00001", "cluster": "fx", "rack": "fx-rack0001",
-                                "maintenance_domain": "fx-md000", "sysfs_root": self.sys, "state_dir": state_dir,
-                                "kernel_log": kernel, "step_time": {"enabled": False}, "nvml": {"enabled": False},
-                                "versions": {"enabled": False, "os_release": self.os_release}}  # fmt: skip
+        base: dict[str, Any] = {
+            "host_id": "fx-h00001",
+            "cluster": "fx",
+            "rack": "fx-rack0001",
+            "maintenance_domain": "fx-md000",
+            "sysfs_root": self.sys,
+            "state_dir": state_dir,
+            "kernel_log": kernel,
+            "step_time": {"enabled": False},
+            "nvml": {"enabled": False},
+            "versions": {"enabled": False, "os_release": self.os_release},
+        }
         return AgentSettings.model_validate({**base, **overrides})
 
 
@@ -145,21 +171,53 @@ def fake_pynvml(
     nvidia-ml-py lacks (``nvmlDeviceGetCurrentClocksEventReasons`` came with 12.535)."""
     m = types.ModuleType("pynvml")
     m.NVMLError = NVMLError  # type: ignore[attr-defined]
-    consts = {"NVML_ERROR_NOT_SUPPORTED": 3, "NVML_ERROR_TIMEOUT": 10, "NVML_ERROR_FUNCTION_NOT_FOUND": 13,
-              "NVML_ERROR_GPU_IS_LOST": 15, "nvmlClocksEventReasonGpuIdle": 0x1,
-              "nvmlClocksEventReasonSwPowerCap": 0x4, "nvmlClocksEventReasonHwSlowdown": 0x8,
-              "nvmlClocksEventReasonSwThermalSlowdown": 0x20, "nvmlClocksEventReasonHwThermalSlowdown": 0x40,
-              "NVML_TEMPERATURE_GPU": 0, "NVML_CLOCK_SM": 1, "NVML_MEMORY_ERROR_TYPE_CORRECTED": 0,
-              "NVML_MEMORY_ERROR_TYPE_UNCORRECTED": 1, "NVML_VOLATILE_ECC": 0, "NVML_AGGREGATE_ECC": 1,
-              "NVML_MEMORY_LOCATION_SRAM": 7, "NVML_NVLINK_MAX_LINKS": 18, "NVML_FEATURE_ENABLED": 1,
-              "nvmlEventTypeXidCriticalError": 8}  # fmt: skip
+    consts = {
+        "NVML_ERROR_NOT_SUPPORTED": 3,
+        "NVML_ERROR_TIMEOUT": 10,
+        "NVML_ERROR_FUNCTION_NOT_FOUND": 13,
+        "NVML_ERROR_GPU_IS_LOST": 15,
+        "nvmlClocksEventReasonGpuIdle": 0x1,
+        "nvmlClocksEventReasonSwPowerCap": 0x4,
+        "nvmlClocksEventReasonHwSlowdown": 0x8,
+        "nvmlClocksEventReasonSwThermalSlowdown": 0x20,
+        "nvmlClocksEventReasonHwThermalSlowdown": 0x40,
+        "NVML_TEMPERATURE_GPU": 0,
+        "NVML_CLOCK_SM": 1,
+        "NVML_MEMORY_ERROR_TYPE_CORRECTED": 0,
+        "NVML_MEMORY_ERROR_TYPE_UNCORRECTED": 1,
+        "NVML_VOLATILE_ECC": 0,
+        "NVML_AGGREGATE_ECC": 1,
+        "NVML_MEMORY_LOCATION_SRAM": 7,
+        "NVML_NVLINK_MAX_LINKS": 18,
+        "NVML_FEATURE_ENABLED": 1,
+        "nvmlEventTypeXidCriticalError": 8,
+    }
     for name, value in consts.items():
         setattr(m, name, value)
-    state = [FakeGpu(f"GPU-{i:08x}-0000-4000-8000-00000000000{i}", GPU_BUSES[i],
-                     {"temp": 60 + i, "power_mw": 650_000, "sm": 1980, "util": 96, "sbe": 0, "dbe": 0, "sram": 0,
-                      "rows": (0, 0, 0, 0), "replay": 0, "gen": 5, "width": 16, "gen_max": 5, "width_max": 16,
-                      "throttle": 0, "nvlink": 0})
-             for i in range(gpus)]  # fmt: skip
+    state = [
+        FakeGpu(
+            f"GPU-{i:08x}-0000-4000-8000-00000000000{i}",
+            GPU_BUSES[i],
+            {
+                "temp": 60 + i,
+                "power_mw": 650_000,
+                "sm": 1980,
+                "util": 96,
+                "sbe": 0,
+                "dbe": 0,
+                "sram": 0,
+                "rows": (0, 0, 0, 0),
+                "replay": 0,
+                "gen": 5,
+                "width": 16,
+                "gen_max": 5,
+                "width_max": 16,
+                "throttle": 0,
+                "nvlink": 0,
+            },
+        )
+        for i in range(gpus)
+    ]
     m.gpus = state  # type: ignore[attr-defined]
     m.driver_version = "550.54.15"  # type: ignore[attr-defined]  # a test changes it as an upgrade would
     m.xid_queue = []  # type: ignore[attr-defined]
@@ -193,27 +251,42 @@ def fake_pynvml(
         return int(h.values["sbe" if kind == 0 else "dbe"])
 
     table = {
-        "nvmlInit": lambda: None, "nvmlShutdown": lambda: None, "nvmlDeviceGetCount": lambda: len(state),
-        "nvmlDeviceGetHandleByIndex": lambda i: state[i], "nvmlSystemGetDriverVersion": lambda: m.driver_version,  # type: ignore[attr-defined]
-        "nvmlSystemGetCudaDriverVersion": lambda: 12040, "nvmlDeviceGetVbiosVersion": lambda h: "96.00.99.00.01",
+        "nvmlInit": lambda: None,
+        "nvmlShutdown": lambda: None,
+        "nvmlDeviceGetCount": lambda: len(state),
+        "nvmlDeviceGetHandleByIndex": lambda i: state[i],
+        "nvmlSystemGetDriverVersion": lambda: m.driver_version,  # type: ignore[attr-defined]
+        "nvmlSystemGetCudaDriverVersion": lambda: 12040,
+        "nvmlDeviceGetVbiosVersion": lambda h: "96.00.99.00.01",
         "nvmlDeviceGetInforomImageVersion": lambda h: "G520.0200.00.05",
         "nvmlDeviceGetPciInfo": lambda h: types.SimpleNamespace(busId=("0000" + h.bus).encode()),
-        "nvmlDeviceGetUUID": lambda h: h.uuid, "nvmlDeviceGetSerial": lambda h: f"1650{h.uuid[4:12]}",
-        "nvmlDeviceGetName": lambda h: "NVIDIA H100 80GB HBM3", "nvmlEventSetCreate": lambda: object(),
-        "nvmlDeviceGetSupportedEventTypes": lambda h: 0xF, "nvmlDeviceRegisterEvents": lambda h, t, es: None,
-        "nvmlEventSetWait_v2": wait, "nvmlEventSetFree": lambda es: None,
-        "nvmlDeviceGetTemperature": v("temp"), "nvmlDeviceGetPowerUsage": v("power_mw"),
-        "nvmlDeviceGetClockInfo": v("sm"), "nvmlDeviceGetPcieReplayCounter": v("replay"),
+        "nvmlDeviceGetUUID": lambda h: h.uuid,
+        "nvmlDeviceGetSerial": lambda h: f"1650{h.uuid[4:12]}",
+        "nvmlDeviceGetName": lambda h: "NVIDIA H100 80GB HBM3",
+        "nvmlEventSetCreate": lambda: object(),
+        "nvmlDeviceGetSupportedEventTypes": lambda h: 0xF,
+        "nvmlDeviceRegisterEvents": lambda h, t, es: None,
+        "nvmlEventSetWait_v2": wait,
+        "nvmlEventSetFree": lambda es: None,
+        "nvmlDeviceGetTemperature": v("temp"),
+        "nvmlDeviceGetPowerUsage": v("power_mw"),
+        "nvmlDeviceGetClockInfo": v("sm"),
+        "nvmlDeviceGetPcieReplayCounter": v("replay"),
         "nvmlDeviceGetUtilizationRates": lambda h: types.SimpleNamespace(gpu=h.values["util"], memory=40),
         "nvmlDeviceGetTotalEccErrors": total_ecc,
         "nvmlDeviceGetMemoryErrorCounter": lambda h, kind, counter, where: h.values["sram"],
-        "nvmlDeviceGetRemappedRows": v("rows"), "nvmlDeviceGetCurrPcieLinkGeneration": v("gen"),
-        "nvmlDeviceGetCurrPcieLinkWidth": v("width"), "nvmlDeviceGetMaxPcieLinkGeneration": v("gen_max"),
-        "nvmlDeviceGetMaxPcieLinkWidth": v("width_max"), "nvmlDeviceGetCurrentClocksEventReasons": v("throttle"),
+        "nvmlDeviceGetRemappedRows": v("rows"),
+        "nvmlDeviceGetCurrPcieLinkGeneration": v("gen"),
+        "nvmlDeviceGetCurrPcieLinkWidth": v("width"),
+        "nvmlDeviceGetMaxPcieLinkGeneration": v("gen_max"),
+        "nvmlDeviceGetMaxPcieLinkWidth": v("width_max"),
+        "nvmlDeviceGetCurrentClocksEventReasons": v("throttle"),
         "nvmlDeviceGetCurrentClocksThrottleReasons": v("throttle"),  # deprecated name, same bits
         "nvmlDeviceGetNvLinkState": lambda h, link: 1,
-        "nvmlDeviceGetNvLinkErrorCounter": lambda h, link, c: h.values["nvlink"] if (link, c) == (0, 2) else 0,
-    }  # fmt: skip
+        "nvmlDeviceGetNvLinkErrorCounter": lambda h, link, c: (
+            h.values["nvlink"] if (link, c) == (0, 2) else 0
+        ),
+    }
     for name, fn in table.items():
         if name not in absent:
             api(name, fn)

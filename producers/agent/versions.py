@@ -113,9 +113,12 @@ class VersionsCollector:
         vbios: list[str] = []
         inforom: list[str] = []
         for i, h in enumerate(handles or []):
-            vbios.append(self._ask(nv, f"gpu{i}/vbios", partial(_call_text, nv.nvmlDeviceGetVbiosVersion, h)) or "")
+            vbios.append(
+                self._ask(nv, f"gpu{i}/vbios", partial(_call_text, nv.nvmlDeviceGetVbiosVersion, h)) or ""
+            )
             inforom.append(
-                self._ask(nv, f"gpu{i}/inforom", partial(_call_text, nv.nvmlDeviceGetInforomImageVersion, h)) or ""
+                self._ask(nv, f"gpu{i}/inforom", partial(_call_text, nv.nvmlDeviceGetInforomImageVersion, h))
+                or ""
             )
         out["vbios"] = lowest([v for v in vbios if v])
         out["inforom"] = lowest([v for v in inforom if v])

@@ -66,7 +66,9 @@ def import_history(
     except BoundsError as exc:
         raise typer.BadParameter(str(exc)) from None
     except (ValueError, OverflowError):
-        raise typer.BadParameter(f"--start {terminal_safe(repr(start))} is not an ISO 8601 date or time") from None
+        raise typer.BadParameter(
+            f"--start {terminal_safe(repr(start))} is not an ISO 8601 date or time"
+        ) from None
     mapped = load_mapping(mapping)
     large = path.is_file() and path.stat().st_size >= LARGE_FILE_BYTES
     steps = StepLines(lambda line: console.print(line, markup=False, highlight=False))
@@ -79,4 +81,6 @@ def import_history(
             settings_of(ctx), path, mapped, start_ms=start_ms, fmt=chosen, inventory=inventory, progress=shown
         )
     for line in render(summary, source=str(path), dry_run=dry_run):
-        console.print(terminal_safe(line), markup=False, highlight=False)  # a file's text never drives the terminal
+        console.print(
+            terminal_safe(line), markup=False, highlight=False
+        )  # a file's text never drives the terminal

@@ -27,7 +27,9 @@ class InventoryCount:
     records: int
 
 
-def inventory_summary(listed: InventoryFile, incident_hosts: set[str], records: list[dict[str, Any]]) -> InventoryCount:
+def inventory_summary(
+    listed: InventoryFile, incident_hosts: set[str], records: list[dict[str, Any]]
+) -> InventoryCount:
     fault_free = sum(1 for h in listed.hosts if h not in incident_hosts)
     return InventoryCount(listed.source, len(listed.hosts), fault_free, listed.bad_rows, len(records))
 
@@ -123,7 +125,9 @@ def render(summary: ImportSummary, *, source: str, dry_run: bool, max_listed: in
     for row, first in s.duplicate_rows[:max_listed]:
         lines.append(f"duplicate row {row}: the same incident as row {first} (skipped)")
     if dry_run:
-        would = f" (would send {_count(s.hardware, 'hardware event')} with the incidents)" if s.hardware else ""
+        would = (
+            f" (would send {_count(s.hardware, 'hardware event')} with the incidents)" if s.hardware else ""
+        )
         lines.append(f"dry run: nothing sent{would}")
         return lines
     if s.new_hosts:

@@ -31,10 +31,15 @@ class EnvelopeEncoder:
         t = self._framed._cached
         return b"".join(
             (
-                avro_string(r["event_id"]), t(r["event_type"]), _long(r["schema_version"]),
-                t(r["host_id"]), t(r["cluster"]), _long(r["ts"]), _long(r["agent_seq"]),
+                avro_string(r["event_id"]),
+                t(r["event_type"]),
+                _long(r["schema_version"]),
+                t(r["host_id"]),
+                t(r["cluster"]),
+                _long(r["ts"]),
+                _long(r["agent_seq"]),
             )
-        )  # fmt: skip
+        )
 
     def encode(self, record: Mapping[str, Any]) -> bytes:
         key = (record["event_type"], record["schema_version"], *record["payload"].items())

@@ -28,16 +28,23 @@ def _part(component: str | None) -> int | None:
 def _event(signal: HardwareSignal, p: Mapping[str, Any]) -> tuple[type[Event], dict[str, Any]]:
     if signal == "component_fault":
         return ComponentFaultObserved, {
-            "cause": p["cause"], "component_kind": p["component_kind"], "component": p["component"], "count": 1,
-        }  # fmt: skip
+            "cause": p["cause"],
+            "component_kind": p["component_kind"],
+            "component": p["component"],
+            "count": 1,
+        }
     part, text = _part(p["component"]), p["source_text"] or p["source_class"]
     if signal == "gpu_lost":
         return XidRaised, {"gpu": part, "xid": 79, "pci_bus_id": "", "message": text}
     if signal in ("dram_uce", "sram_uce"):
         return EccErrorObserved, {
-            "gpu": part, "memory": signal[:4], "correctable": False, "count": 1,
-            "row_remap": "none", "remapped_rows_total": 0,
-        }  # fmt: skip
+            "gpu": part,
+            "memory": signal[:4],
+            "correctable": False,
+            "count": 1,
+            "row_remap": "none",
+            "remapped_rows_total": 0,
+        }
     kind = "down" if signal == "link_down" else "nic_lost"
     return LinkEventObserved, {"port": part, "kind": kind, "count": 1, "peer": None}
 
@@ -55,9 +62,14 @@ def hardware_records(
         klass, payload = _event(signal, p)
         out.append(
             {  # klass(...).to_record(), written out: this loop runs once per incident
-                "event_id": incident_signal_id(inc["event_id"]), "event_type": klass.EVENT_TYPE,
-                "schema_version": klass.SCHEMA_VERSION, "host_id": inc["host_id"], "cluster": inc["cluster"],
-                "ts": inc["ts"], "agent_seq": 0, "payload": payload,
+                "event_id": incident_signal_id(inc["event_id"]),
+                "event_type": klass.EVENT_TYPE,
+                "schema_version": klass.SCHEMA_VERSION,
+                "host_id": inc["host_id"],
+                "cluster": inc["cluster"],
+                "ts": inc["ts"],
+                "agent_seq": 0,
+                "payload": payload,
             }
-        )  # fmt: skip
+        )
     return out

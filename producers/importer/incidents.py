@@ -41,7 +41,9 @@ class RowError(ValueError):
 HOST, START, END, CLASS, TEXT, COMPONENT, KIND, TIME, EVENT = range(9)
 
 
-def parse_time(value: Any, mapping: HistoryMapping, start_ms: int | None, now_ms: int | None = None) -> int | None:
+def parse_time(
+    value: Any, mapping: HistoryMapping, start_ms: int | None, now_ms: int | None = None
+) -> int | None:
     """Epoch ms of a time cell, within the bounds of every way in; None for an empty one.
 
     RowError says what is wrong (unparseable, NaN, before 2000-01-01, after now plus a day).
@@ -155,7 +157,9 @@ def _paired(
                 raise RowError(f"no time in column {c.time!r}")
             kind = v[EVENT].casefold()
             if kind not in starts and kind not in ends:
-                raise RowError(f"event {kind[:40]!r} is neither a start ({', '.join(c.start_values)}) nor an end")
+                raise RowError(
+                    f"event {kind[:40]!r} is neither a start ({', '.join(c.start_values)}) nor an end"
+                )
             _check(v, c, mapping)
             key = (v[HOST], v[CLASS].casefold(), v[COMPONENT])
             events.append(Edge(key, when, kind in starts, row.number, row))

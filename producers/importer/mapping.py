@@ -94,9 +94,16 @@ class InventoryColumns(_Frozen):
     def wanted(self) -> tuple[str, ...]:
         """In the order of ``producers.importer.inventory_file``'s cells."""
         return (
-            self.host, self.rack, self.domain, self.cluster, self.fabric, self.install,
-            self.sku, self.gpu_count, self.nic_ports,
-        )  # fmt: skip
+            self.host,
+            self.rack,
+            self.domain,
+            self.cluster,
+            self.fabric,
+            self.install,
+            self.sku,
+            self.gpu_count,
+            self.nic_ports,
+        )
 
 
 class InventoryDefaults(_Frozen):

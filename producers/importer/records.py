@@ -20,7 +20,9 @@ from schemas import HostInventoried, IncidentReported
 
 
 def incident_id(incident: Incident) -> str:
-    key = f"{incident.host_id}\x1f{incident.start_ts}\x1f{incident.source_class}\x1f{incident.component or ''}"
+    key = (
+        f"{incident.host_id}\x1f{incident.start_ts}\x1f{incident.source_class}\x1f{incident.component or ''}"
+    )
     return f"inc-{hashlib.sha256(key.encode()).hexdigest()[:24]}"
 
 
@@ -105,7 +107,9 @@ def inventory_records(
     known_set, digests = set(known), known_layouts or {}
     out = []
     for index, host in enumerate(sorted(set(hosts) | set(listed), key=natural_key)):
-        layout = listed.get(host) or default_layout(host, f"{inv.domain_prefix}{index // inv.domain_size:03d}", inv)
+        layout = listed.get(host) or default_layout(
+            host, f"{inv.domain_prefix}{index // inv.domain_size:03d}", inv
+        )
         installed = layout.install_ts if layout.install_ts is not None else install_ts
         payload: dict[str, Any] = {
             "rack": layout.rack,

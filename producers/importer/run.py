@@ -66,9 +66,13 @@ def plan_import(
     hosts = {r["host_id"] for r in prepared.records}
     first = min((r["ts"] for r in prepared.records), default=start_ms or 0)
     layout = inventory_records(
-        hosts, fleet.clusters, mapping, start_ms if start_ms is not None else first,
-        listed=listed_hosts, known_layouts=fleet.layouts,
-    )  # fmt: skip
+        hosts,
+        fleet.clusters,
+        mapping,
+        start_ms if start_ms is not None else first,
+        listed=listed_hosts,
+        known_layouts=fleet.layouts,
+    )
     known = fleet.clusters.keys() | listed_hosts.keys()  # hosts the fleet or the inventory file knows
     summary = dataclasses.replace(
         summary,
@@ -101,7 +105,13 @@ def run_import(
         path, mapping, start_ms=start_ms, fmt=fmt, fleet=fleet, inventory=inventory, progress=progress
     )
     sent = send(
-        settings, plan.inventory, plan.records, hardware=plan.hardware, sink_factory=sink_factory,
+        settings,
+        plan.inventory,
+        plan.records,
+        hardware=plan.hardware,
+        sink_factory=sink_factory,
         progress=progress,
-    )  # fmt: skip
-    return dataclasses.replace(plan.summary, sent=sent, hardware_sent=len(plan.hardware))  # send raised unless all were acked
+    )
+    return dataclasses.replace(
+        plan.summary, sent=sent, hardware_sent=len(plan.hardware)
+    )  # send raised unless all were acked

@@ -90,7 +90,9 @@ def base_names(column: Column) -> list[str]:
     return [column] if isinstance(column, str) else list(column)
 
 
-def nested_object_warnings(rows: list[Row], wanted: tuple[Column, ...], positions: tuple[int, ...]) -> list[str]:
+def nested_object_warnings(
+    rows: list[Row], wanted: tuple[Column, ...], positions: tuple[int, ...]
+) -> list[str]:
     """A line per column (of those at ``positions`` in ``wanted``) whose cells hold JSON objects read as text.
 
     Such a class would be classified 0 %, silently, without it.
@@ -106,7 +108,7 @@ def nested_object_warnings(rows: list[Row], wanted: tuple[Column, ...], position
             name = column if isinstance(column, str) else "/".join(column)
             out.append(
                 f"column {name!r} holds a JSON object in {n} of {len(rows)} rows; name one of its "
-                f"fields with a dotted path in the mapping (e.g. \"{name}.level1\")"
+                f'fields with a dotted path in the mapping (e.g. "{name}.level1")'
             )
     return out
 
@@ -190,7 +192,9 @@ def _csv_rows(
                 bad.append(BadRow(reader.line_num, f"{len(cells)} cells, the header has {width}"))
         return rows, bad
     # a column the file lacks reads the empty cell appended at the row's end (index ``width``)
-    pick = operator.itemgetter(*[header.index(c) if c in header else width for c in wanted if isinstance(c, str)])
+    pick = operator.itemgetter(
+        *[header.index(c) if c in header else width for c in wanted if isinstance(c, str)]
+    )
     strip = str.strip
     for cells in _readable(reader, bad):
         if not cells:
@@ -238,7 +242,9 @@ def _json_rows(text: str, path: Path, wanted: tuple[Column, ...]) -> tuple[list[
     except ValueError as exc:
         raise SourceFileError(f"not JSON: {exc}", path) from exc
     except RecursionError:  # one array: the file as a whole cannot be read (JSON lines can skip a row)
-        raise SourceFileError("not JSON: nested too deeply (use JSON lines to skip such rows)", path) from None
+        raise SourceFileError(
+            "not JSON: nested too deeply (use JSON lines to skip such rows)", path
+        ) from None
     if not isinstance(items, list):
         raise SourceFileError("a JSON file must hold an array of incident objects (or use JSON lines)", path)
     rows: list[Row] = []
@@ -248,7 +254,9 @@ def _json_rows(text: str, path: Path, wanted: tuple[Column, ...]) -> tuple[list[
     return rows, bad
 
 
-def _object_row(item: Any, number: int, wanted: tuple[Column, ...], rows: list[Row], bad: list[BadRow]) -> None:
+def _object_row(
+    item: Any, number: int, wanted: tuple[Column, ...], rows: list[Row], bad: list[BadRow]
+) -> None:
     if isinstance(item, dict):
         rows.append(Row(number, tuple(_object_cell(item, c) for c in wanted)))
     else:

@@ -102,7 +102,9 @@ class KafkaSink:
         self.blocked_s = 0.0
         self._topic_of: dict[str, str] = {}
         self._partition_of: dict[tuple[str, bytes], int] = {}
-        self._appender = BatchAppender(self.producer, self._on_batch) if bulk and usable(self.producer) else None
+        self._appender = (
+            BatchAppender(self.producer, self._on_batch) if bulk and usable(self.producer) else None
+        )
 
     def _topic(self, event_type: str) -> str:
         topic = self._topic_of.get(event_type)
@@ -184,7 +186,9 @@ class KafkaSink:
             topic = self._topic(event_type)
             partition = self._partition(topic, key)
             if partition is None:  # no metadata yet: the producer's own send waits for it
-                self.producer.send(topic, key=key, value=value).add_callback(self._on_ok).add_errback(self._on_error)
+                self.producer.send(topic, key=key, value=value).add_callback(self._on_ok).add_errback(
+                    self._on_error
+                )
                 continue
             group = groups.get((topic, partition))
             if group is None:

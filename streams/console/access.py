@@ -29,7 +29,9 @@ HEADERS = {  # every console answer: no caching, no framing, nothing loaded from
 
 def session_value(token: str) -> str:
     """The cookie's value for a token: a digest keyed by it (the token cannot be read back from it)."""
-    return hmac.new(token.encode("utf-8", "surrogateescape"), b"fleetpulse console session", hashlib.sha256).hexdigest()
+    return hmac.new(
+        token.encode("utf-8", "surrogateescape"), b"fleetpulse console session", hashlib.sha256
+    ).hexdigest()
 
 
 def allowed(token: SecretStr | None, authorization: str | None, cookies: Mapping[str, str]) -> bool:

@@ -21,7 +21,9 @@ def _operations(host: Mapping[str, Any] | None) -> Iterable[HistoryEvent]:
         return
     ops = ([host["current"]] if host.get("current") else []) + list(host.get("waiting") or [])
     for op in ops:
-        yield HistoryEvent(op["suspected_ts"], "suspected", f"{op['operation']} for {op['finding_id']} ({op['phase']})")
+        yield HistoryEvent(
+            op["suspected_ts"], "suspected", f"{op['operation']} for {op['finding_id']} ({op['phase']})"
+        )
         if op.get("started_ts") is not None:
             yield HistoryEvent(op["started_ts"], "operation started", f"{op['operation']} ({op['op_id']})")
 
@@ -40,14 +42,20 @@ def host_history(
     """
     events = list(_operations(host))
     for f in findings:
-        events.append(HistoryEvent(
-            f["ts"], "finding", f"{f['detector']}/{f['rule']} on {f['scope_key']}: {f['error_class']} x{f['count']}"
-        ))  # fmt: skip
+        events.append(
+            HistoryEvent(
+                f["ts"],
+                "finding",
+                f"{f['detector']}/{f['rule']} on {f['scope_key']}: {f['error_class']} x{f['count']}",
+            )
+        )
     for o in outages:
         why = f"{o['source']}: {o.get('cause') or 'no cause given'}"
         events.append(HistoryEvent(o["start_ts"], "out of service", why))
         if o.get("end_ts") is not None:
             events.append(HistoryEvent(o["end_ts"], "back in service", why))
     events += [HistoryEvent(ts, "returned to service", f"from {op}") for ts, op in repairs]
-    events += [HistoryEvent(v["reported_ts"], "version reported", f"{c}={v['version']}") for c, v in versions.items()]
+    events += [
+        HistoryEvent(v["reported_ts"], "version reported", f"{c}={v['version']}") for c, v in versions.items()
+    ]
     return sorted(events, key=lambda e: (-e.ts, e.kind, e.detail))

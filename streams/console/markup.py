@@ -36,7 +36,9 @@ def join(parts: Iterable[Any], sep: str = "") -> Markup:
 
 def tag(name: str, content: Any = "", **attrs: Any) -> Markup:
     """``<name attr="…">content</name>``; attribute values are escaped, ``class_`` stands for ``class``."""
-    rendered = "".join(f' {k.rstrip("_").replace("_", "-")}="{esc(v)}"' for k, v in attrs.items() if v is not None)
+    rendered = "".join(
+        f' {k.rstrip("_").replace("_", "-")}="{esc(v)}"' for k, v in attrs.items() if v is not None
+    )
     return Markup(f"<{name}{rendered}>{esc(content)}</{name}>")
 
 
@@ -60,7 +62,9 @@ def pairs(mapping: Mapping[str, Any]) -> Markup:
     return join((tag("span", f"{k}={v}", class_="kv") for k, v in sorted(mapping.items())), "<br>")
 
 
-def table(table_id: str, headers: Sequence[str], rows: Iterable[Sequence[Any]], empty: str = "none") -> Markup:
+def table(
+    table_id: str, headers: Sequence[str], rows: Iterable[Sequence[Any]], empty: str = "none"
+) -> Markup:
     """A table with a header row; ``empty`` is said in place of a table without rows."""
     body = [tag("tr", join(tag("td", cell) for cell in row)) for row in rows]
     if not body:
@@ -82,15 +86,18 @@ def page(title: str, body: Any, *, base: str, generated_ms: int) -> str:
     """A whole document: the title, a navigation bar, the body, when it was generated."""
     nav = tag("nav", join([tag("a", "Overview", href=base), tag("a", "Domains", href=f"{base}/domains")]))
     footer = tag("footer", Markup(f"generated {when(generated_ms)} by the detector"))
-    return (
-        "<!doctype html>\n"
-        + tag(
-            "html",
-            Markup(
-                tag("head", Markup('<meta charset="utf-8">' + tag("title", f"fleetpulse · {title}")
-                                   + tag("style", Markup(STYLE))))  # fmt: skip
-                + tag("body", Markup(nav + tag("h1", title) + esc(body) + footer))
-            ),
-            lang="en",
-        )
+    return "<!doctype html>\n" + tag(
+        "html",
+        Markup(
+            tag(
+                "head",
+                Markup(
+                    '<meta charset="utf-8">'
+                    + tag("title", f"fleetpulse · {title}")
+                    + tag("style", Markup(STYLE))
+                ),
+            )
+            + tag("body", Markup(nav + tag("h1", title) + esc(body) + footer))
+        ),
+        lang="en",
     )

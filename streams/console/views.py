@@ -52,9 +52,15 @@ def host_html(detect: DetectApp, host_id: str) -> str | None:
     outages = [asdict(o) for o in detect.fleet.outages.by_host.get(host_id, {}).values()]
     history = host_history(host, findings, outages, state.repairs if state else [], versions)
     return pages.host_page(
-        host_id, host=host, inventory=asdict(info) if info else None, versions=versions, findings=findings,
-        history=history, base=BASE, now_ms=int(detect.clock() * 1000),
-    )  # fmt: skip
+        host_id,
+        host=host,
+        inventory=asdict(info) if info else None,
+        versions=versions,
+        findings=findings,
+        history=history,
+        base=BASE,
+        now_ms=int(detect.clock() * 1000),
+    )
 
 
 class ConsoleView(View):
@@ -99,7 +105,9 @@ class HostPage(ConsoleView):
             return refusal
         html = host_html(self.detect, host_id)
         if html is None:
-            return self.message("Unknown host", f"no host {host_id} in the inventory, the actions or the findings", 404)
+            return self.message(
+                "Unknown host", f"no host {host_id} in the inventory, the actions or the findings", 404
+            )
         return self.answer(html)
 
 
@@ -126,7 +134,10 @@ class Login(ConsoleView):
 def register_console(detect: DetectApp) -> None:
     """Serve the console on the worker's web port."""
     for path, view in [
-        (BASE, Overview), (f"{BASE}/domains", Overview), (f"{BASE}/hosts", HostSearch),
-        (f"{BASE}/hosts/{{host_id}}", HostPage), (f"{BASE}/login", Login),
-    ]:  # fmt: skip
+        (BASE, Overview),
+        (f"{BASE}/domains", Overview),
+        (f"{BASE}/hosts", HostSearch),
+        (f"{BASE}/hosts/{{host_id}}", HostPage),
+        (f"{BASE}/login", Login),
+    ]:
         detect.app.page(path)(type(f"Console{view.__name__}", (view,), {"detect": detect}))

@@ -118,7 +118,9 @@ class DetectionCore:
 
     def _error(self, record: dict[str, Any]) -> None:
         self._flush()  # samples before this error reach the planner before it does
-        step = repeat_step(self.state.repeat, classify(record, self.policy), (PARTITION, self.offset), self.policy)
+        step = repeat_step(
+            self.state.repeat, classify(record, self.policy), (PARTITION, self.offset), self.policy
+        )
         if step.late:
             self.late["errors"] += 1
         if step.finding is not None:

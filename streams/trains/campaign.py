@@ -90,7 +90,9 @@ class Campaign:
     status: Status = "running"
     visits: dict[str, Visit] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
-    steps: list[StepWindow] = field(default_factory=list)  # step time, upgraded vs not (streams.trains.step_time)
+    steps: list[StepWindow] = field(
+        default_factory=list
+    )  # step time, upgraded vs not (streams.trains.step_time)
     upgraded: int = 0
     halts: int = 0
     halted_reason: str = ""
@@ -138,11 +140,17 @@ class Trains:
             if camp is not None:
                 return False
             camp = self.campaigns[cid] = Campaign(
-                campaign_id=cid, component=p["component"], version=p["version"], started_ts=ts,
-                scope=list(p.get("scope") or []), hosts=list(p.get("hosts") or []), canary=p.get("canary") or 0,
-                max_parallel_domains=p.get("max_parallel_domains") or 1, rollback_of=p.get("rollback_of"),
+                campaign_id=cid,
+                component=p["component"],
+                version=p["version"],
+                started_ts=ts,
+                scope=list(p.get("scope") or []),
+                hosts=list(p.get("hosts") or []),
+                canary=p.get("canary") or 0,
+                max_parallel_domains=p.get("max_parallel_domains") or 1,
+                rollback_of=p.get("rollback_of"),
                 actor=p.get("actor") or "",
-            )  # fmt: skip
+            )
         elif camp is None or kind not in STATUS_OF or camp.status in ("aborted", "completed"):
             return False
         else:
@@ -209,7 +217,9 @@ class Trains:
         key = day_key(action.host_id, (action.rule or "").removeprefix(ERRORS_RULE), day)
         self.error_days[key] = self.error_days.get(key, 0) + 1
         if len(self.error_days) > ERROR_DAYS_KEPT:  # only today's and yesterday's are counted on
-            self.error_days = {k: n for k, n in self.error_days.items() if int(k.rsplit("|", 1)[1]) >= day - 1}
+            self.error_days = {
+                k: n for k, n in self.error_days.items() if int(k.rsplit("|", 1)[1]) >= day - 1
+            }
         self.observe_fault(action.ts, action.host_id, action.cluster, action.domain, action.rule or "")
 
     def _visit_step(self, action: Action) -> None:

@@ -50,8 +50,14 @@ def start(
 ) -> None:
     """Start a campaign rolling CHANGE through the fleet (or --scope) domain by domain."""
     try:
-        spec = CampaignSpec(change=change, scope=scope or [], canary=canary, max_parallel_domains=max_parallel_domains,
-                            actor=actor, reason=reason)  # fmt: skip
+        spec = CampaignSpec(
+            change=change,
+            scope=scope or [],
+            canary=canary,
+            max_parallel_domains=max_parallel_domains,
+            actor=actor,
+            reason=reason,
+        )
     except ValidationError as exc:
         raise typer.BadParameter(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
     record = start_record(spec, int(time.time() * 1000))
@@ -97,8 +103,12 @@ def show_timeline(
     points = timeline(fleet.trains, camp, every_ms, max(fleet.clock, camp.started_ts))
     if fmt is not OutputFormat.table:
         rows = [{"ts": p.ts, "versions": p.versions, "out": p.out} for p in points]
-        show(fmt, Sheet.of_records("campaign", [describe(camp)]), Sheet.of_records("points", rows),
-             Sheet.of_records("steps", steps(fleet.trains, camp)))
+        show(
+            fmt,
+            Sheet.of_records("campaign", [describe(camp)]),
+            Sheet.of_records("points", rows),
+            Sheet.of_records("steps", steps(fleet.trains, camp)),
+        )
     else:
         _say(render(fleet.trains, camp, points))
 

@@ -53,8 +53,16 @@ def parse_change(text: str) -> tuple[str, str]:
 
 
 # every field of the payload, so a record reads back as it was written
-PAYLOAD_DEFAULTS: dict[str, Any] = {"scope": [], "hosts": [], "canary": 0, "max_parallel_domains": 1,
-                                    "rollback_of": None, "actor": "", "reason": "", "evidence": None}  # fmt: skip
+PAYLOAD_DEFAULTS: dict[str, Any] = {
+    "scope": [],
+    "hosts": [],
+    "canary": 0,
+    "max_parallel_domains": 1,
+    "rollback_of": None,
+    "actor": "",
+    "reason": "",
+    "evidence": None,
+}
 
 
 def _record(campaign_id: str, kind: str, now_ms: int, payload: dict[str, Any]) -> dict[str, Any]:
@@ -72,11 +80,22 @@ def start_record(
 ) -> dict[str, Any]:
     component, version = parse_change(spec.change)
     cid = stable_id("trn", component, version, sorted(spec.scope), sorted(hosts or []), spec.actor, now_ms)
-    return _record(cid, "started", now_ms, {
-        "component": component, "version": version, "scope": list(spec.scope), "hosts": sorted(hosts or []),
-        "canary": spec.canary, "max_parallel_domains": spec.max_parallel_domains, "rollback_of": rollback_of,
-        "actor": spec.actor, "reason": spec.reason,
-    })  # fmt: skip
+    return _record(
+        cid,
+        "started",
+        now_ms,
+        {
+            "component": component,
+            "version": version,
+            "scope": list(spec.scope),
+            "hosts": sorted(hosts or []),
+            "canary": spec.canary,
+            "max_parallel_domains": spec.max_parallel_domains,
+            "rollback_of": rollback_of,
+            "actor": spec.actor,
+            "reason": spec.reason,
+        },
+    )
 
 
 def find(trains: Trains, campaign_id: str) -> Campaign:
@@ -94,9 +113,17 @@ def step_record(
     camp = find(trains, campaign_id)
     if camp.status not in ALLOWED[step]:
         raise CampaignError(f"campaign {campaign_id} is {camp.status}: cannot be {step}")
-    return _record(campaign_id, step, now_ms, {
-        "component": camp.component, "version": camp.version, "actor": actor, "reason": reason,
-    })  # fmt: skip
+    return _record(
+        campaign_id,
+        step,
+        now_ms,
+        {
+            "component": camp.component,
+            "version": camp.version,
+            "actor": actor,
+            "reason": reason,
+        },
+    )
 
 
 def rollback_records(trains: Trains, campaign_id: str, *, actor: str, now_ms: int) -> list[dict[str, Any]]:
@@ -114,8 +141,13 @@ def rollback_records(trains: Trains, campaign_id: str, *, actor: str, now_ms: in
                 f"campaign {campaign_id} changed no host with a known previous version: nothing to roll back"
             )
         return out
-    spec = CampaignSpec(change=f"{camp.component}={previous}", scope=camp.scope, actor=actor,
-                        max_parallel_domains=camp.max_parallel_domains, reason=f"rollback of {campaign_id}")  # fmt: skip
+    spec = CampaignSpec(
+        change=f"{camp.component}={previous}",
+        scope=camp.scope,
+        actor=actor,
+        max_parallel_domains=camp.max_parallel_domains,
+        reason=f"rollback of {campaign_id}",
+    )
     out.append(start_record(spec, now_ms, hosts=hosts, rollback_of=campaign_id))
     return out
 
@@ -126,13 +158,21 @@ def describe(camp: Campaign) -> dict[str, Any]:
     for v in camp.visits.values():
         phases[v.phase] = phases.get(v.phase, 0) + 1
     return {
-        "campaign_id": camp.campaign_id, "change": f"{camp.component}={camp.version}", "status": camp.status,
-        "scope": camp.scope or ["fleet"], "canary": camp.canary, "max_parallel_domains": camp.max_parallel_domains,
-        "rollback_of": camp.rollback_of, "started_ts": camp.started_ts, "visits": phases,
-        "upgraded": camp.upgraded, "faults_seen": len(camp.faults), "gate_open": camp.accepted,
+        "campaign_id": camp.campaign_id,
+        "change": f"{camp.component}={camp.version}",
+        "status": camp.status,
+        "scope": camp.scope or ["fleet"],
+        "canary": camp.canary,
+        "max_parallel_domains": camp.max_parallel_domains,
+        "rollback_of": camp.rollback_of,
+        "started_ts": camp.started_ts,
+        "visits": phases,
+        "upgraded": camp.upgraded,
+        "faults_seen": len(camp.faults),
+        "gate_open": camp.accepted,
         "halted_reason": camp.halted_reason or None,
         "history": [{"ts": ts, "step": kind, "reason": reason} for ts, kind, reason in camp.history],
-    }  # fmt: skip
+    }
 
 
 def change_applied_record(

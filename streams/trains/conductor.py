@@ -58,7 +58,9 @@ class Conductor:
         due: set[str] = set()
         for camp in state.trains.campaigns.values():
             if camp.status != "completed":
-                due |= set(self.route.todo(state, camp, camp.max_parallel_domains)) or set(self.route.domains(camp)[:1])
+                due |= set(self.route.todo(state, camp, camp.max_parallel_domains)) or set(
+                    self.route.domains(camp)[:1]
+                )
         return due
 
     def signature(self, state: FleetState, domain: str, now: int) -> tuple[Any, ...] | None:
@@ -68,12 +70,23 @@ class Conductor:
             return None
         burn_in = self.policy.trains.burn_in
         return tuple(
-            (c.campaign_id, c.status, c.accepted, len(c.visits), c.upgraded, len(c.faults), len(c.steps),
-             sum(v.done_ts is not None for v in c.visits.values()),
-             sum(v.applied_ts is not None and v.done_ts is None and v.applied_ts + burn_in <= now for v in c.visits.values()),
-             len(state.trains.reported))
+            (
+                c.campaign_id,
+                c.status,
+                c.accepted,
+                len(c.visits),
+                c.upgraded,
+                len(c.faults),
+                len(c.steps),
+                sum(v.done_ts is not None for v in c.visits.values()),
+                sum(
+                    v.applied_ts is not None and v.done_ts is None and v.applied_ts + burn_in <= now
+                    for v in c.visits.values()
+                ),
+                len(state.trains.reported),
+            )
             for c in open_
-        ) + (self.view.changes,)  # fmt: skip
+        ) + (self.view.changes,)
 
     def _queue(
         self, state: FleetState, camp: Campaign, domain: str, size: int, now: int, out: list[Action]
@@ -104,10 +117,16 @@ class Conductor:
     ) -> Action:
         return Action(
             action_id=action_id(host_id, "suspected", CHANGE, camp.campaign_id),
-            kind="suspected", host_id=host_id, cluster=self.view.cluster_of(host_id), domain=domain,
-            operation=CHANGE, ts=now, finding_id=camp.campaign_id, rule=previous,
+            kind="suspected",
+            host_id=host_id,
+            cluster=self.view.cluster_of(host_id),
+            domain=domain,
+            operation=CHANGE,
+            ts=now,
+            finding_id=camp.campaign_id,
+            rule=previous,
             reason=f"campaign {camp.campaign_id}: {camp.component} {previous or '?'} -> {camp.version}",
-        )  # fmt: skip
+        )
 
     def _complete_visits(
         self, state: FleetState, camp: Campaign, domain: str, now: int, out: list[Action]
@@ -122,8 +141,16 @@ class Conductor:
             if op.phase == "in_repair":
                 got = self.route.reported(state, host_id, camp.component)
                 if got is not None and got[0] == camp.version and got[1] >= (op.started_ts or 0):
-                    op_action(state, out, host, op, "change_applied", max(now, got[1]), caused_by=op.last_action_id,
-                              reason=f"{camp.component} {got[0]} reported")  # fmt: skip
+                    op_action(
+                        state,
+                        out,
+                        host,
+                        op,
+                        "change_applied",
+                        max(now, got[1]),
+                        caused_by=op.last_action_id,
+                        reason=f"{camp.component} {got[0]} reported",
+                    )
                 continue
             if op.phase == "repaired" and visit.applied_ts is not None:
                 failed = next((w for w in host.waiting if w.operation != CHANGE), None)

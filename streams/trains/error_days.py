@@ -52,6 +52,12 @@ class ErrorDays:
         self._sent[key] = n
         return Action(
             action_id=action_id(host_id, ERRORS_COUNTED, fault_class, f"{day}/{n}"),
-            kind=ERRORS_COUNTED, host_id=host_id, cluster=cluster, domain=domain, operation=CHANGE, ts=ts,
-            rule=ERRORS_RULE + fault_class, reason=f"{error_class}: error {n} of the host-day counted",
-        )  # fmt: skip
+            kind=ERRORS_COUNTED,
+            host_id=host_id,
+            cluster=cluster,
+            domain=domain,
+            operation=CHANGE,
+            ts=ts,
+            rule=ERRORS_RULE + fault_class,
+            reason=f"{error_class}: error {n} of the host-day counted",
+        )

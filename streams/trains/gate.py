@@ -112,6 +112,13 @@ def campaign_action(camp: Campaign, kind: str, domain: str, now: int, reason: st
     """A campaign's own step (host '-'): halted, gate opened, completed."""
     return Action(
         action_id=action_id(camp.campaign_id, kind, CHANGE, f"{n}"),
-        kind=kind, host_id=FLEET, cluster=FLEET, domain=domain, operation=CHANGE, ts=now,
-        finding_id=camp.campaign_id, rule=f"{camp.component}={camp.version}", reason=reason,
-    )  # fmt: skip
+        kind=kind,
+        host_id=FLEET,
+        cluster=FLEET,
+        domain=domain,
+        operation=CHANGE,
+        ts=now,
+        finding_id=camp.campaign_id,
+        rule=f"{camp.component}={camp.version}",
+        reason=reason,
+    )

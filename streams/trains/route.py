@@ -58,8 +58,14 @@ class Route:
 
     def reported(self, state: FleetState, host_id: str, component: str) -> tuple[str, int] | None:
         """The host's newest report of ``component``: its agent's (inventory) or its side's record (actions)."""
-        found = [r for r in (self.view.versions_of(host_id).get(component),
-                             state.trains.reported.get(host_id, {}).get(component)) if r is not None]  # fmt: skip
+        found = [
+            r
+            for r in (
+                self.view.versions_of(host_id).get(component),
+                state.trains.reported.get(host_id, {}).get(component),
+            )
+            if r is not None
+        ]
         return max(found, key=lambda r: r[1]) if found else None
 
     def at_version(self, state: FleetState, camp: Campaign, host_id: str) -> bool:

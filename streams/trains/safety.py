@@ -128,7 +128,7 @@ class SequentialTest:
                 faults_control=self.counts[name][1],
                 days_upgraded=days[0],
                 days_control=days[1],
-            )  # fmt: skip
+            )
             for name, value in self.llr.items()
         }
 

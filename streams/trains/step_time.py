@@ -70,9 +70,14 @@ class StepVerdict:
     se: float
 
     def evidence(self) -> str:
-        slower, lo, hi = (100 * (math.exp(x) - 1) for x in (self.diff, self.diff - 1.96 * self.se, self.diff + 1.96 * self.se))
-        return (f"step time: {slower:+.1f} % on the new version [95 % {lo:+.1f}, {hi:+.1f}] over {self.windows} "
-                f"windows, log LR {self.llr:.2f} of {self.upper:.2f}")  # fmt: skip
+        slower, lo, hi = (
+            100 * (math.exp(x) - 1)
+            for x in (self.diff, self.diff - 1.96 * self.se, self.diff + 1.96 * self.se)
+        )
+        return (
+            f"step time: {slower:+.1f} % on the new version [95 % {lo:+.1f}, {hi:+.1f}] over {self.windows} "
+            f"windows, log LR {self.llr:.2f} of {self.upper:.2f}"
+        )
 
 
 class StepTest:

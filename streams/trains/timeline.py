@@ -23,8 +23,10 @@ class Point:
 
 
 def rollbacks(trains: Trains, camp: Campaign) -> list[Campaign]:
-    return sorted((c for c in trains.campaigns.values() if c.rollback_of == camp.campaign_id),
-                  key=lambda c: c.started_ts)  # fmt: skip
+    return sorted(
+        (c for c in trains.campaigns.values() if c.rollback_of == camp.campaign_id),
+        key=lambda c: c.started_ts,
+    )
 
 
 def timeline(trains: Trains, camp: Campaign, every_ms: int, until: int) -> list[Point]:
@@ -54,8 +56,11 @@ def timeline(trains: Trains, camp: Campaign, every_ms: int, until: int) -> list[
 
 def steps(trains: Trains, camp: Campaign) -> list[dict[str, Any]]:
     """The campaign's and its rollbacks' steps in time order, each with its reason (a halt's evidence)."""
-    out = [{"ts": ts, "campaign_id": c.campaign_id, "step": step, "reason": reason}
-           for c in [camp, *rollbacks(trains, camp)] for ts, step, reason in c.history]  # fmt: skip
+    out = [
+        {"ts": ts, "campaign_id": c.campaign_id, "step": step, "reason": reason}
+        for c in [camp, *rollbacks(trains, camp)]
+        for ts, step, reason in c.history
+    ]
     return sorted(out, key=lambda s: (s["ts"], s["campaign_id"]))
 
 
@@ -65,11 +70,16 @@ def render(trains: Trains, camp: Campaign, points: list[Point]) -> str:
     for p in points:
         versions = ", ".join(f"{v}: {n}" for v, n in p.versions.items()) or "-"
         most = max(p.out.values(), default=0)
-        lines.append(f"  {_iso(p.ts)}  {versions}  | out: {sum(p.out.values())} hosts in {len(p.out)} domains"
-                     f" (at most {most} in one)")  # fmt: skip
+        lines.append(
+            f"  {_iso(p.ts)}  {versions}  | out: {sum(p.out.values())} hosts in {len(p.out)} domains"
+            f" (at most {most} in one)"
+        )
     lines.append("steps:")
     for s in steps(trains, camp):
-        lines.append(f"  {_iso(s['ts'])}  {s['campaign_id']}  {s['step']}" + (f": {s['reason']}" if s["reason"] else ""))
+        lines.append(
+            f"  {_iso(s['ts'])}  {s['campaign_id']}  {s['step']}"
+            + (f": {s['reason']}" if s["reason"] else "")
+        )
     return "\n".join(lines)
 
 

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from faust.web import Request, Response, View
 from pydantic import ValidationError
@@ -26,7 +26,11 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from streams.app import DetectApp
 
-STEPS = {"pause": "paused", "resume": "resumed", "abort": "aborted"}
+STEPS: dict[str, Literal["paused", "resumed", "aborted"]] = {
+    "pause": "paused",
+    "resume": "resumed",
+    "abort": "aborted",
+}
 
 
 def campaigns(detect: DetectApp) -> list[dict[str, Any]]:
@@ -66,8 +70,16 @@ async def campaign_command(
                 detect.fleet.trains, campaign, actor=str(data.get("actor") or "api"), now_ms=now
             )
         elif step in STEPS:
-            records = [step_record(detect.fleet.trains, campaign, STEPS[step], actor=str(data.get("actor") or "api"),  # type: ignore[arg-type]
-                                   now_ms=now, reason=str(data.get("reason") or ""))]  # fmt: skip
+            records = [
+                step_record(
+                    detect.fleet.trains,
+                    campaign,
+                    STEPS[step],
+                    actor=str(data.get("actor") or "api"),
+                    now_ms=now,
+                    reason=str(data.get("reason") or ""),
+                )
+            ]
         else:
             return 400, {"error": f"unknown step {step!r}: pause, resume, abort or rollback"}
     except (ValueError, ValidationError, RecursionError) as exc:

@@ -17,7 +17,9 @@ def finding(host: str, ts: int) -> Finding:
     return Finding("f", "repeat_offender", "r", "host", host, host, "trace", ts, "x", 2, ts - DAY, ts, "rma")
 
 
-def test_every_named_pattern_is_a_repeat_at_the_rules_definitions_and_recall_counts_findings(tmp_path: Path) -> None:
+def test_every_named_pattern_is_a_repeat_at_the_rules_definitions_and_recall_counts_findings(
+    tmp_path: Path,
+) -> None:
     path, hosts = trace.write_files(tmp_path)
     plan = plan_import(path, trace.MAPPING, start_ms=START, inventory=hosts)
     assert (plan.summary.incidents, plan.summary.bad_rows, len(plan.inventory)) == (30, [], len(trace.LAYOUT))
@@ -37,7 +39,11 @@ def test_deferral_delay_is_measured_from_the_first_room_in_the_history() -> None
     t = START + 14 * DAY  # node-3 out (day 10.8 to 20) fills md-a's one-host capacity
     actions = [
         {"host_id": "node-2", "ts": t, "payload": {"kind": "deferred", "maintenance_domain": "md-a"}},
-        {"host_id": "node-2", "ts": START + 21 * DAY, "payload": {"kind": "released", "maintenance_domain": "md-a"}},
+        {
+            "host_id": "node-2",
+            "ts": START + 21 * DAY,
+            "payload": {"kind": "released", "maintenance_domain": "md-a"},
+        },
     ]
     delays = trace.deferral_delays(trace.out_intervals(START, actions), actions, capacity=1)
     assert delays == {f"node-2@{t}": DAY}  # room at day 20, released a day late

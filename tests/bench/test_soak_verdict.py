@@ -46,7 +46,9 @@ def test_a_sawtooth_lag_is_bounded_and_a_slow_climb_is_not() -> None:
     assert lag_row("g", _run([1.0] * 61, sawtooth))["bounded"]
     climbing = [t * 2_000 for t in range(61)]  # 2 % of 100,000 a minute: falls behind for good
     row = lag_row("g", _run([1.0] * 61, climbing))
-    assert not row["bounded"] and round(row["trend_per_min"]) == 2_000 and round(row["input_per_min"]) == 100_000
+    assert (
+        not row["bounded"] and round(row["trend_per_min"]) == 2_000 and round(row["input_per_min"]) == 100_000
+    )
 
 
 def test_a_climb_under_the_tolerance_or_the_floor_is_bounded() -> None:

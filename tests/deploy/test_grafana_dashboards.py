@@ -40,9 +40,14 @@ def test_every_panel_query_parses_with_promtool(path: Path, tmp_path: Path) -> N
     queries = targets(load(path))
     assert queries and all(expr.strip() for _, expr in queries)
     # promtool parses PromQL when it checks rules: one recording rule per panel query
-    rules = {"groups": [{"name": path.stem, "rules": [
-        {"record": f"panel:{n}", "expr": expr} for n, (_, expr) in enumerate(queries)
-    ]}]}  # fmt: skip
+    rules = {
+        "groups": [
+            {
+                "name": path.stem,
+                "rules": [{"record": f"panel:{n}", "expr": expr} for n, (_, expr) in enumerate(queries)],
+            }
+        ]
+    }
     (tmp_path / "panels.yml").write_text(yaml.safe_dump(rules))
     out = run("check", "rules", tmp_path / "panels.yml").stdout
     assert f"SUCCESS: {len(queries)} rules found" in out

@@ -37,9 +37,26 @@ def test_sigint_stops_the_demo_and_all_its_parts(kafka: KafkaCluster, tmp_path: 
     out = tmp_path / "runs"
     log = (tmp_path / "demo.log").open("w")
     demo = subprocess.Popen(
-        [sys.executable, "-m", "fleetpulse", "demo", "--preset", "small", "--history-days", "5",
-         "--live-seconds", "120", "--speed", "5", "--out", str(out)],
-        env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "fleetpulse",
+            "demo",
+            "--preset",
+            "small",
+            "--history-days",
+            "5",
+            "--live-seconds",
+            "120",
+            "--speed",
+            "5",
+            "--out",
+            str(out),
+        ],
+        env=env,
+        cwd=tmp_path,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 180

@@ -10,9 +10,15 @@ import polars as pl
 from fleetpulse.demo_loop import loop_figures
 
 
-def alert(host: str, name: str, group: str, ts: int, rule: str = "r", status: str = "firing") -> dict[str, Any]:
-    payload = {"alert_id": f"{name}-{host}-{ts}", "alertname": name, "status": status,
-               "labels": {"group_key": group, "rule": rule}}  # fmt: skip
+def alert(
+    host: str, name: str, group: str, ts: int, rule: str = "r", status: str = "firing"
+) -> dict[str, Any]:
+    payload = {
+        "alert_id": f"{name}-{host}-{ts}",
+        "alertname": name,
+        "status": status,
+        "labels": {"group_key": group, "rule": rule},
+    }
     return {"host_id": host, "ts": ts, "payload": payload}
 
 
@@ -20,8 +26,11 @@ def test_pages_count_alert_groups_on_truth_hosts(tmp_path: Path) -> None:
     truth = tmp_path / "truth"
     truth.mkdir()
     pl.DataFrame(
-        {"host_id": ["a", "b", "c", "d"], "lemon_kind": ["dram_uce", "sram_uce", None, None],
-         "slow_cause": [None, None, "thermal_throttling", None]}  # fmt: skip
+        {
+            "host_id": ["a", "b", "c", "d"],
+            "lemon_kind": ["dram_uce", "sram_uce", None, None],
+            "slow_cause": [None, None, "thermal_throttling", None],
+        }
     ).write_parquet(truth / "hosts.parquet")
     findings = [{"host_id": h} for h in ("a", "a", "b", "c", "d")]
     alerts = [

@@ -10,9 +10,17 @@ from webhooks.schemes import check_secret
 
 def plan(tmp_path: Path) -> DemoPlan:
     return DemoPlan(
-        run_id="demo-1", run_dir=tmp_path, preset="demo", history_days=1.0, live_seconds=0.0, speed=10.0,
-        seed=7, workers=1, receiver_port=1, web_ports=[2],
-    )  # fmt: skip
+        run_id="demo-1",
+        run_dir=tmp_path,
+        preset="demo",
+        history_days=1.0,
+        live_seconds=0.0,
+        speed=10.0,
+        seed=7,
+        workers=1,
+        receiver_port=1,
+        web_ports=[2],
+    )
 
 
 def test_the_plan_repr_masks_its_webhook_secret(tmp_path: Path) -> None:

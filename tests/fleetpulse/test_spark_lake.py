@@ -105,13 +105,17 @@ def spark_results(lake: dict[str, Path], tmp_path_factory: pytest.TempPathFactor
     queries = {name: f"SELECT * FROM delta.`{path}`" for name, path in lake.items()}
     queries["fabric"] = fabric_percentiles_sql(lake["host_sampled"], lake["host_inventoried"])
     try:
-        paths = spark_sql(queries, tmp_path_factory.mktemp("spark"), conf=SMALL_LAKE_CONF, driver_memory="768m")
+        paths = spark_sql(
+            queries, tmp_path_factory.mktemp("spark"), conf=SMALL_LAKE_CONF, driver_memory="768m"
+        )
     except ToolMissingError as exc:  # no java: Spark cannot run here at all
         pytest.skip(str(exc))
     return {name: pl.read_parquet(path) for name, path in paths.items()}
 
 
-def test_spark_reads_every_row_as_polars_does(lake: dict[str, Path], spark_results: dict[str, pl.DataFrame]) -> None:
+def test_spark_reads_every_row_as_polars_does(
+    lake: dict[str, Path], spark_results: dict[str, pl.DataFrame]
+) -> None:
     assert set(lake) == set(LAKE_TABLES) <= set(TABLES)
     for name, path in lake.items():
         want = pl.scan_delta(str(path)).collect().sort("event_id")

@@ -21,7 +21,11 @@ def rows(ids: list[str], ts: list[int], **extra: list[object]) -> pa.Table:
 
 def test_date_is_the_utc_day_of_ts_even_before_the_epoch() -> None:
     table = rows(["a", "b", "c"], [0, DAY - 1, -1])
-    assert table.column("date").to_pylist() == [dt.date(1970, 1, 1), dt.date(1970, 1, 1), dt.date(1969, 12, 31)]
+    assert table.column("date").to_pylist() == [
+        dt.date(1970, 1, 1),
+        dt.date(1970, 1, 1),
+        dt.date(1969, 12, 31),
+    ]
 
 
 def test_versions_are_committed_with_the_rows(tmp_path: Path) -> None:
@@ -57,18 +61,31 @@ def test_a_newer_schema_adds_fields_inside_a_list_of_structs_and_relaxes_not_nul
     """HostSampled v2: new nullable GPU fields inside ``gpus`` and a step time that may be null."""
     gpu1 = pa.struct([pa.field("gpu", pa.int32(), nullable=False)])
     gpu2 = pa.struct([pa.field("gpu", pa.int32(), nullable=False), pa.field("gen_max", pa.int32())])
-    v1 = pa.schema([pa.field("event_id", pa.string()), pa.field("ts", pa.int64()),
-                    pa.field("step", pa.float32(), nullable=False), pa.field("gpus", pa.list_(gpu1))])  # fmt: skip
+    v1 = pa.schema(
+        [
+            pa.field("event_id", pa.string()),
+            pa.field("ts", pa.int64()),
+            pa.field("step", pa.float32(), nullable=False),
+            pa.field("gpus", pa.list_(gpu1)),
+        ]
+    )
     v2 = pa.schema([*list(v1)[:2], pa.field("step", pa.float32()), pa.field("gpus", pa.list_(gpu2))])
     tables = DeltaTables(tmp_path)
-    tables.append("t", with_date(pa.Table.from_pylist([{"event_id": "a", "ts": 0, "step": 1.0, "gpus": [{"gpu": 0}]}], v1)))
+    tables.append(
+        "t",
+        with_date(pa.Table.from_pylist([{"event_id": "a", "ts": 0, "step": 1.0, "gpus": [{"gpu": 0}]}], v1)),
+    )
     newer = with_date(
-        pa.Table.from_pylist([{"event_id": "b", "ts": 1, "step": None, "gpus": [{"gpu": 0, "gen_max": 5}]}], v2)
+        pa.Table.from_pylist(
+            [{"event_id": "b", "ts": 1, "step": None, "gpus": [{"gpu": 0, "gen_max": 5}]}], v2
+        )
     )
     table = tables.open("t")
     assert table is not None and DeltaTables._schema_mode(table, newer) == "merge"
     tables.append("t", newer)
-    assert DeltaTables._schema_mode(tables.open("t", refresh=True), newer) is None  # merged once, not every write
+    assert (
+        DeltaTables._schema_mode(tables.open("t", refresh=True), newer) is None
+    )  # merged once, not every write
     frame = pl.read_delta(str(tmp_path / "t")).sort("event_id")
     assert frame.get_column("step").to_list() == [1.0, None]
     assert frame.get_column("gpus").to_list() == [[{"gpu": 0, "gen_max": None}], [{"gpu": 0, "gen_max": 5}]]

@@ -19,11 +19,17 @@ from ground.settings import Settings
 
 def _settings() -> Settings:
     base = Settings.load()
-    return base.model_copy(update={
-        "kafka": base.kafka.model_copy(update={"bootstrap_servers": "broker:9093", "sasl_password": SecretStr("kp")}),
-        "webhooks": base.webhooks.model_copy(update={"secret": SecretStr("s" * 40), "urls": ["http://x/a"]}),
-        "topics": base.topics.model_copy(update={"prefix": "run7."}),
-    })  # fmt: skip
+    return base.model_copy(
+        update={
+            "kafka": base.kafka.model_copy(
+                update={"bootstrap_servers": "broker:9093", "sasl_password": SecretStr("kp")}
+            ),
+            "webhooks": base.webhooks.model_copy(
+                update={"secret": SecretStr("s" * 40), "urls": ["http://x/a"]}
+            ),
+            "topics": base.topics.model_copy(update={"prefix": "run7."}),
+        }
+    )
 
 
 def test_settings_env_names_every_section_and_carries_secrets() -> None:
@@ -43,7 +49,11 @@ def test_a_child_rebuilds_an_equal_settings_object(monkeypatch: pytest.MonkeyPat
         "print(s.webhooks.secret.get_secret_value(), s.kafka.sasl_password.get_secret_value())"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], env=child_env(parent), capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", script],
+        env=child_env(parent),
+        capture_output=True,
+        text=True,
+        timeout=60,
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
@@ -90,7 +100,9 @@ time.sleep(600)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_a_child_ends_when_its_parent_is_killed_before_it_stopped_it(tmp_path: Path) -> None:
     """An interrupted start-up (the parent gone before its clean-up ran) leaves no orphaned part."""
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
     time.sleep(8)

@@ -51,7 +51,9 @@ def test_an_outage_of_reconnect_errors_logs_one_line_per_period_with_the_count(
     assert limit.suppressed == 3000 - 10
 
 
-def test_a_different_error_is_logged_at_once(client_log: logging.Logger, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_different_error_is_logged_at_once(
+    client_log: logging.Logger, caplog: pytest.LogCaptureFixture
+) -> None:
     install()
     caplog.set_level(logging.INFO)
     for _ in range(50):
@@ -69,7 +71,9 @@ def test_a_different_error_is_logged_at_once(client_log: logging.Logger, caplog:
 def test_preformatted_messages_differing_in_numbers_are_one_shape() -> None:
     limit = RateLimitRepeats()
     records = [
-        logging.LogRecord("kafka.conn", logging.ERROR, __file__, 1, f"<BrokerConnection node_id={i}>: refused", None, None)
+        logging.LogRecord(
+            "kafka.conn", logging.ERROR, __file__, 1, f"<BrokerConnection node_id={i}>: refused", None, None
+        )
         for i in range(5)
     ]
     assert [limit.filter(r) for r in records] == [True, False, False, False, False]

@@ -49,9 +49,10 @@ def test_several_tables_as_json_are_keyed_by_title_and_as_csv_sections() -> None
     first, second = text.split("\n\n")
     assert first.splitlines()[0] == "# lake x" and second.splitlines()[:2] == ["# offsets", "topic,next"]
     assert list(csv.reader(io.StringIO(first)))[1:] == [
-        ["table", "rows", "share", "dates"], ["host_sampled", "1234", "0.5", "2026-01-01 … 2026-01-02"],
+        ["table", "rows", "share", "dates"],
+        ["host_sampled", "1234", "0.5", "2026-01-01 … 2026-01-02"],
         ["xid", "7", "", ""],
-    ]  # fmt: skip
+    ]
 
 
 def test_nested_values_are_json_in_a_csv_cell() -> None:

@@ -30,8 +30,18 @@ AGENT_HOST, SIM_HOST = "fx-h00001", "fx-h10001"
 
 
 def with_agent(settings: Settings, host: FixtureHost, state: Path, **overrides: Any) -> Settings:
-    fast = {"tick_s": 0.2, "sample_interval_s": 1, "infiniband": {"interval_s": 0.2}, "aer": {"interval_s": 0.2},
-            "kernel_log": {"kmsg_path": host.kmsg, "boot_id_path": host.boot_id, "journalctl": False, "interval_s": 0.2}}  # fmt: skip
+    fast = {
+        "tick_s": 0.2,
+        "sample_interval_s": 1,
+        "infiniband": {"interval_s": 0.2},
+        "aer": {"interval_s": 0.2},
+        "kernel_log": {
+            "kmsg_path": host.kmsg,
+            "boot_id_path": host.boot_id,
+            "journalctl": False,
+            "interval_s": 0.2,
+        },
+    }
     return settings.model_copy(update={"agent": host.agent_settings(state, **(fast | overrides))})
 
 
@@ -58,8 +68,16 @@ def simulated_twin(ts: int) -> Iterator[tuple[str, bytes, bytes]]:
     codec = Codec()
     story = [signals.xid(GPU, 79)] * 3 + [signals.link(PORT, "flap", 1, "fx-rack0002-leaf:eth1")] * 3
     for seq, (event_type, payload) in enumerate(story, start=1):
-        record = {"event_id": f"sim-{SIM_HOST}-{seq}", "event_type": event_type, "schema_version": 1,
-                  "host_id": SIM_HOST, "cluster": "fx", "ts": ts + seq * 500, "agent_seq": seq, "payload": payload}  # fmt: skip
+        record = {
+            "event_id": f"sim-{SIM_HOST}-{seq}",
+            "event_type": event_type,
+            "schema_version": 1,
+            "host_id": SIM_HOST,
+            "cluster": "fx",
+            "ts": ts + seq * 500,
+            "agent_seq": seq,
+            "payload": payload,
+        }
         yield "errors", SIM_HOST.encode(), codec.encode(record)
 
 
@@ -71,10 +89,25 @@ def inventories(ts: int) -> Iterator[tuple[str, bytes, bytes]]:
             [SIM_HOST] if domain == "fx-md001" else []
         )
         for host in hosts:
-            payload = {"rack": "fx-rack0002", "fabric": "infiniband", "maintenance_domain": domain,
-                       "sku": "H100", "install_ts": ts - 86_400_000 * 90, "gpu_count": 8, "nic_ports": 8}  # fmt: skip
-            record = {"event_id": f"inv-{host}", "event_type": "HostInventoried", "schema_version": 1,
-                      "host_id": host, "cluster": "fx", "ts": ts, "agent_seq": 1, "payload": payload}  # fmt: skip
+            payload = {
+                "rack": "fx-rack0002",
+                "fabric": "infiniband",
+                "maintenance_domain": domain,
+                "sku": "H100",
+                "install_ts": ts - 86_400_000 * 90,
+                "gpu_count": 8,
+                "nic_ports": 8,
+            }
+            record = {
+                "event_id": f"inv-{host}",
+                "event_type": "HostInventoried",
+                "schema_version": 1,
+                "host_id": host,
+                "cluster": "fx",
+                "ts": ts,
+                "agent_seq": 1,
+                "payload": payload,
+            }
             yield "inventory", host.encode(), codec.encode(record)
 
 
@@ -88,8 +121,11 @@ def story_on(host: FixtureHost, pause_s: float = 0.6) -> None:
 
 
 def per_host(findings: list[dict[str, Any]], actions: list[dict[str, Any]], host_id: str) -> tuple[Any, ...]:
-    rules = sorted((r["payload"]["detector"], r["payload"]["rule"], r["payload"]["scope_key"].split("/", 1)[-1])
-                   for r in findings if r["host_id"] == host_id)  # fmt: skip
+    rules = sorted(
+        (r["payload"]["detector"], r["payload"]["rule"], r["payload"]["scope_key"].split("/", 1)[-1])
+        for r in findings
+        if r["host_id"] == host_id
+    )
     kinds = [r["payload"]["kind"] for r in actions if r["host_id"] == host_id]
     return rules, kinds
 
@@ -202,8 +238,13 @@ def test_faults_during_a_60_s_broker_outage_arrive_afterwards(
             gpu += 1
             time.sleep(5)
         broker.start()
-        wait_for(lambda: len({r["event_id"] for r in agent_events(settings) if r["event_type"] == "XidRaised"}) >= gpu,
-                 120, "every XID after the outage")  # fmt: skip
+        wait_for(
+            lambda: (
+                len({r["event_id"] for r in agent_events(settings) if r["event_type"] == "XidRaised"}) >= gpu
+            ),
+            120,
+            "every XID after the outage",
+        )
         summary = agent.stop()
         events = {r["event_id"]: r for r in agent_events(settings)}.values()
     finally:

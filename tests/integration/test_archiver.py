@@ -41,10 +41,13 @@ PARTITIONS = {"inventory": 2, "samples": 3, "errors": 3, "findings": 1, "actions
 def fleet_topics(kafka: KafkaCluster, topic_factory: Callable[..., str]) -> dict[str, str]:
     """A fresh topic per family (family → name)."""
     return {
-        family: topic_factory(f"archiver-{family}", partitions=PARTITIONS[family],
-                              cleanup_policy="compact" if family == "inventory" else "delete")
+        family: topic_factory(
+            f"archiver-{family}",
+            partitions=PARTITIONS[family],
+            cleanup_policy="compact" if family == "inventory" else "delete",
+        )
         for family in ALL_FAMILIES
-    }  # fmt: skip
+    }
 
 
 def settings_for(kafka: KafkaCluster, topics: dict[str, str], lake: Path, **lake_fields: Any) -> Settings:
@@ -199,7 +202,9 @@ def test_sigkilled_archiver_resumes_exactly_once(
             f"archiver exited early: {proc.stdout.read().decode() if proc.stdout else ''}"
         )
         compaction = start_compaction(settings, archiver_processes)  # killed mid-way beside the archiver
-        time.sleep(3.0 + 2 * delay)  # about when its imports are done and it compacts (not detectable from outside)
+        time.sleep(
+            3.0 + 2 * delay
+        )  # about when its imports are done and it compacts (not detectable from outside)
         compaction.send_signal(signal.SIGKILL)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
@@ -286,7 +291,9 @@ def test_crash_between_table_commits_and_offset_commit(
 
     def commit_then_die(*args: Any) -> None:
         commits["n"] += 1
-        if commits["n"] == 4:  # the start, two batches; the third batch's tables are committed, its offsets not
+        if (
+            commits["n"] == 4
+        ):  # the start, two batches; the third batch's tables are committed, its offsets not
             raise Crash
         real_commit(*args)
 
@@ -398,11 +405,16 @@ def test_every_partition_reaches_its_end_after_an_inventory_catch_up(
     pause the other partitions meanwhile, and kafka-python 3.0.12 parked one's fetched records for good:
     that partition was never fetched again (errors[2] stuck at offset 44 of 100 here, every run)."""
     lake = tmp_path / "lake"
-    settings = settings_for(kafka, fleet_topics, lake, flush_records=200, flush_seconds=60, members=2, member=1)
+    settings = settings_for(
+        kafka, fleet_topics, lake, flush_records=200, flush_seconds=60, members=2, member=1
+    )
     produce(kafka, fleet_topics, synthetic_records(n_hosts=30, samples_per_host=20, span_ms=3 * 86_400_000))
     Archiver(settings).run(until_idle=True, max_seconds=30)  # half of the partitions first
-    produce(kafka, fleet_topics, synthetic_records(n_hosts=30, samples_per_host=20, span_ms=3 * 86_400_000,
-                                                   seed=2, id_prefix="ev2"))  # fmt: skip
+    produce(
+        kafka,
+        fleet_topics,
+        synthetic_records(n_hosts=30, samples_per_host=20, span_ms=3 * 86_400_000, seed=2, id_prefix="ev2"),
+    )
 
     alone = settings.with_section("lake", members=1, member=0)
     stats = Archiver(alone, resplit=True).run(until_idle=True, max_seconds=60)

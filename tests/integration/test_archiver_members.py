@@ -42,10 +42,15 @@ def test_two_members_archive_every_record_once_and_know_every_host(
     owned_by_1 = {(tp.topic, tp.partition) for tp in frontier(lake)}
     assert owned_by_1 and all(p % 2 == 1 for _, p in owned_by_1)
 
-    produce(kafka, fleet_topics, synthetic_records(n_hosts=30, samples_per_host=20, span_ms=3 * 86_400_000,
-                                                   seed=2, id_prefix="ev2"))  # fmt: skip
-    both = [start_archiver(settings, archiver_processes, "--until-idle", "--max-seconds", "100", "--member", m)
-            for m in ("0/2", "1/2")]  # fmt: skip
+    produce(
+        kafka,
+        fleet_topics,
+        synthetic_records(n_hosts=30, samples_per_host=20, span_ms=3 * 86_400_000, seed=2, id_prefix="ev2"),
+    )
+    both = [
+        start_archiver(settings, archiver_processes, "--until-idle", "--max-seconds", "100", "--member", m)
+        for m in ("0/2", "1/2")
+    ]
     for proc in both:
         out, _ = proc.communicate(timeout=120)
         assert proc.returncode == 0, out.decode()

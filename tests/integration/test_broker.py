@@ -260,8 +260,9 @@ def test_a_broker_started_to_die_with_its_caller_is_gone_when_the_caller_is_kill
     """A killed test run or fault run must not leave its broker JVM behind (SIGKILL: no clean-up runs)."""
     caller = subprocess.Popen(
         [sys.executable, "-c", CALLER, str(tmp_path / "broker")],
-        stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2],
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     try:
         assert caller.stdout is not None
         pid = int(caller.stdout.readline())

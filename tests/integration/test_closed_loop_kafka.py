@@ -25,7 +25,12 @@ from tests.streams.kafka_io import decoded, isolated_settings
 pytestmark = pytest.mark.integration
 
 SEED = 5
-LEMONS = {"fraction": 0.1, "kinds": {"dram_uce": 0.5, "sram_uce": 0.5}, "onset_window": 0.2, "max_repeats": 1000}
+LEMONS = {
+    "fraction": 0.1,
+    "kinds": {"dram_uce": 0.5, "sram_uce": 0.5},
+    "onset_window": 0.2,
+    "max_repeats": 1000,
+}
 # an RMA always cures a DRAM lemon and never an SRAM one
 CURES = {"cure": {"rma": {"dram_uce": 1.0, "sram_uce": 0.0}}}
 # the fleet answers between ticks: a fault later in the tick the RMA was decided in still goes out
@@ -45,7 +50,13 @@ def test_the_fleet_answers_the_live_planner(settings: Any, tmp_path: Path) -> No
     try:
         worker.wait_ready(60)
         request = SimulationRequest(
-            mode="fast-forward", days=30, interval_s=TICK_MS // 1000, fleet=config, seed=SEED, start_ts=START_TS, truth_out=tmp_path / "truth"
+            mode="fast-forward",
+            days=30,
+            interval_s=TICK_MS // 1000,
+            fleet=config,
+            seed=SEED,
+            start_ts=START_TS,
+            truth_out=tmp_path / "truth",
         )
         result = run_simulation(settings, request, answer=loop)
     finally:
@@ -56,7 +67,9 @@ def test_the_fleet_answers_the_live_planner(settings: Any, tmp_path: Path) -> No
     actions = [Action.from_record(r) for r in decoded(settings, "actions")]
     findings = decoded(settings, "findings")
     truth = tmp_path / "truth"
-    sent = pl.read_parquet(truth / "faults.parquet").filter(pl.col("phase") == "lemon")  # what the agents sent
+    sent = pl.read_parquet(truth / "faults.parquet").filter(
+        pl.col("phase") == "lemon"
+    )  # what the agents sent
     hosts = pl.read_parquet(truth / "hosts.parquet").filter(pl.col("lemon_kind").is_not_null())
     kinds = dict(zip(hosts["host_id"], hosts["lemon_kind"], strict=True))
     assert set(kinds.values()) == {"dram_uce", "sram_uce"}, kinds

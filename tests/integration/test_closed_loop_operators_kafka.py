@@ -50,17 +50,27 @@ def test_a_host_an_operator_took_out_sends_no_fault_while_out(settings: Any, tmp
     loop = BrokerLoop(settings, twin_settings(), SEED, Lockstep(timeout_s=None))  # no pipeline to wait for
     try:
         request = SimulationRequest(
-            mode="fast-forward", days=DAYS, interval_s=3600, fleet=config, seed=SEED, start_ts=START_TS,
-            truth_out=tmp_path / "truth", create_topics=False,
-        )  # fmt: skip
+            mode="fast-forward",
+            days=DAYS,
+            interval_s=3600,
+            fleet=config,
+            seed=SEED,
+            start_ts=START_TS,
+            truth_out=tmp_path / "truth",
+            create_topics=False,
+        )
         result = run_simulation(settings, request, answer=loop)
     finally:
         loop.close()
     sent = pl.read_parquet(tmp_path / "truth" / "faults.parquet")
-    times = {h: sent.filter(pl.col("host_id") == h)["ts"].to_list() for h in ("c-h00000", "c-h00001", "c-h00002")}
+    times = {
+        h: sent.filter(pl.col("host_id") == h)["ts"].to_list() for h in ("c-h00000", "c-h00001", "c-h00002")
+    }
     assert any(ts <= day(2) for ts in times["c-h00000"]) and any(ts > day(5) for ts in times["c-h00000"])
     assert not [ts for ts in times["c-h00000"] if day(2) < ts <= day(5)]  # out: no fault
-    assert any(ts <= day(3) for ts in times["c-h00001"]) and not [ts for ts in times["c-h00001"] if ts > day(3)]
+    assert any(ts <= day(3) for ts in times["c-h00001"]) and not [
+        ts for ts in times["c-h00001"] if ts > day(3)
+    ]
     assert any(day(2) < ts <= day(5) for ts in times["c-h00002"])  # a host no one took out kept failing
     report = result.manifest["closed_loop"]
     gpus = config.gpus_per_host

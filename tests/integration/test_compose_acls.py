@@ -61,14 +61,18 @@ class AclBroker:
     def settings(self, user: str) -> Settings:
         if user == "admin":
             kafka = KafkaSettings(
-                security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
-                sasl_username="admin", sasl_password=self.admin_password,
-            )  # fmt: skip
+                security_protocol="SASL_PLAINTEXT",
+                sasl_mechanism="PLAIN",
+                sasl_username="admin",
+                sasl_password=self.admin_password,
+            )
         else:
             kafka = KafkaSettings(
-                security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-512",
-                sasl_username=user, sasl_password=self.password,
-            )  # fmt: skip
+                security_protocol="SASL_PLAINTEXT",
+                sasl_mechanism="SCRAM-SHA-512",
+                sasl_username=user,
+                sasl_password=self.password,
+            )
         base = pointed_at(Settings.load(), self.bootstrap)
         return base.model_copy(
             update={"kafka": kafka.model_copy(update={"bootstrap_servers": self.bootstrap})}

@@ -35,15 +35,29 @@ def cells(b: Browser, table: str, column: int) -> list[str]:
 def test_console_in_chromium_on_a_live_worker(kafka, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     settings = isolated_settings(kafka.settings)
     (port,) = free_ports(1)
-    worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log",
-                          extra_env={"FLEETPULSE_DETECT__OPS_TOKEN": TOKEN})  # fmt: skip
+    worker = spawn_worker(
+        settings,
+        web_port=port,
+        data_dir=tmp_path / "w",
+        log_path=tmp_path / "w.log",
+        extra_env={"FLEETPULSE_DETECT__OPS_TOKEN": TOKEN},
+    )
     base = f"http://127.0.0.1:{port}/console"
     try:
         worker.wait_ready(60)
         produce(settings, SCENARIO.records())
-        send_records(settings, [start_record(CampaignSpec(change="driver=560.35", actor="test", scope=["c9-md9"]), T0)])
-        wait_for(lambda: {h["host_id"] for h in worker.get_json("/work")} == OPEN_HOSTS
-                 and len(worker.get_json("/findings")) == 5 and worker.get_json("/trains"), 60, "the fleet's state")  # fmt: skip
+        send_records(
+            settings, [start_record(CampaignSpec(change="driver=560.35", actor="test", scope=["c9-md9"]), T0)]
+        )
+        wait_for(
+            lambda: (
+                {h["host_id"] for h in worker.get_json("/work")} == OPEN_HOSTS
+                and len(worker.get_json("/findings")) == 5
+                and worker.get_json("/trains")
+            ),
+            60,
+            "the fleet's state",
+        )
 
         # without the token: no page, whatever the path (and the bearer header works as the ops endpoint's)
         assert httpx.get(base).status_code == 401

@@ -53,10 +53,15 @@ def fold(settings: Settings, keeper: FleetSnapshots) -> tuple[FleetState, LogTai
         keeper.rewound()
 
     tailer = LogTailer(
-        settings.topics.actions.name, settings.kafka.aiokafka(settings.bootstrap_servers),
-        lambda r: apply_logged(holder["state"], r), CODEC, event_type=LOG_EVENT_TYPES,
-        start=marks, on_rewind=rewind, on_progress=lambda m: keeper.progress(holder["state"], m),
-    )  # fmt: skip
+        settings.topics.actions.name,
+        settings.kafka.aiokafka(settings.bootstrap_servers),
+        lambda r: apply_logged(holder["state"], r),
+        CODEC,
+        event_type=LOG_EVENT_TYPES,
+        start=marks,
+        on_rewind=rewind,
+        on_progress=lambda m: keeper.progress(holder["state"], m),
+    )
 
     async def run() -> None:
         task = asyncio.create_task(tailer.run())
@@ -70,7 +75,9 @@ def fold(settings: Settings, keeper: FleetSnapshots) -> tuple[FleetState, LogTai
 
 
 def keeper(path: Path, settings: Settings) -> FleetSnapshots:
-    return FleetSnapshots(path, settings.topics.actions.name, every=50, keep_ids=100_000, ended_horizon_ms=30 * DAY)
+    return FleetSnapshots(
+        path, settings.topics.actions.name, every=50, keep_ids=100_000, ended_horizon_ms=30 * DAY
+    )
 
 
 def test_a_restart_folds_only_the_actions_after_its_snapshot(kafka, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -85,7 +92,9 @@ def test_a_restart_folds_only_the_actions_after_its_snapshot(kafka, tmp_path: Pa
     assert not rewound
     # only the tail: the new actions, plus fewer than ``every`` the last snapshot did not cover
     assert len(after) <= tailer.records < len(after) + 50, (tailer.records, len(before), len(after))
-    whole, _, _ = fold(settings, keeper(tmp_path / "none", settings.model_copy()))  # a worker with no snapshot
+    whole, _, _ = fold(
+        settings, keeper(tmp_path / "none", settings.model_copy())
+    )  # a worker with no snapshot
     assert second.hosts == whole.hosts and second.domains == whole.domains and second.count == whole.count
 
     # the topic deleted and recreated with other records, past the same offsets

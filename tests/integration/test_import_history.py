@@ -245,25 +245,31 @@ def test_an_inventory_file_lays_out_fault_free_hosts_and_host_rules_fire(setting
     assert first.inventory is not None and (first.inventory.listed, first.inventory.fault_free) == (6, 4)
     layout = {r["host_id"]: r["payload"] for r in decoded(settings, "inventory")}
     assert sorted(layout) == ["node-40", "node-41", "node-42", "node-43", "node-44", "node-45", "node-50"]
-    assert (layout["node-44"]["rack"], layout["node-44"]["maintenance_domain"]) == ("r2", "md-b")  # fault-free
+    assert (layout["node-44"]["rack"], layout["node-44"]["maintenance_domain"]) == (
+        "r2",
+        "md-b",
+    )  # fault-free
     assert layout["node-44"]["install_ts"] == start_ms - 200 * 86_400_000
     assert layout["node-50"]["rack"] == "imported"
     again = run_import(settings, trace, LAYOUT_MAPPING, start_ms=start_ms, inventory=hosts)
     assert (again.sent, again.hardware_sent, again.inventory and again.inventory.records) == (0, 0, 0)
     assert Counter(r["event_type"] for r in decoded(settings, "errors")) == {
-        "ComponentFaultObserved": 2, "LinkEventObserved": 3, "XidRaised": 1,
-    }  # fmt: skip
+        "ComponentFaultObserved": 2,
+        "LinkEventObserved": 3,
+        "XidRaised": 1,
+    }
 
     (port,) = free_ports(1)
     worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log")
     try:
         worker.wait_ready(60)
         rules = wait_for(
-            lambda: (found if len(found := worker.get_json("/findings")) >= 2 else None), 60, "two findings"
+            lambda: found if len(found := worker.get_json("/findings")) >= 2 else None, 60, "two findings"
         )
         assert sorted((f["host_id"], f["rule"]) for f in rules) == [
-            ("node-40", "psu_repeat_host"), ("node-41", "link_down_repeat_host_long"),
-        ]  # fmt: skip
+            ("node-40", "psu_repeat_host"),
+            ("node-41", "link_down_repeat_host_long"),
+        ]
         assert [f["host_id"] for f in worker.get_json("/findings?host=node-40")] == ["node-40"]
         domains = {d["domain"]: d["size"] for d in worker.get_json("/domains")}
         assert (domains["md-a"], domains["md-b"]) == (3, 3)  # fault-free hosts count in their domain

@@ -110,13 +110,17 @@ def test_the_planner_follows_a_real_shaped_history(settings: Settings, tmp_path:
     assert trace.out_at(intervals["md-b"], over, "-") > failure_budget
 
     # every named repeat pattern flagged on its host within its days; the RMA'd host escalated
-    findings = [Finding.from_record(r) for r in decoded(settings, "findings") if r["event_type"] == "FindingRaised"]
+    findings = [
+        Finding.from_record(r) for r in decoded(settings, "findings") if r["event_type"] == "FindingRaised"
+    ]
     for p in trace.PATTERNS:
         lo, hi = start_ms + round(p.first * DAY), start_ms + round(p.last * DAY)
         hits = [f.rule for f in findings if f.host_id == trace.host(p.node) and lo <= f.ts <= hi]
         assert hits, f"{p.name}: not flagged"
         if p.escalated:
-            assert any(h == trace.host(p.node) and k == "escalated" and lo <= ts <= hi for h, k, ts in kinds), p
+            assert any(
+                h == trace.host(p.node) and k == "escalated" and lo <= ts <= hi for h, k, ts in kinds
+            ), p
     # host-level repeat recall at the rules' own definitions, over the signals the import sent
     hardware = plan_import(path, trace.MAPPING, start_ms=start_ms, inventory=hosts).hardware
     hit, repeats = trace.recall(trace.host_repeats(hardware, policy), findings)

@@ -80,7 +80,9 @@ def test_concurrent_writers_commit_every_append(s3: dict[str, str]) -> None:
         try:
             tables = DeltaTables(root, s3)
             for k in range(3):
-                part = rows.slice(0, 8).set_column(0, "event_id", pa.array([f"w{n}-{k}-{i}" for i in range(8)]))
+                part = rows.slice(0, 8).set_column(
+                    0, "event_id", pa.array([f"w{n}-{k}-{i}" for i in range(8)])
+                )
                 tables.append("t", part, partition_by=["date"], versions={f"writer-{n}": k + 1})
         except BaseException as exc:  # reported below, with the thread's own exception
             errors.append(exc)
@@ -104,10 +106,13 @@ def test_archiver_writes_an_s3_lake_exactly_once(
     kafka: KafkaCluster, topic_factory: Callable[..., str], s3: dict[str, str]
 ) -> None:
     topics = {
-        family: topic_factory(f"s3-{family}", partitions=PARTITIONS[family],
-                              cleanup_policy="compact" if family == "inventory" else "delete")
+        family: topic_factory(
+            f"s3-{family}",
+            partitions=PARTITIONS[family],
+            cleanup_policy="compact" if family == "inventory" else "delete",
+        )
         for family in ALL_FAMILIES
-    }  # fmt: skip
+    }
     root = f"s3://fleet/{unique_topic_name('archived')}"
     lake: dict[str, Any] = {"path": root, "storage_options": s3, "flush_records": 200}
     settings = Settings.load(

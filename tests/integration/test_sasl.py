@@ -107,12 +107,14 @@ def sasl_properties(
         props[f"listener.name.{name.lower()}.plain.sasl.jaas.config"] = plain
         props[f"listener.name.{name.lower()}.scram-sha-256.sasl.jaas.config"] = scram
     if pki is not None:  # PEM files, no Java keystores
-        props.update({
-            "ssl.keystore.type": "PEM",
-            "ssl.keystore.location": str(pki.server_pem),
-            "ssl.truststore.type": "PEM",
-            "ssl.truststore.location": str(pki.ca_file),
-        })  # fmt: skip
+        props.update(
+            {
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.location": str(pki.server_pem),
+                "ssl.truststore.type": "PEM",
+                "ssl.truststore.location": str(pki.ca_file),
+            }
+        )
     return props
 
 
@@ -149,9 +151,15 @@ def sasl(
     except ToolMissingError as exc:
         pytest.skip(f"no Kafka broker for the SASL tests: {exc}")
     cluster = SaslCluster(
-        broker, broker.bootstrap_servers, f"127.0.0.1:{tls_port}" if pki else None,
-        pki.ca_file if pki else None, password, admin_password, f"hmac-{secrets.token_hex(16)}", root,
-    )  # fmt: skip
+        broker,
+        broker.bootstrap_servers,
+        f"127.0.0.1:{tls_port}" if pki else None,
+        pki.ca_file if pki else None,
+        password,
+        admin_password,
+        f"hmac-{secrets.token_hex(16)}",
+        root,
+    )
     try:
         admin.create_topics(cluster.settings())
         yield cluster
@@ -198,9 +206,13 @@ def test_library_logs_the_password_unless_fleetpulse_built_the_config(
     raw = f"raw-{secrets.token_hex(8)}"
     with pytest.raises(Exception):  # noqa: B017 (a wrong login: kafka-python times out bootstrapping)
         KafkaAdminClient(
-            bootstrap_servers=sasl.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
-            sasl_plain_username=USER, sasl_plain_password=raw, bootstrap_timeout_ms=1000,
-        )  # fmt: skip
+            bootstrap_servers=sasl.bootstrap,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_plain_username=USER,
+            sasl_plain_password=raw,
+            bootstrap_timeout_ms=1000,
+        )
     assert raw in caplog.text  # so the capture below would see a leak
     caplog.clear()
     settings = sasl.settings(sasl_password=raw)
@@ -241,12 +253,20 @@ def test_webhook_dispatcher_consumes_and_delivers(
     settings = sasl.settings()
     alerts = [
         AlertRaised(
-            event_id=f"sasl-evt-{i}", host_id=f"h{i:04d}", cluster="c0", ts=1_700_000_000_000 + i,
-            payload={"alert_id": f"sasl-alert-{i}", "alertname": "NewRMA", "severity": "critical",
-                     "labels": {}, "annotations": {"summary": "sasl"}},
+            event_id=f"sasl-evt-{i}",
+            host_id=f"h{i:04d}",
+            cluster="c0",
+            ts=1_700_000_000_000 + i,
+            payload={
+                "alert_id": f"sasl-alert-{i}",
+                "alertname": "NewRMA",
+                "severity": "critical",
+                "labels": {},
+                "annotations": {"summary": "sasl"},
+            },
         ).to_record()
         for i in range(5)
-    ]  # fmt: skip
+    ]
     producer = KafkaProducer(**settings.kafka.kafka_python(settings.bootstrap_servers), acks="all")
     for record in alerts:
         producer.send(
@@ -373,19 +393,25 @@ def test_wrong_password_fails_fast_and_clearly(
 def test_cli_reports_a_refused_login_in_one_line(sasl: SaslCluster, tmp_path: Path) -> None:
     wrong = f"wrong-{secrets.token_hex(8)}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLEETPULSE_", "KAFKA_"))}
-    env.update({
-        "FLEETPULSE_KAFKA__BOOTSTRAP_SERVERS": sasl.bootstrap,
-        "FLEETPULSE_KAFKA__SECURITY_PROTOCOL": "SASL_PLAINTEXT",
-        "FLEETPULSE_KAFKA__SASL_USERNAME": USER,
-        "FLEETPULSE_KAFKA__SASL_PASSWORD": wrong,
-        "FLEETPULSE_WEBHOOKS__SECRET": sasl.hmac_secret,
-        "COLUMNS": "400",
-    })  # fmt: skip
+    env.update(
+        {
+            "FLEETPULSE_KAFKA__BOOTSTRAP_SERVERS": sasl.bootstrap,
+            "FLEETPULSE_KAFKA__SECURITY_PROTOCOL": "SASL_PLAINTEXT",
+            "FLEETPULSE_KAFKA__SASL_USERNAME": USER,
+            "FLEETPULSE_KAFKA__SASL_PASSWORD": wrong,
+            "FLEETPULSE_WEBHOOKS__SECRET": sasl.hmac_secret,
+            "COLUMNS": "400",
+        }
+    )
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-c", "from fleetpulse.cli import main; main()", "--verbose", "topics", "list"],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     took = time.monotonic() - started
     output = done.stdout + done.stderr
     assert done.returncode == 2, output[-2000:]

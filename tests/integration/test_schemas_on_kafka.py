@@ -19,18 +19,42 @@ CODEC = Codec()
 def sample_records() -> list[dict]:
     return [
         HostInventoried(
-            event_id="inv-1", host_id="h-001", cluster="c1", ts=1_700_000_000_000,
-            payload={"rack": "r01", "fabric": "roce", "maintenance_domain": "md-01", "sku": "H100",
-                     "install_ts": 1_690_000_000_000, "gpu_count": 8, "nic_ports": 8},
+            event_id="inv-1",
+            host_id="h-001",
+            cluster="c1",
+            ts=1_700_000_000_000,
+            payload={
+                "rack": "r01",
+                "fabric": "roce",
+                "maintenance_domain": "md-01",
+                "sku": "H100",
+                "install_ts": 1_690_000_000_000,
+                "gpu_count": 8,
+                "nic_ports": 8,
+            },
         ).to_record(),
         XidRaised(
-            event_id="x-1", host_id="h-001", cluster="c1", ts=1_700_000_001_000, agent_seq=2,
+            event_id="x-1",
+            host_id="h-001",
+            cluster="c1",
+            ts=1_700_000_001_000,
+            agent_seq=2,
             payload={"gpu": 5, "xid": 79, "pci_bus_id": "0000:bd:00.0", "message": "fell off the bus"},
         ).to_record(),
         EccErrorObserved(
-            event_id="e-1", host_id="h-002", cluster="c2", ts=1_700_000_002_000, agent_seq=9,
-            payload={"gpu": 1, "memory": "dram", "correctable": False, "count": 1,
-                     "row_remap": "remap_event", "remapped_rows_total": 3},
+            event_id="e-1",
+            host_id="h-002",
+            cluster="c2",
+            ts=1_700_000_002_000,
+            agent_seq=9,
+            payload={
+                "gpu": 1,
+                "memory": "dram",
+                "correctable": False,
+                "count": 1,
+                "row_remap": "remap_event",
+                "remapped_rows_total": 3,
+            },
         ).to_record(),
     ]
 
@@ -59,7 +83,9 @@ def test_aiokafka_round_trip_and_cross_client(kafka: KafkaCluster, topic_factory
         await producer.start()
         try:
             for record in sample_records():
-                await producer.send_and_wait(topic, key=record["host_id"].encode(), value=CODEC.encode(record))
+                await producer.send_and_wait(
+                    topic, key=record["host_id"].encode(), value=CODEC.encode(record)
+                )
         finally:
             await producer.stop()
         consumer = AIOKafkaConsumer(topic, **cfg, auto_offset_reset="earliest", enable_auto_commit=False)
@@ -80,7 +106,11 @@ def test_aiokafka_round_trip_and_cross_client(kafka: KafkaCluster, topic_factory
     assert [r["event_id"] for r in got] == [r["event_id"] for r in sample_records()]
 
     # what aiokafka wrote, kafka-python reads
-    kp = KafkaConsumer(topic, **kafka.settings.kafka.kafka_python(kafka.bootstrap_servers),
-                       auto_offset_reset="earliest", consumer_timeout_ms=10_000)
+    kp = KafkaConsumer(
+        topic,
+        **kafka.settings.kafka.kafka_python(kafka.bootstrap_servers),
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=10_000,
+    )
     assert [CODEC.decode(m.value).record for m in kp] == sample_records()
     kp.close()

@@ -37,12 +37,29 @@ def agent_records(
     out = []
     for host, cluster, domain in hosts:
         if inventory:
-            inv = HostInventoried(event_id=f"inv-{host}", host_id=host, cluster=cluster, ts=ts, payload={
-                "rack": f"{domain}-r", "fabric": "infiniband", "maintenance_domain": domain, "sku": "H100",
-                "install_ts": T0 - 86_400_000, "gpu_count": 8, "nic_ports": 8}).to_record()  # fmt: skip
+            inv = HostInventoried(
+                event_id=f"inv-{host}",
+                host_id=host,
+                cluster=cluster,
+                ts=ts,
+                payload={
+                    "rack": f"{domain}-r",
+                    "fabric": "infiniband",
+                    "maintenance_domain": domain,
+                    "sku": "H100",
+                    "install_ts": T0 - 86_400_000,
+                    "gpu_count": 8,
+                    "nic_ports": 8,
+                },
+            ).to_record()
             out.append(("inventory", kafka_key(inv["event_type"], host), CODEC.encode(inv)))
-        ver = HostVersionsReported(event_id=f"ver-{host}-{driver}", host_id=host, cluster=cluster, ts=ts,
-                                   payload={"driver": driver, "kernel": "5.15.0", "reason": "change", "actor": "agent"}).to_record()  # fmt: skip
+        ver = HostVersionsReported(
+            event_id=f"ver-{host}-{driver}",
+            host_id=host,
+            cluster=cluster,
+            ts=ts,
+            payload={"driver": driver, "kernel": "5.15.0", "reason": "change", "actor": "agent"},
+        ).to_record()
         out.append(("inventory", kafka_key(ver["event_type"], host), CODEC.encode(ver)))
     return out
 
@@ -58,7 +75,9 @@ def test_a_good_change_completes_on_a_real_broker_one_domain_buffer_at_a_time(ka
     settings = isolated_settings(kafka.settings, partitions=2)
     admin.create_topics(settings)
     base = load_policy()
-    policy = base.model_copy(update={"trains": base.trains.model_copy(update={"burn_in": 30 * 60_000, "gate_soak": 60 * 60_000})})
+    policy = base.model_copy(
+        update={"trains": base.trains.model_copy(update={"burn_in": 30 * 60_000, "gate_soak": 60 * 60_000})}
+    )
     try:
         produce(settings, agent_records(T0, "550.54.15", HOSTS, inventory=True))
         start = start_record(CampaignSpec(change="driver=560.35", actor="test", canary=1), T0)
@@ -98,8 +117,14 @@ def test_a_good_change_completes_on_a_real_broker_one_domain_buffer_at_a_time(ka
             for domain, size in inventory.domains().items():
                 actions += planner.reconcile(state, domain, size, now)
             send_records(settings, [a.to_record() for a in actions])
-            changing = {d: sum(1 for h in state.hosts.values() if h.domain == d and h.current is not None
-                               and h.current.operation == CHANGE) for d in inventory.domains()}  # fmt: skip
+            changing = {
+                d: sum(
+                    1
+                    for h in state.hosts.values()
+                    if h.domain == d and h.current is not None and h.current.operation == CHANGE
+                )
+                for d in inventory.domains()
+            }
             most_out = max(most_out, *changing.values())
             most_domains = max(most_domains, sum(n > 0 for n in changing.values()))
         final = read_fleet(settings)
@@ -107,8 +132,16 @@ def test_a_good_change_completes_on_a_real_broker_one_domain_buffer_at_a_time(ka
         assert camp.status == "completed", describe(camp)
         assert camp.upgraded == len(HOSTS) and all(v.done_ts is not None for v in camp.visits.values())
         versions = read_inventory(settings)
-        reported = {h: max([versions.versions_of(h)["driver"], *filter(None, [final.trains.reported.get(h, {}).get("driver")])],
-                           key=lambda r: r[1])[0] for h, _, _ in HOSTS}  # fmt: skip
+        reported = {
+            h: max(
+                [
+                    versions.versions_of(h)["driver"],
+                    *filter(None, [final.trains.reported.get(h, {}).get("driver")]),
+                ],
+                key=lambda r: r[1],
+            )[0]
+            for h, _, _ in HOSTS
+        }
         assert set(reported.values()) == {"560.35"}
         assert (
             most_out == 1 and most_domains == 1
@@ -134,7 +167,11 @@ def test_a_bad_change_halts_the_live_worker_from_its_hosts_error_rates(kafka, tm
         start = start_record(CampaignSpec(change="driver=560.35", actor="test", canary=2), t0)
         send_records(settings, [start])
         cid = start["payload"]["campaign_id"]
-        wait_for(lambda: any(c["campaign_id"] == cid for c in worker.get_json("/trains")), 30, "the worker folds the campaign")
+        wait_for(
+            lambda: any(c["campaign_id"] == cid for c in worker.get_json("/trains")),
+            30,
+            "the worker folds the campaign",
+        )
         upgraded: set[str] = set()
         status, xids = "running", dict.fromkeys((h for h, _, _ in HOSTS), 0)
         for step in range(1, 40):
@@ -146,11 +183,16 @@ def test_a_bad_change_halts_the_live_worker_from_its_hosts_error_rates(kafka, tm
                     errors.append(nvlink_xid(host, cluster, ts + i, gpu=xids[host] % 8, seq=xids[host]))
             produce(settings, errors)
             time.sleep(1.5)
-            requested = {a["host_id"] for a in decoded(settings, "actions")
-                         if a["payload"]["kind"] == "change_requested" and a["payload"]["finding_id"] == cid}  # fmt: skip
+            requested = {
+                a["host_id"]
+                for a in decoded(settings, "actions")
+                if a["payload"]["kind"] == "change_requested" and a["payload"]["finding_id"] == cid
+            }
             for host in sorted(requested - upgraded):
                 domain = next(d for h, _, d in HOSTS if h == host)
-                produce(settings, agent_records(ts + 60_000, "560.35", [(host, "c1", domain)], inventory=False))
+                produce(
+                    settings, agent_records(ts + 60_000, "560.35", [(host, "c1", domain)], inventory=False)
+                )
                 upgraded.add(host)
             [camp] = [c for c in worker.get_json("/trains") if c["campaign_id"] == cid]
             status = camp["status"]
@@ -158,12 +200,18 @@ def test_a_bad_change_halts_the_live_worker_from_its_hosts_error_rates(kafka, tm
                 break
         assert status == "halted", camp
         reason = camp["halted_reason"]
-        assert reason.startswith("xid:") and "rate ratio" in reason and f"abort {cid} --rollback" in reason, reason
+        assert reason.startswith("xid:") and "rate ratio" in reason and f"abort {cid} --rollback" in reason, (
+            reason
+        )
         actions = [a for a in decoded(settings, "actions") if a["event_type"] == "MaintenanceActionRecorded"]
         counted = [a for a in actions if a["payload"]["kind"] == "errors_counted"]
         assert counted and {a["payload"]["rule"] for a in counted} == {"errors/xid"}
-        findings = [a for a in actions if a["payload"]["kind"] == "suspected" and a["payload"]["operation"] != CHANGE]
-        assert not findings, [(a["host_id"], a["ts"], a["payload"]["rule"]) for a in findings]  # the halt came from the error rates
+        findings = [
+            a for a in actions if a["payload"]["kind"] == "suspected" and a["payload"]["operation"] != CHANGE
+        ]
+        assert not findings, [
+            (a["host_id"], a["ts"], a["payload"]["rule"]) for a in findings
+        ]  # the halt came from the error rates
         # before the second domain: only the first domain's hosts were visited
         visited = {a["host_id"] for a in actions if a["payload"]["kind"] == "change_requested"}
         assert visited and {d for h, _, d in HOSTS if h in visited} == {"md0"}
@@ -175,6 +223,12 @@ def test_a_bad_change_halts_the_live_worker_from_its_hosts_error_rates(kafka, tm
 
 
 def nvlink_xid(host: str, cluster: str, ts: int, *, gpu: int, seq: int) -> tuple[str, bytes, bytes]:
-    record = XidRaised(event_id=f"xid-{host}-{seq}", host_id=host, cluster=cluster, ts=ts, agent_seq=seq,
-                       payload={"gpu": gpu, "xid": 74, "pci_bus_id": "0000:1b:00.0"}).to_record()  # fmt: skip
+    record = XidRaised(
+        event_id=f"xid-{host}-{seq}",
+        host_id=host,
+        cluster=cluster,
+        ts=ts,
+        agent_seq=seq,
+        payload={"gpu": gpu, "xid": 74, "pci_bus_id": "0000:1b:00.0"},
+    ).to_record()
     return ("errors", kafka_key(record["event_type"], host), CODEC.encode(record))

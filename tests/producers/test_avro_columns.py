@@ -104,21 +104,73 @@ def test_v2_nulls_and_gpu_fields_encode_like_fastavro(build) -> None:
 
 def test_v1_shaped_encoder_still_writes_v1_bytes() -> None:
     """The encoder writes what its fields say: plain floats and ints, no union branches, version 1."""
-    enc = SampleEncoder(host_ids=["h"], clusters=["c"], job_ids=["j"], run_id="r", schema_id=2, schema_version=1,
-                        scalar_fields={"step_time_ms": Field(True), "bus_bw_gbps": Field(True)},
-                        gpu_fields={"gpu": Field(False)}, nic_fields={"port": Field(False)})  # fmt: skip
-    cols = {"job": np.array([0]), "step_time_ms": np.array([1.5], dtype=np.float32),
-            "bus_bw_gbps": np.array([2.0], dtype=np.float32), "gpu": np.array([[0]]), "port": np.array([[0]])}  # fmt: skip
-    raw = {"type": "record", "name": "S", "fields": [
-        {"name": n, "type": t} for n, t in [("event_id", "string"), ("event_type", "string"), ("schema_version", "int"),
-        ("host_id", "string"), ("cluster", "string"), ("ts", "long"), ("agent_seq", "long"), ("interval_s", "int"),
-        ("job_id", ["null", "string"]), ("step_time_ms", "float"), ("bus_bw_gbps", "float"),
-        ("gpus", {"type": "array", "items": {"type": "record", "name": "G", "fields": [{"name": "gpu", "type": "int"}]}}),
-        ("nics", {"type": "array", "items": {"type": "record", "name": "N", "fields": [{"name": "port", "type": "int"}]}})]
-    ]}  # fmt: skip
-    record = {"event_id": "r-h-7", "event_type": "HostSampled", "schema_version": 1, "host_id": "h", "cluster": "c",
-              "ts": 1000, "agent_seq": 7, "interval_s": 10, "job_id": "j", "step_time_ms": 1.5, "bus_bw_gbps": 2.0,
-              "gpus": [{"gpu": 0}], "nics": [{"port": 0}]}  # fmt: skip
+    enc = SampleEncoder(
+        host_ids=["h"],
+        clusters=["c"],
+        job_ids=["j"],
+        run_id="r",
+        schema_id=2,
+        schema_version=1,
+        scalar_fields={"step_time_ms": Field(True), "bus_bw_gbps": Field(True)},
+        gpu_fields={"gpu": Field(False)},
+        nic_fields={"port": Field(False)},
+    )
+    cols = {
+        "job": np.array([0]),
+        "step_time_ms": np.array([1.5], dtype=np.float32),
+        "bus_bw_gbps": np.array([2.0], dtype=np.float32),
+        "gpu": np.array([[0]]),
+        "port": np.array([[0]]),
+    }
+    raw = {
+        "type": "record",
+        "name": "S",
+        "fields": [
+            {"name": n, "type": t}
+            for n, t in [
+                ("event_id", "string"),
+                ("event_type", "string"),
+                ("schema_version", "int"),
+                ("host_id", "string"),
+                ("cluster", "string"),
+                ("ts", "long"),
+                ("agent_seq", "long"),
+                ("interval_s", "int"),
+                ("job_id", ["null", "string"]),
+                ("step_time_ms", "float"),
+                ("bus_bw_gbps", "float"),
+                (
+                    "gpus",
+                    {
+                        "type": "array",
+                        "items": {"type": "record", "name": "G", "fields": [{"name": "gpu", "type": "int"}]},
+                    },
+                ),
+                (
+                    "nics",
+                    {
+                        "type": "array",
+                        "items": {"type": "record", "name": "N", "fields": [{"name": "port", "type": "int"}]},
+                    },
+                ),
+            ]
+        ],
+    }
+    record = {
+        "event_id": "r-h-7",
+        "event_type": "HostSampled",
+        "schema_version": 1,
+        "host_id": "h",
+        "cluster": "c",
+        "ts": 1000,
+        "agent_seq": 7,
+        "interval_s": 10,
+        "job_id": "j",
+        "step_time_ms": 1.5,
+        "bus_bw_gbps": 2.0,
+        "gpus": [{"gpu": 0}],
+        "nics": [{"port": 0}],
+    }
     buf = io.BytesIO()
     schemaless_writer(buf, raw, record)
     got = enc.encode(np.array([0]), np.array([7]), np.array([1000]), 10, cols)

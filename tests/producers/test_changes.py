@@ -39,6 +39,10 @@ def test_a_bad_change_acts_after_its_delay_and_only_on_its_classes() -> None:
     assert rate_factor(SPEC, "driver", "999", "xid", 7_200_000) == 1.0  # unknown: changes nothing
     assert slowdown(SPEC, "kernel", "6.8.0", 0) == 0.05
     assert changes_truth(SPEC)[0] == {
-        "component": "driver", "version": "560.35", "verdict": "bad", "rate_factor": {"xid": 3.0},
-        "slowdown_pct": 0.0, "delay_s": 3600.0,
-    }  # fmt: skip
+        "component": "driver",
+        "version": "560.35",
+        "verdict": "bad",
+        "rate_factor": {"xid": 3.0},
+        "slowdown_pct": 0.0,
+        "delay_s": 3600.0,
+    }

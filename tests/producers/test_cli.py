@@ -20,8 +20,24 @@ from producers.errors import FleetConfigError
 
 def test_simulate_to_parquet_writes_lake_and_truth(tmp_path: Path) -> None:
     lake, truth = tmp_path / "lake", tmp_path / "truth"
-    args = ["simulate", "--preset", "small", "--days", "2", "--seed", "3", "--sink", "parquet", "--out", str(lake),
-            "--truth-out", str(truth), "--interval", "3600", "--no-progress"]  # fmt: skip
+    args = [
+        "simulate",
+        "--preset",
+        "small",
+        "--days",
+        "2",
+        "--seed",
+        "3",
+        "--sink",
+        "parquet",
+        "--out",
+        str(lake),
+        "--truth-out",
+        str(truth),
+        "--interval",
+        "3600",
+        "--no-progress",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert CliRunner().invoke(app, args).exit_code == 0  # the same run again adds nothing to the lake
@@ -42,9 +58,23 @@ def test_unknown_preset_is_a_one_line_user_error(tmp_path: Path) -> None:
     # however narrow the terminal (rich would wrap it at the width)
     env = {**os.environ, "COLUMNS": "40"}
     run = subprocess.run(
-        [sys.executable, "-m", "fleetpulse", "simulate", "--preset", "nope", "--sink", "null", "--no-progress"],
-        capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fleetpulse",
+            "simulate",
+            "--preset",
+            "nope",
+            "--sink",
+            "null",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=env,
+    )
     assert run.returncode == 2, run.stderr
     assert run.stdout == ""
     assert run.stderr.splitlines() == [f"error: {result.exception}"]
@@ -82,8 +112,18 @@ def test_fleet_config_file_replaces_the_preset(tmp_path: Path) -> None:
     fleet = tmp_path / "tiny.toml"
     fleet.write_text('[[clusters]]\nname = "lab"\nfabric = "infiniband"\nhosts = 4\n[lemons]\nfraction = 0\n')
     truth = tmp_path / "truth"
-    args = ["simulate", "--fleet-config", str(fleet), "--days", "1", "--sink", "null", "--truth-out", str(truth),
-            "--no-progress"]  # fmt: skip
+    args = [
+        "simulate",
+        "--fleet-config",
+        str(fleet),
+        "--days",
+        "1",
+        "--sink",
+        "null",
+        "--truth-out",
+        str(truth),
+        "--no-progress",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     manifest = json.loads((truth / "manifest.json").read_text())
@@ -99,8 +139,25 @@ def test_sigint_stops_flushes_and_records_the_interruption(tmp_path: Path) -> No
     import time
 
     lake, truth = tmp_path / "lake", tmp_path / "truth"
-    cmd = [sys.executable, "-m", "fleetpulse", "simulate", "--preset", "small", "--mode", "live", "--duration", "60s",
-           "--sink", "parquet", "--out", str(lake), "--truth-out", str(truth), "--no-progress"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "fleetpulse",
+        "simulate",
+        "--preset",
+        "small",
+        "--mode",
+        "live",
+        "--duration",
+        "60s",
+        "--sink",
+        "parquet",
+        "--out",
+        str(lake),
+        "--truth-out",
+        str(truth),
+        "--no-progress",
+    ]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"}
     )

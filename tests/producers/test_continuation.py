@@ -40,8 +40,15 @@ def test_live_continuation_picks_up_fleet_time_and_sequence(history, settings, t
     def sleep(s: float) -> None:
         now[0] += s
 
-    request = SimulationRequest(mode="live", duration_s=600, speed=36, interval_s=3600, continue_from=truth,
-                                sink="null", truth_out=tmp_path / "live")  # fmt: skip
+    request = SimulationRequest(
+        mode="live",
+        duration_s=600,
+        speed=36,
+        interval_s=3600,
+        continue_from=truth,
+        sink="null",
+        truth_out=tmp_path / "live",
+    )
     live_sink = MemorySink()
     live = run_simulation(settings, request, sink=live_sink, clock=clock, sleep=sleep)
     assert live.start_ts == hist.end_ts and live.end_ts == hist.end_ts + 6 * 3_600_000
@@ -115,8 +122,15 @@ def test_continuation_is_deterministic_and_guarded(history, settings, tmp_path: 
 
 def test_score_joins_a_history_and_its_live_continuation(history, settings, tmp_path: Path) -> None:
     hist, _, truth = history
-    request = SimulationRequest(mode="live", duration_s=600, speed=720, interval_s=600, continue_from=truth,
-                                sink="null", truth_out=tmp_path / "live")  # fmt: skip
+    request = SimulationRequest(
+        mode="live",
+        duration_s=600,
+        speed=720,
+        interval_s=600,
+        continue_from=truth,
+        sink="null",
+        truth_out=tmp_path / "live",
+    )
     now = [0.0]
 
     def sleep(s: float) -> None:
@@ -142,8 +156,13 @@ def test_score_joins_a_history_and_its_live_continuation(history, settings, tmp_
 def test_a_continued_continuation_keeps_the_original_fleet(simulate, settings, tmp_path: Path) -> None:
     simulate(days=4, interval_s=21_600, seed=3, keep_records=False, truth_out=tmp_path / "s0")
     for segment in (1, 2):
-        request = SimulationRequest(days=4, interval_s=21_600, continue_from=tmp_path / f"s{segment - 1}",
-                                    sink="null", truth_out=tmp_path / f"s{segment}")  # fmt: skip
+        request = SimulationRequest(
+            days=4,
+            interval_s=21_600,
+            continue_from=tmp_path / f"s{segment - 1}",
+            sink="null",
+            truth_out=tmp_path / f"s{segment}",
+        )
         result = run_simulation(settings, request, sink=MemorySink(keep_records=False))
         assert result.manifest["segment"] == segment
     h0, h2 = (pq.read_table(tmp_path / s / "hosts.parquet") for s in ("s0", "s2"))

@@ -60,10 +60,15 @@ def test_by_default_healthy_gpus_repeat_by_chance_at_the_hazard_rate(build) -> N
     # flat hazard, all hosts installed before the run: faults per GPU are Poisson with one mean, so
     # the number of GPUs with two or more follows from the total; a guard would remove them all
     cfg = config_with(
-        "meta-48k", lemons={"fraction": 0}, install={"arriving_fraction": 0},
-        failures={"early_life_kinds": [], "wearout_scale_days": None,
-                  "interruptions_per_gpu_day": 20 * 419 / (16_384 * 54)},
-    )  # fmt: skip
+        "meta-48k",
+        lemons={"fraction": 0},
+        install={"arriving_fraction": 0},
+        failures={
+            "early_life_kinds": [],
+            "wearout_scale_days": None,
+            "interruptions_per_gpu_day": 20 * 419 / (16_384 * 54),
+        },
+    )
     built = build(cfg, days=60, noise=False)
     f = built.faults
     assert built.dropped == 0 and cfg.failures.guard_days == 0

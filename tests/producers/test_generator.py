@@ -59,9 +59,13 @@ HARDWARE = {"XidRaised", "EccErrorObserved", "PcieAerReported", "LinkEventObserv
 def test_every_fault_emits_its_contracted_signals(simulate, tmp_path) -> None:
     """The fault-kind table of producers/README.md, kind by kind."""
     result, sink = simulate(
-        fleet=ALL_KINDS_FLEET, preset=None, days=20, interval_s=86400, keep_samples=False,
+        fleet=ALL_KINDS_FLEET,
+        preset=None,
+        days=20,
+        interval_s=86400,
+        keep_samples=False,
         truth_out=tmp_path / "t",
-    )  # fmt: skip
+    )
     faults = pq.read_table(tmp_path / "t" / "faults.parquet").to_pylist()
     at: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for r in sink.records:
@@ -99,7 +103,9 @@ def test_every_fault_emits_its_contracted_signals(simulate, tmp_path) -> None:
             assert types == {"XidRaised"} and xids == {62}
         elif kind == "link_down":
             assert types == {"LinkEventObserved"} and [e["kind"] for e in links] == ["down"]
-        elif kind == "nic":  # the NIC itself is gone, not its cable: told apart so it gets a NIC, not a cable crew
+        elif (
+            kind == "nic"
+        ):  # the NIC itself is gone, not its cable: told apart so it gets a NIC, not a cable crew
             assert types == {"LinkEventObserved"} and [e["kind"] for e in links] == ["nic_lost"]
         elif kind == "link_flap":
             assert types == {"LinkEventObserved"} and [e["kind"] for e in links] == ["flap"]
@@ -146,9 +152,10 @@ def test_noise_never_looks_like_a_fault(simulate, tmp_path) -> None:
 def test_sample_counters_carry_the_interval_events(simulate) -> None:
     _, sink = simulate(days=20, interval_s=86400)
     sbe_events = sum(
-        r["payload"]["count"] for r in sink.records
+        r["payload"]["count"]
+        for r in sink.records
         if r["event_type"] == "EccErrorObserved" and r["payload"]["correctable"]
-    )  # fmt: skip
+    )
     sbe_samples = sum(
         g["ecc_sbe"] for r in sink.records if r["event_type"] == "HostSampled" for g in r["payload"]["gpus"]
     )
@@ -218,14 +225,17 @@ def test_hosts_reporting_only_the_host_send_the_same_faults_without_their_part(s
     rest of the run (which faults, when, on which host) is the same as without them."""
     plain_cfg = config_with("small", lemons={"fraction": 0.2})
     some_cfg = config_with(plain_cfg, failures={"host_only_fraction": 0.5})
-    _, plain = simulate(fleet=plain_cfg, preset=None, days=20, interval_s=86400, keep_samples=False,
-                        truth_out=tmp_path / "a")  # fmt: skip
-    _, some = simulate(fleet=some_cfg, preset=None, days=20, interval_s=86400, keep_samples=False,
-                       truth_out=tmp_path / "b")  # fmt: skip
+    _, plain = simulate(
+        fleet=plain_cfg, preset=None, days=20, interval_s=86400, keep_samples=False, truth_out=tmp_path / "a"
+    )
+    _, some = simulate(
+        fleet=some_cfg, preset=None, days=20, interval_s=86400, keep_samples=False, truth_out=tmp_path / "b"
+    )
     hosts = pq.read_table(tmp_path / "b" / "hosts.parquet").to_pylist()
     only = {h["host_id"] for h in hosts if h["host_only"]}
     assert 0 < len(only) < len(hosts)
     assert not any(h["host_only"] for h in pq.read_table(tmp_path / "a" / "hosts.parquet").to_pylist())
+
     def same(r: dict) -> tuple:  # type: ignore[type-arg]  # ids carry the run's id, which hashes its config
         return r["event_id"].split("-", 1)[1], r["event_type"], r["host_id"], r["ts"], r["agent_seq"]
 

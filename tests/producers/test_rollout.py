@@ -18,23 +18,34 @@ GOOD = ChangeSpec(component="driver", version="560.40")
 
 
 def versions(version: str, **rollout: object) -> dict[str, object]:
-    spec = VersionsSpec(report=True, changes=[BAD, SLOW, GOOD],
-                        rollouts=[RolloutSpec(version=version, **rollout)])  # type: ignore[arg-type]  # fmt: skip
+    spec = VersionsSpec(
+        report=True, changes=[BAD, SLOW, GOOD], rollouts=[RolloutSpec(version=version, **rollout)]
+    )  # type: ignore[arg-type]
     return spec.model_dump()
 
 
 def test_hosts_report_the_version_on_their_domains_turn_and_the_truth_says_it_is_bad(simulate) -> None:  # type: ignore[no-untyped-def]
     fleet = config_with("small", versions=versions("560.35", start_day=1, domains_per_day=4))
     result, sink = simulate(days=3, interval_s=3600, fleet=fleet)
-    changed = [r for r in sink.records if r["event_type"] == "HostVersionsReported" and r["payload"]["reason"] == "change"]
-    domain = {r["host_id"]: r["payload"]["maintenance_domain"] for r in sink.records if r["event_type"] == "HostInventoried"}
+    changed = [
+        r
+        for r in sink.records
+        if r["event_type"] == "HostVersionsReported" and r["payload"]["reason"] == "change"
+    ]
+    domain = {
+        r["host_id"]: r["payload"]["maintenance_domain"]
+        for r in sink.records
+        if r["event_type"] == "HostInventoried"
+    }
     assert changed and {r["payload"]["driver"] for r in changed} == {"560.35"}
     assert {r["host_id"] for r in changed} == set(domain)  # every domain's turn fell inside the run
     first = {}
     for r in changed:
         first.setdefault(domain[r["host_id"]], r["ts"])
     turns = sorted(first.items())
-    assert [ts for _, ts in turns] == [START + DAY + i * DAY // 4 for i in range(len(turns))]  # name order, 4 a day
+    assert [ts for _, ts in turns] == [
+        START + DAY + i * DAY // 4 for i in range(len(turns))
+    ]  # name order, 4 a day
     [truth] = result.manifest["rollouts"]
     assert truth["verdict"] == "bad" and truth["hosts"] == len(domain)
     assert [c["verdict"] for c in result.manifest["changes"]] == ["bad", "bad", "good"]
@@ -42,7 +53,9 @@ def test_hosts_report_the_version_on_their_domains_turn_and_the_truth_says_it_is
 
 def test_a_bad_version_raises_only_its_classes_by_its_factor_after_its_delay() -> None:
     cfg = config_with("small", versions=versions("560.35"))
-    cfg = cfg.model_copy(update={"failures": cfg.failures.model_copy(update={"interruptions_per_gpu_day": 0.05})})
+    cfg = cfg.model_copy(
+        update={"failures": cfg.failures.model_copy(update={"interruptions_per_gpu_day": 0.05})}
+    )
     fleet = build_fleet(cfg, 7, START, START + 60 * DAY)
     turns = applied(fleet)
     extra = change_schedule(fleet, turns)
@@ -66,12 +79,17 @@ def test_a_good_version_adds_nothing_and_a_slow_one_only_slows(simulate) -> None
     turn = {host_id[h]: t for h, t in zip(turns.host.tolist(), turns.ts.tolist(), strict=True)}
 
     def steps(sink) -> dict[tuple[str, int], float]:  # type: ignore[no-untyped-def]
-        return {(r["host_id"], r["ts"]): r["payload"]["step_time_ms"] for r in sink.records
-                if r["event_type"] == "HostSampled" and r["payload"]["step_time_ms"] is not None}  # fmt: skip
+        return {
+            (r["host_id"], r["ts"]): r["payload"]["step_time_ms"]
+            for r in sink.records
+            if r["event_type"] == "HostSampled" and r["payload"]["step_time_ms"] is not None
+        }
 
     before, after = steps(base_sink), steps(slow_sink)
     ratio = np.array([after[k] / before[k] for k in before if k in after])
     late = np.array([k[0] in turn and k[1] >= turn[k[0]] for k in before if k in after])
     assert late.any() and not late.all()  # the first domain had it on day 1, the last not yet
     assert np.allclose(ratio[late], 1.10) and np.allclose(ratio[~late], 1.0)
-    assert not len(change_schedule(build_fleet(config_with("small", versions=versions("560.50")), 7, START, START + DAY)))
+    assert not len(
+        change_schedule(build_fleet(config_with("small", versions=versions("560.50")), 7, START, START + DAY))
+    )

@@ -43,8 +43,11 @@ def test_manifest_records_the_run(simulate, tmp_path: Path) -> None:
     assert resolved["cause_mix"]["faulty_gpu"] == pytest.approx(30.1 / 92.4)
     assert manifest["fleet"]["lemons"]["fraction"] == 0.08
     assert manifest["counts"] == result.counts
-    assert manifest["counts_by_topic"] == {"fleet.errors": result.counts_by_topic["fleet.errors"],
-                                           "fleet.inventory": 48, "fleet.samples": result.counts["HostSampled"]}  # fmt: skip
+    assert manifest["counts_by_topic"] == {
+        "fleet.errors": result.counts_by_topic["fleet.errors"],
+        "fleet.inventory": 48,
+        "fleet.samples": result.counts["HostSampled"],
+    }
 
 
 def test_run_id_tells_apart_runs_of_different_length_or_fleet(simulate, tmp_path: Path) -> None:

@@ -68,13 +68,26 @@ def _records(n: int = 20) -> list[dict]:
         host = f"h{i % 4}"
         out.append(
             {
-                "event_id": f"r-{host}-{i}", "event_type": "XidRaised" if i % 3 else "HostInventoried",
-                "schema_version": 1, "host_id": host, "cluster": "c", "ts": START + i * 3_600_000, "agent_seq": i + 1,
-                "payload": {"gpu": 0, "xid": 79, "pci_bus_id": "0000:18:00.0", "message": "m"} if i % 3 else
-                {"rack": "r", "fabric": "roce", "maintenance_domain": "d", "sku": "s", "install_ts": 0,
-                 "gpu_count": 8, "nic_ports": 8},
+                "event_id": f"r-{host}-{i}",
+                "event_type": "XidRaised" if i % 3 else "HostInventoried",
+                "schema_version": 1,
+                "host_id": host,
+                "cluster": "c",
+                "ts": START + i * 3_600_000,
+                "agent_seq": i + 1,
+                "payload": {"gpu": 0, "xid": 79, "pci_bus_id": "0000:18:00.0", "message": "m"}
+                if i % 3
+                else {
+                    "rack": "r",
+                    "fabric": "roce",
+                    "maintenance_domain": "d",
+                    "sku": "s",
+                    "install_ts": 0,
+                    "gpu_count": 8,
+                    "nic_ports": 8,
+                },
             }
-        )  # fmt: skip
+        )
     return out
 
 
@@ -271,8 +284,14 @@ def test_kafka_sink_blocks_when_too_much_is_unacknowledged(settings) -> None:
 def test_kafka_sink_gives_up_when_the_broker_never_acknowledges(settings) -> None:
     sink, producer = _kafka_sink(settings, max_buffered_bytes=1024 * 1024, max_block_ms=1000)
     producer.hold = True
-    big = [{**r, "event_type": "XidRaised", "payload": {"gpu": 0, "xid": 79, "pci_bus_id": "x" * 600_000, "message": ""}}
-           for r in _records(2)]  # fmt: skip
+    big = [
+        {
+            **r,
+            "event_type": "XidRaised",
+            "payload": {"gpu": 0, "xid": 79, "pci_bus_id": "x" * 600_000, "message": ""},
+        }
+        for r in _records(2)
+    ]
     sink.write(RecordBatch(big))
     with pytest.raises(SinkError, match="unacknowledged"):
         sink.write(RecordBatch(_records(1)))

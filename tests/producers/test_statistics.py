@@ -26,8 +26,9 @@ DAY_MS = 86_400_000
 def _truth(settings, tmp_path: Path, cfg, days: float, seed: int = 7) -> tuple[dict, dict, dict]:
     """Run ``cfg`` through the real run path with samples every 30 days; return the truth files."""
     truth = tmp_path / "truth"
-    request = SimulationRequest(fleet=cfg, days=days, seed=seed, start_ts=START, interval_s=30 * 86_400,
-                                sink="null", truth_out=truth)  # fmt: skip
+    request = SimulationRequest(
+        fleet=cfg, days=days, seed=seed, start_ts=START, interval_s=30 * 86_400, sink="null", truth_out=truth
+    )
     run_simulation(settings, request, sink=NullSink(encode=False))
     manifest = json.loads((truth / "manifest.json").read_text())
     return (
@@ -39,19 +40,33 @@ def _truth(settings, tmp_path: Path, cfg, days: float, seed: int = 7) -> tuple[d
 
 QUIET = {"correctable_ecc_per_gpu_day": 0, "app_xid_per_host_day": 0, "correctable_aer_per_gpu_day": 0}
 NO_FLAPS = {
-    "roce": {"step_time_ms": 1000, "bus_bw_gbps": 360, "symbol_errors_per_port_s": 0.02, "link_fault_weight": 1.3,
-             "noise_flaps_per_port_day": 0},
-    "infiniband": {"step_time_ms": 990, "bus_bw_gbps": 372, "symbol_errors_per_port_s": 0.005,
-                   "link_fault_weight": 0.7, "noise_flaps_per_port_day": 0},
-}  # fmt: skip
+    "roce": {
+        "step_time_ms": 1000,
+        "bus_bw_gbps": 360,
+        "symbol_errors_per_port_s": 0.02,
+        "link_fault_weight": 1.3,
+        "noise_flaps_per_port_day": 0,
+    },
+    "infiniband": {
+        "step_time_ms": 990,
+        "bus_bw_gbps": 372,
+        "symbol_errors_per_port_s": 0.005,
+        "link_fault_weight": 0.7,
+        "noise_flaps_per_port_day": 0,
+    },
+}
 
 
 def test_weibull_shape_is_recovered_from_the_truth(settings, tmp_path: Path) -> None:
     # Meta scale, 5x Llama 3's rate so that thousands of early-life failures give a tight estimate
     cfg = config_with(
-        "meta-48k", lemons={"fraction": 0}, slow={"fraction": 0}, noise=QUIET, fabrics=NO_FLAPS,
+        "meta-48k",
+        lemons={"fraction": 0},
+        slow={"fraction": 0},
+        noise=QUIET,
+        fabrics=NO_FLAPS,
         failures={"interruptions_per_gpu_day": 5 * 419 / (16_384 * 54), "weibull_shape": 0.7},
-    )  # fmt: skip
+    )
     manifest, faults, hosts = _truth(settings, tmp_path, cfg, days=180)
     install = np.array(hosts["install_ts"])
     a0 = (np.maximum(manifest["start_ts"], install) - install) / DAY_MS
@@ -68,9 +83,13 @@ def test_weibull_shape_is_recovered_from_the_truth(settings, tmp_path: Path) -> 
 
 def test_fault_mix_matches_the_configured_cause_mix(settings, tmp_path: Path) -> None:
     cfg = config_with(
-        "meta-48k", lemons={"fraction": 0}, slow={"fraction": 0}, noise=QUIET, fabrics=NO_FLAPS,
+        "meta-48k",
+        lemons={"fraction": 0},
+        slow={"fraction": 0},
+        noise=QUIET,
+        fabrics=NO_FLAPS,
         failures={"interruptions_per_gpu_day": 3 * 419 / (16_384 * 54)},
-    )  # fmt: skip
+    )
     manifest, faults, _ = _truth(settings, tmp_path, cfg, days=90)
     phase = np.array(faults["phase"])
     cause = np.array(faults["cause"])[(phase == "early_life") | (phase == "random")]
@@ -91,8 +110,16 @@ def test_fault_mix_matches_the_configured_cause_mix(settings, tmp_path: Path) ->
 def test_slow_hosts_step_time_ratio_matches_their_factor(settings, tmp_path: Path) -> None:
     # one sample per 30-minute episode, so an intermittent host is either slow or not in a sample
     cfg = config_with("demo", lemons={"fraction": 0}, slow={"fraction": 0.1}, noise=QUIET)
-    request = SimulationRequest(fleet=cfg, days=3, seed=5, start_ts=START, interval_s=1800, sink="parquet",
-                                out=tmp_path / "lake", truth_out=tmp_path / "truth")  # fmt: skip
+    request = SimulationRequest(
+        fleet=cfg,
+        days=3,
+        seed=5,
+        start_ts=START,
+        interval_s=1800,
+        sink="parquet",
+        out=tmp_path / "lake",
+        truth_out=tmp_path / "truth",
+    )
     run_simulation(settings, request)
     samples = pl.read_delta(
         str(tmp_path / "lake" / "host_sampled"),

@@ -32,7 +32,11 @@ CODEC = Codec(REGISTRY)
 
 def xid_record(**overrides: object) -> dict:
     rec = XidRaised(
-        event_id="e-1", host_id="h-1", cluster="c-1", ts=1_700_000_000_000, agent_seq=4,
+        event_id="e-1",
+        host_id="h-1",
+        cluster="c-1",
+        ts=1_700_000_000_000,
+        agent_seq=4,
         payload={"gpu": 3, "xid": 79, "pci_bus_id": "0000:1b:00.0", "message": "fell off the bus"},
     ).to_record()
     rec.update(overrides)

@@ -77,7 +77,16 @@ def test_committed_history_is_compatible() -> None:
 
 
 def test_envelope_is_common_to_every_schema() -> None:
-    envelope = ["event_id", "event_type", "schema_version", "host_id", "cluster", "ts", "agent_seq", "payload"]
+    envelope = [
+        "event_id",
+        "event_type",
+        "schema_version",
+        "host_id",
+        "cluster",
+        "ts",
+        "agent_seq",
+        "payload",
+    ]
     for subject in REGISTRY.subjects:
         assert [f["name"] for f in REGISTRY.latest(subject).raw["fields"]] == envelope
 
@@ -111,12 +120,18 @@ def test_compat_recurses_into_nested_records() -> None:
 
 def test_compat_accepts_a_new_defaulted_field_inside_an_array_of_records() -> None:
     gpu = {"type": "record", "name": "Gpu", "fields": [{"name": "index", "type": "int"}]}
-    old = {"type": "record", "name": "P", "fields": [{"name": "gpus", "type": {"type": "array", "items": gpu}}]}
+    old = {
+        "type": "record",
+        "name": "P",
+        "fields": [{"name": "gpus", "type": {"type": "array", "items": gpu}}],
+    }
     gpu2 = {**gpu, "fields": [*gpu["fields"], {"name": "uuid", "type": ["null", "string"], "default": None}]}
     new = {**old, "fields": [{"name": "gpus", "type": {"type": "array", "items": gpu2}}]}
     assert check_compatible(old, new) == []
     gpu3 = {**gpu, "fields": [*gpu["fields"], {"name": "uuid", "type": "string"}]}
-    assert check_compatible(old, {**old, "fields": [{"name": "gpus", "type": {"type": "array", "items": gpu3}}]})
+    assert check_compatible(
+        old, {**old, "fields": [{"name": "gpus", "type": {"type": "array", "items": gpu3}}]}
+    )
 
 
 def test_making_a_field_optional_is_backward_but_not_full_compatible() -> None:
@@ -194,7 +209,9 @@ def test_old_records_decode_with_the_new_reader_schema(registry_copy: Path) -> N
 
     old_codec = Codec(SchemaRegistry.load(registry_copy))
     data = old_codec.encode(
-        XidRaised(event_id="e", host_id="h", cluster="c", ts=1, payload={"gpu": 0, "xid": 48, "pci_bus_id": "x"}).to_record()
+        XidRaised(
+            event_id="e", host_id="h", cluster="c", ts=1, payload={"gpu": 0, "xid": 48, "pci_bus_id": "x"}
+        ).to_record()
     )
     folder = registry_copy / "avro" / "XidRaised"
     raw = json.loads((folder / "v2.avsc").read_text())

@@ -40,7 +40,10 @@ def test_schema_docs_list_the_vocabularies() -> None:
 
 def test_schema_docs_list_every_operation() -> None:
     registry = SchemaRegistry.load()
-    for event_type, name in (("MaintenanceActionRecorded", "operation"), ("FindingRaised", "recommended_action")):
+    for event_type, name in (
+        ("MaintenanceActionRecorded", "operation"),
+        ("FindingRaised", "recommended_action"),
+    ):
         fields = registry.latest(event_type).raw["fields"][-1]["type"]["fields"]
         doc = next(f["doc"] for f in fields if f["name"] == name)
         assert all(op in doc for op in OPERATIONS), (event_type, doc)
@@ -51,5 +54,15 @@ def test_lake_tables_are_named_for_their_contents() -> None:
     assert table_name(OperatorEventRecorded.EVENT_TYPE) == "operator_events"
     assert table_name("HostSampled") == "host_sampled"
     names = table_schema("IncidentReported").names
-    assert {"cause", "source_class", "source_text", "component", "component_kind", "start_ts", "end_ts"} <= set(names)
-    assert {"kind", "actor", "reason", "ticket_id", "cause"} <= set(table_schema("OperatorEventRecorded").names)
+    assert {
+        "cause",
+        "source_class",
+        "source_text",
+        "component",
+        "component_kind",
+        "start_ts",
+        "end_ts",
+    } <= set(names)
+    assert {"kind", "actor", "reason", "ticket_id", "cause"} <= set(
+        table_schema("OperatorEventRecorded").names
+    )

@@ -32,11 +32,23 @@ def plain_decode(framed: bytes, subject: str, version: int = 1) -> dict:
 
 def versions_record() -> dict:
     return HostVersionsReported(
-        event_id="e-1", host_id="h1", cluster="c1", ts=1_700_000_000_000, agent_seq=3,
-        payload={"driver": "550.54.15", "cuda_driver": "12.4", "vbios": "96.00.99.00.01", "inforom": "G520.0200.00.05",
-                 "nic_firmware": "28.39.1002", "kernel": "5.15.0-105-generic", "os_image": "Ubuntu 22.04.4 LTS",
-                 "reason": "start", "actor": "agent"},
-    ).to_record()  # fmt: skip
+        event_id="e-1",
+        host_id="h1",
+        cluster="c1",
+        ts=1_700_000_000_000,
+        agent_seq=3,
+        payload={
+            "driver": "550.54.15",
+            "cuda_driver": "12.4",
+            "vbios": "96.00.99.00.01",
+            "inforom": "G520.0200.00.05",
+            "nic_firmware": "28.39.1002",
+            "kernel": "5.15.0-105-generic",
+            "os_image": "Ubuntu 22.04.4 LTS",
+            "reason": "start",
+            "actor": "agent",
+        },
+    ).to_record()
 
 
 def test_a_version_report_decodes_with_a_plain_avro_reader() -> None:
@@ -55,10 +67,20 @@ def test_a_partial_report_leaves_the_other_components_null() -> None:
 
 def test_a_campaign_step_decodes_with_a_plain_avro_reader() -> None:
     record = CampaignRecorded(
-        event_id="c-1", host_id="-", cluster="-", ts=1_700_000_000_000,
-        payload={"campaign_id": "trn-1", "kind": "started", "component": "driver", "version": "560.35",
-                 "scope": ["rsc-ib"], "canary": 2, "actor": "ops"},
-    ).to_record()  # fmt: skip
+        event_id="c-1",
+        host_id="-",
+        cluster="-",
+        ts=1_700_000_000_000,
+        payload={
+            "campaign_id": "trn-1",
+            "kind": "started",
+            "component": "driver",
+            "version": "560.35",
+            "scope": ["rsc-ib"],
+            "canary": 2,
+            "actor": "ops",
+        },
+    ).to_record()
     decoded = plain_decode(Codec().encode(record), "CampaignRecorded")
     assert decoded["payload"]["scope"] == ["rsc-ib"] and decoded["payload"]["max_parallel_domains"] == 1
     assert decoded["payload"]["rollback_of"] is None

@@ -47,12 +47,23 @@ def receiver_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 _FIELD_VALUE = re.compile(rb"([\x21-\x7e\x80-\xff]([\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?")
 # any bytes a client library lets through (h11 refuses controls and edge whitespace itself)
-header_bytes = st.binary(max_size=80).map(lambda b: b.strip(b" \t")).filter(lambda b: _FIELD_VALUE.fullmatch(b) is not None)
-json_leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=40),
+header_bytes = (
+    st.binary(max_size=80)
+    .map(lambda b: b.strip(b" \t"))
+    .filter(lambda b: _FIELD_VALUE.fullmatch(b) is not None)
 )
-json_value = st.recursive(json_leaf, lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=10), c, max_size=4), max_leaves=12)
+json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=40),
+)
+json_value = st.recursive(
+    json_leaf,
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=10), c, max_size=4),
+    max_leaves=12,
+)
 step_like = st.fixed_dictionaries(
     {},
     optional={
@@ -73,8 +84,14 @@ bodies = st.one_of(
 
 
 @FUZZ
-@given(body=bodies, auth=st.one_of(st.none(), header_bytes, st.just(f"Bearer {TOKEN}".encode())), extra=header_bytes)
-def test_ops_events_never_answers_5xx(http: httpx.Client, ops_url: str, body: bytes, auth: bytes | None, extra: bytes) -> None:
+@given(
+    body=bodies,
+    auth=st.one_of(st.none(), header_bytes, st.just(f"Bearer {TOKEN}".encode())),
+    extra=header_bytes,
+)
+def test_ops_events_never_answers_5xx(
+    http: httpx.Client, ops_url: str, body: bytes, auth: bytes | None, extra: bytes
+) -> None:
     headers = {b"Content-Type": b"application/json", b"X-Fuzz": extra}
     if auth is not None:
         headers[b"Authorization"] = auth
@@ -87,14 +104,18 @@ def test_ops_events_never_answers_5xx(http: httpx.Client, ops_url: str, body: by
     body=bodies,
     msg_id=st.one_of(st.text(max_size=30), st.just("a-1")),
     signed=st.booleans(),
-    mangle=st.dictionaries(st.sampled_from([b"webhook-id", b"webhook-timestamp", b"webhook-signature"]), header_bytes),
+    mangle=st.dictionaries(
+        st.sampled_from([b"webhook-id", b"webhook-timestamp", b"webhook-signature"]), header_bytes
+    ),
 )
 def test_the_receiver_never_answers_5xx(
     http: httpx.Client, receiver_url: str, body: bytes, msg_id: str, signed: bool, mangle: dict[bytes, bytes]
 ) -> None:
     headers: dict[bytes, bytes] = {}
     if signed and msg_id.isascii() and msg_id.isprintable() and msg_id:
-        headers = {k.encode(): v.encode() for k, v in standard_headers(SECRET, msg_id, body, time.time()).items()}
+        headers = {
+            k.encode(): v.encode() for k, v in standard_headers(SECRET, msg_id, body, time.time()).items()
+        }
     headers.update(mangle)
     r = http.post(receiver_url, content=body, headers=headers)
     assert r.status_code < 500, (r.status_code, r.text)

@@ -57,7 +57,7 @@ def make_pki(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) 
                 decipher_only=False,
             ),
             critical=True,
-        )  # fmt: skip
+        )
         .sign(ca_key, hashes.SHA256())
     )
 

@@ -50,14 +50,33 @@ def link(kind: str = "flap", *, port: int = 1, count: int = 1, **env: Any) -> di
 
 
 def sample(
-    step: float | None = 1000.0, bw: float = 380.0, *, interval_s: int = 60, job: str | None = "j1", **env: Any
+    step: float | None = 1000.0,
+    bw: float = 380.0,
+    *,
+    interval_s: int = 60,
+    job: str | None = "j1",
+    **env: Any,
 ) -> dict[str, Any]:
     gpus = [
-        {"gpu": g, "temp_c": 60.0, "power_w": 600.0, "sm_clock_mhz": 1980, "util_pct": 95.0, "ecc_sbe": 0, "ecc_dbe": 0,
-         "retired_pages": 0, "pcie_replay": 0, "pcie_link_gen": 5, "pcie_link_width": 16, "nvlink_errors": 0,
-         "pcie_link_gen_max": 5, "pcie_link_width_max": 16, "throttle_reasons": 0}
+        {
+            "gpu": g,
+            "temp_c": 60.0,
+            "power_w": 600.0,
+            "sm_clock_mhz": 1980,
+            "util_pct": 95.0,
+            "ecc_sbe": 0,
+            "ecc_dbe": 0,
+            "retired_pages": 0,
+            "pcie_replay": 0,
+            "pcie_link_gen": 5,
+            "pcie_link_width": 16,
+            "nvlink_errors": 0,
+            "pcie_link_gen_max": 5,
+            "pcie_link_width_max": 16,
+            "throttle_reasons": 0,
+        }
         for g in range(8)
-    ]  # fmt: skip
+    ]
     nics = [
         {
             "port": 0,

@@ -111,8 +111,20 @@ def _bundle() -> SummaryBundle:
         start = START_TS + w * window
         for h in range(10):
             step = 1100.0 if h == 7 else 1000.0 + h * 0.5
-            items.append(HostSummary(host_id=f"h{h}", cluster="c0", window_start=start, window_end=start + window,
-                                     step_ms=step, bus_bw=380.0, n=30, wm=start + window, src=0, nsrc=1))  # fmt: skip
+            items.append(
+                HostSummary(
+                    host_id=f"h{h}",
+                    cluster="c0",
+                    window_start=start,
+                    window_end=start + window,
+                    step_ms=step,
+                    bus_bw=380.0,
+                    n=30,
+                    wm=start + window,
+                    src=0,
+                    nsrc=1,
+                )
+            )
     items.append(SourceProgress(cluster="c0", src=0, nsrc=1, wm=START_TS + 12 * window))
     return SummaryBundle("c0", tuple(items))
 
@@ -197,7 +209,9 @@ def test_a_finding_the_planner_cannot_act_on_is_published_and_dead_lettered_not_
     run(app, app.outputs.send_finding(f.finding("h1", fid="bad", action="bogus"), _raised_by()))
     run(app, app.outputs.send_finding(f.finding("h2", fid="good"), _raised_by(offset=8)))
     dead = sent.decoded(app.settings.topics.dlq.name)
-    assert [d["payload"]["reason"] for d in dead] == ["unplannable_finding: unknown recommended_action 'bogus'"]
+    assert [d["payload"]["reason"] for d in dead] == [
+        "unplannable_finding: unknown recommended_action 'bogus'"
+    ]
     assert dead[0]["payload"]["source_offset"] == 7
     assert [r["event_id"] for r in sent.decoded(app.settings.topics.findings.name)] == ["bad", "good"]
     assert [c.kwargs["value"]["finding"]["host_id"] for c in planned.await_args_list] == ["h2"]
@@ -291,7 +305,9 @@ def test_the_planner_holds_a_finding_until_every_source_has_passed_it(detect: tu
     assert len(app.held_table) == 0
 
 
-def test_the_planner_sizes_a_domain_from_the_inventory_read_to_its_end(detect: tuple[DetectApp, Sent]) -> None:
+def test_the_planner_sizes_a_domain_from_the_inventory_read_to_its_end(
+    detect: tuple[DetectApp, Sent],
+) -> None:
     """A restarted worker's first messages come before its inventory is read: deciding them then
     sized the domain by the hosts seen failing (2 of 2 over a failure buffer of 1) and halted it."""
     from streams.core.messages import PlanFinding, to_wire
@@ -315,7 +331,9 @@ def test_the_planner_sizes_a_domain_from_the_inventory_read_to_its_end(detect: t
         async with app.agents["planner"].test_context() as agent:
             for host in ("h1", "h2"):
                 finding = f.finding(host, fid=f"f-{host}", ts=START_TS + 10).to_record()
-                await agent.put(to_wire(PlanFinding(domain, finding)), key=domain.encode(), partition=partition)
+                await agent.put(
+                    to_wire(PlanFinding(domain, finding)), key=domain.encode(), partition=partition
+                )
 
     run(app, feed())
     kinds = [a.kind for actions in published for a in actions]

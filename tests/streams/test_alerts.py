@@ -11,8 +11,17 @@ from webhooks.payload import alertmanager_body
 
 
 def action(kind: str, rule: str = "dram_uce_repeat_gpu") -> Action:
-    return Action(action_id=f"a-{kind}", kind=kind, host_id="h1", cluster="c0", domain="d0", operation="rma",
-                  ts=5, finding_id="f1", rule=rule)  # fmt: skip
+    return Action(
+        action_id=f"a-{kind}",
+        kind=kind,
+        host_id="h1",
+        cluster="c0",
+        domain="d0",
+        operation="rma",
+        ts=5,
+        finding_id="f1",
+        rule=rule,
+    )
 
 
 def test_alerts_for_actions() -> None:
@@ -45,13 +54,31 @@ def test_a_return_to_service_resolves_what_paged_for_the_operation_with_the_same
     body = alertmanager_body(resolved[0])
     assert body["status"] == "resolved" and body["groupLabels"]["group_key"] == "h1/f1"
     assert body["alerts"][0]["fingerprint"] == alertmanager_body(fired[0])["alerts"][0]["fingerprint"]
-    slow = Action(action_id="a-ret", kind="returned", host_id="h1", cluster="c0", domain="d0",
-                  operation="drain_and_diagnose", ts=9, finding_id="f2", rule="slow_host")  # fmt: skip
+    slow = Action(
+        action_id="a-ret",
+        kind="returned",
+        host_id="h1",
+        cluster="c0",
+        domain="d0",
+        operation="drain_and_diagnose",
+        ts=9,
+        finding_id="f2",
+        rule="slow_host",
+    )
     assert [(a["payload"]["alertname"], a["payload"]["status"]) for a in alerts_for(slow)] == [
         ("SlowHost", "resolved")
     ]
-    reboot = Action(action_id="a-rb", kind="returned", host_id="h1", cluster="c0", domain="d0",
-                    operation="reboot", ts=9, finding_id="f3", rule="fell_off_bus_once")  # fmt: skip
+    reboot = Action(
+        action_id="a-rb",
+        kind="returned",
+        host_id="h1",
+        cluster="c0",
+        domain="d0",
+        operation="reboot",
+        ts=9,
+        finding_id="f3",
+        rule="fell_off_bus_once",
+    )
     assert alerts_for(reboot) == []  # nothing paged for a reboot: nothing to resolve
     Codec().encode(resolved[0])
 
@@ -82,14 +109,32 @@ def test_cable_and_nic_work_pages_someone_and_resolves_on_return() -> None:
         ("nic_replacement_requested", "nic_replacement", "NicReplacement"),
         ("cable_replacement_requested", "cable_replacement", "CableReplacement"),
     ):
-        work = Action(action_id=f"a-{kind}", kind=kind, host_id="h1", cluster="c0", domain="d0",
-                      operation=operation, ts=5, finding_id="f1", rule="nic_repeat_host")  # fmt: skip
+        work = Action(
+            action_id=f"a-{kind}",
+            kind=kind,
+            host_id="h1",
+            cluster="c0",
+            domain="d0",
+            operation=operation,
+            ts=5,
+            finding_id="f1",
+            rule="nic_repeat_host",
+        )
         (fired,) = alerts_for(work)
         p = fired["payload"]
         assert (p["alertname"], p["severity"], p["status"]) == (name, "warning", "firing")
         assert "h1" in p["annotations"]["summary"] and p["labels"]["group_key"] == "h1/f1"
-        back = Action(action_id=f"r-{kind}", kind="returned", host_id="h1", cluster="c0", domain="d0",
-                      operation=operation, ts=9, finding_id="f1", rule="nic_repeat_host")  # fmt: skip
+        back = Action(
+            action_id=f"r-{kind}",
+            kind="returned",
+            host_id="h1",
+            cluster="c0",
+            domain="d0",
+            operation=operation,
+            ts=9,
+            finding_id="f1",
+            rule="nic_repeat_host",
+        )
         (resolved,) = alerts_for(back)
         assert (resolved["payload"]["alertname"], resolved["payload"]["status"]) == (name, "resolved")
         assert resolved["payload"]["labels"] == p["labels"]

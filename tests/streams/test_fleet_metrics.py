@@ -53,10 +53,15 @@ def test_hosts_out_deferred_work_and_the_halted_train(policy: Policy) -> None:
 def test_an_operator_outage_counts_as_operator_and_a_host_once(policy: Policy) -> None:
     state, view = halted_domain(policy)
     for kind, ticket in (("out_of_service", "T1"), ("repair_started", "T2")):
-        state.outages.apply({
-            "event_id": f"e-{ticket}", "event_type": "OperatorEventRecorded", "host_id": "h7",
-            "ts": START_TS, "payload": {"kind": kind, "ticket_id": ticket, "cause": "psu"},
-        })  # fmt: skip
+        state.outages.apply(
+            {
+                "event_id": f"e-{ticket}",
+                "event_type": "OperatorEventRecorded",
+                "host_id": "h7",
+                "ts": START_TS,
+                "payload": {"kind": kind, "ticket_id": ticket, "cause": "psu"},
+            }
+        )
     state.host("h7", "c0", "d0")
     r = scrape(view)
     assert r.get_sample_value("fleetpulse_fleet_hosts_out", {"domain": "d0", "reason": "operator"}) == 1

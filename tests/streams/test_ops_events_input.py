@@ -44,7 +44,10 @@ def test_a_good_step_is_accepted() -> None:
 
 def test_wrong_token_is_refused_before_the_body_is_read() -> None:
     """Finding 1: a huge body with a wrong token is answered 401 from its headers, unread."""
-    with ops_events_server(fake_detect()) as (_, port), socket.create_connection(("127.0.0.1", port), 5) as sock:
+    with (
+        ops_events_server(fake_detect()) as (_, port),
+        socket.create_connection(("127.0.0.1", port), 5) as sock,
+    ):
         sock.sendall(
             b"POST /ops/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\n"
             b"Content-Type: application/json\r\nContent-Length: 157286400\r\n\r\n" + b"{" * 1000

@@ -39,9 +39,16 @@ class Consumer:
 
 def shell(policy: Policy, *, quiet_s: float = 0.0, clock: Callable[[], float] = lambda: 0.0) -> PlannerShell:
     return PlannerShell(
-        Planner(policy), {}, size=lambda d: 10, sources=all_sources(1, 1), partitions=1,
-        stage_of={"errors": "errors", "summaries": "cluster"}, ordered=True, quiet_s=quiet_s, clock=clock,
-    )  # fmt: skip
+        Planner(policy),
+        {},
+        size=lambda d: 10,
+        sources=all_sources(1, 1),
+        partitions=1,
+        stage_of={"errors": "errors", "summaries": "cluster"},
+        ordered=True,
+        quiet_s=quiet_s,
+        clock=clock,
+    )
 
 
 def idle(progress: PlanProgress | None) -> dict[str, bool]:
@@ -170,9 +177,16 @@ def test_a_cluster_source_no_cluster_feeds_is_idle_once_the_inventory_is_known(p
     Nothing will ever say its clusters are drained: without the inventory it held every finding back.
     """
     s = PlannerShell(
-        Planner(policy), {}, size=lambda d: 10, sources=all_sources(1, 2), partitions=2,
-        stage_of={"errors": "errors", "summaries": "cluster"}, ordered=True, quiet_s=0.0, clock=lambda: 0.0,
-    )  # fmt: skip
+        Planner(policy),
+        {},
+        size=lambda d: 10,
+        sources=all_sources(1, 2),
+        partitions=2,
+        stage_of={"errors": "errors", "summaries": "cluster"},
+        ordered=True,
+        quiet_s=0.0,
+        clock=lambda: 0.0,
+    )
     fed = next(c for c in (f"c{i}" for i in range(50)) if s.partition_of(c) == 0)
     consumer = Consumer({TP("errors", 0): 0, TP("summaries", 0): 0, TP("summaries", 1): 0}, ends={})
 
@@ -190,9 +204,14 @@ def test_a_cluster_source_no_cluster_feeds_is_idle_once_the_inventory_is_known(p
 def test_a_clusters_summaries_partition_is_the_one_the_samples_stage_producer_picks(policy: Policy) -> None:
     """The samples stage sends summaries keyed by cluster with aiokafka's default partitioner."""
     s = PlannerShell(
-        Planner(policy), {}, size=lambda d: 10, sources=all_sources(1, 6), partitions=6,
-        stage_of={"errors": "errors", "summaries": "cluster"}, ordered=True,
-    )  # fmt: skip
+        Planner(policy),
+        {},
+        size=lambda d: 10,
+        sources=all_sources(1, 6),
+        partitions=6,
+        stage_of={"errors": "errors", "summaries": "cluster"},
+        ordered=True,
+    )
     partitions = list(range(6))
     for cluster in ["rsc1", "rsc2", "c0", "ib-east", "roce-west-17"]:
         assert s.partition_of(cluster) == DefaultPartitioner()(cluster.encode(), partitions, partitions)

@@ -25,9 +25,14 @@ def retiring(policy: Policy, after: int) -> Policy:
 
 def shell(policy: Policy) -> PlannerShell:
     return PlannerShell(
-        Planner(policy), {}, size=lambda d: 20, sources=all_sources(1, 1), partitions=1,
-        stage_of={"errors": "errors", "summaries": "cluster"}, ordered=False,
-    )  # fmt: skip
+        Planner(policy),
+        {},
+        size=lambda d: 20,
+        sources=all_sources(1, 1),
+        partitions=1,
+        stage_of={"errors": "errors", "summaries": "cluster"},
+        ordered=False,
+    )
 
 
 def found(s: PlannerShell, fleet: FleetState, day: float, fid: str) -> list[Action]:

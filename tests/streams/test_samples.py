@@ -40,9 +40,7 @@ def samples(hosts: int, minutes: int, seed: int = 5) -> list[dict[str, Any]]:
     return out
 
 
-def fold_all(
-    folder: SampleFolder, state: PartitionState, records: list[dict[str, Any]]
-) -> list[ClusterItem]:
+def fold_all(folder: SampleFolder, state: PartitionState, records: list[dict[str, Any]]) -> list[ClusterItem]:
     out: list[ClusterItem] = []
     for record in records:
         msgs, _ = folder.fold(state, record)

@@ -62,4 +62,6 @@ def test_a_persisted_offset_refused_by_a_full_disk_ends_the_process(store: FailF
 
 def test_other_errors_are_raised_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(state_store, "_exit", exit_now)
-    state_store.end_process(KeyError("k"), exit_now)  # not a write RocksDB refused: returns, the caller raises
+    state_store.end_process(
+        KeyError("k"), exit_now
+    )  # not a write RocksDB refused: returns, the caller raises

@@ -17,16 +17,26 @@ CODEC = Codec()
 
 def action(action_id: str = "a1") -> Action:
     return Action(
-        action_id=action_id, kind="suspected", host_id="h1", cluster="c0", domain="d0",
-        operation="reboot", ts=1_000, finding_id="f1", rule="r1",
-    )  # fmt: skip
+        action_id=action_id,
+        kind="suspected",
+        host_id="h1",
+        cluster="c0",
+        domain="d0",
+        operation="reboot",
+        ts=1_000,
+        finding_id="f1",
+        rule="r1",
+    )
 
 
 def actions_tailer(state: FleetState) -> LogTailer:
     return LogTailer(
-        "fleet.actions", {}, lambda r: apply(state, Action.from_record(r)), CODEC,
+        "fleet.actions",
+        {},
+        lambda r: apply(state, Action.from_record(r)),
+        CODEC,
         event_type="MaintenanceActionRecorded",
-    )  # fmt: skip
+    )
 
 
 def test_a_record_of_another_event_type_is_skipped_and_the_next_action_still_applies() -> None:

@@ -16,14 +16,18 @@ BEGIN, END = "<!-- topology:begin -->\n", "<!-- topology:end -->"
 
 def _app(tmp_path: Path) -> tuple[Settings, DetectApp]:
     settings = Settings.load()
-    return settings, DetectApp(settings, load_policy(settings.detect.policy_file), data_dir=tmp_path, partitions={})
+    return settings, DetectApp(
+        settings, load_policy(settings.detect.policy_file), data_dir=tmp_path, partitions={}
+    )
 
 
 def test_faust_agents_are_the_declared_stages_on_their_topics(tmp_path: Path) -> None:
     settings, detect = _app(tmp_path)
     built = {name: sorted(agent.channel.topics) for name, agent in detect.app.agents.items()}
     declared = {
-        s.name: sorted(topic_of(r, settings) for r in s.consumes) for s in TOPOLOGY if s.runs_as == "faust agent"
+        s.name: sorted(topic_of(r, settings) for r in s.consumes)
+        for s in TOPOLOGY
+        if s.runs_as == "faust agent"
     }
     assert built == declared
 
@@ -53,5 +57,7 @@ def test_every_table_partition_opens_rocksdb_with_bounded_memtables_and_cache(tm
         store = table._new_store_by_url(state_store.URL)
         opts = store.rocksdb_options
         assert (opts.write_buffer_size, opts.max_write_buffer_number, opts.block_cache_size) == (
-            d.state_write_buffer_mb << 20, 2, d.state_block_cache_mb << 20
+            d.state_write_buffer_mb << 20,
+            2,
+            d.state_block_cache_mb << 20,
         )

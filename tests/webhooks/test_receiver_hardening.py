@@ -107,7 +107,12 @@ def test_the_output_is_private(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "secret",
-    [b"passwordpasswordpasswordpassword", b"a", b"abcabcabcabcabcabcabcabcabcabcabcabc", b"0123456701234567012345670123456"],
+    [
+        b"passwordpasswordpasswordpassword",
+        b"a",
+        b"abcabcabcabcabcabcabcabcabcabcabcabc",
+        b"0123456701234567012345670123456",
+    ],
 )
 def test_weak_webhook_secrets_are_refused(secret: bytes) -> None:
     """Finding 9: ``passwordpasswordpasswordpassword`` passed the secret check."""

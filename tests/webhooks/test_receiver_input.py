@@ -62,8 +62,16 @@ HUGE = "9" * 3000
         lambda h: {**h, "webhook-id": "x" * 5000},
         lambda h: {**h, "webhook-signature": " ".join([h["webhook-signature"]] * 200)},
     ],
-    ids=["non-ascii-mac", "all-non-ascii", "huge-timestamp", "float-timestamp", "nan-timestamp",
-         "non-ascii-id", "long-id", "many-signatures"],
+    ids=[
+        "non-ascii-mac",
+        "all-non-ascii",
+        "huge-timestamp",
+        "float-timestamp",
+        "nan-timestamp",
+        "non-ascii-id",
+        "long-id",
+        "many-signatures",
+    ],
 )
 def test_malformed_standard_headers_are_400(receiver: ReceiverHandle, mutate) -> None:  # type: ignore[no-untyped-def]
     headers = mutate(standard_headers(SECRET, "alert-1", BODY, time.time()))

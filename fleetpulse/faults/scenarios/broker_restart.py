@@ -54,7 +54,9 @@ def run(
                 ctx.broker.start()
             else:
                 ctx.broker.restart()
-            restart_log.append({"restart": i, "from_s": began, "to_s": clock(), "while_producing": producer.is_alive()})
+            restart_log.append(
+                {"restart": i, "from_s": began, "to_s": clock(), "while_producing": producer.is_alive()}
+            )
             ctx.say(f"{name}: broker restart {i}/{restarts} took {clock() - began:.1f} s")
             time.sleep(gap_s)
         producer.join(produce_s * 4 + 300)
@@ -68,8 +70,11 @@ def run(
     finally:
         live.stop()
     how = f"broker stopped for {down_s:g} s" if down_s else "clean broker restart"
-    result = ScenarioResult(scenario=name, injected=f"{len(restart_log)} × {how} while the simulator "
-                            "produced (acks=all, idempotent) and a detector consumed")
+    result = ScenarioResult(
+        scenario=name,
+        injected=f"{len(restart_log)} × {how} while the simulator "
+        "produced (acks=all, idempotent) and a detector consumed",
+    )
     sim = outcome.get("sim")
     inputs = [r for key in INPUTS for r in records(settings, getattr(settings.topics, key).name)]
     expected = sim.counts if sim is not None else {}
@@ -77,12 +82,18 @@ def run(
     result.events_lost, result.events_duplicated = events.lost, events.duplicated
     judge(result, outputs(reference.settings, folder / "truth"), outputs(live.settings, folder / "truth"))
     result.details.update(
-        restarts=restart_log, events=events.per_type, expected_events=events.expected, worker_crashes=crashes,
-        simulator_error=outcome.get("error"), drain_after_production_s=round(drain_live, 1),
+        restarts=restart_log,
+        events=events.per_type,
+        expected_events=events.expected,
+        worker_crashes=crashes,
+        simulator_error=outcome.get("error"),
+        drain_after_production_s=round(drain_live, 1),
     )
     if outcome.get("error"):
         result.explanations.append(f"the simulator failed: {outcome['error']}")
     if crashes:
-        result.explanations.append(f"the detect worker exited during the restarts ({crashes}×) and was restarted")
+        result.explanations.append(
+            f"the detect worker exited during the restarts ({crashes}×) and was restarted"
+        )
     result.duration_s = clock()
     return result

@@ -68,20 +68,39 @@ def judge(result: ScenarioResult, reference: Outputs, observed: Outputs, *, extr
     ref_alerts = {r["payload"]["alert_id"] for r in reference.alerts}
     obs_alerts = {r["payload"]["alert_id"] for r in observed.alerts}
     result.details.update(
-        findings={"reference": findings.reference, "observed_distinct": findings.distinct,
-                  "observed_records": findings.records, "lost": findings.lost[:10], "extra": findings.extra[:10],
-                  "lost_described": describe_findings(reference.findings, findings.lost[:10]),
-                  "extra_described": describe_findings(observed.findings, findings.extra[:10])},
-        actions={"reference": len({r["payload"]["action_id"] for r in reference.actions}),
-                 "observed_distinct": len({r["payload"]["action_id"] for r in observed.actions}),
-                 "observed_records": len(observed.actions), "lost": verdict.lost, "extra": verdict.extra,
-                 "lost_kinds": verdict.lost_kinds, "extra_kinds": verdict.extra_kinds,
-                 "replays": verdict.replays, "broken": verdict.broken, "log_check": verdict.log_check,
-                 "reference_broken": ref_log.broken, "rmas_from_new_findings": new_rmas, "lost_ids": verdict.lost_ids, "extra_ids": verdict.extra_ids},
-        alerts_topic={"reference": len(ref_alerts), "observed": len(obs_alerts),
-                      "missing": len(ref_alerts - obs_alerts), "extra": len(obs_alerts - ref_alerts)},
+        findings={
+            "reference": findings.reference,
+            "observed_distinct": findings.distinct,
+            "observed_records": findings.records,
+            "lost": findings.lost[:10],
+            "extra": findings.extra[:10],
+            "lost_described": describe_findings(reference.findings, findings.lost[:10]),
+            "extra_described": describe_findings(observed.findings, findings.extra[:10]),
+        },
+        actions={
+            "reference": len({r["payload"]["action_id"] for r in reference.actions}),
+            "observed_distinct": len({r["payload"]["action_id"] for r in observed.actions}),
+            "observed_records": len(observed.actions),
+            "lost": verdict.lost,
+            "extra": verdict.extra,
+            "lost_kinds": verdict.lost_kinds,
+            "extra_kinds": verdict.extra_kinds,
+            "replays": verdict.replays,
+            "broken": verdict.broken,
+            "log_check": verdict.log_check,
+            "reference_broken": ref_log.broken,
+            "rmas_from_new_findings": new_rmas,
+            "lost_ids": verdict.lost_ids,
+            "extra_ids": verdict.extra_ids,
+        },
+        alerts_topic={
+            "reference": len(ref_alerts),
+            "observed": len(obs_alerts),
+            "missing": len(ref_alerts - obs_alerts),
+            "extra": len(obs_alerts - ref_alerts),
+        },
         score={"faulty": observed.score, "reference": reference.score},
-    )  # fmt: skip
+    )
     differs = verdict.lost or (extras and verdict.extra)
     if differs and not verdict.broken and not findings.lost:
         result.explanations.append(
@@ -143,10 +162,15 @@ def paced_producer(
     def produce() -> None:
         try:
             outcome["sim"] = simulate(
-                ctx, settings, truth, mode="live", duration_s=produce_s,
-                speed=ctx.days * 86_400 / produce_s, interval_s=settings.simulator.fast_forward_interval_s,
+                ctx,
+                settings,
+                truth,
+                mode="live",
+                duration_s=produce_s,
+                speed=ctx.days * 86_400 / produce_s,
+                interval_s=settings.simulator.fast_forward_interval_s,
                 start_ts=parse_start(settings.simulator.start),
-            )  # fmt: skip
+            )
         except Exception as exc:  # noqa: BLE001 - reported in the result
             outcome["error"] = f"{type(exc).__name__}: {exc}"
 

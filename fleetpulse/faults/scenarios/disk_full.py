@@ -69,7 +69,11 @@ def full_lines(log: Path) -> int:
 
 
 def run(
-    ctx: FaultContext, full_s: float = 120.0, produce_s: float = 90.0, first_after_s: float = 10.0, size_mb: int = 64
+    ctx: FaultContext,
+    full_s: float = 120.0,
+    produce_s: float = 90.0,
+    first_after_s: float = 10.0,
+    size_mb: int = 64,
 ) -> ScenarioResult:
     clock = Clock()
     folder = ctx.folder(NAME)
@@ -83,20 +87,32 @@ def run(
     received = folder / "received.jsonl"
     receiver = start_receiver(0, secret.encode(), received)
     dispatch = live_settings.with_section(
-        "webhooks", urls=[f"http://127.0.0.1:{receiver.port}/alerts"], secret=SecretStr(secret),
-        group_id=f"{settings.topics.prefix}dispatch", data_dir=root / "outbox", backoff_base_s=0.5,
-        backoff_max_s=5.0, timeout_s=3.0, max_attempts=10_000,
-    )  # fmt: skip
+        "webhooks",
+        urls=[f"http://127.0.0.1:{receiver.port}/alerts"],
+        secret=SecretStr(secret),
+        group_id=f"{settings.topics.prefix}dispatch",
+        data_dir=root / "outbox",
+        backoff_base_s=0.5,
+        backoff_max_s=5.0,
+        timeout_s=3.0,
+        max_attempts=10_000,
+    )
     archive = settings.with_section(
         "lake", path=str(root / "lake"), group_id=f"{settings.topics.prefix}archiver", flush_seconds=2.0
     )
-    dispatcher = Watched("dispatch", disk.wrap(fleetpulse_argv("dispatch")), child_env(dispatch), folder / "dispatch.log")
-    archiver = Watched("archive", disk.wrap(fleetpulse_argv("archive")), child_env(archive), folder / "archive.log")
+    dispatcher = Watched(
+        "dispatch", disk.wrap(fleetpulse_argv("dispatch")), child_env(dispatch), folder / "dispatch.log"
+    )
+    archiver = Watched(
+        "archive", disk.wrap(fleetpulse_argv("archive")), child_env(archive), folder / "archive.log"
+    )
     live = Detector(live_settings, folder / "live", NAME, state_dir=root / "state", wrap=disk.wrap)
     producer, outcome = paced_producer(ctx, settings, folder / "truth", produce_s)
     fault: dict[str, Any] = {}
     detect_exits: list[dict[str, Any]] = []
-    started_full = [False]  # per start of the worker: whether the disk was full then  # each exit of the worker: code, when, whether the disk was full
+    started_full = [
+        False
+    ]  # per start of the worker: whether the disk was full then  # each exit of the worker: code, when, whether the disk was full
 
     sent_while_full: list[str] = []
     alerts_topic = live_settings.topics.alerts.name
@@ -113,7 +129,13 @@ def run(
         if not live.alive():
             code = None if live.worker is None else live.worker.process.returncode
             # a worker started before the disk was freed met the full disk, even if its end is seen later
-            detect_exits.append({"code": code, "seen_at_s": clock(), "disk_full": started_full[-1] or "freed_at_s" not in fault})
+            detect_exits.append(
+                {
+                    "code": code,
+                    "seen_at_s": clock(),
+                    "disk_full": started_full[-1] or "freed_at_s" not in fault,
+                }
+            )
             started_full.append("freed_at_s" not in fault)
             with contextlib.suppress(ScenarioError):  # e.g. RocksDB cannot open on the full disk: next look
                 live.start(ready_timeout_s=60)
@@ -127,7 +149,9 @@ def run(
         if not wait_until(lambda: all(disk.outside(p).exists() for p in up), 120, interval_s=0.5):
             raise ScenarioError(NAME, f"dispatch or archive did not start; logs in {folder}")
         producer.start()
-        ctx.say(f"{NAME}: simulator producing for {produce_s:g} s; detect, dispatch, archive on a {size_mb} MB disk")
+        ctx.say(
+            f"{NAME}: simulator producing for {produce_s:g} s; detect, dispatch, archive on a {size_mb} MB disk"
+        )
         time.sleep(first_after_s)
         fault["used_before_bytes"] = disk.usage()[0]
         fault["full_from_s"] = clock()
@@ -148,7 +172,12 @@ def run(
         producer.join(produce_s * 4 + 300)
         watch()
         fault["worker_drained_after_s"] = round(live.wait_drained(), 1)
-        wanted = lambda: {r["payload"]["alert_id"] for r in records(live_settings, live_settings.topics.alerts.name)}  # noqa: E731
+
+        def wanted() -> set[str]:
+            return {
+                r["payload"]["alert_id"] for r in records(live_settings, live_settings.topics.alerts.name)
+            }
+
         if not wait_until(lambda: watch() and wanted() <= set(stored_keys(received)), 180, interval_s=1.0):
             raise ScenarioError(NAME, f"alerts not delivered within 180 s; log {dispatcher.log_path}")
         outbox_of = lambda: outbox_counts(disk.copy_out(root / "outbox", folder / "outbox-copy"))  # noqa: E731
@@ -156,7 +185,8 @@ def run(
         lake_group = archive.lake.group_id
         inputs = [getattr(settings.topics, f).name for f in archive.lake.families]
         caught_up = lambda: all(  # noqa: E731
-            lag == 0 for lag in group_lags(settings.bootstrap_servers, settings.kafka, lake_group, inputs).values()
+            lag == 0
+            for lag in group_lags(settings.bootstrap_servers, settings.kafka, lake_group, inputs).values()
         )
         if not wait_until(lambda: watch() and caught_up(), 180, interval_s=1.0):
             raise ScenarioError(NAME, f"the archiver did not catch up within 180 s; log {archiver.log_path}")
@@ -173,12 +203,17 @@ def run(
         receiver.stop()
         disk.stop()
     after = [e for e in detect_exits if not e["disk_full"]]
-    crashes = {"detect_while_full": len(detect_exits) - len(after), "detect_after": len(after),
-               "dispatch": dispatcher.crashes, "archive": archiver.crashes}  # fmt: skip
+    crashes = {
+        "detect_while_full": len(detect_exits) - len(after),
+        "detect_after": len(after),
+        "dispatch": dispatcher.crashes,
+        "archive": archiver.crashes,
+    }
     result = ScenarioResult(
-        scenario=NAME, injected=f"the {size_mb} MB disk under the lake, the outbox and the worker's state full for "
+        scenario=NAME,
+        injected=f"the {size_mb} MB disk under the lake, the outbox and the worker's state full for "
         f"{full_s:g} s while the simulator produced",
-    )  # fmt: skip
+    )
     sim = outcome.get("sim")
     events = count_events(sim.counts if sim is not None else {}, rows)
     result.events_lost, result.events_duplicated = events.lost, events.duplicated
@@ -188,12 +223,23 @@ def run(
     result.alerts_lost, result.alerts_wire_duplicates = alerts.lost, alerts.wire_duplicates
     result.alerts_accepted_twice = alerts.accepted_twice
     result.parts_restarted = crashes["detect_after"] + dispatcher.crashes + archiver.crashes
-    hits = {"detect": full_lines(live.log_path), "dispatch": full_lines(dispatcher.log_path),
-            "archive": full_lines(archiver.log_path)}  # fmt: skip
+    hits = {
+        "detect": full_lines(live.log_path),
+        "dispatch": full_lines(dispatcher.log_path),
+        "archive": full_lines(archiver.log_path),
+    }
     result.details.update(
-        fault=fault, alerts_sent_while_full=len(sent_while_full), part_crashes=crashes, detect_exits=detect_exits, disk_full_log_lines=hits, lake_events=events.per_type,
-        lake_aside=aside, outbox=outbox, alerts=alerts.__dict__, simulator_error=outcome.get("error"),
-    )  # fmt: skip
+        fault=fault,
+        alerts_sent_while_full=len(sent_while_full),
+        part_crashes=crashes,
+        detect_exits=detect_exits,
+        disk_full_log_lines=hits,
+        lake_events=events.per_type,
+        lake_aside=aside,
+        outbox=outbox,
+        alerts=alerts.__dict__,
+        simulator_error=outcome.get("error"),
+    )
     if outcome.get("error"):
         result.explanations.append(f"the simulator failed: {outcome['error']}")
     if crashes["detect_while_full"]:
@@ -205,7 +251,9 @@ def run(
         )
     for part in ("detect_after", "dispatch", "archive"):
         if crashes[part]:
-            result.explanations.append(f"{part}: exited {crashes[part]}× and was restarted (logs in {folder})")
+            result.explanations.append(
+                f"{part}: exited {crashes[part]}× and was restarted (logs in {folder})"
+            )
     result.duration_s = clock()
     return result
 

@@ -42,10 +42,14 @@ def event_order(messages: Sequence[Message]) -> list[Message]:
             ts = m.record["ts"] if m.record else 0
             yield ts, m.partition, m.offset, m
 
-    return [m for *_, m in heapq.merge(*(keyed(sorted(p, key=lambda m: m.offset)) for p in by_partition.values()))]
+    return [
+        m for *_, m in heapq.merge(*(keyed(sorted(p, key=lambda m: m.offset)) for p in by_partition.values()))
+    ]
 
 
-def mix(normal: Sequence[Message], poison: Sequence[Poison], duplicates: int, rng: random.Random) -> tuple[list[Item], int]:
+def mix(
+    normal: Sequence[Message], poison: Sequence[Poison], duplicates: int, rng: random.Random
+) -> tuple[list[Item], int]:
     """Normal records in order, poison at random places, second copies of valid records later on."""
     items: list[Item] = [(m.key, m.value or b"") for m in normal]
     dup_of = sorted(rng.sample(range(len(items)), min(duplicates, len(items))), reverse=True)
@@ -71,11 +75,18 @@ def run(ctx: FaultContext, count: int = 10_000, duplicates: int = 500) -> Scenar
 
     admin.create_topics(mixed)
     rng = random.Random(ctx.seed)
-    normal = {fam: event_order(read_topic(clean, getattr(clean.topics, fam).name)) for fam in ("samples", "errors")}
+    normal = {
+        fam: event_order(read_topic(clean, getattr(clean.topics, fam).name)) for fam in ("samples", "errors")
+    }
     templates = [m.record for msgs in normal.values() for m in msgs if m.record is not None]
     poison = fuzz(templates, count, now_ms=int(time.time() * 1000), seed=ctx.seed)
-    share = {fam: round(duplicates * len(msgs) / max(1, sum(map(len, normal.values())))) for fam, msgs in normal.items()}
-    share["errors"] = min(len(normal["errors"]), max(share["errors"], duplicates // 2))  # errors drive repeat offenders
+    share = {
+        fam: round(duplicates * len(msgs) / max(1, sum(map(len, normal.values()))))
+        for fam, msgs in normal.items()
+    }
+    share["errors"] = min(
+        len(normal["errors"]), max(share["errors"], duplicates // 2)
+    )  # errors drive repeat offenders
     share["samples"] = duplicates - share["errors"]
     sent: dict[str, int] = {}
     _copy_inventory(clean, mixed)
@@ -85,7 +96,9 @@ def run(ctx: FaultContext, count: int = 10_000, duplicates: int = 500) -> Scenar
         dup_total += dups
         topic = getattr(mixed.topics, fam).name
         sent[fam] = produce_raw(mixed, [(topic, k, v) for k, v in items])
-    ctx.say(f"{NAME}: {sim.total:,} normal events, {len(poison):,} poison, {dup_total} duplicates; two workers")
+    ctx.say(
+        f"{NAME}: {sim.total:,} normal events, {len(poison):,} poison, {dup_total} duplicates; two workers"
+    )
     reference = Detector(variant(clean, "ref"), folder / "ref", NAME)
     fuzzed = Detector(variant(mixed, "fuzz"), folder / "fuzz", NAME)
     try:
@@ -106,11 +119,20 @@ def run(ctx: FaultContext, count: int = 10_000, duplicates: int = 500) -> Scenar
     )
     judge(result, ref_out, fuzz_out, extras=True)
     result.details.update(
-        poison=dlq.poison, dead_lettered=dlq.dead_lettered, without_reason=dlq.without_reason,
-        dlq_not_poison=dlq.other, by_kind=dlq.by_kind, reasons=dlq.reasons, missing=dlq.missing_examples,
-        duplicates=dup_total, sent=sent, reference_dlq=len(ref_out.dlq),
-    )  # fmt: skip
+        poison=dlq.poison,
+        dead_lettered=dlq.dead_lettered,
+        without_reason=dlq.without_reason,
+        dlq_not_poison=dlq.other,
+        by_kind=dlq.by_kind,
+        reasons=dlq.reasons,
+        missing=dlq.missing_examples,
+        duplicates=dup_total,
+        sent=sent,
+        reference_dlq=len(ref_out.dlq),
+    )
     if dlq.other:
-        result.explanations.append(f"{dlq.other} DLQ record(s) are not poison (a valid record dead-lettered?)")
+        result.explanations.append(
+            f"{dlq.other} DLQ record(s) are not poison (a valid record dead-lettered?)"
+        )
     result.duration_s = clock()
     return result

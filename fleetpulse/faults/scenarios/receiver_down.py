@@ -69,11 +69,20 @@ def outbox_counts(folder: Path) -> dict[str, int]:
         return outbox.stats()._asdict()
 
 
-def _dispatcher(settings: Any, url: str, secret: str, folder: Path) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
+def _dispatcher(
+    settings: Any, url: str, secret: str, folder: Path
+) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
     dispatch = settings.with_section(
-        "webhooks", urls=[url], secret=SecretStr(secret), group_id=f"{settings.topics.prefix}dispatch",
-        data_dir=folder / "outbox", backoff_base_s=0.5, backoff_max_s=5.0, timeout_s=3.0, max_attempts=10_000,
-    )  # fmt: skip
+        "webhooks",
+        urls=[url],
+        secret=SecretStr(secret),
+        group_id=f"{settings.topics.prefix}dispatch",
+        data_dir=folder / "outbox",
+        backoff_base_s=0.5,
+        backoff_max_s=5.0,
+        timeout_s=3.0,
+        max_attempts=10_000,
+    )
     env = child_env(dispatch)
     proc, log = launch(fleetpulse_argv("dispatch"), env, folder / "dispatch.log")
     assert log is not None
@@ -81,9 +90,15 @@ def _dispatcher(settings: Any, url: str, secret: str, folder: Path) -> tuple[sub
 
 
 def run(
-    ctx: FaultContext, alerts: int = 300, outage_s: float = 60.0, before_s: float = 10.0, after_s: float = 10.0,
-    *, answer_s: float = 0.0, name: str = NAME,
-) -> ScenarioResult:  # fmt: skip
+    ctx: FaultContext,
+    alerts: int = 300,
+    outage_s: float = 60.0,
+    before_s: float = 10.0,
+    after_s: float = 10.0,
+    *,
+    answer_s: float = 0.0,
+    name: str = NAME,
+) -> ScenarioResult:
     clock = Clock()
     folder = ctx.folder(name)
     settings = sandbox(ctx.base, ctx.bootstrap, ctx.prefix(name))
@@ -104,8 +119,11 @@ def run(
         for i, record in enumerate(batch):
             due = started + span * i / alerts
             time.sleep(max(0.0, due - time.monotonic()))
-            produce_raw(settings, [(settings.topics.alerts.name, record["payload"]["alert_id"].encode(),
-                                    codec.encode(record))], linger_ms=0)  # fmt: skip
+            produce_raw(
+                settings,
+                [(settings.topics.alerts.name, record["payload"]["alert_id"].encode(), codec.encode(record))],
+                linger_ms=0,
+            )
             produced_at.append(time.monotonic() - started)
 
     wire_duplicates = 0
@@ -114,7 +132,9 @@ def run(
         producer = threading.Thread(target=produce, name="fault-alerts", daemon=True)
         producer.start()
         fault = f"answers {answer_s:g} s late" if answer_s else "goes down"
-        ctx.say(f"{name}: {alerts} alerts over {span:g} s; receiver {fault} after {before_s:g} s for {outage_s:g} s")
+        ctx.say(
+            f"{name}: {alerts} alerts over {span:g} s; receiver {fault} after {before_s:g} s for {outage_s:g} s"
+        )
         time.sleep(before_s)
         if answer_s:
             receiver.receiver.ack_delay_s = answer_s
@@ -133,7 +153,9 @@ def run(
         ctx.say(f"{name}: receiver back to normal on port {port}")
         producer.join(span + 120)
         if proc.poll() is not None:
-            raise ScenarioError(name, f"the dispatcher exited ({proc.returncode}); log {folder / 'dispatch.log'}")
+            raise ScenarioError(
+                name, f"the dispatcher exited ({proc.returncode}); log {folder / 'dispatch.log'}"
+            )
         wanted = {r["payload"]["alert_id"] for r in batch}
         wait_until(lambda: wanted <= set(stored_keys(out)), 120 + answer_s, interval_s=1.0)
         outage["all_stored_after_s"] = round(time.monotonic() - down - outage_s, 1)
@@ -163,7 +185,13 @@ def run(
         alerts_wire_duplicates=counts.wire_duplicates,
         alerts_accepted_twice=counts.accepted_twice,
     )
-    result.details.update(produced=counts.produced, in_topic=len(in_topic), received=counts.received,
-                          produced_during_outage=during, outage=outage, outbox=outbox_counts(folder))  # fmt: skip
+    result.details.update(
+        produced=counts.produced,
+        in_topic=len(in_topic),
+        received=counts.received,
+        produced_during_outage=during,
+        outage=outage,
+        outbox=outbox_counts(folder),
+    )
     result.duration_s = clock()
     return result

@@ -52,10 +52,19 @@ def run(ctx: FaultContext, kills: int = 5, produce_s: float = 75.0) -> ScenarioR
                 raise ScenarioError(NAME, f"the worker committed no new input before kill {k}")
             time.sleep(rng.uniform(0.5, 2.5))
             last = faulty.consumed()
-            arrived = sum(end_offsets(settings.bootstrap_servers, settings.kafka, faulty.input_topics()).values())
+            arrived = sum(
+                end_offsets(settings.bootstrap_servers, settings.kafka, faulty.input_topics()).values()
+            )
             faulty.kill()
-            kill_log.append({"kill": k, "at_s": clock(), "input_committed": last, "input_arrived": arrived,
-                             "while_producing": producer.is_alive()})  # fmt: skip
+            kill_log.append(
+                {
+                    "kill": k,
+                    "at_s": clock(),
+                    "input_committed": last,
+                    "input_arrived": arrived,
+                    "while_producing": producer.is_alive(),
+                }
+            )
             ctx.say(f"{NAME}: kill {k}/{kills}: {last:,} of {arrived:,} records so far committed; restarting")
             faulty.start()
         producer.join(produce_s * 4 + 300)
@@ -66,11 +75,18 @@ def run(ctx: FaultContext, kills: int = 5, produce_s: float = 75.0) -> ScenarioR
         reference.stop()
     sim = outcome.get("sim")
     total = sim.total if sim is not None else 0
-    result = ScenarioResult(scenario=NAME, injected=f"{faulty.kills} × SIGKILL of the detect worker while "
-                            f"{total:,} events of the {ctx.preset} fleet arrived (restarted at once on its state)")
+    result = ScenarioResult(
+        scenario=NAME,
+        injected=f"{faulty.kills} × SIGKILL of the detect worker while "
+        f"{total:,} events of the {ctx.preset} fleet arrived (restarted at once on its state)",
+    )
     judge(result, outputs(reference.settings, folder / "truth"), outputs(faulty.settings, folder / "truth"))
-    result.details.update(kills=kill_log, drain_after_production_s=round(drain_faulty, 1), starts=faulty.starts,
-                          simulator_error=outcome.get("error"))  # fmt: skip
+    result.details.update(
+        kills=kill_log,
+        drain_after_production_s=round(drain_faulty, 1),
+        starts=faulty.starts,
+        simulator_error=outcome.get("error"),
+    )
     if outcome.get("error"):
         result.explanations.append(f"the simulator failed: {outcome['error']}")
     result.duration_s = clock()

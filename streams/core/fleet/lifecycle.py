@@ -226,7 +226,12 @@ def apply(state: FleetState, action: Action) -> FleetState:
 
 
 LOG_EVENT_TYPES = frozenset(
-    {MaintenanceActionRecorded.EVENT_TYPE, CampaignRecorded.EVENT_TYPE, HostVersionsReported.EVENT_TYPE, *OUTAGE_EVENT_TYPES}
+    {
+        MaintenanceActionRecorded.EVENT_TYPE,
+        CampaignRecorded.EVENT_TYPE,
+        HostVersionsReported.EVENT_TYPE,
+        *OUTAGE_EVENT_TYPES,
+    }
 )
 
 

@@ -64,7 +64,9 @@ class Outages:
     early_ends: dict[str, list[tuple[str, str, int, str | None]]] = field(default_factory=dict)
     clock: int = 0  # newest event time folded
     newest_change: int = 0  # newest time an outage starts or ends (an incident's end may follow its record)
-    changes: list[tuple[int, str]] = field(default_factory=list)  # (time an outage starts or ends, host), sorted
+    changes: list[tuple[int, str]] = field(
+        default_factory=list
+    )  # (time an outage starts or ends, host), sorted
     measured: int = 0  # times out measured so far: a reader's draws from them hold while it is unchanged
     # the index of ``domain_changes``: domain -> (its hosts, their change times sorted), and host -> its domains
     by_domain: dict[str, tuple[frozenset[str], list[int]]] = field(default_factory=dict)

@@ -68,8 +68,13 @@ def read_snapshot(path: Path, topic: str) -> FleetSnapshot | None:
         log.warning("fleet state snapshot %s is not valid (%s): folding %s from the start", path, exc, topic)
         return None
     if snapshot.v != SNAPSHOT_VERSION or snapshot.topic != topic:
-        log.warning("fleet state snapshot %s is of %s v%d: folding %s from the start",
-                    path, snapshot.topic, snapshot.v, topic)  # fmt: skip
+        log.warning(
+            "fleet state snapshot %s is of %s v%d: folding %s from the start",
+            path,
+            snapshot.topic,
+            snapshot.v,
+            topic,
+        )
         return None
     return snapshot
 
@@ -110,8 +115,13 @@ class FleetSnapshots:
         if snapshot is None:
             return FleetState(), {}
         self._count_at_last = snapshot.state.count
-        log.info("fleet state from %s: %d records folded, resuming %s at %s",
-                 self.path, snapshot.state.count, self.topic, snapshot.marks)  # fmt: skip
+        log.info(
+            "fleet state from %s: %d records folded, resuming %s at %s",
+            self.path,
+            snapshot.state.count,
+            self.topic,
+            snapshot.marks,
+        )
         return snapshot.state, dict(snapshot.marks)
 
     def rewound(self) -> None:

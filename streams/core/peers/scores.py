@@ -54,7 +54,7 @@ def evaluate_window(
             v.median_step_ms,
             v.reference,
             v.degraded,
-        )  # fmt: skip
+        )
         for v in judge_window(members, policy, degraded)
     ]
 

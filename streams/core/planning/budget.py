@@ -47,7 +47,9 @@ class DomainBuffers:
 
     def retired(self, state: FleetState, domain: str) -> int:
         """The domain's hosts retired for good: no longer in it, neither out nor failing."""
-        return sum(1 for h in self.hosts(state, domain) if (host := state.hosts.get(h)) is not None and host.retired)
+        return sum(
+            1 for h in self.hosts(state, domain) if (host := state.hosts.get(h)) is not None and host.retired
+        )
 
     def counts(self, state: FleetState, domain: str, now: int) -> tuple[int, int, int]:
         """(out, failing, out for incidents or operators' steps only) among the domain's hosts at ``now``."""

@@ -66,7 +66,13 @@ def op_action(
 
 
 def hand_over_or_return(
-    state: FleetState, out: list[Action], host: HostState, op: Operation, when: int, prev: str | None, reason: str = "handed over"
+    state: FleetState,
+    out: list[Action],
+    host: HostState,
+    op: Operation,
+    when: int,
+    prev: str | None,
+    reason: str = "handed over",
 ) -> None:
     """After ``op`` is verified: start the host's next operation without returning it in between, else return it."""
     if host.waiting:
@@ -81,7 +87,9 @@ def hand_over_or_return(
 def halt_action(state: FleetState, b: DomainBudget, now: int) -> Action:
     """The domain's train halts: ``b`` shows more hosts failing than its failure buffer allows."""
     return Action(
-        action_id=action_id(b.domain, "train_halted", "drain", f"halt-{state.peek_domain(b.domain).halts + 1}"),
+        action_id=action_id(
+            b.domain, "train_halted", "drain", f"halt-{state.peek_domain(b.domain).halts + 1}"
+        ),
         kind="train_halted",
         host_id=FLEET,
         cluster=FLEET,

@@ -175,7 +175,9 @@ class OrderedPlan:
         if self.domain_of is not None:  # a domain the planner never acted in may go past its failure buffer
             hosts = state.outages.hosts_changed(-1 if since is None else since, horizon)
             changed = {self.domain_of(h) for h in hosts}
-        if self.planner.trains is not None:  # a campaign's next domains, though none of their hosts was acted on
+        if (
+            self.planner.trains is not None
+        ):  # a campaign's next domains, though none of their hosts was acted on
             changed |= self.planner.trains.due_domains(state)
         domains = {d for d in state.domains.keys() | changed if self.owns(d)} | set(by_domain)
         out: list[Action] = []

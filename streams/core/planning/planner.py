@@ -46,7 +46,10 @@ class Planner:
     """Turns findings and event-time ticks into actions for one maintenance domain at a time."""
 
     def __init__(
-        self, policy: Policy, members: Callable[[str], Iterable[str]] | None = None, view: FleetView | None = None
+        self,
+        policy: Policy,
+        members: Callable[[str], Iterable[str]] | None = None,
+        view: FleetView | None = None,
     ) -> None:
         """``members``: the domain's hosts per the inventory (those out without a planner action count too);
         ``view``: the inventory change campaigns read (none: campaigns are not moved)."""
@@ -266,9 +269,7 @@ class Planner:
             if dom.halted or (not away and self.buffers.counts(state, domain, now)[0] >= capacity):
                 if op.phase != "deferred":
                     why = "train halted" if dom.halted else f"domain at capacity ({capacity} hosts out)"
-                    op_action(
-                        state, out, host, op, "deferred", now, caused_by=op.last_action_id, reason=why
-                    )
+                    op_action(state, out, host, op, "deferred", now, caused_by=op.last_action_id, reason=why)
                 continue
             prev = op.last_action_id
             if op.phase == "deferred":

@@ -76,6 +76,10 @@ class SourceTimes:
         out = [(errors_source(p), Mark(self.errors.get(p), idle)) for p, idle in errors]
         for p, idle in clusters:
             floors = list(self.clusters.get(p, {}).values())
-            known = None if not floors or any(f is None for f in floors) else min(f for f in floors if f is not None)
+            known = (
+                None
+                if not floors or any(f is None for f in floors)
+                else min(f for f in floors if f is not None)
+            )
             out.append((cluster_source(p), Mark(known, idle)))
         return out

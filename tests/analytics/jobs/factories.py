@@ -88,11 +88,16 @@ def build_lake(lake: Path, fleet: SyntheticFleet = SyntheticFleet()) -> dict:
     install = START - (rng.uniform(-0.3, 1.0, n) * fleet.history_days * DAY).astype(np.int64)
     inv = pl.DataFrame(
         _envelope("HostInventoried", host, cluster, np.full(n, START))
-        | {"rack": [f"r{i // 2}" for i in range(n)], "fabric": fab,
-           "maintenance_domain": [f"{c}-d{i // 8}" for i, c in enumerate(cluster)],
-           "sku": ["H100"] * n, "install_ts": install, "gpu_count": np.full(n, 8, np.int32),
-           "nic_ports": np.full(n, 8, np.int32)}
-    )  # fmt: skip
+        | {
+            "rack": [f"r{i // 2}" for i in range(n)],
+            "fabric": fab,
+            "maintenance_domain": [f"{c}-d{i // 8}" for i, c in enumerate(cluster)],
+            "sku": ["H100"] * n,
+            "install_ts": install,
+            "gpu_count": np.full(n, 8, np.int32),
+            "nic_ports": np.full(n, 8, np.int32),
+        }
+    )
     write_table(lake, "host_inventoried", inv.with_columns(pl.lit(START).alias("ts")))
     a0 = np.maximum(0.0, (START - install) / DAY)
     a1 = (end - install) / DAY
@@ -128,32 +133,92 @@ def build_lake(lake: Path, fleet: SyntheticFleet = SyntheticFleet()) -> dict:
         pl.Series("host_id", host)[f["hi"]].alias("host_id"), pl.Series(cluster)[f["hi"]].alias("cluster")
     )
     xid_of = {"fell_off_bus": 79, "dram_uce": 48, "sram_uce": 95, "gsp_error": 119, "nvlink": 74}
-    cause_of = {"fell_off_bus": "faulty_gpu", "dram_uce": "hbm3", "sram_uce": "gpu_sram",
-                "gsp_error": "gpu_system_processor", "nvlink": "faulty_gpu", "link_down": "network",
-                "software": "software"}  # fmt: skip
+    cause_of = {
+        "fell_off_bus": "faulty_gpu",
+        "dram_uce": "hbm3",
+        "sram_uce": "gpu_sram",
+        "gsp_error": "gpu_system_processor",
+        "nvlink": "faulty_gpu",
+        "link_down": "network",
+        "software": "software",
+    }
     xf = f.filter(pl.col("kind").is_in(list(xid_of)))
     noise_idx = rng.integers(0, n, 50)
-    noise = pl.DataFrame({"hi": noise_idx, "ts": START + rng.integers(0, end - START, 50), "kind": "noise",
-                          "gpu": rng.integers(0, 8, 50), "port": 0,
-                          "host_id": host[noise_idx], "cluster": cluster[noise_idx]})  # fmt: skip
-    xall = pl.concat([xf.with_columns(pl.col("kind").replace_strict(xid_of).alias("xid")),
-                      noise.with_columns(pl.lit(13).alias("xid"))], how="diagonal_relaxed").sort("ts")  # fmt: skip
-    write_table(lake, "xid_raised", pl.DataFrame(
-        _envelope("XidRaised", xall["host_id"].to_numpy(), xall["cluster"].to_numpy(), xall["ts"].to_numpy())
-        | {"gpu": xall["gpu"].cast(pl.Int32), "xid": xall["xid"].cast(pl.Int32), "pci_bus_id": "0000:00:00.0",
-           "message": ""}))  # fmt: skip
+    noise = pl.DataFrame(
+        {
+            "hi": noise_idx,
+            "ts": START + rng.integers(0, end - START, 50),
+            "kind": "noise",
+            "gpu": rng.integers(0, 8, 50),
+            "port": 0,
+            "host_id": host[noise_idx],
+            "cluster": cluster[noise_idx],
+        }
+    )
+    xall = pl.concat(
+        [
+            xf.with_columns(pl.col("kind").replace_strict(xid_of).alias("xid")),
+            noise.with_columns(pl.lit(13).alias("xid")),
+        ],
+        how="diagonal_relaxed",
+    ).sort("ts")
+    write_table(
+        lake,
+        "xid_raised",
+        pl.DataFrame(
+            _envelope(
+                "XidRaised", xall["host_id"].to_numpy(), xall["cluster"].to_numpy(), xall["ts"].to_numpy()
+            )
+            | {
+                "gpu": xall["gpu"].cast(pl.Int32),
+                "xid": xall["xid"].cast(pl.Int32),
+                "pci_bus_id": "0000:00:00.0",
+                "message": "",
+            }
+        ),
+    )
     lf = f.filter(pl.col("kind") == "link_down")
     flap_idx = rng.integers(0, n, 40)
-    links = pl.concat([
-        lf.select("host_id", "cluster", "ts", pl.col("port").cast(pl.Int32), pl.lit("down").alias("kind"),
-                  pl.lit(1, pl.Int32).alias("count")),
-        pl.DataFrame({"host_id": host[flap_idx], "cluster": cluster[flap_idx],
-                      "ts": START + rng.integers(0, end - START, 40), "port": np.zeros(40, np.int32),
-                      "kind": "flap", "count": np.ones(40, np.int32)}),
-    ]).sort("ts")  # fmt: skip
-    write_table(lake, "link_event_observed", pl.DataFrame(
-        _envelope("LinkEventObserved", links["host_id"].to_numpy(), links["cluster"].to_numpy(), links["ts"].to_numpy())
-        | {"port": links["port"], "kind": links["kind"], "count": links["count"], "peer": [None] * links.height}))  # fmt: skip
+    links = pl.concat(
+        [
+            lf.select(
+                "host_id",
+                "cluster",
+                "ts",
+                pl.col("port").cast(pl.Int32),
+                pl.lit("down").alias("kind"),
+                pl.lit(1, pl.Int32).alias("count"),
+            ),
+            pl.DataFrame(
+                {
+                    "host_id": host[flap_idx],
+                    "cluster": cluster[flap_idx],
+                    "ts": START + rng.integers(0, end - START, 40),
+                    "port": np.zeros(40, np.int32),
+                    "kind": "flap",
+                    "count": np.ones(40, np.int32),
+                }
+            ),
+        ]
+    ).sort("ts")
+    write_table(
+        lake,
+        "link_event_observed",
+        pl.DataFrame(
+            _envelope(
+                "LinkEventObserved",
+                links["host_id"].to_numpy(),
+                links["cluster"].to_numpy(),
+                links["ts"].to_numpy(),
+            )
+            | {
+                "port": links["port"],
+                "kind": links["kind"],
+                "count": links["count"],
+                "peer": [None] * links.height,
+            }
+        ),
+    )
     # Jobs: hosts of each cluster are packed into jobs of the configured sizes, cycling.
     job_of = np.empty(n, dtype=object)
     for c in (0, 1):
@@ -165,13 +230,25 @@ def build_lake(lake: Path, fleet: SyntheticFleet = SyntheticFleet()) -> dict:
     job_hosts = pl.Series(job_of).value_counts().rename({"": "job_id"} if False else {})
     size_of = dict(zip(job_hosts[:, 0].to_list(), job_hosts["count"].to_list(), strict=True))
     intr = f.select("host_id", "cluster", "ts", "kind", pl.col("gpu"), pl.col("hi"))
-    write_table(lake, "job_interrupted", pl.DataFrame(
-        _envelope("JobInterrupted", intr["host_id"].to_numpy(), intr["cluster"].to_numpy(), intr["ts"].to_numpy())
-        | {"job_id": job_of[intr["hi"].to_numpy()],
-           "cause": intr["kind"].replace_strict(cause_of),
-           "gpu": intr["gpu"].cast(pl.Int32).replace(-1, None),
-           "job_gpus": np.array([size_of[job_of[h]] * 8 for h in intr["hi"].to_numpy()], np.int32),
-           "detail": intr["kind"]}))  # fmt: skip
+    write_table(
+        lake,
+        "job_interrupted",
+        pl.DataFrame(
+            _envelope(
+                "JobInterrupted",
+                intr["host_id"].to_numpy(),
+                intr["cluster"].to_numpy(),
+                intr["ts"].to_numpy(),
+            )
+            | {
+                "job_id": job_of[intr["hi"].to_numpy()],
+                "cause": intr["kind"].replace_strict(cause_of),
+                "gpu": intr["gpu"].cast(pl.Int32).replace(-1, None),
+                "job_gpus": np.array([size_of[job_of[h]] * 8 for h in intr["hi"].to_numpy()], np.int32),
+                "detail": intr["kind"],
+            }
+        ),
+    )
     # Samples over the last sample_days: fabric baseline, small noise, slow hosts slower.
     slow = rng.choice(n, fleet.slow_hosts, replace=False)
     factor = np.ones(n)
@@ -181,11 +258,19 @@ def build_lake(lake: Path, fleet: SyntheticFleet = SyntheticFleet()) -> dict:
     tt = np.tile(ts, n)
     base = np.where(is_roce, fleet.roce_step_ms, fleet.ib_step_ms)[hh] * factor[hh]
     bw = np.where(is_roce, fleet.roce_bw, fleet.ib_bw)[hh]
-    write_table(lake, "host_sampled", pl.DataFrame(
-        _envelope("HostSampled", host[hh], cluster[hh], tt)
-        | {"interval_s": np.full(len(tt), 10, np.int32), "job_id": job_of[hh],
-           "step_time_ms": (base * (1 + rng.normal(0, 0.01, len(tt)))).astype(np.float32),
-           "bus_bw_gbps": (bw * (1 + rng.normal(0, 0.02, len(tt))) / factor[hh]).astype(np.float32)}))  # fmt: skip
+    write_table(
+        lake,
+        "host_sampled",
+        pl.DataFrame(
+            _envelope("HostSampled", host[hh], cluster[hh], tt)
+            | {
+                "interval_s": np.full(len(tt), 10, np.int32),
+                "job_id": job_of[hh],
+                "step_time_ms": (base * (1 + rng.normal(0, 0.01, len(tt)))).astype(np.float32),
+                "bus_bw_gbps": (bw * (1 + rng.normal(0, 0.02, len(tt))) / factor[hh]).astype(np.float32),
+            }
+        ),
+    )
     # Maintenance: each hardware fault opens an episode drain_requested → drained → repaired → returned.
     hw = f.filter(pl.col("kind") != "software")
     rows = []
@@ -196,10 +281,33 @@ def build_lake(lake: Path, fleet: SyntheticFleet = SyntheticFleet()) -> dict:
             rows.append((host[hi], cluster[hi], int(t + 1 + frac * dur), k))
     acts = pl.DataFrame(rows, schema=["host_id", "cluster", "ts", "kind"], orient="row").sort("ts")
     acts = acts.filter(pl.col("ts") < end)
-    write_table(lake, "maintenance_action_recorded", pl.DataFrame(
-        _envelope("MaintenanceActionRecorded", acts["host_id"].to_numpy(), acts["cluster"].to_numpy(), acts["ts"].to_numpy())
-        | {"action_id": [f"a{i}" for i in range(acts.height)], "kind": acts["kind"], "operation": "rma",
-           "maintenance_domain": "d", "finding_id": [None] * acts.height, "rule": [None] * acts.height,
-           "reason": "", "caused_by": [None] * acts.height}))  # fmt: skip
-    return {"faults": f, "slow_hosts": set(host[slow].tolist()), "lemon_hosts": set(host[lemon_hosts].tolist()),
-            "start_ts": START, "end_ts": end, "eta": eta}  # fmt: skip
+    write_table(
+        lake,
+        "maintenance_action_recorded",
+        pl.DataFrame(
+            _envelope(
+                "MaintenanceActionRecorded",
+                acts["host_id"].to_numpy(),
+                acts["cluster"].to_numpy(),
+                acts["ts"].to_numpy(),
+            )
+            | {
+                "action_id": [f"a{i}" for i in range(acts.height)],
+                "kind": acts["kind"],
+                "operation": "rma",
+                "maintenance_domain": "d",
+                "finding_id": [None] * acts.height,
+                "rule": [None] * acts.height,
+                "reason": "",
+                "caused_by": [None] * acts.height,
+            }
+        ),
+    )
+    return {
+        "faults": f,
+        "slow_hosts": set(host[slow].tolist()),
+        "lemon_hosts": set(host[lemon_hosts].tolist()),
+        "start_ts": START,
+        "end_ts": end,
+        "eta": eta,
+    }

@@ -27,8 +27,14 @@ def test_coverage_text_counts_and_share() -> None:
 def test_every_shown_table_states_its_coverage(synthetic_lake: Lake, tmp_path: Path) -> None:
     lake, _, _ = synthetic_lake
     rep = build_report(lake, tmp_path / "out", show_progress=False)
-    assert set(rep.results) == {"early-life", "fabric", "offenders", "maintenance-domain", "interruptions",
-                                "incidents"}  # fmt: skip
+    assert set(rep.results) == {
+        "early-life",
+        "fabric",
+        "offenders",
+        "maintenance-domain",
+        "interruptions",
+        "incidents",
+    }
     shown = [(name, t) for name, r in rep.results.items() for t in SHOWN[name] if t in r.tables]
     missing = [(name, t) for name, t in shown if coverage_text(rep.results[name].summary, t) is None]
     assert shown and not missing

@@ -18,15 +18,19 @@ def _inventory() -> pl.LazyFrame:
             "cluster": "c",
             "fabric": ["roce", "infiniband", "roce"],
             "install_ts": [-100 * DAY, 10 * DAY, 40 * DAY],
-        }  # fmt: skip
+        }
     )
 
 
 def test_sample_age_profile_bins_samples_by_host_age_per_fabric() -> None:
     # h1 is 100 days old at ts 0 (age bin 14), h2 is installed on day 10 (bin 0 from then on).
-    samples = pl.LazyFrame({"host_id": ["h1", "h1", "h2", "h2", "h2", "zz"],
-                            "ts": [0, 6 * DAY, 10 * DAY, 16 * DAY, 17 * DAY, 0],
-                            "step_time_ms": [1.0, 3.0, 2.0, 4.0, 9.0, 100.0]})  # fmt: skip
+    samples = pl.LazyFrame(
+        {
+            "host_id": ["h1", "h1", "h2", "h2", "h2", "zz"],
+            "ts": [0, 6 * DAY, 10 * DAY, 16 * DAY, 17 * DAY, 0],
+            "step_time_ms": [1.0, 3.0, 2.0, 4.0, 9.0, 100.0],
+        }
+    )
     got = early_life.sample_age_profile(samples, _inventory(), bin_days=7.0).collect()
     assert got.schema["fabric"] == pl.String
     assert got.select("fabric", "age_bin", "samples", "step_time_ms_mean", "age_start_d").rows() == [
@@ -62,7 +66,7 @@ def test_hazard_is_events_over_exposure_and_keeps_empty_bins() -> None:
             "kind": ["fell_off_bus", "fell_off_bus", "fell_off_bus", "fell_off_bus"],
             "gpu": [0, 1, 0, 0],
             "port": [None, None, None, None],
-        }  # fmt: skip
+        }
     )
     aged = early_life.fault_ages(faults, w)
     assert aged.collect().height == 3  # the event at day 50 is outside h1's window
@@ -93,8 +97,10 @@ def test_repeat_offenders_are_left_out_of_the_fit_inputs() -> None:
 
 def test_first_failures_censor_at_the_end() -> None:
     w = early_life.host_windows(_inventory(), 0, 30 * DAY)
-    faults = pl.LazyFrame({"host_id": ["h2"], "ts": [15 * DAY], "kind": "link_down", "gpu": None, "port": 1},
-                          schema_overrides={"gpu": pl.Int32})  # fmt: skip
+    faults = pl.LazyFrame(
+        {"host_id": ["h2"], "ts": [15 * DAY], "kind": "link_down", "gpu": None, "port": 1},
+        schema_overrides={"gpu": pl.Int32},
+    )
     ff = early_life.first_failures(early_life.fault_ages(faults, w), w).collect().sort("host_id")
     assert ff["event"].to_list() == [False, True]
     assert ff["stop_age_d"].to_list() == [130.0, 5.0]

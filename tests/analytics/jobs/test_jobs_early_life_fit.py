@@ -68,8 +68,16 @@ def test_too_few_events_is_undecided() -> None:
 
 
 def _result(**fit: object) -> JobResult:
-    base = {"shape": 0.7, "shape_lo": 0.6, "shape_hi": 0.8, "strict_lo": 0.55, "strict_hi": 0.85, "events": 500,
-            "decided": True, "reason": ""}  # fmt: skip
+    base = {
+        "shape": 0.7,
+        "shape_lo": 0.6,
+        "shape_hi": 0.8,
+        "strict_lo": 0.55,
+        "strict_hi": 0.85,
+        "events": 500,
+        "decided": True,
+        "reason": "",
+    }
     return JobResult("early-life", {}, {"early_life_fits": {"early_life_modes": base | fit}}, [])
 
 
@@ -78,7 +86,9 @@ def test_truth_check_is_yes_no_or_insufficient_data() -> None:
     assert weibull_check(_result(), manifest)[0]["ok"] is True
     far = {"shape": 0.95, "shape_lo": 0.9, "shape_hi": 1.0}
     assert weibull_check(_result(**far, strict_lo=0.85, strict_hi=1.05), manifest)[0]["ok"] is False
-    wide = weibull_check(_result(shape=0.9, shape_lo=0.5, shape_hi=1.2, strict_lo=0.4, strict_hi=1.4), manifest)[0]
+    wide = weibull_check(
+        _result(shape=0.9, shape_lo=0.5, shape_hi=1.2, strict_lo=0.4, strict_hi=1.4), manifest
+    )[0]
     assert wide["ok"] is None and wide["observed"].startswith("insufficient data")
     # outside the band at 95 %, inside it at 99.9 %: a miss one fleet in twenty would show; not a "no"
     near = weibull_check(_result(**far, strict_lo=0.75, strict_hi=1.1), manifest)[0]
@@ -94,7 +104,19 @@ def test_cli_report_counts_checks_without_a_verdict_apart(tmp_path: Path) -> Non
     lake = tmp_path / "lake"
     build_lake(lake, SyntheticFleet(hosts_per_cluster=20, early_events_per_host=0.05, sample_days=1.0))
     (tmp_path / "manifest.json").write_text(json.dumps({"failures": {"weibull_shape": 0.6}}))
-    res = CliRunner().invoke(app, ["report", "--lake", str(lake), "--truth", str(tmp_path), "--out",
-                                   str(tmp_path / "out"), "--jobs", "early-life"])  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        [
+            "report",
+            "--lake",
+            str(lake),
+            "--truth",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "out"),
+            "--jobs",
+            "early-life",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "truth checks: 0/1 passed, 1 without a verdict" in " ".join(res.output.split())

@@ -15,13 +15,24 @@ HOUR = 3_600_000
 
 
 def _inventory() -> pl.LazyFrame:
-    return pl.LazyFrame({"host_id": ["a1", "a2", "b1", "b2"], "fabric": ["roce", "roce", "infiniband", "infiniband"],
-                         "install_ts": [0, 0, 0, 50 * 86_400_000]})  # fmt: skip
+    return pl.LazyFrame(
+        {
+            "host_id": ["a1", "a2", "b1", "b2"],
+            "fabric": ["roce", "roce", "infiniband", "infiniband"],
+            "install_ts": [0, 0, 0, 50 * 86_400_000],
+        }
+    )
 
 
 def test_percentiles_per_fabric() -> None:
-    samples = pl.LazyFrame({"host_id": ["a1"] * 100 + ["b1"] * 100, "ts": list(range(200)),
-                            "step_time_ms": [float(i) for i in range(1, 101)] + [5.0] * 100, "bus_bw_gbps": 1.0})  # fmt: skip
+    samples = pl.LazyFrame(
+        {
+            "host_id": ["a1"] * 100 + ["b1"] * 100,
+            "ts": list(range(200)),
+            "step_time_ms": [float(i) for i in range(1, 101)] + [5.0] * 100,
+            "bus_bw_gbps": 1.0,
+        }
+    )
     got = {r["fabric"]: r for r in fabric.sample_percentiles(samples, _inventory()).collect().to_dicts()}
     assert got["roce"]["step_time_ms_p50"] == pytest.approx(50.5)
     assert got["roce"]["step_time_ms_p99"] == pytest.approx(99.01)
@@ -29,8 +40,9 @@ def test_percentiles_per_fabric() -> None:
 
 
 def test_percentiles_count_distinct_hosts_whether_fabric_is_joined_or_carried() -> None:
-    samples = pl.LazyFrame({"host_id": ["a1", "a2", "a2", "b2"], "step_time_ms": [1.0, 2.0, 3.0, 4.0],
-                            "bus_bw_gbps": 1.0})  # fmt: skip
+    samples = pl.LazyFrame(
+        {"host_id": ["a1", "a2", "a2", "b2"], "step_time_ms": [1.0, 2.0, 3.0, 4.0], "bus_bw_gbps": 1.0}
+    )
     joined = fabric.sample_percentiles(samples, _inventory()).collect()
     carried = fabric.sample_percentiles(fabric.with_fabric(samples, _inventory()), None).collect()
     for out in (joined, carried):
@@ -46,8 +58,9 @@ def test_slow_host_found_against_its_job_peers() -> None:
         for h in hosts:
             base = 1100.0 if h == "h3" and w % 2 == 0 else 1000.0  # intermittent: every other window
             rows += [(h, "c", w * HOUR + k, base * (1 + rng.normal(0, 0.005)), 360.0, "j") for k in range(5)]
-    samples = pl.LazyFrame(rows, schema=["host_id", "cluster", "ts", "step_time_ms", "bus_bw_gbps", "job_id"],
-                           orient="row")  # fmt: skip
+    samples = pl.LazyFrame(
+        rows, schema=["host_id", "cluster", "ts", "step_time_ms", "bus_bw_gbps", "job_id"], orient="row"
+    )
     rule = PeerRule(window=HOUR, min_slowdown=0.05)
     flags = slow_view.slow_hosts(slow_view.slow_windows(samples, rule), min_windows=3).collect()
     assert flags.filter(pl.col("is_slow"))["host_id"].to_list() == ["h3"]
@@ -70,7 +83,7 @@ def test_repair_episodes_run_from_first_action_to_returned() -> None:
             "ts": [0, HOUR, 5 * HOUR, 10 * HOUR, 11 * HOUR, 12 * HOUR, 0],
             "kind": ["drain_requested", "drained", "repaired", "returned", "suspected", "drained", "drained"],
             "operation": ["drain", "drain", "rma", "rma", "reboot", "reboot", "drain"],
-        }  # fmt: skip
+        }
     )
     ep = fabric.repair_episodes(acts).collect()
     assert ep.height == 1  # a1's second episode and b1's are still open
@@ -85,8 +98,15 @@ def test_slow_incidence_per_thousand() -> None:
 
 def test_samples_without_a_job_have_no_step_time() -> None:
     """HostSampled v2 writes null for a host no job reports from, v1 wrote 0: neither pulls step time down."""
-    samples = pl.LazyFrame({"host_id": ["a1"] * 4 + ["a2"] * 2, "cluster": "c", "ts": [0, 1, 2, 3, 0, HOUR],
-                            "step_time_ms": [10.0, None, 0.0, 20.0, None, 0.0], "bus_bw_gbps": 1.0})  # fmt: skip
+    samples = pl.LazyFrame(
+        {
+            "host_id": ["a1"] * 4 + ["a2"] * 2,
+            "cluster": "c",
+            "ts": [0, 1, 2, 3, 0, HOUR],
+            "step_time_ms": [10.0, None, 0.0, 20.0, None, 0.0],
+            "bus_bw_gbps": 1.0,
+        }
+    )
     got = fabric.sample_percentiles(samples, _inventory()).collect().to_dicts()[0]
     assert got["samples"] == 6 and got["step_time_ms_p50"] == 15.0 and got["step_time_ms_mean"] == 15.0
     medians = {

@@ -22,15 +22,39 @@ def _xid(rows: list[tuple[str, int, int, int]]) -> pl.LazyFrame:
 
 
 def test_primary_xids_become_faults_and_noise_does_not() -> None:
-    xid = _xid([("h1", 1, 0, 79), ("h1", 2, 1, 48), ("h1", 2, 1, 63), ("h2", 3, 2, 13), ("h2", 4, 3, 95),
-                ("h2", 5, 0, 120), ("h3", 6, 0, 74), ("h3", 7, 0, 62), ("h3", 8, 0, 64), ("h3", 9, 0, 31)])  # fmt: skip
+    xid = _xid(
+        [
+            ("h1", 1, 0, 79),
+            ("h1", 2, 1, 48),
+            ("h1", 2, 1, 63),
+            ("h2", 3, 2, 13),
+            ("h2", 4, 3, 95),
+            ("h2", 5, 0, 120),
+            ("h3", 6, 0, 74),
+            ("h3", 7, 0, 62),
+            ("h3", 8, 0, 64),
+            ("h3", 9, 0, 31),
+        ]
+    )
     got = classify_faults(xid, None, None).collect()
     assert got["kind"].to_list() == [
-        "fell_off_bus", "dram_uce", "sram_uce", "gsp_error", "nvlink", "pmu_halt", "row_remap_failure",
-    ]  # fmt: skip
+        "fell_off_bus",
+        "dram_uce",
+        "sram_uce",
+        "gsp_error",
+        "nvlink",
+        "pmu_halt",
+        "row_remap_failure",
+    ]
     assert got["cause"].to_list() == [
-        "faulty_gpu", "hbm3", "gpu_sram", "gpu_system_processor", "faulty_gpu", "faulty_gpu", "hbm3",
-    ]  # fmt: skip
+        "faulty_gpu",
+        "hbm3",
+        "gpu_sram",
+        "gpu_system_processor",
+        "faulty_gpu",
+        "faulty_gpu",
+        "hbm3",
+    ]
     assert got["gpu"].to_list() == [0, 1, 3, 0, 0, 0, 0]
 
 
@@ -43,7 +67,7 @@ def test_link_down_is_nic_when_the_interruption_says_so() -> None:
             "port": [1, 2, 3, 3],
             "kind": ["down", "down", "flap", "up"],
             "count": [1, 1, 2, 1],
-        }  # fmt: skip
+        }
     )
     inter = pl.LazyFrame(
         {
@@ -54,13 +78,15 @@ def test_link_down_is_nic_when_the_interruption_says_so() -> None:
             "gpu": [None, None, 1],
             "job_id": "j",
             "job_gpus": 8,
-        }  # fmt: skip
+        }
     )
     got = classify_faults(None, link, inter).collect().sort("ts")
     assert got.select("host_id", "kind", "cause").rows() == [
-        ("h1", "link_down", "network"), ("h2", "nic", "nic"), ("h3", "link_flap", "network"),
+        ("h1", "link_down", "network"),
+        ("h2", "nic", "nic"),
+        ("h3", "link_flap", "network"),
         ("h9", "software", "software"),
-    ]  # fmt: skip
+    ]
     assert got["port"].to_list()[:3] == [1, 2, 3]
 
 
@@ -89,20 +115,35 @@ def test_a_record_delivered_twice_is_one_fault(synthetic_lake: Any, tmp_path: Pa
 
 def test_an_imported_incident_and_the_signal_it_generated_are_one_fault() -> None:
     """584 incidents became 679 faults: the generated signal was counted beside its incident (item 3)."""
-    incidents = pl.LazyFrame({
-        "event_id": ["inc-1", "inc-2", "inc-3"], "host_id": ["h1", "h2", "h3"], "cluster": "c",
-        "start_ts": [10, 20, 30], "cause": ["faulty_gpu", "network", "psu"],
-        "component": ["3", None, None], "component_kind": ["gpu", None, None],
-    })  # fmt: skip
+    incidents = pl.LazyFrame(
+        {
+            "event_id": ["inc-1", "inc-2", "inc-3"],
+            "host_id": ["h1", "h2", "h3"],
+            "cluster": "c",
+            "start_ts": [10, 20, 30],
+            "cause": ["faulty_gpu", "network", "psu"],
+            "component": ["3", None, None],
+            "component_kind": ["gpu", None, None],
+        }
+    )
     xid = _xid([("h1", 10, 3, 79), ("h9", 50, 0, 79)]).with_columns(
         pl.Series("event_id", [incident_signal_id("inc-1"), "live-xid"])
     )
-    link = pl.LazyFrame({
-        "event_id": [incident_signal_id("inc-2")], "host_id": ["h2"], "cluster": "c", "ts": [20], "port": [None],
-        "kind": ["down"], "count": [1],
-    })  # fmt: skip
+    link = pl.LazyFrame(
+        {
+            "event_id": [incident_signal_id("inc-2")],
+            "host_id": ["h2"],
+            "cluster": "c",
+            "ts": [20],
+            "port": [None],
+            "kind": ["down"],
+            "count": [1],
+        }
+    )
     got = classify_faults(xid, link, None, incidents).collect().sort("ts")
     assert got.select("host_id", "kind", "cause").rows() == [
-        ("h1", "fell_off_bus", "faulty_gpu"), ("h2", "link_down", "network"), ("h3", "psu", "psu"),
+        ("h1", "fell_off_bus", "faulty_gpu"),
+        ("h2", "link_down", "network"),
+        ("h3", "psu", "psu"),
         ("h9", "fell_off_bus", "faulty_gpu"),
-    ]  # fmt: skip
+    ]

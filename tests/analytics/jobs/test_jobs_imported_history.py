@@ -49,8 +49,10 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
     source.write_text(TRACE)
     plan = plan_import(source, load_mapping(EXAMPLE_MAPPING), start_ms=parse_start("2024-01-01"))
     lake = folder / "lake"
-    for event_type, table, records in (("IncidentReported", "incidents", plan.records),
-                                       ("HostInventoried", "host_inventoried", plan.inventory)):  # fmt: skip
+    for event_type, table, records in (
+        ("IncidentReported", "incidents", plan.records),
+        ("HostInventoried", "host_inventoried", plan.inventory),
+    ):
         write_table(lake, table, pl.from_arrow(to_table(event_type, records)))  # type: ignore[arg-type]
     return lake, plan.summary
 
@@ -93,7 +95,9 @@ def test_report_on_imported_history_skips_early_life_and_states_assumptions(
     assert "coverage: 3 of 8 faults with a hardware signal, or incidents naming failed hardware (37.5%)" in md
 
 
-def test_cli_analyze_says_skipped_where_the_report_does(imported: tuple[Path, object], tmp_path: Path) -> None:
+def test_cli_analyze_says_skipped_where_the_report_does(
+    imported: tuple[Path, object], tmp_path: Path
+) -> None:
     """A job the report skips (imported hosts have no install date) is not a failure of ``analyze``."""
     lake, _ = imported
     rep = build_report(lake, tmp_path / "out", show_progress=False)

@@ -48,79 +48,132 @@ def test_cause_table_keeps_unclassified_as_a_row_and_shares_over_all() -> None:
 
 
 def test_unclassified_classes_name_the_source_classes() -> None:
-    frame = pl.LazyFrame({
-        "cause": ["unclassified", None, "power", "unclassified"],
-        "source_class": ["other/unknown", "other/unknown", "hw/psu", "stress/fail"],
-        "source_text": ["unknown error", "unknown error", "psu", "stress test failed"],
-    })  # fmt: skip
+    frame = pl.LazyFrame(
+        {
+            "cause": ["unclassified", None, "power", "unclassified"],
+            "source_class": ["other/unknown", "other/unknown", "hw/psu", "stress/fail"],
+            "source_text": ["unknown error", "unknown error", "psu", "stress test failed"],
+        }
+    )
     got = unclassified_classes(frame).collect()
     assert got.rows() == [("other/unknown", 2, "unknown error"), ("stress/fail", 1, "stress test failed")]
 
 
 def test_incident_faults_take_gpu_and_port_components() -> None:
-    frame = pl.LazyFrame({
-        "host_id": ["a", "b", "c"], "cluster": "x", "start_ts": [1, 2, 3], "cause": ["faulty_gpu", "network", None],
-        "component": ["3", "4", "GPU-uuid"], "component_kind": ["gpu", "port", "gpu"],
-    })  # fmt: skip
+    frame = pl.LazyFrame(
+        {
+            "host_id": ["a", "b", "c"],
+            "cluster": "x",
+            "start_ts": [1, 2, 3],
+            "cause": ["faulty_gpu", "network", None],
+            "component": ["3", "4", "GPU-uuid"],
+            "component_kind": ["gpu", "port", "gpu"],
+        }
+    )
     got = incident_faults(frame).collect()
     assert got["gpu"].to_list() == [3, None, None] and got["port"].to_list() == [None, 4, None]
     assert got["kind"].to_list() == ["faulty_gpu", "network", "unclassified"]
 
 
 def test_operator_spells_pair_out_of_service_with_returned() -> None:
-    events = pl.LazyFrame({
-        "host_id": ["a", "a", "a", "b", "b", "c"],
-        "ts": [0, 1 * HOUR, 5 * HOUR, 0, 2 * HOUR, 0],
-        "kind": ["out_of_service", "repair_started", "returned_to_service", "out_of_service",
-                 "returned_to_service", "out_of_service"],
-        "cause": ["fan", None, None, None, None, "power"],
-        "ticket_id": ["T1", "T1", "T1", None, None, "T3"],
-    })  # fmt: skip
+    events = pl.LazyFrame(
+        {
+            "host_id": ["a", "a", "a", "b", "b", "c"],
+            "ts": [0, 1 * HOUR, 5 * HOUR, 0, 2 * HOUR, 0],
+            "kind": [
+                "out_of_service",
+                "repair_started",
+                "returned_to_service",
+                "out_of_service",
+                "returned_to_service",
+                "out_of_service",
+            ],
+            "cause": ["fan", None, None, None, None, "power"],
+            "ticket_id": ["T1", "T1", "T1", None, None, "T3"],
+        }
+    )
     got = operator_intervals(events).collect().sort("host_id", "start_ts")
     # a's repair (1 h → 5 h) is a spell of its own, closed by the return; c is still out
     assert got.select("host_id", "cause").rows() == [
-        ("a", "fan"), ("a", "unclassified"), ("b", "unclassified"), ("c", "power")
-    ]  # fmt: skip
+        ("a", "fan"),
+        ("a", "unclassified"),
+        ("b", "unclassified"),
+        ("c", "power"),
+    ]
     assert got["hours"].to_list() == [pytest.approx(5.0), pytest.approx(4.0), pytest.approx(2.0), None]
 
 
 def test_operator_steps_pair_by_kind_and_ticket_and_repeats_change_nothing() -> None:
-    events = pl.LazyFrame({
-        "host_id": ["a"] * 8,
-        "ts": [0, HOUR, 2 * HOUR, 3 * HOUR, 4 * HOUR, 5 * HOUR, 7 * HOUR, 9 * HOUR],
-        "kind": ["rma_shipped", "repair_started", "rma_shipped", "repair_finished", "rma_shipped", "rma_replaced",
-                 "rma_replaced", "repair_finished"],
-        "cause": ["faulty_gpu", "psu", None, None, None, None, None, None],
-        "ticket_id": ["R1", "P1", "R1", "P1", "R2", "R9", "R1", None],
-    })  # fmt: skip
+    events = pl.LazyFrame(
+        {
+            "host_id": ["a"] * 8,
+            "ts": [0, HOUR, 2 * HOUR, 3 * HOUR, 4 * HOUR, 5 * HOUR, 7 * HOUR, 9 * HOUR],
+            "kind": [
+                "rma_shipped",
+                "repair_started",
+                "rma_shipped",
+                "repair_finished",
+                "rma_shipped",
+                "rma_replaced",
+                "rma_replaced",
+                "repair_finished",
+            ],
+            "cause": ["faulty_gpu", "psu", None, None, None, None, None, None],
+            "ticket_id": ["R1", "P1", "R1", "P1", "R2", "R9", "R1", None],
+        }
+    )
     got = operator_intervals(events).collect().sort("start_ts")
     # R1 shipped twice while open: one spell 0 → 7 h; P1 1 → 3 h; R9's replacement does not close R2;
     # the ticketless finish at 9 h finds no repair open
     assert got.select("cause", "start_ts", "end_ts").rows() == [
-        ("faulty_gpu", 0, 7 * HOUR), ("psu", HOUR, 3 * HOUR), ("unclassified", 4 * HOUR, None)
-    ]  # fmt: skip
+        ("faulty_gpu", 0, 7 * HOUR),
+        ("psu", HOUR, 3 * HOUR),
+        ("unclassified", 4 * HOUR, None),
+    ]
 
 
 def test_a_return_to_service_ends_an_open_incident() -> None:
-    incidents = pl.LazyFrame({
-        "event_id": ["i1", "i2", "i3"], "host_id": ["a", "a", "b"], "cause": ["power", "fan", "fan"],
-        "start_ts": [0, 10 * HOUR, 0], "end_ts": [None, 11 * HOUR, 20 * HOUR],
-    })  # fmt: skip
-    back = pl.LazyFrame({"host_id": ["a", "b"], "ts": [4 * HOUR, 6 * HOUR], "kind": ["returned_to_service"] * 2,
-                         "cause": [None, None], "ticket_id": [None, None]})  # fmt: skip
+    incidents = pl.LazyFrame(
+        {
+            "event_id": ["i1", "i2", "i3"],
+            "host_id": ["a", "a", "b"],
+            "cause": ["power", "fan", "fan"],
+            "start_ts": [0, 10 * HOUR, 0],
+            "end_ts": [None, 11 * HOUR, 20 * HOUR],
+        }
+    )
+    back = pl.LazyFrame(
+        {
+            "host_id": ["a", "b"],
+            "ts": [4 * HOUR, 6 * HOUR],
+            "kind": ["returned_to_service"] * 2,
+            "cause": [None, None],
+            "ticket_id": [None, None],
+        }
+    )
     got = incident_intervals(incidents, back).collect().sort("host_id", "start_ts")
     # a's open incident ends at the return; the later one is untouched; b was back before its recorded end
     assert got["end_ts"].to_list() == [4 * HOUR, 11 * HOUR, 6 * HOUR]
 
 
 def test_planner_episodes_start_at_a_drain_and_take_the_rule_cause() -> None:
-    actions = pl.LazyFrame({
-        "host_id": ["a"] * 4 + ["b"] * 3 + ["c"],
-        "ts": [0, HOUR, 3 * HOUR, 4 * HOUR, 0, HOUR, 2 * HOUR, 0],
-        "kind": ["drain_requested", "drained", "repaired", "returned", "suspected", "drain_requested", "returned",
-                 "suspected"],
-        "rule": ["fell_off_bus_repeat_gpu"] * 4 + ["row_remap_failure"] * 3 + [None],
-    })  # fmt: skip
+    actions = pl.LazyFrame(
+        {
+            "host_id": ["a"] * 4 + ["b"] * 3 + ["c"],
+            "ts": [0, HOUR, 3 * HOUR, 4 * HOUR, 0, HOUR, 2 * HOUR, 0],
+            "kind": [
+                "drain_requested",
+                "drained",
+                "repaired",
+                "returned",
+                "suspected",
+                "drain_requested",
+                "returned",
+                "suspected",
+            ],
+            "rule": ["fell_off_bus_repeat_gpu"] * 4 + ["row_remap_failure"] * 3 + [None],
+        }
+    )
     got = planner_intervals(actions).collect().sort("host_id")
     # b's episode starts at its drain, not at the suspicion; c was never taken out
     assert got.select("host_id", "cause").rows() == [("a", "faulty_gpu"), ("b", "hbm3")]
@@ -221,11 +274,16 @@ def test_incidents_job_without_any_outage_source_says_what_is_missing(tmp_path: 
 
 
 def test_incidents_naming_failed_hardware_make_repeat_offenders() -> None:
-    incidents = pl.LazyFrame({
-        "host_id": ["a", "a", "a", "b", "b"], "cluster": "x", "start_ts": [1, 2, 3, 4, 5],
-        "cause": ["faulty_gpu", "faulty_gpu", "faulty_gpu", "psu", "psu"],
-        "component": ["3", "3", "5", None, None], "component_kind": ["gpu", "gpu", "gpu", None, None],
-    })  # fmt: skip
+    incidents = pl.LazyFrame(
+        {
+            "host_id": ["a", "a", "a", "b", "b"],
+            "cluster": "x",
+            "start_ts": [1, 2, 3, 4, 5],
+            "cause": ["faulty_gpu", "faulty_gpu", "faulty_gpu", "psu", "psu"],
+            "component": ["3", "3", "5", None, None],
+            "component_kind": ["gpu", "gpu", "gpu", None, None],
+        }
+    )
     found = offenders(classify_faults(None, None, None, incidents), min_events=2).collect()
     # a's GPU 3 twice and the host thrice; psu is a signal-free cause too, so b's incidents say nothing of a unit
     assert sorted(found.select("scope", "scope_key", "events").rows()) == [
@@ -237,7 +295,10 @@ def test_incidents_naming_failed_hardware_make_repeat_offenders() -> None:
 def test_time_to_repair_per_operation_kind_never_counts_a_reset_as_a_repair(trace_lake: Path) -> None:
     ttr = run_job("incidents", trace_lake).tables["time_to_repair_by_operation"]
     rows = {(r["cause"], r["operation"]): r for r in ttr.iter_rows(named=True)}
-    assert (rows["network", "reset"]["closed"], rows["network", "reset"]["ttr_median_h"]) == (1, pytest.approx(0.5))
+    assert (rows["network", "reset"]["closed"], rows["network", "reset"]["ttr_median_h"]) == (
+        1,
+        pytest.approx(0.5),
+    )
     assert ("network", "repair") not in rows  # its one outage, 30 min, was a reset
     power = rows["power", "repair"]
     assert (power["outages"], power["closed"], power["ttr_median_h"]) == (5, 4, pytest.approx(POWER_MEDIAN_H))
@@ -247,19 +308,35 @@ def test_time_to_repair_per_operation_kind_never_counts_a_reset_as_a_repair(trac
 
 
 def test_an_rma_is_its_own_operation_kind_for_the_planner_and_for_operators() -> None:
-    actions = pl.LazyFrame({
-        "host_id": ["a", "a", "a", "b", "b", "b"], "ts": [0, 1, 50 * HOUR, 0, 1, 3 * HOUR],
-        "kind": ["drain_requested", "rma_opened", "returned", "drain_requested", "reboot_requested", "returned"],
-        "rule": ["dram_uce_repeat_gpu"] * 6, "operation": ["drain", "rma", "rma", "drain", "reboot", "reboot"],
-    })  # fmt: skip
+    actions = pl.LazyFrame(
+        {
+            "host_id": ["a", "a", "a", "b", "b", "b"],
+            "ts": [0, 1, 50 * HOUR, 0, 1, 3 * HOUR],
+            "kind": [
+                "drain_requested",
+                "rma_opened",
+                "returned",
+                "drain_requested",
+                "reboot_requested",
+                "returned",
+            ],
+            "rule": ["dram_uce_repeat_gpu"] * 6,
+            "operation": ["drain", "rma", "rma", "drain", "reboot", "reboot"],
+        }
+    )
     got = repair_times_by_operation(planner_intervals(actions), reset_within_h=1.0).collect()
     assert sorted(got.select("operation", "closed", "ttr_median_h").rows()) == [
         ("repair", 1, pytest.approx(3.0)),
         ("rma", 1, pytest.approx(50.0)),
     ]
-    ops = pl.LazyFrame({
-        "host_id": ["c", "c"], "ts": [0, 20 * HOUR], "kind": ["rma_shipped", "rma_replaced"],
-        "cause": ["faulty_gpu", None], "ticket_id": ["T", "T"],
-    })  # fmt: skip
+    ops = pl.LazyFrame(
+        {
+            "host_id": ["c", "c"],
+            "ts": [0, 20 * HOUR],
+            "kind": ["rma_shipped", "rma_replaced"],
+            "cause": ["faulty_gpu", None],
+            "ticket_id": ["T", "T"],
+        }
+    )
     spells = repair_times_by_operation(operator_intervals(ops), reset_within_h=1.0).collect()
     assert spells.select("cause", "operation", "closed").rows() == [("faulty_gpu", "rma", 1)]

@@ -29,7 +29,12 @@ def test_repeats_of_one_host_and_cause_count_once_in_the_population_view() -> No
         }
     )
     kept = it.without_repeats(inter).collect().sort("host_id", "cause")
-    assert kept.rows() == [("a", "gpu_sram", 5), ("b", "hbm3", 6), ("lemon", "gpu_sram", 10), ("lemon", "hbm3", 7)]
+    assert kept.rows() == [
+        ("a", "gpu_sram", 5),
+        ("b", "hbm3", 6),
+        ("lemon", "gpu_sram", 10),
+        ("lemon", "hbm3", 7),
+    ]
     table = it.root_cause_table(it.without_repeats(inter)).collect()
     assert table.filter(pl.col("cause") == "gpu_sram")["count"].item() == 2  # not 6
 

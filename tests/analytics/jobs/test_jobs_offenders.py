@@ -25,7 +25,7 @@ def _faults() -> pl.LazyFrame:
             "gpu": pl.Int32,
             "port": pl.Int32,
             "kind": pl.String,
-        },  # fmt: skip
+        },
         orient="row",
     )
 
@@ -34,9 +34,12 @@ def test_offenders_at_each_scope() -> None:
     got = offenders(_faults(), min_events=3).collect()
     keys = set(zip(got["scope"].to_list(), got["scope_key"].to_list(), got["kind"].to_list(), strict=True))
     assert keys == {
-        ("gpu", "h1/0", "dram_uce"), ("port", "h2/4", "link_flap"),
-        ("host", "h1", "dram_uce"), ("host", "h2", "link_flap"), ("host", "h3", "fell_off_bus"),
-    }  # fmt: skip
+        ("gpu", "h1/0", "dram_uce"),
+        ("port", "h2/4", "link_flap"),
+        ("host", "h1", "dram_uce"),
+        ("host", "h2", "link_flap"),
+        ("host", "h3", "fell_off_bus"),
+    }
 
 
 def test_share_of_faults() -> None:

@@ -29,9 +29,18 @@ def test_report_is_self_contained_and_lists_skipped_jobs(synthetic_lake: Lake, t
     partial = tmp_path / "lake"
     shutil.copytree(lake, partial)
     shutil.rmtree(partial / "host_sampled")  # the fabric job cannot run without samples
-    held = {"table": "xid_raised", BATCH_ID: "fleet.errors-p0-o100-199", "topic": "fleet.errors", "partition": 0,
-            "first_offset": 100, "last_offset": 199, "rows": 7, "failed_expectations": ["xid_in_catalog"],
-            "quarantined_at": dt.datetime(2025, 1, 2, tzinfo=dt.UTC), "report": "{}"}  # fmt: skip
+    held = {
+        "table": "xid_raised",
+        BATCH_ID: "fleet.errors-p0-o100-199",
+        "topic": "fleet.errors",
+        "partition": 0,
+        "first_offset": 100,
+        "last_offset": 199,
+        "rows": 7,
+        "failed_expectations": ["xid_in_catalog"],
+        "quarantined_at": dt.datetime(2025, 1, 2, tzinfo=dt.UTC),
+        "report": "{}",
+    }
     DeltaTables(partial).append(QUARANTINE_REPORTS, pa.Table.from_pylist([held], schema=REPORTS_SCHEMA))
     rep = build_report(partial, tmp_path / "out", jobs=("interruptions", "fabric"), show_progress=False)
     assert set(rep.results) == {"interruptions"} and "host_sampled" in rep.skipped["fabric"]
@@ -61,8 +70,9 @@ def test_truth_checks_pass_and_fail(synthetic_lake: Lake, tmp_path: Path) -> Non
 def test_cli_analyze_writes_outputs_and_rejects_unknown_jobs(synthetic_lake: Lake, tmp_path: Path) -> None:
     lake, _, _ = synthetic_lake
     runner = CliRunner()
-    res = runner.invoke(app, ["analyze", "offenders", "--lake", str(lake), "--out", str(tmp_path), "--set",
-                              "min_events=2"])  # fmt: skip
+    res = runner.invoke(
+        app, ["analyze", "offenders", "--lake", str(lake), "--out", str(tmp_path), "--set", "min_events=2"]
+    )
     assert res.exit_code == 0, res.output
     assert "repeat offenders (≥ 2 faults" in res.output
     assert (tmp_path / "offenders" / "offender_share.png").is_file()
@@ -74,14 +84,28 @@ def test_cli_analyze_and_report_as_json_and_csv(synthetic_lake: Lake, tmp_path: 
     """The job's whole tables (not the terminal's first rows and columns) alone on stdout."""
     lake, _, _ = synthetic_lake
     runner = CliRunner()
-    res = runner.invoke(app, ["analyze", "offenders", "--lake", str(lake), "--set", "min_events=2", "--format", "json"])
+    res = runner.invoke(
+        app, ["analyze", "offenders", "--lake", str(lake), "--set", "min_events=2", "--format", "json"]
+    )
     assert res.exit_code == 0, res.output
     tables = json.loads(res.stdout)
     whole = run_job("offenders", lake, min_events=2).tables
     assert tables and all(len(rows) == whole[name].height for name, rows in tables.items())
     assert all(set(rows[0]) == set(whole[name].columns) for name, rows in tables.items() if rows)
-    res = runner.invoke(app, ["report", "--lake", str(lake), "--out", str(tmp_path), "--jobs", "interruptions,fabric",
-                              "--format", "csv"])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "report",
+            "--lake",
+            str(lake),
+            "--out",
+            str(tmp_path),
+            "--jobs",
+            "interruptions,fabric",
+            "--format",
+            "csv",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines()[0] in ("job,why", "# truth checks")
     assert "wrote " in res.stderr

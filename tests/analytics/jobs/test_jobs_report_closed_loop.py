@@ -14,35 +14,60 @@ Lake = tuple[Path, dict[str, Any], SyntheticFleet]
 
 # The shape ``fleetpulse loop`` writes (fleetpulse/twin/response.py ``FleetResponse.report``).
 ANSWER = {
-    "actions_read": 31, "repairs": 8, "failed_repairs": 2,
-    "lemons_cured": {"h007": 1_767_300_000_000, "h003": 1_767_310_000_000}, "slow_hosts_cured": {"h011": 1_767_320_000_000},
-    "retired": ["h005"], "out_of_service_at_end": ["h005", "h009"], "held_by_operators_at_end": ["h009"],
+    "actions_read": 31,
+    "repairs": 8,
+    "failed_repairs": 2,
+    "lemons_cured": {"h007": 1_767_300_000_000, "h003": 1_767_310_000_000},
+    "slow_hosts_cured": {"h011": 1_767_320_000_000},
+    "retired": ["h005"],
+    "out_of_service_at_end": ["h005", "h009"],
+    "held_by_operators_at_end": ["h009"],
     "gpu_h_out_of_service": {"drains": 40.0, "repairs": 960.5, "retired": 200.0},
-    "gpu_h_out_by_domain": {"drains/md1": 40.0, "repairs/md0": 600.5, "repairs/md1": 360.0, "retired/md0": 200.0},
-}  # fmt: skip
+    "gpu_h_out_by_domain": {
+        "drains/md1": 40.0,
+        "repairs/md0": 600.5,
+        "repairs/md1": 360.0,
+        "retired/md0": 200.0,
+    },
+}
 
 
 def test_the_section_counts_repairs_cures_retirements_and_hours_by_cause_and_domain() -> None:
     loop = closed_loop({"run_id": "r", "closed_loop": ANSWER})
     assert loop is not None
     assert "8 repair(s), 2 did not hold (75% held)" in loop.lines[0]
-    assert "2 lemon(s) and 1 slow host(s) cured; 1 host(s) retired; 2 out of service at the end" in loop.lines[1]
+    assert (
+        "2 lemon(s) and 1 slow host(s) cured; 1 host(s) retired; 2 out of service at the end" in loop.lines[1]
+    )
     assert loop.lines[2] == "GPU-hours out of service: 1,200.5 (drains 40.0, repairs 960.5, retired 200.0)"
     assert loop.by_cause.rows() == [("drains", 40.0), ("repairs", 960.5), ("retired", 200.0)]
     assert loop.by_domain.rows(named=True) == [
-        {"maintenance_domain": "md0", "drains_gpu_h": 0.0, "repairs_gpu_h": 600.5, "retired_gpu_h": 200.0,
-         "total_gpu_h": 800.5},
-        {"maintenance_domain": "md1", "drains_gpu_h": 40.0, "repairs_gpu_h": 360.0, "retired_gpu_h": 0.0,
-         "total_gpu_h": 400.0},
-    ]  # fmt: skip
+        {
+            "maintenance_domain": "md0",
+            "drains_gpu_h": 0.0,
+            "repairs_gpu_h": 600.5,
+            "retired_gpu_h": 200.0,
+            "total_gpu_h": 800.5,
+        },
+        {
+            "maintenance_domain": "md1",
+            "drains_gpu_h": 40.0,
+            "repairs_gpu_h": 360.0,
+            "retired_gpu_h": 0.0,
+            "total_gpu_h": 400.0,
+        },
+    ]
     assert loop.hosts.filter(loop.hosts["what"] == "retired")["host_id"].to_list() == ["h005"]
     assert loop.hosts.filter(loop.hosts["host_id"] == "h009")["what"].to_list() == [
-        "held by operators at the end", "out of service at the end"
+        "held by operators at the end",
+        "out of service at the end",
     ]
     assert closed_loop({"run_id": "r"}) is None and closed_loop(None) is None  # open loop: no section
 
 
-def test_the_report_shows_the_closed_loop_only_for_a_closed_loop_run(synthetic_lake: Lake, tmp_path: Path) -> None:
+def test_the_report_shows_the_closed_loop_only_for_a_closed_loop_run(
+    synthetic_lake: Lake, tmp_path: Path
+) -> None:
     lake, _, _ = synthetic_lake
     truth = tmp_path / "truth"
     truth.mkdir()
@@ -52,7 +77,9 @@ def test_the_report_shows_the_closed_loop_only_for_a_closed_loop_run(synthetic_l
     page, md = rep.html.read_text(), rep.markdown.read_text()
     for text in (page, md):
         assert "Closed loop: the fleet's answer to the planner" in text
-        assert "8 repair(s), 2 did not hold" in text and "GPU-hours out of service by maintenance domain" in text
+        assert (
+            "8 repair(s), 2 did not hold" in text and "GPU-hours out of service by maintenance domain" in text
+        )
     assert "| md0 | 0 | 600.5 | 200 | 800.5 |" in md and "<td>h005</td><td>retired</td>" in page
     (truth / "manifest.json").write_text(json.dumps({"run_id": "r"}))
     rep = build_report(lake, tmp_path / "open", truth, jobs=("interruptions",), show_progress=False)

@@ -97,16 +97,37 @@ def _repair_lake(lake: Path, repair_hours: dict[str, list[float]]) -> None:
     fab = ["roce" if h.startswith("h-roce") else "infiniband" for h in hosts]
     cluster = [f"c-{f}" for f in fab]
     n = len(hosts)
-    write_table(lake, "host_inventoried", pl.DataFrame({
-        "host_id": hosts, "cluster": cluster, "fabric": fab, "rack": "r0", "maintenance_domain": "d0",
-        "sku": "H100", "install_ts": START - 100 * DAY, "gpu_count": np.full(n, 8, np.int32), "ts": START,
-    }))  # fmt: skip
+    write_table(
+        lake,
+        "host_inventoried",
+        pl.DataFrame(
+            {
+                "host_id": hosts,
+                "cluster": cluster,
+                "fabric": fab,
+                "rack": "r0",
+                "maintenance_domain": "d0",
+                "sku": "H100",
+                "install_ts": START - 100 * DAY,
+                "gpu_count": np.full(n, 8, np.int32),
+                "ts": START,
+            }
+        ),
+    )
     ts = [START + k * HOUR for k in range(3)]
-    write_table(lake, "host_sampled", pl.DataFrame({
-        "host_id": [h for h in hosts for _ in ts], "cluster": [c for c in cluster for _ in ts],
-        "ts": ts * n, "step_time_ms": np.full(3 * n, 1000.0, np.float32),
-        "bus_bw_gbps": np.full(3 * n, 360.0, np.float32),
-    }))  # fmt: skip
+    write_table(
+        lake,
+        "host_sampled",
+        pl.DataFrame(
+            {
+                "host_id": [h for h in hosts for _ in ts],
+                "cluster": [c for c in cluster for _ in ts],
+                "ts": ts * n,
+                "step_time_ms": np.full(3 * n, 1000.0, np.float32),
+                "bus_bw_gbps": np.full(3 * n, 360.0, np.float32),
+            }
+        ),
+    )
     rows: list[tuple[str, int, str, str]] = []
     for host, hours in repair_hours.items():
         t = START

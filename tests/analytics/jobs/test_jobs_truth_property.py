@@ -37,7 +37,9 @@ def fleets(draw: st.DrawFn) -> str:
     n = draw(st.integers(1, 3))
     fabrics = draw(st.lists(st.sampled_from(["roce", "infiniband"]), min_size=n, max_size=n))
     hosts = draw(st.lists(st.integers(8, 64), min_size=n, max_size=n))
-    clusters = "\n".join(CLUSTER.format(i=i, fabric=f, hosts=h) for i, (f, h) in enumerate(zip(fabrics, hosts, strict=True)))
+    clusters = "\n".join(
+        CLUSTER.format(i=i, fabric=f, hosts=h) for i, (f, h) in enumerate(zip(fabrics, hosts, strict=True))
+    )
     one_pace = draw(st.booleans())
     jobs = "[jobs]\npace = [1.0, 1.0]\nbw_pace = [1.0, 1.0]\nidle_hours = 0\n" if one_pace else ""
     return f"""name = "property"
@@ -56,17 +58,39 @@ interruptions_per_gpu_day = {LLAMA3_RATE_PER_GPU_DAY * draw(st.sampled_from([1, 
 {jobs}"""
 
 
-@settings(max_examples=EXAMPLES, deadline=None, database=None, phases=[Phase.generate],
-          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    phases=[Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(fleet=fleets(), days=st.sampled_from([30, 60, 90]), seed=st.integers(10_000, 2**31 - 1))
 def test_every_truth_check_passes_or_says_insufficient_data(fleet: str, days: int, seed: int) -> None:
     with tempfile.TemporaryDirectory(prefix="truth-property-") as tmp:
         root = Path(tmp)
         (root / "fleet.toml").write_text(fleet)
         lake, truth = root / "lake", root / "truth"
-        args = ["simulate", "--fleet-config", str(root / "fleet.toml"), "--mode", "fast-forward", "--days",
-                str(days), "--seed", str(seed), "--interval", "21600", "--sink", "parquet", "--out", str(lake),
-                "--truth-out", str(truth), "--no-progress"]  # fmt: skip
+        args = [
+            "simulate",
+            "--fleet-config",
+            str(root / "fleet.toml"),
+            "--mode",
+            "fast-forward",
+            "--days",
+            str(days),
+            "--seed",
+            str(seed),
+            "--interval",
+            "21600",
+            "--sink",
+            "parquet",
+            "--out",
+            str(lake),
+            "--truth-out",
+            str(truth),
+            "--no-progress",
+        ]
         res = CliRunner().invoke(app, args)
         assert res.exit_code == 0, res.output
         results = {}

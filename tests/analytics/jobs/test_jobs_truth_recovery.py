@@ -65,9 +65,26 @@ def simulated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dic
     root = tmp_path_factory.mktemp("sim")
     (root / "fleet.toml").write_text(FLEET)
     lake, truth = root / "lake", root / "truth"
-    args = ["simulate", "--fleet-config", str(root / "fleet.toml"), "--mode", "fast-forward", "--days", "120",
-            "--seed", "7", "--interval", "21600", "--sink", "parquet", "--out", str(lake), "--truth-out", str(truth),
-            "--no-progress"]  # fmt: skip
+    args = [
+        "simulate",
+        "--fleet-config",
+        str(root / "fleet.toml"),
+        "--mode",
+        "fast-forward",
+        "--days",
+        "120",
+        "--seed",
+        "7",
+        "--interval",
+        "21600",
+        "--sink",
+        "parquet",
+        "--out",
+        str(lake),
+        "--truth-out",
+        str(truth),
+        "--no-progress",
+    ]
     # exact delivery: these tests check the estimates; duplicated deliveries are another matter
     exact = {
         f"FLEETPULSE_SIMULATOR__{k}": "0" for k in ("LATE_FRACTION", "DROPOUT_FRACTION", "DUPLICATE_FRACTION")

@@ -51,9 +51,26 @@ def simulated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("multi-pace")
     (root / "fleet.toml").write_text(FLEET)
     lake, truth = root / "lake", root / "truth"
-    args = ["simulate", "--fleet-config", str(root / "fleet.toml"), "--mode", "fast-forward", "--days", "2",
-            "--seed", "11", "--interval", "60", "--sink", "parquet", "--out", str(lake), "--truth-out", str(truth),
-            "--no-progress"]  # fmt: skip
+    args = [
+        "simulate",
+        "--fleet-config",
+        str(root / "fleet.toml"),
+        "--mode",
+        "fast-forward",
+        "--days",
+        "2",
+        "--seed",
+        "11",
+        "--interval",
+        "60",
+        "--sink",
+        "parquet",
+        "--out",
+        str(lake),
+        "--truth-out",
+        str(truth),
+        "--no-progress",
+    ]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     return lake, truth
@@ -77,8 +94,13 @@ def test_the_check_says_no_to_a_cluster_median_view(simulated: tuple[Path, Path]
     manifest = json.loads((truth / "manifest.json").read_text())
     jobs = pl.read_parquet(truth / "jobs.parquet")
     slow_paced = jobs.filter(pl.col("pace") > pl.col("pace").median().over("cluster"))["slot"].unique()
-    judged = judge_slow_hosts(hosts, manifest["start_ts"], manifest["end_ts"], jobs.to_dicts(),
-                              pl.read_parquet(truth / "slow_episodes.parquet").to_dicts())  # fmt: skip
+    judged = judge_slow_hosts(
+        hosts,
+        manifest["start_ts"],
+        manifest["end_ts"],
+        jobs.to_dicts(),
+        pl.read_parquet(truth / "slow_episodes.parquet").to_dicts(),
+    )
     flagged = hosts.filter(
         pl.col("job_id").is_in(slow_paced.implode()) | pl.col("host_id").is_in(list(material_hosts(judged)))
     )

@@ -33,8 +33,13 @@ def _fleet(minutes: int = 90, seed: int = 5) -> list[dict[str, Any]]:
             for i in range(size):
                 host = f"{job}-{i}"
                 factor = SLOW.get(host, 1.0)
-                record = f.sample(1000.0 * pace * factor * (1 + rng.gauss(0, 0.01)),
-                                  380.0 / pace * (1 + rng.gauss(0, 0.01)), job=job, host=host, ts=ts)  # fmt: skip
+                record = f.sample(
+                    1000.0 * pace * factor * (1 + rng.gauss(0, 0.01)),
+                    380.0 / pace * (1 + rng.gauss(0, 0.01)),
+                    job=job,
+                    host=host,
+                    ts=ts,
+                )
                 if host in DEGRADED:
                     record["payload"]["gpus"][0] |= {"throttle_reasons": 0x20}
                 records.append(record)
@@ -66,7 +71,7 @@ def _frame(records: list[dict[str, Any]]) -> pl.LazyFrame:
                 },
             }
             for r in records
-        ]  # fmt: skip
+        ]
     )
 
 
@@ -90,25 +95,34 @@ def test_the_shared_defaults_are_the_shipped_policys() -> None:
 
 def test_the_batch_and_the_detector_read_degradation_from_a_sample_alike() -> None:
     """``degraded_expr`` over lake columns is ``sample_degraded`` over a payload, case by case."""
-    cases = {"healthy": {}, "gen": {"pcie_link_gen": 4}, "width": {"pcie_link_width": 8},
-             "thermal": {"throttle_reasons": 0x40}, "idle": {"throttle_reasons": 0x1}}  # fmt: skip
+    cases = {
+        "healthy": {},
+        "gen": {"pcie_link_gen": 4},
+        "width": {"pcie_link_width": 8},
+        "thermal": {"throttle_reasons": 0x40},
+        "idle": {"throttle_reasons": 0x1},
+    }
     records = []
     for name, change in cases.items():
         r = f.sample(host=name)
         r["payload"]["gpus"][2] |= change
         records.append(r)
     nic = f.sample(host="nic")
-    nic["payload"]["nics"] = [{**nic["payload"]["nics"][0], "port": p, "rx_gbps": 0.9 if p == 5 else 1.0}
-                              for p in range(8)]  # fmt: skip
+    nic["payload"]["nics"] = [
+        {**nic["payload"]["nics"][0], "port": p, "rx_gbps": 0.9 if p == 5 else 1.0} for p in range(8)
+    ]
     records.append(nic)
     frame = pl.DataFrame(
         {
             "host_id": [r["host_id"] for r in records],
             "gpus": [r["payload"]["gpus"] for r in records],
             "nics": [r["payload"]["nics"] for r in records],
-        }  # fmt: skip
+        }
     )
     batch = dict(zip(frame["host_id"], frame.select(degraded_expr(frame.columns))["degraded"], strict=True))
     stream = {r["host_id"]: sample_degraded(r["payload"]["gpus"], r["payload"]["nics"]) for r in records}
-    assert batch == stream == {"healthy": False, "gen": True, "width": True, "thermal": True, "idle": False,
-                               "nic": True}  # fmt: skip
+    assert (
+        batch
+        == stream
+        == {"healthy": False, "gen": True, "width": True, "thermal": True, "idle": False, "nic": True}
+    )

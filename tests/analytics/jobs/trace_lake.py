@@ -50,27 +50,62 @@ def build_trace_lake(lake: Path, install_ts: int | None = None) -> None:
     install_ts = START if install_ts is None else install_ts
     inv = pl.DataFrame(
         _envelope("HostInventoried", hosts, np.full(n, "trace"), np.full(n, START))
-        | {"rack": rack, "fabric": "unknown", "maintenance_domain": [f"d{i // 4}" for i in range(n)],
-           "sku": "unknown", "install_ts": np.full(n, install_ts, np.int64), "gpu_count": np.full(n, 8, np.int32),
-           "nic_ports": np.full(n, 8, np.int32)}
-    )  # fmt: skip
+        | {
+            "rack": rack,
+            "fabric": "unknown",
+            "maintenance_domain": [f"d{i // 4}" for i in range(n)],
+            "sku": "unknown",
+            "install_ts": np.full(n, install_ts, np.int64),
+            "gpu_count": np.full(n, 8, np.int32),
+            "nic_ports": np.full(n, 8, np.int32),
+        }
+    )
     write_table(lake, "host_inventoried", inv)
-    rows = pl.DataFrame(INCIDENTS, orient="row", schema=["host_id", "cause", "source_class", "source_text",
-                                                           "component_kind", "component", "start_h", "dur_h"])  # fmt: skip
+    rows = pl.DataFrame(
+        INCIDENTS,
+        orient="row",
+        schema=[
+            "host_id",
+            "cause",
+            "source_class",
+            "source_text",
+            "component_kind",
+            "component",
+            "start_h",
+            "dur_h",
+        ],
+    )
     start = (START + rows["start_h"] * HOUR).cast(pl.Int64)
     end = (start + rows["dur_h"] * HOUR).cast(pl.Int64)
     incidents = pl.DataFrame(
-        _envelope("IncidentReported", rows["host_id"].to_numpy(), np.full(rows.height, "trace"), start.to_numpy())
-        | {"cause": rows["cause"], "source_class": rows["source_class"], "source_text": rows["source_text"],
-           "component": rows["component"], "component_kind": rows["component_kind"], "start_ts": start,
-           "end_ts": end}
-    )  # fmt: skip
+        _envelope(
+            "IncidentReported", rows["host_id"].to_numpy(), np.full(rows.height, "trace"), start.to_numpy()
+        )
+        | {
+            "cause": rows["cause"],
+            "source_class": rows["source_class"],
+            "source_text": rows["source_text"],
+            "component": rows["component"],
+            "component_kind": rows["component_kind"],
+            "start_ts": start,
+            "end_ts": end,
+        }
+    )
     # The same import archived twice (at-least-once delivery): the jobs must count each incident once.
     write_table(lake, "incidents", pl.concat([incidents, incidents.head(3)]))
     ops = pl.DataFrame(OPERATOR, orient="row", schema=["host_id", "h", "kind", "cause"])
     ts = (START + ops["h"] * HOUR).cast(pl.Int64).to_numpy()
-    write_table(lake, "operator_events", pl.DataFrame(
-        _envelope("OperatorEventRecorded", ops["host_id"].to_numpy(), np.full(ops.height, "trace"), ts)
-        | {"kind": ops["kind"], "actor": "oncall", "reason": "ticket", "ticket_id": [f"T-{i}" for i in range(ops.height)],
-           "cause": ops["cause"]}
-    ))  # fmt: skip
+    write_table(
+        lake,
+        "operator_events",
+        pl.DataFrame(
+            _envelope("OperatorEventRecorded", ops["host_id"].to_numpy(), np.full(ops.height, "trace"), ts)
+            | {
+                "kind": ops["kind"],
+                "actor": "oncall",
+                "reason": "ticket",
+                "ticket_id": [f"T-{i}" for i in range(ops.height)],
+                "cause": ops["cause"],
+            }
+        ),
+    )

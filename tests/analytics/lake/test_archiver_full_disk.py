@@ -82,9 +82,7 @@ class FakeConsumer:
 def test_a_refused_write_is_waited_out_and_every_row_lands_once(
     tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = Settings.load().with_section(
-        "lake", path=str(tmp_path / "lake"), flush_records=7
-    )
+    settings = Settings.load().with_section("lake", path=str(tmp_path / "lake"), flush_records=7)
     consumed = as_consumed(records)
     consumer = FakeConsumer(consumed, [])
     refusals = {"left": 2}
@@ -105,6 +103,11 @@ def test_a_refused_write_is_waited_out_and_every_row_lands_once(
     )
     assert refusals["left"] == 0
     lake = Lake(settings.lake.path)
-    ids = [i for t in lake.tables() if not t.startswith("_") for i in lake.scan(t).select("event_id").collect()["event_id"]]
+    ids = [
+        i
+        for t in lake.tables()
+        if not t.startswith("_")
+        for i in lake.scan(t).select("event_id").collect()["event_id"]
+    ]
     assert sorted(ids) == sorted(r["event_id"] for r in records)  # each once
     assert stats.published_rows == len(records)

@@ -24,10 +24,18 @@ def test_plan_groups_by_table_and_keeps_every_offset(records: list[dict[str, Any
     assert decoded + len(plan.rejected) == len(consumed) == plan.records
     assert decoded == len(records)
     assert set(plan.tables) == {
-        "host_inventoried", "host_sampled", "xid_raised", "ecc_error_observed", "pcie_aer_reported",
-        "link_event_observed", "job_interrupted", "finding_raised", "maintenance_action_recorded",
-        "alert_raised", "record_dead_lettered",
-    }  # fmt: skip
+        "host_inventoried",
+        "host_sampled",
+        "xid_raised",
+        "ecc_error_observed",
+        "pcie_aer_reported",
+        "link_event_observed",
+        "job_interrupted",
+        "finding_raised",
+        "maintenance_action_recorded",
+        "alert_raised",
+        "record_dead_lettered",
+    }
     reasons = {r.error_type for r in plan.rejected}
     assert reasons == {"FramingError", "UnknownSchemaError"}
     assert all(r.reason for r in plan.rejected)

@@ -184,11 +184,21 @@ def test_status_and_validate_as_json_and_csv_for_scripts(filled: Path) -> None:
     assert tables["host_sampled"]["rows"] > 0 and isinstance(tables["host_sampled"]["rows"], int)
     assert {o["topic"] for o in status["committed offsets (next offset to archive)"]} >= {"fleet.samples"}
     assert status["quarantine"] == [{"entries": 0, "rows": 0, "rejected": 0}]
-    result = runner.invoke(app, ["lake", "validate", "--lake", str(filled), "-t", "host_sampled", "--format", "csv"])
+    result = runner.invoke(
+        app, ["lake", "validate", "--lake", str(filled), "-t", "host_sampled", "--format", "csv"]
+    )
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert rows and {r["table"] for r in rows} == {"host_sampled"} and {r["result"] for r in rows} == {"pass"}
     assert "checks passed, 0 failed" in result.stderr
     result = runner.invoke(app, ["detect-policy", "--format", "csv"])
     assert result.exit_code == 0, result.output
-    assert next(csv.reader(io.StringIO(result.stdout))) == ["rule", "classes", "scope", "count", "window", "action", "detector"]
+    assert next(csv.reader(io.StringIO(result.stdout))) == [
+        "rule",
+        "classes",
+        "scope",
+        "count",
+        "window",
+        "action",
+        "detector",
+    ]

@@ -46,7 +46,9 @@ def mixed_batch() -> list[ConsumedRecord]:
     samples = [r for r in records if r["event_type"] == "HostSampled"]
     off_calendar = {**samples[4], "event_id": "far-future", "ts": samples[4]["ts"] * 1000}
     consumed = as_consumed([*records, samples[2], off_calendar], partitions=2)  # one repeat, one bad time
-    old = consumed[-1]._replace(offset=consumed[-1].offset + 1, value=older_sample({**samples[7], "event_id": "v1"}))
+    old = consumed[-1]._replace(
+        offset=consumed[-1].offset + 1, value=older_sample({**samples[7], "event_id": "v1"})
+    )
     return [*consumed, old]
 
 
@@ -79,7 +81,11 @@ def test_a_body_one_byte_long_is_caught_by_the_row_after_it_or_the_sentinel() ->
 def test_body_event_id_reads_the_event_id_or_refuses() -> None:
     body = (CODEC.encode(synthetic_records(n_hosts=1)[0]))[HEADER.size :]
     assert body_event_id(body) == "ev-0000001"
-    assert body_event_id(b"") is None and body_event_id(b"\x10ab") is None and body_event_id(b"\x04\xff\xfe") is None
+    assert (
+        body_event_id(b"") is None
+        and body_event_id(b"\x10ab") is None
+        and body_event_id(b"\x04\xff\xfe") is None
+    )
 
 
 MUTATIONS = st.lists(
@@ -100,7 +106,9 @@ def mutate(consumed: list[ConsumedRecord], mutations: list[tuple[int, str, int, 
     for which, kind, where, byte in mutations:
         i = which % len(consumed)
         value = bytearray(consumed[i].value or b"")
-        at = HEADER.size + where % max(1, len(value) - HEADER.size)  # bodies: the header is the framing's test
+        at = HEADER.size + where % max(
+            1, len(value) - HEADER.size
+        )  # bodies: the header is the framing's test
         if kind == "flip" and at < len(value):
             value[at] ^= 1 << (byte % 8)
         elif kind == "byte" and at < len(value):
@@ -153,7 +161,9 @@ def test_a_damaged_body_never_moves_another_record(mutations: list[tuple[int, st
             kept_only_here.add(body_event_id(memoryview(consumed[i].value or b"")[HEADER.size :]))
     for i, (f, s) in enumerate(zip(fast, slow, strict=True)):
         if i not in changed and f != s:  # the later copy of such an id is then the repeat
-            assert f == "repeat" and body_event_id((consumed[i].value or b"")[HEADER.size :]) in kept_only_here
+            assert (
+                f == "repeat" and body_event_id((consumed[i].value or b"")[HEADER.size :]) in kept_only_here
+            )
 
 
 def test_header_struct_is_the_codecs() -> None:

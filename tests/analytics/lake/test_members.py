@@ -25,7 +25,9 @@ GROUP = LakeSettings().group_id
 
 
 def test_every_partition_has_exactly_one_member() -> None:
-    tps = [TopicPartition(t, p) for t, n in (("samples", 24), ("errors", 7), ("actions", 1)) for p in range(n)]
+    tps = [
+        TopicPartition(t, p) for t, n in (("samples", 24), ("errors", 7), ("actions", 1)) for p in range(n)
+    ]
     shares = [owned(tps, member=m, members=3) for m in range(3)]
     assert sorted(tp for share in shares for tp in share) == sorted(tps)
     assert [len(s) for s in shares] == [8 + 3 + 1, 8 + 2, 8 + 2]
@@ -48,7 +50,9 @@ def test_a_member_of_another_split_stops_before_it_commits(
     assert offsets.check_split(lake, GROUP, 2) == 2
     before = frontier(lake)
 
-    with pytest.raises(ArchiverError, match=f"group '{GROUP}' splits its partitions between 2 members, not 3"):
+    with pytest.raises(
+        ArchiverError, match=f"group '{GROUP}' splits its partitions between 2 members, not 3"
+    ):
         publisher_factory(members=3, member=0).publish(plan_batch(consumed[10:], Codec()))
     assert frontier(lake) == before
     assert len(event_ids(lake)) == 10, "a refused batch writes no rows"
@@ -67,7 +71,9 @@ def test_a_lake_from_before_the_split_record_accepts_the_first_split(lake: Delta
     assert offsets.check_split(lake, GROUP, 3) == 3
 
 
-def test_an_archiver_started_with_another_split_refuses_unless_told_the_old_one_stopped(lake: DeltaTables) -> None:
+def test_an_archiver_started_with_another_split_refuses_unless_told_the_old_one_stopped(
+    lake: DeltaTables,
+) -> None:
     def start(members: int, *, resplit: bool = False) -> FakeConsumer:
         settings = Settings(lake=lake_settings(members=members, member=0, quality={"enabled": False}))
         consumer = FakeConsumer()
@@ -80,7 +86,9 @@ def test_an_archiver_started_with_another_split_refuses_unless_told_the_old_one_
     with pytest.raises(ArchiverError, match="between 2 members, not 3: stop every member"):
         start(3)
     assert start(3, resplit=True).seeks == dict.fromkeys(tps, 5)
-    assert offsets.check_split(lake, GROUP, 3) == 3  # recorded at the start: the old members stop at their next flush
+    assert (
+        offsets.check_split(lake, GROUP, 3) == 3
+    )  # recorded at the start: the old members stop at their next flush
     assert start(3).seeks == dict.fromkeys(tps, 5)
 
 
@@ -94,7 +102,9 @@ def test_a_second_copy_of_a_member_stops_before_it_writes(
     first.publish(plan_batch(consumed[:10], Codec()))
     before = frontier(lake)
 
-    with pytest.raises(ArchiverError, match=r"was archived up to offset \d+ by another archiver .* runs twice"):
+    with pytest.raises(
+        ArchiverError, match=r"was archived up to offset \d+ by another archiver .* runs twice"
+    ):
         second.publish(plan_batch(consumed[:10], Codec()))
     assert frontier(lake) == before
     assert len(event_ids(lake)) == 10, "the second copy wrote no rows"

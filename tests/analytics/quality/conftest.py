@@ -45,29 +45,84 @@ def recorded_history() -> list[dict[str, Any]]:
     out = []
     for i, host in enumerate(sorted(HOSTS)):
         env = {"host_id": host, "cluster": "rsc1", "ts": start + i * hour}
-        out.append(IncidentReported(event_id=f"inc-{i}", **env, payload={
-            "cause": "unclassified" if i % 2 else "faulty_gpu", "source_class": "GPU/lost", "source_text": "lost",
-            "component": str(i), "component_kind": "gpu", "start_ts": env["ts"],
-            "end_ts": None if i == 0 else env["ts"] + hour,
-        }).to_record())  # fmt: skip
-        out.append(OperatorEventRecorded(event_id=f"op-{i}", **env, payload={
-            "kind": "out_of_service", "actor": "oncall", "reason": "fan noise", "ticket_id": f"T-{i}",
-            "cause": "fan" if i % 2 else None,
-        }).to_record())  # fmt: skip
-        out.append(ComponentFaultObserved(event_id=f"cf-{i}", **env, payload={
-            "cause": "psu" if i % 2 else "network", "component_kind": "psu", "component": str(i), "count": 1,
-        }).to_record())  # fmt: skip
-        out.append(HostVersionsReported(event_id=f"ver-{i}", **env, payload={
-            "driver": "550.54.15", "cuda_driver": "12.4", "vbios": "96.00.89.00.01", "inforom": None,
-            "nic_firmware": "28.39.1002", "kernel": "6.1.0-18-amd64", "os_image": "debian-12",
-            "reason": "start", "actor": "agent",
-        }).to_record())  # fmt: skip
+        out.append(
+            IncidentReported(
+                event_id=f"inc-{i}",
+                **env,
+                payload={
+                    "cause": "unclassified" if i % 2 else "faulty_gpu",
+                    "source_class": "GPU/lost",
+                    "source_text": "lost",
+                    "component": str(i),
+                    "component_kind": "gpu",
+                    "start_ts": env["ts"],
+                    "end_ts": None if i == 0 else env["ts"] + hour,
+                },
+            ).to_record()
+        )
+        out.append(
+            OperatorEventRecorded(
+                event_id=f"op-{i}",
+                **env,
+                payload={
+                    "kind": "out_of_service",
+                    "actor": "oncall",
+                    "reason": "fan noise",
+                    "ticket_id": f"T-{i}",
+                    "cause": "fan" if i % 2 else None,
+                },
+            ).to_record()
+        )
+        out.append(
+            ComponentFaultObserved(
+                event_id=f"cf-{i}",
+                **env,
+                payload={
+                    "cause": "psu" if i % 2 else "network",
+                    "component_kind": "psu",
+                    "component": str(i),
+                    "count": 1,
+                },
+            ).to_record()
+        )
+        out.append(
+            HostVersionsReported(
+                event_id=f"ver-{i}",
+                **env,
+                payload={
+                    "driver": "550.54.15",
+                    "cuda_driver": "12.4",
+                    "vbios": "96.00.89.00.01",
+                    "inforom": None,
+                    "nic_firmware": "28.39.1002",
+                    "kernel": "6.1.0-18-amd64",
+                    "os_image": "debian-12",
+                    "reason": "start",
+                    "actor": "agent",
+                },
+            ).to_record()
+        )
     env = {"host_id": "-", "cluster": "-", "ts": start}
-    out.append(CampaignRecorded(event_id="camp-0", **env, payload={
-        "campaign_id": "c-1", "kind": "started", "component": "driver", "version": "560.35",
-        "scope": ["rsc1"], "hosts": [], "canary": 2, "max_parallel_domains": 1, "rollback_of": None,
-        "actor": "ana", "reason": "", "evidence": None,
-    }).to_record())  # fmt: skip
+    out.append(
+        CampaignRecorded(
+            event_id="camp-0",
+            **env,
+            payload={
+                "campaign_id": "c-1",
+                "kind": "started",
+                "component": "driver",
+                "version": "560.35",
+                "scope": ["rsc1"],
+                "hosts": [],
+                "canary": 2,
+                "max_parallel_domains": 1,
+                "rollback_of": None,
+                "actor": "ana",
+                "reason": "",
+                "evidence": None,
+            },
+        ).to_record()
+    )
     return out
 
 

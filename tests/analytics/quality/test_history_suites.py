@@ -30,7 +30,9 @@ def incident(i: int, **payload: Any) -> dict[str, Any]:
 def operator_event(i: int, **payload: Any) -> dict[str, Any]:
     p = {"kind": "out_of_service", "actor": "ops", "reason": "", "ticket_id": "T-1", "cause": None}
     p.update(payload)
-    return OperatorEventRecorded(event_id=f"o{i}", host_id="h1", cluster="c", ts=T0 + i, payload=p).to_record()
+    return OperatorEventRecorded(
+        event_id=f"o{i}", host_id="h1", cluster="c", ts=T0 + i, payload=p
+    ).to_record()
 
 
 def test_good_history_passes() -> None:

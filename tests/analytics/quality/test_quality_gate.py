@@ -101,9 +101,13 @@ def test_a_fleet_sized_host_set_reaches_gx_as_the_batch_hosts_it_knows(
     assert passed.report["parameters"]["known_hosts"] == sorted(set(batch.column("host_id").to_pylist()))
     stranger = replace(batch, "host_id", 0, "stranger")
     failed = gate.validate("xid_raised", stranger, NOW, fleet)
-    assert [(f.column, f.unexpected_count, f.sample) for f in failed.failed] == [("host_id", 1, ("stranger",))]
+    assert [(f.column, f.unexpected_count, f.sample) for f in failed.failed] == [
+        ("host_id", 1, ("stranger",))
+    ]
     assert "stranger" not in failed.report["parameters"]["known_hosts"]
-    nobody = gate.validate("xid_raised", batch, NOW, {"elsewhere"})  # no batch host known: GX gets an empty set
+    nobody = gate.validate(
+        "xid_raised", batch, NOW, {"elsewhere"}
+    )  # no batch host known: GX gets an empty set
     assert [f.unexpected_count for f in nobody.failed] == [batch.num_rows]
 
 

@@ -88,7 +88,9 @@ def test_the_backtest_finds_what_the_worker_finds(kafka: Any, tmp_path: Path, se
             return {r["payload"]["action_id"]: r for r in actions}
 
         wait_for(lambda: len(found()) >= len(ours), 180, f"{len(ours)} findings from the worker")
-        wait_for(lambda: len(decided()) >= len(our_actions), 120, f"{len(our_actions)} actions from the worker")
+        wait_for(
+            lambda: len(decided()) >= len(our_actions), 120, f"{len(our_actions)} actions from the worker"
+        )
         # the last windows close once the samples partitions are declared idle: any later finding shows by then
         time.sleep(load_policy().slow_host.idle_partition_timeout / 1000 + 5)
         theirs = found()

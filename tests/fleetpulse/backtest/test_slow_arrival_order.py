@@ -25,11 +25,23 @@ def _samples(hours: int = 10, seed: int = 41) -> list[dict[str, Any]]:
         for h, (job, pace) in JOBS.items():
             slow = h in SLOW and episodes[h][n // 30]
             step = 1000.0 * pace * (SLOW[h][0] if slow else 1.0) * (1 + rng.gauss(0, 0.002))
-            out.append(HostSampled(
-                event_id=f"s-{n:04d}-{h}", host_id=h, cluster="c1", ts=START + n * MINUTE + 500, agent_seq=n,
-                payload={"interval_s": 60, "job_id": job, "step_time_ms": step, "bus_bw_gbps": 350.0,
-                         "gpus": [], "nics": []},
-            ).to_record())  # fmt: skip
+            out.append(
+                HostSampled(
+                    event_id=f"s-{n:04d}-{h}",
+                    host_id=h,
+                    cluster="c1",
+                    ts=START + n * MINUTE + 500,
+                    agent_seq=n,
+                    payload={
+                        "interval_s": 60,
+                        "job_id": job,
+                        "step_time_ms": step,
+                        "bus_bw_gbps": 350.0,
+                        "gpus": [],
+                        "nics": [],
+                    },
+                ).to_record()
+            )
     return out
 
 
@@ -39,15 +51,18 @@ def _arrival(records: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     delay = {h: rng.randrange(0, 3 * MINUTE) for h in JOBS}
     jitter = [rng.randrange(0, 20_000) for _ in records]
-    order = sorted(range(len(records)), key=lambda i: (records[i]["ts"] + delay[records[i]["host_id"]] + jitter[i]))
+    order = sorted(
+        range(len(records)), key=lambda i: records[i]["ts"] + delay[records[i]["host_id"]] + jitter[i]
+    )
     return [records[i] for i in order]
 
 
 def _found(events: list[dict[str, Any]]) -> list[tuple[str, str, int, int]]:
     history = History(events=events, inventory=inventory(), outages=[], live_findings=[], live_actions=[])
     result = Replay(Policy(), history.inventory).run(history)
-    return sorted((f.finding_id, f.host_id, f.ts, f.window_start) for f in result.findings
-                  if f.detector == "slow_host")  # fmt: skip
+    return sorted(
+        (f.finding_id, f.host_id, f.ts, f.window_start) for f in result.findings if f.detector == "slow_host"
+    )
 
 
 def test_two_arrival_orders_give_identical_slow_host_findings_times_included() -> None:

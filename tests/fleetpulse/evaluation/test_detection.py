@@ -428,12 +428,14 @@ def test_a_history_continued_live_is_also_scored_on_the_live_segment_alone() -> 
     findings = pl.from_arrow(to_table("FindingRaised", [f.to_record() for f in found]))
     assert isinstance(findings, pl.DataFrame)
     manifest = {
-        "start_ts": S, "end_ts": end, "sample_interval_s": 21_600,
+        "start_ts": S,
+        "end_ts": end,
+        "sample_interval_s": 21_600,
         "segments": [
             {"mode": "fast-forward", "start_ts": S, "end_ts": live_start, "sample_interval_s": 21_600},
             {"mode": "live", "start_ts": live_start, "end_ts": end, "sample_interval_s": 10},
         ],
-    }  # fmt: skip
+    }
     report = score_with_policy(findings, (hosts, pl.DataFrame([], schema=FAULT_SCHEMA), manifest), policy)
     assert report.live is not None and report.live.period == {"start_ts": live_start, "end_ts": end}
     live = report.live.detectors["slow_host"]
@@ -484,8 +486,10 @@ def test_a_host_naming_only_itself_meets_the_host_level_rules_only() -> None:
     from fleetpulse.evaluation.detection import score_repeat_offender
     from fleetpulse.evaluation.rule_met import ScopedRule
 
-    rules = [ScopedRule(("fell_off_bus",), "gpu", 2, 30 * DAY_MS),
-             ScopedRule(("fell_off_bus",), "host", 2, 30 * DAY_MS, "unknown")]  # fmt: skip
+    rules = [
+        ScopedRule(("fell_off_bus",), "gpu", 2, 30 * DAY_MS),
+        ScopedRule(("fell_off_bus",), "host", 2, 30 * DAY_MS, "unknown"),
+    ]
     faults = pl.DataFrame(
         [fault(h, "fell_off_bus", S + d * DAY_MS, gpu=d) for h in ("named", "only") for d in (1, 2)],
         schema=FAULT_SCHEMA,
@@ -514,9 +518,17 @@ def test_what_must_be_found_is_the_materiality_not_the_policys_windows() -> None
         + [host("faint", slow_cause="thermal_throttling", slow_factor=0.015, slow_onset_ts=S)],
         schema=HOST_SCHEMA,
     )
-    episodes = [{"host_id": h, "start_ts": a, "end_ts": b} for h, spans in
-                (("weak", halves), ("strong", halves), ("run", whole), ("rare", fifths),
-                 ("faint", [(S, S + 40 * w)])) for a, b in spans]  # fmt: skip
+    episodes = [
+        {"host_id": h, "start_ts": a, "end_ts": b}
+        for h, spans in (
+            ("weak", halves),
+            ("strong", halves),
+            ("run", whole),
+            ("rare", fifths),
+            ("faint", [(S, S + 40 * w)]),
+        )
+        for a, b in spans
+    ]
     manifest = {"start_ts": S, "end_ts": S + 40 * w, "slow_episodes": episodes}
     no_findings = pl.from_arrow(to_table("FindingRaised", []))
     assert isinstance(no_findings, pl.DataFrame)

@@ -11,8 +11,14 @@ from fleetpulse.evaluation.render import render
 from fleetpulse.evaluation.report import ScoreReport
 from fleetpulse.evaluation.sources import join_segments
 
-ANSWER = {"repairs": 5, "failed_repairs": 2, "lemons_cured": {"h1": 10}, "slow_hosts_cured": {},
-          "retired": [], "gpu_h_out_of_service": {"drains": 80.0, "repairs": 960.0}}  # fmt: skip
+ANSWER = {
+    "repairs": 5,
+    "failed_repairs": 2,
+    "lemons_cured": {"h1": 10},
+    "slow_hosts_cured": {},
+    "retired": [],
+    "gpu_h_out_of_service": {"drains": 80.0, "repairs": 960.0},
+}
 
 
 def test_the_last_segment_s_answer_covers_the_run() -> None:
@@ -23,10 +29,12 @@ def test_the_last_segment_s_answer_covers_the_run() -> None:
     _, _, manifest = join_segments([(hosts, faults, history), (hosts, faults, live)], [Path("a"), Path("b")])
     assert manifest["closed_loop"] == ANSWER
     _, _, open_loop = join_segments(
-        [(hosts, faults, {k: v for k, v in history.items() if k != "closed_loop"}),
-         (hosts, faults, {k: v for k, v in live.items() if k != "closed_loop"})],
+        [
+            (hosts, faults, {k: v for k, v in history.items() if k != "closed_loop"}),
+            (hosts, faults, {k: v for k, v in live.items() if k != "closed_loop"}),
+        ],
         [Path("a"), Path("b")],
-    )  # fmt: skip
+    )
     assert "closed_loop" not in open_loop
 
 

@@ -22,12 +22,16 @@ pytestmark = pytest.mark.slow
 def test_host_only_lemons_are_found_by_the_host_level_rules(tmp_path: Path) -> None:
     fleet = config_with("small", lemons={"fraction": 0.25}, failures={"host_only_fraction": 0.5})
     lake, truth = tmp_path / "lake", tmp_path / "truth"
-    run_simulation(Settings.load(), SimulationRequest(fleet=fleet, days=30, seed=3, sink="parquet", out=lake,
-                                                       truth_out=truth))  # fmt: skip
+    run_simulation(
+        Settings.load(),
+        SimulationRequest(fleet=fleet, days=30, seed=3, sink="parquet", out=lake, truth_out=truth),
+    )
     hosts = pl.read_parquet(truth / "hosts.parquet")
     only_lemons = hosts.filter(pl.col("host_only") & pl.col("lemon_kind").is_not_null())["host_id"].to_list()
     assert only_lemons, "the seed must put lemons on hosts that name only the host"
-    [result] = run_backtest(read_history(Lake(lake), Period()), variants(read_policy_data(None), []), load_truth(truth))
+    [result] = run_backtest(
+        read_history(Lake(lake), Period()), variants(read_policy_data(None), []), load_truth(truth)
+    )
     assert result.score is not None
     lemons = result.score.detectors["repeat_offender"]
     found = {f.host_id: f.rule for f in result.replay.findings if f.detector == "repeat_offender"}

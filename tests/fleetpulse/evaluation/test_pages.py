@@ -16,28 +16,49 @@ from streams.core.actions import Action
 
 
 def report() -> ScoreReport:
-    lemons = assemble("repeat_offender", {"h1": 1, "h2": 2, "h9": 3}, {"h1", "h2", "h3"}, {"h1", "h2", "h3"},
-                      ["h9"], [], {})  # fmt: skip
+    lemons = assemble(
+        "repeat_offender", {"h1": 1, "h2": 2, "h9": 3}, {"h1", "h2", "h3"}, {"h1", "h2", "h3"}, ["h9"], [], {}
+    )
     slow = assemble("slow_host", {"s1": 5}, {"s1"}, {"s1"}, [], [], {})
     return ScoreReport({"repeat_offender": lemons, "slow_host": slow}, {}, {})
 
 
-def alert(eid: str, host: str, status: str = "firing", group: str | None = None, name: str = "NewRMA") -> dict:  # type: ignore[type-arg]
-    return {"event_id": eid, "host_id": host, "ts": 0, "alertname": name, "status": status,
-            "group_key": group or f"{host}/f"}  # fmt: skip
+def alert(
+    eid: str, host: str, status: str = "firing", group: str | None = None, name: str = "NewRMA"
+) -> dict:  # type: ignore[type-arg]
+    return {
+        "event_id": eid,
+        "host_id": host,
+        "ts": 0,
+        "alertname": name,
+        "status": status,
+        "group_key": group or f"{host}/f",
+    }
 
 
 def test_pages_are_counted_per_alert_group_and_true_incident() -> None:
     alerts = pl.DataFrame(
-        [alert("a1", "h1"), alert("a1", "h1"),  # the same alert sent twice: one page
-         alert("a0", "h1", name="SlowHost"),  # another alert of the same group: an update, not a page
-         alert("a2", "h1", group="h1/g2", name="RepeatAfterRepair"), alert("a6", "h1", group="h1/g2"),
-         alert("a3", "h2"), alert("a4", "s1", name="SlowHost"),
-         alert("r1", "h1", status="resolved"), alert("a5", "h9"), alert("t1", "-", name="TrainHalted")],
+        [
+            alert("a1", "h1"),
+            alert("a1", "h1"),  # the same alert sent twice: one page
+            alert("a0", "h1", name="SlowHost"),  # another alert of the same group: an update, not a page
+            alert("a2", "h1", group="h1/g2", name="RepeatAfterRepair"),
+            alert("a6", "h1", group="h1/g2"),
+            alert("a3", "h2"),
+            alert("a4", "s1", name="SlowHost"),
+            alert("r1", "h1", status="resolved"),
+            alert("a5", "h9"),
+            alert("t1", "-", name="TrainHalted"),
+        ],
         schema=ALERT_COLUMNS,
-    )  # fmt: skip
+    )
     p = score_pages(alerts, report())
-    assert (p.incidents, p.alerts_on_incidents, p.pages_on_incidents, p.max_pages_per_incident) == (3, 6, 4, 2)
+    assert (p.incidents, p.alerts_on_incidents, p.pages_on_incidents, p.max_pages_per_incident) == (
+        3,
+        6,
+        4,
+        2,
+    )
     assert p.pages_per_incident == 4 / 3 and p.after_repair_pages == 1 and p.first_pages_per_incident == 1.0
     assert (p.pages_elsewhere, p.fleet_pages, p.resolved) == (1, 1, 1)
 
@@ -50,8 +71,17 @@ def test_no_alerts_and_no_incidents() -> None:
 
 
 def test_alerts_read_from_the_lake_carry_their_group_key(tmp_path: Path) -> None:
-    rma = Action(action_id="act-1", kind="rma_opened", host_id="h1", cluster="c0", domain="d0", operation="rma",
-                 ts=1_767_225_600_000, finding_id="f-1", rule="dram_uce_repeat_gpu")  # fmt: skip
+    rma = Action(
+        action_id="act-1",
+        kind="rma_opened",
+        host_id="h1",
+        cluster="c0",
+        domain="d0",
+        operation="rma",
+        ts=1_767_225_600_000,
+        finding_id="f-1",
+        rule="dram_uce_repeat_gpu",
+    )
     records = alerts_for(rma)
     lake = DeltaTables(tmp_path / "lake")
     lake.append("alert_raised", with_date(to_table("AlertRaised", records)), partition_by=[DATE])

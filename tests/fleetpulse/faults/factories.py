@@ -5,18 +5,43 @@ from __future__ import annotations
 from typing import Any
 
 
-def action(aid: str, kind: str, host: str = "h1", *, caused_by: str | None = None, finding: str | None = "f1",
-           rule: str | None = "dram_uce_repeat_gpu", operation: str = "rma", ts: int = 0) -> dict[str, Any]:  # fmt: skip
+def action(
+    aid: str,
+    kind: str,
+    host: str = "h1",
+    *,
+    caused_by: str | None = None,
+    finding: str | None = "f1",
+    rule: str | None = "dram_uce_repeat_gpu",
+    operation: str = "rma",
+    ts: int = 0,
+) -> dict[str, Any]:
     return {
-        "event_type": "MaintenanceActionRecorded", "event_id": aid, "host_id": host, "ts": ts,
-        "payload": {"action_id": aid, "kind": kind, "operation": operation, "finding_id": finding, "rule": rule,
-                    "reason": "", "caused_by": caused_by, "maintenance_domain": "d0"},
-    }  # fmt: skip
+        "event_type": "MaintenanceActionRecorded",
+        "event_id": aid,
+        "host_id": host,
+        "ts": ts,
+        "payload": {
+            "action_id": aid,
+            "kind": kind,
+            "operation": operation,
+            "finding_id": finding,
+            "rule": rule,
+            "reason": "",
+            "caused_by": caused_by,
+            "maintenance_domain": "d0",
+        },
+    }
 
 
 def finding(fid: str, host: str = "h1", ts: int = 0, operation: str = "rma") -> dict[str, Any]:
-    return {"event_type": "FindingRaised", "event_id": fid, "host_id": host, "ts": ts,
-            "payload": {"finding_id": fid, "recommended_action": operation}}  # fmt: skip
+    return {
+        "event_type": "FindingRaised",
+        "event_id": fid,
+        "host_id": host,
+        "ts": ts,
+        "payload": {"finding_id": fid, "recommended_action": operation},
+    }
 
 
 def chain(prefix: str, host: str = "h1", finding_id: str = "f1", ts: int = 0) -> list[dict[str, Any]]:

@@ -15,15 +15,26 @@ from tests.fleetpulse.faults.factories import action, chain, finding
 
 def test_compare_ids_counts_lost_extra_and_repeats() -> None:
     c = compare_ids(["a", "b", "c"], ["a", "a", "c", "d"])
-    assert (c.lost, c.extra, c.duplicate_records, c.reference, c.distinct, c.records) == (["b"], ["d"], 1, 3, 3, 4)
+    assert (c.lost, c.extra, c.duplicate_records, c.reference, c.distinct, c.records) == (
+        ["b"],
+        ["d"],
+        1,
+        3,
+        3,
+        4,
+    )
 
 
 def test_duplicate_rmas_per_cause_and_in_total() -> None:
     ref = [action("r1", "rma_opened", "h1")]
-    assert duplicate_rmas(ref, [action("r1", "rma_opened", "h1"), action("r1", "rma_opened", "h1")]) == 0  # a replay
+    assert (
+        duplicate_rmas(ref, [action("r1", "rma_opened", "h1"), action("r1", "rma_opened", "h1")]) == 0
+    )  # a replay
     assert duplicate_rmas(ref, [action("r1", "rma_opened", "h1"), action("r2", "rma_opened", "h1")]) == 1
     assert duplicate_rmas(ref, [action("r1", "rma_opened", "h1"), action("r3", "rma_opened", "h2")]) == 1
-    assert duplicate_rmas(ref, [action("r9", "rma_opened", "h1")]) == 0  # another id, same count: not a duplicate
+    assert (
+        duplicate_rmas(ref, [action("r9", "rma_opened", "h1")]) == 0
+    )  # another id, same count: not a duplicate
 
 
 def test_count_events_against_the_manifest() -> None:
@@ -44,11 +55,12 @@ def dead_letter(value: bytes, reason: str = "magic byte is 7", error_type: str =
 def test_dlq_share_matches_original_bytes_and_needs_a_reason() -> None:
     poison = {b"p1": "bad_framing", b"p2": "absurd_value", b"p3": "future_ts", b"p4": "future_ts"}
     dlq = [
-        dead_letter(b"p1"), dead_letter(b"p1"),  # dead-lettered twice (a replay) counts once
+        dead_letter(b"p1"),
+        dead_letter(b"p1"),  # dead-lettered twice (a replay) counts once
         dead_letter(b"p2", "gpu_out_of_range: gpu=999", "InvalidRecordError"),
         dead_letter(b"p3", ""),  # no reason: not counted
         dead_letter(b"good"),  # not poison
-    ]  # fmt: skip
+    ]
     got = dlq_share(poison, dlq)
     assert (got.poison, got.dead_lettered, got.without_reason, got.other) == (4, 2, 1, 1)
     assert got.share == 0.5

@@ -18,10 +18,20 @@ DAY_MS = 86_400_000
 
 def finding(n: int, ts: int) -> Finding:
     return Finding(
-        finding_id=f"fnd-{n}", detector="repeat_offender", rule="dram_uce_repeat_gpu", scope="gpu",
-        scope_key="h1/0", host_id="h1", cluster="c0", ts=ts, error_class="dram_uce", count=2,
-        window_start=ts - DAY_MS, window_end=ts, recommended_action="rma",
-    )  # fmt: skip
+        finding_id=f"fnd-{n}",
+        detector="repeat_offender",
+        rule="dram_uce_repeat_gpu",
+        scope="gpu",
+        scope_key="h1/0",
+        host_id="h1",
+        cluster="c0",
+        ts=ts,
+        error_class="dram_uce",
+        count=2,
+        window_start=ts - DAY_MS,
+        window_end=ts,
+        recommended_action="rma",
+    )
 
 
 def decide(tick_between: bool) -> list[tuple[str, str | None]]:

@@ -24,7 +24,9 @@ def test_receiver_slow(shared_fault_context: FaultContext) -> None:
     assert r.details["produced_during_outage"] > 50
     assert r.details["outage"]["seconds"] >= slow_s
     assert_alerts_delivered_once(r)
-    assert r.alerts_wire_duplicates, "the dispatcher's timeout is shorter than the answer: it must have retried"
+    assert r.alerts_wire_duplicates, (
+        "the dispatcher's timeout is shorter than the answer: it must have retried"
+    )
 
 
 def test_receiver_down(shared_fault_context: FaultContext) -> None:

@@ -93,9 +93,14 @@ def test_disk_full(fault_context: FaultContext) -> None:
     fault = r.details["fault"]
     assert fault["producing_when_full"] and fault["freed_at_s"] - fault["full_from_s"] >= full_s
     assert fault["free_after_fill_bytes"] < 64 * 1024, fault
-    assert all(r.details["disk_full_log_lines"].values()), r.details["disk_full_log_lines"]  # each part hit it
+    assert all(r.details["disk_full_log_lines"].values()), r.details[
+        "disk_full_log_lines"
+    ]  # each part hit it
     assert r.details["simulator_error"] is None
     assert r.events_lost == 0 and r.events_duplicated == 0, r.details["lake_events"]
-    assert r.parts_restarted == 0, (r.details["part_crashes"], r.details["detect_exits"])  # nothing after the disk freed
+    assert r.parts_restarted == 0, (
+        r.details["part_crashes"],
+        r.details["detect_exits"],
+    )  # nothing after the disk freed
     assert_detection_kept(r)
     assert_alerts_delivered_once(r)

@@ -84,8 +84,13 @@ def test_a_drained_host_runs_no_job_and_reports_no_fault(make_fleet_config: Any)
 
 
 def test_with_samples_a_slow_host_is_found_repaired_and_its_job_recovers(make_fleet_config: Any) -> None:
-    slow = {"fraction": 0.05, "factor": [0.2, 0.3], "slow_at_start": 1.0, "intermittent_fraction": 0.0,
-            "causes": {"thermal_throttling": 1.0}}  # fmt: skip
+    slow = {
+        "fraction": 0.05,
+        "factor": [0.2, 0.3],
+        "slow_at_start": 1.0,
+        "intermittent_fraction": 0.0,
+        "causes": {"thermal_throttling": 1.0},
+    }
     config = make_fleet_config(hosts=64, job_hosts=8, rate_per_gpu_day=1e-6, slow=slow)
     settings = twin_settings(
         {"sample_interval_min": 30, "cure": {"diagnostics": {"thermal_throttling": 1.0}}}

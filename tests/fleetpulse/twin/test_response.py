@@ -85,7 +85,9 @@ def test_closed_loop_the_agents_and_the_truth_leave_out_the_faults_held_back(tmp
 
     def run(answer: Any, out: Path) -> tuple[pl.DataFrame, MemorySink, dict[str, Any]]:
         sink = MemorySink()
-        request = SimulationRequest(days=20, fleet=config, seed=3, start_ts=START_TS, sink="null", truth_out=out)
+        request = SimulationRequest(
+            days=20, fleet=config, seed=3, start_ts=START_TS, sink="null", truth_out=out
+        )
         result = run_simulation_quiet(request, sink, answer)
         return pl.read_parquet(out / "faults.parquet"), sink, result
 
@@ -98,11 +100,16 @@ def test_closed_loop_the_agents_and_the_truth_leave_out_the_faults_held_back(tmp
     assert lemon_open.filter(pl.col("ts") > cure_ts).height > 0  # open loop the lemons go on failing
     lemon_closed = closed_faults.filter(pl.col("phase") == "lemon")
     assert lemon_closed.height > 0 and lemon_closed["ts"].max() <= cure_ts  # type: ignore[operator]
-    assert closed_faults.filter(pl.col("phase") != "lemon").height == open_faults.filter(pl.col("phase") != "lemon").height
+    assert (
+        closed_faults.filter(pl.col("phase") != "lemon").height
+        == open_faults.filter(pl.col("phase") != "lemon").height
+    )
     assert manifest["closed_loop"]["asked"] == 80  # before every tick but the first (20 days of 6 h ticks)
 
     def events(sink: MemorySink) -> set[tuple[str, int, str]]:
-        return {(r["host_id"], r["ts"], r["event_type"]) for r in sink.records if r["event_type"] != "HostSampled"}
+        return {
+            (r["host_id"], r["ts"], r["event_type"]) for r in sink.records if r["event_type"] != "HostSampled"
+        }
 
     held_back = events(open_sink) - events(closed_sink)
     assert events(closed_sink) <= events(open_sink) and held_back  # nothing new, the lemons' repeats gone

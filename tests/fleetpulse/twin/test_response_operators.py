@@ -57,6 +57,8 @@ def test_an_operator_s_return_does_not_end_the_planner_s_repair() -> None:
     host = fleet.host_id[2]
     r = FleetResponse(fleet, twin_settings(), seed=3)
     r.apply([act(fleet, 2, "drain_requested", day(1))])
-    r.apply_logged([step(host, "out_of_service", day(2)), step(host, "returned_to_service", day(3))], until=day(4))
+    r.apply_logged(
+        [step(host, "out_of_service", day(2)), step(host, "returned_to_service", day(3))], until=day(4)
+    )
     assert r.faults_off(2, day(4), lemon=False)  # still drained by the planner
     assert r.report()["held_by_operators_at_end"] == []

@@ -33,7 +33,9 @@ def _commit(kafka: KafkaCluster, group: str, topic: str, offsets: dict[int, int]
     consumer.close()
 
 
-def test_read_to_end_returns_every_record_once(kafka: KafkaCluster, topic_factory: Callable[..., str]) -> None:
+def test_read_to_end_returns_every_record_once(
+    kafka: KafkaCluster, topic_factory: Callable[..., str]
+) -> None:
     topic = topic_factory("read", partitions=3)
     _produce(kafka, topic, 50)
     records = list(read_to_end(kafka.bootstrap_servers, kafka.settings.kafka, topic, timeout_s=30))
@@ -50,7 +52,9 @@ def test_a_missing_topic_is_empty_or_an_error_as_asked(kafka: KafkaCluster) -> N
         list(read_to_end(kafka.bootstrap_servers, kafka.settings.kafka, topic, missing_ok=False))
 
 
-def test_lag_has_one_meaning_of_nothing_committed(kafka: KafkaCluster, topic_factory: Callable[..., str]) -> None:
+def test_lag_has_one_meaning_of_nothing_committed(
+    kafka: KafkaCluster, topic_factory: Callable[..., str]
+) -> None:
     empty = topic_factory("lag-empty", partitions=2)
     full = topic_factory("lag-full", partitions=1)
     group = unique_topic_name("group")

@@ -54,7 +54,9 @@ def test_events_have_the_simulators_envelope_and_encode(host: FixtureHost, tmp_p
     sample = records[2]["payload"]
     assert sample["interval_s"] == 10 and len(sample["nics"]) == 8
     assert sample["job_id"] is None and sample["step_time_ms"] is None  # no job (v2: null): not comparable
-    assert records[2]["schema_version"] == 2 and records[1]["schema_version"] == 2  # XidRaised v2: gpu nullable
+    assert (
+        records[2]["schema_version"] == 2 and records[1]["schema_version"] == 2
+    )  # XidRaised v2: gpu nullable
     gpus = sample["gpus"]  # NVML is off here: nothing read the v2 GPU fields
     assert gpus == [] or all(g["throttle_reasons"] is None for g in gpus)
 

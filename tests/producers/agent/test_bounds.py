@@ -49,13 +49,20 @@ def test_a_counter_beyond_a_long_keeps_the_sample(host: FixtureHost, tmp_path: P
     codec = Codec()
     for r in samples:
         assert codec.decode(codec.encode(r)).record == r
-        assert all(0 <= n["symbol_errors"] < 2**63 and 0 <= n["link_downed"] <= INT_MAX for n in r["payload"]["nics"])
+        assert all(
+            0 <= n["symbol_errors"] < 2**63 and 0 <= n["link_downed"] <= INT_MAX for n in r["payload"]["nics"]
+        )
 
 
 def test_sample_values_are_clamped_per_field() -> None:
-    payload = {"interval_s": 10, "job_id": "j\x1b[2J", "step_time_ms": float("nan"), "bus_bw_gbps": 1e300,
-               "gpus": [{"gpu": 0, "ecc_sbe": 2**70, "temp_c": -1e300, "throttle_reasons": 2**64}],
-               "nics": [{"port": 0, "symbol_errors": -5, "link_downed": 2**40, "rx_gbps": 1.0}]}  # fmt: skip
+    payload = {
+        "interval_s": 10,
+        "job_id": "j\x1b[2J",
+        "step_time_ms": float("nan"),
+        "bus_bw_gbps": 1e300,
+        "gpus": [{"gpu": 0, "ecc_sbe": 2**70, "temp_c": -1e300, "throttle_reasons": 2**64}],
+        "nics": [{"port": 0, "symbol_errors": -5, "link_downed": 2**40, "rx_gbps": 1.0}],
+    }
     out = bounded_sample(payload)
     assert out["job_id"] == "j[2J" and out["step_time_ms"] == 0.0 and out["bus_bw_gbps"] < 3.5e38
     assert out["gpus"][0]["ecc_sbe"] == INT_MAX and out["gpus"][0]["throttle_reasons"] == 2**63 - 1
@@ -109,6 +116,8 @@ def test_control_and_bidi_characters_are_stripped_from_messages(host: FixtureHos
     assert message == "GPU [31mhas fallen off the bus", message
 
 
-def test_a_host_id_outside_the_id_rule_stops_the_agent_with_one_line(host: FixtureHost, tmp_path: Path) -> None:
+def test_a_host_id_outside_the_id_rule_stops_the_agent_with_one_line(
+    host: FixtureHost, tmp_path: Path
+) -> None:
     with pytest.raises(AgentError, match="breaks the id rule"):
         build_agent(host.agent_settings(tmp_path / "s", host_id="bad host\x1b"), lambda records, state: None)

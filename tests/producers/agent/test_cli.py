@@ -13,11 +13,25 @@ def test_once_print_prints_one_round_as_json(host: FixtureHost, tmp_path: Path) 
     host.fall_off_bus(5)
     result = CliRunner().invoke(
         app,
-        ["agent", "--once", "--print", "--sysfs-root", str(host.sys), "--kmsg-path", str(host.kmsg),
-         "--state-dir", str(tmp_path / "state"), "--no-nvml", "--host-id", "fx-h1"],
-        env={"FLEETPULSE_AGENT__KERNEL_LOG__BOOT_ID_PATH": str(host.boot_id),
-             "FLEETPULSE_AGENT__STEP_TIME__ENABLED": "false"},
-    )  # fmt: skip
+        [
+            "agent",
+            "--once",
+            "--print",
+            "--sysfs-root",
+            str(host.sys),
+            "--kmsg-path",
+            str(host.kmsg),
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--no-nvml",
+            "--host-id",
+            "fx-h1",
+        ],
+        env={
+            "FLEETPULSE_AGENT__KERNEL_LOG__BOOT_ID_PATH": str(host.boot_id),
+            "FLEETPULSE_AGENT__STEP_TIME__ENABLED": "false",
+        },
+    )
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["event_type"] for r in records] == [

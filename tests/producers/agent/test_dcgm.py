@@ -100,8 +100,15 @@ def v2_lines(gpu: int, bus: str, fields: dict[str, int]) -> str:
 
 
 def test_the_pcie_maximum_and_clocks_event_reasons_fill_the_v2_fields(problems: Problems) -> None:
-    extra = v2_lines(0, "00000000:18:00.0", {"DCGM_FI_DEV_PCIE_MAX_LINK_GEN": 5, "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH": 16,
-                                             "DCGM_FI_DEV_CLOCKS_EVENT_REASONS": 0x60})  # fmt: skip
+    extra = v2_lines(
+        0,
+        "00000000:18:00.0",
+        {
+            "DCGM_FI_DEV_PCIE_MAX_LINK_GEN": 5,
+            "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH": 16,
+            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS": 0x60,
+        },
+    )
     extra += v2_lines(1, "00000000:2A:00.0", {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": 0x4})  # DCGM before 3.3
     window = SampleWindow()
     window.add(scraper(lambda: page() + extra, problems).collect(0))

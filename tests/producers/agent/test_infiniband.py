@@ -27,7 +27,9 @@ def kinds(c: InfinibandCollector, now_ms: int) -> list[tuple[int, str, int]]:
 def test_ports_inventory_and_fabric(host: FixtureHost, problems: Problems) -> None:
     c = make(host, problems)
     assert [(p.index, p.device, p.port, p.pci) for p in c.ports][:2] == [
-        (0, "mlx5_0", 1, "0000:1a:00.0"), (1, "mlx5_1", 1, "0000:2c:00.0")]  # fmt: skip
+        (0, "mlx5_0", 1, "0000:1a:00.0"),
+        (1, "mlx5_1", 1, "0000:2c:00.0"),
+    ]
     assert c.inventory()["fabric"] == "infiniband"
     assert len(c.inventory()["nics"]) == 8
 
@@ -128,10 +130,17 @@ def test_ports_keep_their_numbers_across_a_restart_with_an_adapter_gone(
     host.lose_nic(1)  # while the agent was down
 
     units = Units()
-    again = InfinibandCollector(InfinibandSettings(), SysfsReader(host.sys, problems, "infiniband"), problems, units)
+    again = InfinibandCollector(
+        InfinibandSettings(), SysfsReader(host.sys, problems, "infiniband"), problems, units
+    )
     assert [p.device for p in again.ports] == ["mlx5_0", "mlx5_2", "mlx5_3"]  # as found: renumbered
     again.restore(saved)
-    assert [(p.index, p.device) for p in again.ports] == [(0, "mlx5_0"), (1, "mlx5_1"), (2, "mlx5_2"), (3, "mlx5_3")]
+    assert [(p.index, p.device) for p in again.ports] == [
+        (0, "mlx5_0"),
+        (1, "mlx5_1"),
+        (2, "mlx5_2"),
+        (3, "mlx5_3"),
+    ]
     assert units.port_by_pci["0000:2c:00.0"] == 1 and len(again.inventory()["nics"]) == 4
     host.flap(2)
     assert sorted(kinds(again, 1000)) == [(1, "nic_lost", 1), (2, "flap", 1)]

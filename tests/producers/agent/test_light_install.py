@@ -18,8 +18,21 @@ from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[3]
 LIGHT = tomllib.loads((ROOT / "packaging" / "agent" / "pyproject.toml").read_text())["project"]
-HEAVY = ["polars", "pyarrow", "deltalake", "pandas", "scipy", "great_expectations", "faust", "numpy",
-         "matplotlib", "rocksdict", "streams", "analytics", "fleetpulse"]  # fmt: skip
+HEAVY = [
+    "polars",
+    "pyarrow",
+    "deltalake",
+    "pandas",
+    "scipy",
+    "great_expectations",
+    "faust",
+    "numpy",
+    "matplotlib",
+    "rocksdict",
+    "streams",
+    "analytics",
+    "fleetpulse",
+]
 RUN_AGENT = """
 import importlib.abc, json, sys
 heavy = set(json.loads(sys.argv[1]))
@@ -60,17 +73,38 @@ def closure(requirements: list[str]) -> set[str]:
 
 def test_the_light_distribution_declares_none_of_the_heavy_stack() -> None:
     declared = {norm(Requirement(r).name) for r in LIGHT["dependencies"]}
-    assert not declared & {"polars", "pyarrow", "deltalake", "pandas", "scipy", "great-expectations",
-                           "faust-streaming", "numpy", "matplotlib"}  # fmt: skip
+    assert not declared & {
+        "polars",
+        "pyarrow",
+        "deltalake",
+        "pandas",
+        "scipy",
+        "great-expectations",
+        "faust-streaming",
+        "numpy",
+        "matplotlib",
+    }
     assert not closure(LIGHT["dependencies"]) & {"polars", "pyarrow", "pandas", "numpy", "faust-streaming"}
     assert LIGHT["scripts"] == {"fleetpulse-agent": "producers.agent.main:main"}
 
 
 def test_the_agent_runs_without_the_heavy_stack_on_what_it_declares(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", RUN_AGENT, json.dumps(HEAVY), "--once", "--print", "--fixture-host", str(tmp_path)],
-        capture_output=True, text=True, timeout=120, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            RUN_AGENT,
+            json.dumps(HEAVY),
+            "--once",
+            "--print",
+            "--fixture-host",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert {"HostInventoried", "HostSampled"} <= {e["event_type"] for e in events}
@@ -78,4 +112,6 @@ def test_the_agent_runs_without_the_heavy_stack_on_what_it_declares(tmp_path: Pa
     by_module = metadata.packages_distributions()
     needed = {norm(d) for m in imported for d in by_module.get(m, [])}
     missing = needed - closure(LIGHT["dependencies"])
-    assert not missing, f"the agent imports {sorted(missing)}, which packaging/agent/pyproject.toml does not bring"
+    assert not missing, (
+        f"the agent imports {sorted(missing)}, which packaging/agent/pyproject.toml does not bring"
+    )

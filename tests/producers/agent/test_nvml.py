@@ -38,10 +38,28 @@ def test_xid_events_ecc_and_row_remap(nvml: Any, problems: Problems) -> None:
         "XidRaised",
         {"gpu": 2, "xid": 48, "pci_bus_id": "0000:3a:00.0", "message": "DBE (Double Bit Error) ECC Error"},
     ) in payloads
-    assert ("EccErrorObserved", {"gpu": 2, "memory": "dram", "correctable": False, "count": 1,
-                                 "row_remap": "remap_event", "remapped_rows_total": 1}) in payloads  # fmt: skip
-    assert ("EccErrorObserved", {"gpu": 4, "memory": "dram", "correctable": True, "count": 7,
-                                 "row_remap": "none", "remapped_rows_total": 0}) in payloads  # fmt: skip
+    assert (
+        "EccErrorObserved",
+        {
+            "gpu": 2,
+            "memory": "dram",
+            "correctable": False,
+            "count": 1,
+            "row_remap": "remap_event",
+            "remapped_rows_total": 1,
+        },
+    ) in payloads
+    assert (
+        "EccErrorObserved",
+        {
+            "gpu": 4,
+            "memory": "dram",
+            "correctable": True,
+            "count": 7,
+            "row_remap": "none",
+            "remapped_rows_total": 0,
+        },
+    ) in payloads
     g4 = obs.gpus[4]
     assert (
         g4["ecc_sbe"],
@@ -104,9 +122,15 @@ def test_aggregate_ecc_where_volatile_is_unsupported(nvml: Any, problems: Proble
 
 def test_unsupported_link_maximum_and_throttle_reasons_read_as_null(problems: Problems) -> None:
     nv = fake_pynvml(
-        not_supported=frozenset({"nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkWidth",
-                                 "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"})
-    )  # fmt: skip
+        not_supported=frozenset(
+            {
+                "nvmlDeviceGetMaxPcieLinkGeneration",
+                "nvmlDeviceGetMaxPcieLinkWidth",
+                "nvmlDeviceGetCurrentClocksEventReasons",
+                "nvmlDeviceGetCurrentClocksThrottleReasons",
+            }
+        )
+    )
     g = make(nv, problems).collect(0).gpus[0]
     assert (g["pcie_link_gen_max"], g["pcie_link_width_max"], g["throttle_reasons"]) == (None, None, None)
 

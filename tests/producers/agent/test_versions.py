@@ -40,10 +40,16 @@ def test_versions_are_reported_at_start_with_every_component(host: FixtureHost, 
     assert len(reports) == 1  # nothing changed after the start
     p = reports[0]["payload"]
     assert p == {
-        "driver": "550.54.15", "cuda_driver": "12.4", "vbios": "96.00.99.00.01", "inforom": "G520.0200.00.05",
-        "nic_firmware": "28.39.1002", "kernel": p["kernel"], "os_image": "Ubuntu 22.04.4 LTS",
-        "reason": "start", "actor": "agent",
-    }  # fmt: skip
+        "driver": "550.54.15",
+        "cuda_driver": "12.4",
+        "vbios": "96.00.99.00.01",
+        "inforom": "G520.0200.00.05",
+        "nic_firmware": "28.39.1002",
+        "kernel": p["kernel"],
+        "os_image": "Ubuntu 22.04.4 LTS",
+        "reason": "start",
+        "actor": "agent",
+    }
     assert p["kernel"]  # uname -r of the machine running the test
     assert Codec().decode(Codec().encode(reports[0])).record == reports[0]
 
@@ -65,8 +71,13 @@ def test_a_driver_upgrade_is_reported_as_a_change(host: FixtureHost, tmp_path: P
 def test_nics_that_disagree_report_the_lowest_firmware(host: FixtureHost) -> None:
     (host.sys / "class" / "infiniband" / "mlx5_3" / "fw_ver").write_text("28.9.1000\n")
     problems = Problems()
-    c = VersionsCollector(VersionsSettings(os_release=host.os_release), SysfsReader(host.sys, problems, "v"), problems,
-                          fake_pynvml(), uname=lambda: "6.8.0-45-generic")  # fmt: skip
+    c = VersionsCollector(
+        VersionsSettings(os_release=host.os_release),
+        SysfsReader(host.sys, problems, "v"),
+        problems,
+        fake_pynvml(),
+        uname=lambda: "6.8.0-45-generic",
+    )
     versions = c.collect(0).versions
     assert versions["nic_firmware"] == "28.9.1000" and versions["kernel"] == "6.8.0-45-generic"
 
@@ -74,8 +85,13 @@ def test_nics_that_disagree_report_the_lowest_firmware(host: FixtureHost) -> Non
 def test_no_driver_and_no_nics_leave_those_components_null(tmp_path: Path) -> None:
     problems = Problems()
     broken = fake_pynvml(absent=frozenset({"nvmlInit"}))
-    c = VersionsCollector(VersionsSettings(os_release=tmp_path / "none"), SysfsReader(tmp_path, problems, "v"), problems,
-                          broken, uname=lambda: "6.8.0")  # fmt: skip
+    c = VersionsCollector(
+        VersionsSettings(os_release=tmp_path / "none"),
+        SysfsReader(tmp_path, problems, "v"),
+        problems,
+        broken,
+        uname=lambda: "6.8.0",
+    )
     versions = c.collect(0).versions
     assert versions["driver"] is None and versions["nic_firmware"] is None and versions["os_image"] is None
     assert problems.total("versions") >= 1

@@ -31,9 +31,19 @@ def test_the_importers_writer_refuses_values_beyond_a_long() -> None:
     """Finding 3: 1e300 and 2^63 were written as over-long varints that read back as other numbers."""
     encoder = IncidentEncoder(Codec())
     record = IncidentReported(
-        event_id="inc-1", host_id="n1", cluster="c", ts=START,
-        payload={"cause": "psu", "source_class": "x", "source_text": "", "component": None,
-                 "component_kind": None, "start_ts": START, "end_ts": None},
+        event_id="inc-1",
+        host_id="n1",
+        cluster="c",
+        ts=START,
+        payload={
+            "cause": "psu",
+            "source_class": "x",
+            "source_text": "",
+            "component": None,
+            "component_kind": None,
+            "start_ts": START,
+            "end_ts": None,
+        },
     ).to_record()
     assert Codec().decode(encoder.encode(record)).record["ts"] == START
     for bad in (2**63, -(2**63) - 1, 10**300):
@@ -65,7 +75,9 @@ def test_epoch_times_outside_the_bounds_are_bad_rows(tmp_path: Path, start: str,
 
 
 @pytest.mark.parametrize("when", ["0001-01-01", "9999-12-31", "1999-12-31T23:59:59Z", "3000-01-01"])
-def test_iso_times_outside_the_bounds_are_bad_rows_and_install_dates_stay_sane(tmp_path: Path, when: str) -> None:
+def test_iso_times_outside_the_bounds_are_bad_rows_and_install_dates_stay_sane(
+    tmp_path: Path, when: str
+) -> None:
     """Finding 4: one year-1 row made every imported host's install date year 1."""
     path = write(tmp_path, HEADER + f"n1,{when},,GPU,,\nn2,2024-03-01,,GPU,,\nn3,2024-03-02,,GPU,,\n")
     plan = plan_import(path, HistoryMapping(), start_ms=None)
@@ -107,8 +119,12 @@ def test_deep_json_lines_are_bad_rows_and_a_deep_array_is_one_error(tmp_path: Pa
 
 
 def test_nan_and_infinity_json_cells_are_bad_rows(tmp_path: Path) -> None:
-    lines = ['{"host":"n1","start":NaN,"class":"GPU"}', '{"host":"n3","start":Infinity,"class":"GPU"}',
-             '{"host":"n4","start":1e999,"class":"GPU"}', '{"host":"n2","start":1,"class":"GPU"}']
+    lines = [
+        '{"host":"n1","start":NaN,"class":"GPU"}',
+        '{"host":"n3","start":Infinity,"class":"GPU"}',
+        '{"host":"n4","start":1e999,"class":"GPU"}',
+        '{"host":"n2","start":1,"class":"GPU"}',
+    ]
     plan = plan_import(write(tmp_path, "\n".join(lines), "h.jsonl"), HistoryMapping(), start_ms=START)
     assert [r["host_id"] for r in plan.records] == ["n2"]
     assert [b.number for b in plan.summary.bad_rows] == [1, 2, 3]
@@ -116,7 +132,10 @@ def test_nan_and_infinity_json_cells_are_bad_rows(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("host", ["h" * 200, "../../etc", "node\x1b[31m", "a b", "nöde", "a/../b"])
 def test_hosts_outside_the_id_rule_are_bad_rows(tmp_path: Path, host: str) -> None:
-    lines = [json.dumps({"host": host, "start": 1, "class": "GPU"}), json.dumps({"host": "n2", "start": 1, "class": "GPU"})]
+    lines = [
+        json.dumps({"host": host, "start": 1, "class": "GPU"}),
+        json.dumps({"host": "n2", "start": 1, "class": "GPU"}),
+    ]
     plan = plan_import(write(tmp_path, "\n".join(lines), "h.jsonl"), HistoryMapping(), start_ms=START)
     assert [r["host_id"] for r in plan.records] == ["n2"]
     assert [b.number for b in plan.summary.bad_rows] == [1]
@@ -128,7 +147,11 @@ def test_texts_are_cut_and_stripped_of_controls(tmp_path: Path) -> None:
     plan = plan_import(write(tmp_path, line, "h.jsonl"), HistoryMapping(), start_ms=START)
     (record,) = plan.records
     p = record["payload"]
-    assert len(p["source_text"]) <= MAX_TEXT_CHARS and "\x1b" not in p["source_text"] and "\u202e" not in p["source_text"]
+    assert (
+        len(p["source_text"]) <= MAX_TEXT_CHARS
+        and "\x1b" not in p["source_text"]
+        and "\u202e" not in p["source_text"]
+    )
     assert p["source_class"] == "GPU" and p["component"] == "3"
 
 
@@ -136,8 +159,10 @@ def test_the_cli_prints_no_terminal_controls(tmp_path: Path) -> None:
     """Finding 13: host ids, classes and reasons with ESC and NUL reached the terminal raw."""
     trace = tmp_path / "t.jsonl"
     trace.write_text(
-        json.dumps({"host": "evil\x1b[2J\x00", "start": 1, "class": "GPU"}) + "\n"
-        + json.dumps({"host": "n1", "start": 1, "class": "Odd\x1b[31m\u202eclass"}) + "\n"
+        json.dumps({"host": "evil\x1b[2J\x00", "start": 1, "class": "GPU"})
+        + "\n"
+        + json.dumps({"host": "n1", "start": 1, "class": "Odd\x1b[31m\u202eclass"})
+        + "\n"
     )
     result = CliRunner().invoke(cli, ["import", str(trace), "--start", "2024-01-01", "--dry-run"])
     assert result.exit_code == 0, result.output

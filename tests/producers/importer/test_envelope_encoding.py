@@ -14,11 +14,22 @@ CODEC = Codec()
 
 def incident(n: int, rng: random.Random) -> dict:
     component = rng.choice([None, "3", "17", "PSU-2", "é"])
-    payload = {"cause": rng.choice(["psu", "fan", "nic", "faulty_gpu"]), "source_class": f"C/{n % 5}",
-               "source_text": rng.choice(["", "gone", "ñ down"]), "component": component,
-               "component_kind": rng.choice([None, "psu"]), "start_ts": 0, "end_ts": None}  # fmt: skip
-    return {"event_id": f"inc-{n}", "host_id": f"node-{n % 13}", "cluster": rng.choice(["c1", "trace"]),
-            "ts": rng.randrange(-(2**40), 2**41), "payload": payload}  # fmt: skip
+    payload = {
+        "cause": rng.choice(["psu", "fan", "nic", "faulty_gpu"]),
+        "source_class": f"C/{n % 5}",
+        "source_text": rng.choice(["", "gone", "ñ down"]),
+        "component": component,
+        "component_kind": rng.choice([None, "psu"]),
+        "start_ts": 0,
+        "end_ts": None,
+    }
+    return {
+        "event_id": f"inc-{n}",
+        "host_id": f"node-{n % 13}",
+        "cluster": rng.choice(["c1", "trace"]),
+        "ts": rng.randrange(-(2**40), 2**41),
+        "payload": payload,
+    }
 
 
 def test_every_hardware_event_is_the_codecs_bytes() -> None:
@@ -34,8 +45,19 @@ def test_every_hardware_event_is_the_codecs_bytes() -> None:
 
 
 def test_a_nested_payload_goes_through_the_codec() -> None:
-    record = HostInventoried(event_id="inv-1", host_id="h", cluster="c", ts=1, payload={
-        "rack": "r", "fabric": "roce", "maintenance_domain": "d", "sku": "s", "install_ts": 1,
-        "gpu_count": 8, "nic_ports": 8,
-    }).to_record()  # fmt: skip
+    record = HostInventoried(
+        event_id="inv-1",
+        host_id="h",
+        cluster="c",
+        ts=1,
+        payload={
+            "rack": "r",
+            "fabric": "roce",
+            "maintenance_domain": "d",
+            "sku": "s",
+            "install_ts": 1,
+            "gpu_count": 8,
+            "nic_ports": 8,
+        },
+    ).to_record()
     assert EnvelopeEncoder(CODEC).encode(record) == CODEC.encode(record)

@@ -46,13 +46,23 @@ def test_every_listed_host_is_inventoried_with_its_layout(tmp_path: Path) -> Non
     # 4 readable rows (fault-free 2, 3, 4 included) and node-9, named by an incident only
     assert sorted(inv) == ["node-1", "node-2", "node-3", "node-4", "node-9"]
     one = inv["node-1"]
-    assert (one["cluster"], one["payload"]["rack"], one["payload"]["maintenance_domain"]) == ("c1", "r1", "md-a")
+    assert (one["cluster"], one["payload"]["rack"], one["payload"]["maintenance_domain"]) == (
+        "c1",
+        "r1",
+        "md-a",
+    )
     assert (one["payload"]["fabric"], one["payload"]["install_ts"]) == ("roce", START - 30 * DAY)
     assert inv["node-3"]["payload"]["install_ts"] == parse_start("2023-06-01")
     # empty cells take the defaults; an unlisted host keeps the imported layout
     four, nine = inv["node-4"], inv["node-9"]
-    assert (four["cluster"], four["payload"]["rack"], four["payload"]["fabric"]) == ("c0", "imported", "infiniband")
-    assert nine["payload"]["rack"] == "imported" and nine["payload"]["maintenance_domain"].startswith("imported-md")
+    assert (four["cluster"], four["payload"]["rack"], four["payload"]["fabric"]) == (
+        "c0",
+        "imported",
+        "infiniband",
+    )
+    assert nine["payload"]["rack"] == "imported" and nine["payload"]["maintenance_domain"].startswith(
+        "imported-md"
+    )
     assert {r["host_id"]: r["cluster"] for r in plan.records} == {"node-1": "c1", "node-9": "c0"}
     s = plan.summary.inventory
     assert s is not None and (s.listed, s.fault_free, s.records) == (4, 3, 5)
@@ -97,8 +107,18 @@ def test_cli_inventory_option(tmp_path: Path) -> None:
 
 
 NESTED = [
-    {"node_id": 7, "time": 1.5, "event": "start", "fault_type": {"level1": "GPU", "level2": "DBE", "level3": "x"}},
-    {"node_id": 7, "time": 2.0, "event": "end", "fault_type": {"level1": "GPU", "level2": "DBE", "level3": "x"}},
+    {
+        "node_id": 7,
+        "time": 1.5,
+        "event": "start",
+        "fault_type": {"level1": "GPU", "level2": "DBE", "level3": "x"},
+    },
+    {
+        "node_id": 7,
+        "time": 2.0,
+        "event": "end",
+        "fault_type": {"level1": "GPU", "level2": "DBE", "level3": "x"},
+    },
 ]
 
 
@@ -106,9 +126,11 @@ def test_nested_fields_are_read_by_dotted_paths(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in NESTED) + "\n")
     columns = Columns(
-        host="node_id", time="time", event="event",
+        host="node_id",
+        time="time",
+        event="event",
         source_class=("fault_type.level1", "fault_type.level2", "fault_type.level3"),
-    )  # fmt: skip
+    )
     mapping = HistoryMapping(columns=columns, causes={"GPU/DBE": "hbm3"})
     plan = plan_import(path, mapping, start_ms=START)
     assert [r["payload"]["source_class"] for r in plan.records] == ["GPU/DBE/x"]
@@ -118,7 +140,9 @@ def test_nested_fields_are_read_by_dotted_paths(tmp_path: Path) -> None:
     cell = json.dumps(NESTED[0]["fault_type"]).replace('"', '""')
     csv.write_text(f'node_id,time,event,fault_type\n7,1.5,start,"{cell}"\n7,2,end,"{cell}"\n')
     one_level = HistoryMapping(columns=columns.model_copy(update={"source_class": "fault_type.level2"}))
-    assert [r["payload"]["source_class"] for r in plan_import(csv, one_level, start_ms=START).records] == ["DBE"]
+    assert [r["payload"]["source_class"] for r in plan_import(csv, one_level, start_ms=START).records] == [
+        "DBE"
+    ]
 
 
 def test_an_object_read_as_text_is_warned_about_not_silently_unclassified(tmp_path: Path) -> None:

@@ -43,8 +43,15 @@ class CountingSink:
 
 
 def incident(n: int) -> dict[str, Any]:
-    payload = {"cause": "psu", "source_class": "Power/PSU", "source_text": "", "component": None,
-               "component_kind": None, "start_ts": 1_700_000_000_000 + n, "end_ts": None}  # fmt: skip
+    payload = {
+        "cause": "psu",
+        "source_class": "Power/PSU",
+        "source_text": "",
+        "component": None,
+        "component_kind": None,
+        "start_ts": 1_700_000_000_000 + n,
+        "end_ts": None,
+    }
     return IncidentReported(
         event_id=f"inc-{n}", host_id=f"n{n % 7}", cluster="c", ts=1_700_000_000_000 + n, payload=payload
     ).to_record()

@@ -12,19 +12,65 @@ from streams.console.history import HistoryEvent, host_history
 
 EVIL = '<script>alert("x")</script>'
 FINDING = {
-    "finding_id": "f1", "detector": "repeat_offender", "rule": EVIL, "scope": "gpu", "scope_key": "h1/0",
-    "host_id": EVIL, "cluster": "c1", "ts": 1_798_761_600_000, "error_class": "xid", "count": 3,
-    "window_start": 0, "window_end": 1, "recommended_action": "rma", "severity": "critical", "score": None,
-    "evidence": {"xids": EVIL, EVIL: "1"}, "planned": True,
-}  # fmt: skip
-OP = {"op_id": "op1", "operation": "rma", "phase": "in_repair", "finding_id": "f1", "rule": EVIL,
-      "suspected_ts": 1_798_761_600_000, "started_ts": None}  # fmt: skip
-HOST = {"host_id": EVIL, "cluster": "c1", "maintenance_domain": EVIL, "status": "in_repair", "current": OP,
-        "waiting": [], "completed_operations": 0, "last_ts": 0}  # fmt: skip
-DOMAIN = {"domain": EVIL, "size": 8, "out": 2, "capacity": 1, "failing": 1, "failure_budget": 2, "halted": True,
-          "queued": 0, "out_elsewhere": 0}  # fmt: skip
-TRAIN = {"campaign_id": "trn-1", "change": EVIL, "status": "halted", "scope": [EVIL], "upgraded": 0,
-         "visits": {EVIL: 1}, "faults_seen": 1, "halted_reason": EVIL, "started_ts": 0}  # fmt: skip
+    "finding_id": "f1",
+    "detector": "repeat_offender",
+    "rule": EVIL,
+    "scope": "gpu",
+    "scope_key": "h1/0",
+    "host_id": EVIL,
+    "cluster": "c1",
+    "ts": 1_798_761_600_000,
+    "error_class": "xid",
+    "count": 3,
+    "window_start": 0,
+    "window_end": 1,
+    "recommended_action": "rma",
+    "severity": "critical",
+    "score": None,
+    "evidence": {"xids": EVIL, EVIL: "1"},
+    "planned": True,
+}
+OP = {
+    "op_id": "op1",
+    "operation": "rma",
+    "phase": "in_repair",
+    "finding_id": "f1",
+    "rule": EVIL,
+    "suspected_ts": 1_798_761_600_000,
+    "started_ts": None,
+}
+HOST = {
+    "host_id": EVIL,
+    "cluster": "c1",
+    "maintenance_domain": EVIL,
+    "status": "in_repair",
+    "current": OP,
+    "waiting": [],
+    "completed_operations": 0,
+    "last_ts": 0,
+}
+DOMAIN = {
+    "domain": EVIL,
+    "size": 8,
+    "out": 2,
+    "capacity": 1,
+    "failing": 1,
+    "failure_budget": 2,
+    "halted": True,
+    "queued": 0,
+    "out_elsewhere": 0,
+}
+TRAIN = {
+    "campaign_id": "trn-1",
+    "change": EVIL,
+    "status": "halted",
+    "scope": [EVIL],
+    "upgraded": 0,
+    "visits": {EVIL: 1},
+    "faults_seen": 1,
+    "halted_reason": EVIL,
+    "started_ts": 0,
+}
 
 
 class Tags(HTMLParser):
@@ -45,8 +91,15 @@ def parsed(html: str) -> Tags:
 
 
 def test_the_overview_escapes_every_value() -> None:
-    html = pages.overview(domains=[DOMAIN], out_hosts={EVIL: [EVIL]}, work=[HOST], trains=[TRAIN],
-                          findings=[FINDING], base="/console", now_ms=0)  # fmt: skip
+    html = pages.overview(
+        domains=[DOMAIN],
+        out_hosts={EVIL: [EVIL]},
+        work=[HOST],
+        trains=[TRAIN],
+        findings=[FINDING],
+        base="/console",
+        now_ms=0,
+    )
     tags = parsed(html)
     assert "script" not in tags.tags and EVIL not in html
     assert "&lt;script&gt;" in html
@@ -55,10 +108,23 @@ def test_the_overview_escapes_every_value() -> None:
 
 
 def test_the_host_page_escapes_every_value() -> None:
-    history = host_history(HOST, [FINDING], [{"source": "operator", "cause": EVIL, "start_ts": 5, "end_ts": 9}],
-                           [(7, EVIL)], {"driver": {"version": EVIL, "reported_ts": 3}})  # fmt: skip
-    html = pages.host_page(EVIL, host=HOST, inventory={"rack": EVIL, "install_ts": 0}, versions={"driver": {
-        "version": EVIL, "reported_ts": 3}}, findings=[FINDING], history=history, base="/console", now_ms=0)  # fmt: skip
+    history = host_history(
+        HOST,
+        [FINDING],
+        [{"source": "operator", "cause": EVIL, "start_ts": 5, "end_ts": 9}],
+        [(7, EVIL)],
+        {"driver": {"version": EVIL, "reported_ts": 3}},
+    )
+    html = pages.host_page(
+        EVIL,
+        host=HOST,
+        inventory={"rack": EVIL, "install_ts": 0},
+        versions={"driver": {"version": EVIL, "reported_ts": 3}},
+        findings=[FINDING],
+        history=history,
+        base="/console",
+        now_ms=0,
+    )
     assert "script" not in parsed(html).tags and EVIL not in html
 
 
@@ -66,9 +132,12 @@ def test_a_host_history_is_newest_first_and_pairs_outages() -> None:
     outages: list[dict[str, Any]] = [{"source": "incident", "cause": "psu", "start_ts": 5, "end_ts": 9}]
     events = host_history(HOST, [FINDING | {"ts": 2}], outages, [(10, "rma")], {})
     assert [(e.ts, e.kind) for e in events] == [
-        (1_798_761_600_000, "suspected"), (10, "returned to service"), (9, "back in service"),
-        (5, "out of service"), (2, "finding"),
-    ]  # fmt: skip
+        (1_798_761_600_000, "suspected"),
+        (10, "returned to service"),
+        (9, "back in service"),
+        (5, "out of service"),
+        (2, "finding"),
+    ]
     assert events[-1] == HistoryEvent(2, "finding", f"repeat_offender/{EVIL} on h1/0: xid x3")
 
 

@@ -41,7 +41,9 @@ class Element:
         return self.browser.call("GET", f"/element/{self.ref}/attribute/{name}")  # type: ignore[no-any-return]
 
     def find_all(self, css: str) -> list[Element]:
-        found = self.browser.call("POST", f"/element/{self.ref}/elements", {"using": "css selector", "value": css})
+        found = self.browser.call(
+            "POST", f"/element/{self.ref}/elements", {"using": "css selector", "value": css}
+        )
         return [Element(self.browser, ref(e)) for e in found]
 
     def type(self, text: str) -> None:
@@ -76,7 +78,10 @@ class Browser:
         return str(self.call("GET", "/title"))
 
     def find_all(self, css: str) -> list[Element]:
-        return [Element(self, ref(e)) for e in self.call("POST", "/elements", {"using": "css selector", "value": css})]
+        return [
+            Element(self, ref(e))
+            for e in self.call("POST", "/elements", {"using": "css selector", "value": css})
+        ]
 
     def find(self, css: str) -> Element:
         found = self.find_all(css)
@@ -106,8 +111,17 @@ def browser(tmp: Path) -> Iterator[Browser]:
                     break
             assert time.monotonic() < deadline, "chromedriver did not start"
             time.sleep(0.2)
-        options = {"binary": CHROMIUM, "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                   "--disable-dev-shm-usage", "--window-size=1400,1000", f"--user-data-dir={tmp / 'profile'}"]}  # fmt: skip
+        options = {
+            "binary": CHROMIUM,
+            "args": [
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--window-size=1400,1000",
+                f"--user-data-dir={tmp / 'profile'}",
+            ],
+        }
         caps = {"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": options}}}
         session = http.post("/session", json=caps).json()["value"]["sessionId"]
         shots = tmp / "screenshots"

@@ -23,19 +23,30 @@ START = parse_start("2024-01-01")
 # (node, start day, fault type), each incident ending an hour later
 TRACE = [
     # 3 NIC faults in 3 days: a GID table error twice and a lost NIC, no port named
-    (1, 10.0, "Network/NIC GID table/error"), (1, 11.0, "Network/NIC lost/-"), (1, 12.9, "Network/NIC GID table/error"),
+    (1, 10.0, "Network/NIC GID table/error"),
+    (1, 11.0, "Network/NIC lost/-"),
+    (1, 12.9, "Network/NIC GID table/error"),
     # three different GPU faults in 4.7 days, none naming its GPU
-    (2, 20.0, "GPU/DBE/over threshold"), (2, 22.0, "GPU/lost/-"), (2, 24.7, "GPU/SBE/storm"),
+    (2, 20.0, "GPU/DBE/over threshold"),
+    (2, 22.0, "GPU/lost/-"),
+    (2, 24.7, "GPU/SBE/storm"),
     # 4 PCIe width faults over two months
-    (3, 5.0, "PCIe/width low/x8"), (3, 20.0, "PCIe/width low/x8"), (3, 40.0, "PCIe/width low/x4"),
+    (3, 5.0, "PCIe/width low/x8"),
+    (3, 20.0, "PCIe/width low/x8"),
+    (3, 40.0, "PCIe/width low/x4"),
     (3, 55.0, "PCIe/width low/x8"),
     # 3 link downs in 28 days (each 12 days apart: no 7-day rule sees two)
-    (4, 1.0, "Network/link down/port 1"), (4, 13.0, "Network/link down/port 2"), (4, 26.0, "Network/link down/port 1"),
+    (4, 1.0, "Network/link down/port 1"),
+    (4, 13.0, "Network/link down/port 2"),
+    (4, 26.0, "Network/link down/port 1"),
     # a PSU failing twice in a month
-    (5, 3.0, "Power/PSU/failed"), (5, 30.0, "Power/PSU/failed"),
+    (5, 3.0, "Power/PSU/failed"),
+    (5, 30.0, "Power/PSU/failed"),
     # one of each on a healthy host: nothing
-    (6, 1.0, "PCIe/width low/x8"), (6, 40.0, "Power/PSU/failed"), (6, 80.0, "Fan/failed/3"),
-]  # fmt: skip
+    (6, 1.0, "PCIe/width low/x8"),
+    (6, 40.0, "Power/PSU/failed"),
+    (6, 80.0, "Fan/failed/3"),
+]
 
 
 def findings(tmp_path: Path, trace: list[tuple[int, float, str]], policy: Policy) -> list[Finding]:
@@ -93,10 +104,17 @@ def test_multi_symptom_needs_different_classes(tmp_path: Path) -> None:
             {"name": "b", "event_type": "ComponentFaultObserved", "causes": ["fan"]},
         ],
         "rules": [
-            {"name": "multi", "classes": ["a", "b"], "scope": "host", "count": 3, "window": "7d",
-             "action": "diagnostics", "distinct_classes": 2},
+            {
+                "name": "multi",
+                "classes": ["a", "b"],
+                "scope": "host",
+                "count": 3,
+                "window": "7d",
+                "action": "diagnostics",
+                "distinct_classes": 2,
+            },
         ],
-    }  # fmt: skip
+    }
     policy = parse_policy(data)
     same = [(7, d, "Power/PSU/failed") for d in (1.0, 2.0, 3.0)]
     assert findings(tmp_path, same, policy) == []

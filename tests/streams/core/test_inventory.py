@@ -16,10 +16,16 @@ def inventoried(
     return HostInventoried(
         **envelope(host=host, ts=ts, cluster=cluster),
         payload={
-            "rack": rack, "fabric": "roce", "maintenance_domain": domain, "sku": "H100-SXM5-80GB",
-            "install_ts": START_TS - 86_400_000, "gpu_count": 8, "nic_ports": 8, **payload,
+            "rack": rack,
+            "fabric": "roce",
+            "maintenance_domain": domain,
+            "sku": "H100-SXM5-80GB",
+            "install_ts": START_TS - 86_400_000,
+            "gpu_count": 8,
+            "nic_ports": 8,
+            **payload,
         },
-    ).to_record()  # fmt: skip
+    ).to_record()
 
 
 def inventory_of(*records: dict[str, Any]) -> Inventory:

@@ -11,7 +11,10 @@ from streams.core.messages import MESSAGE_VERSION, PlanFinding, PlanTick, planne
 
 
 def test_planner_messages_round_trip_through_json() -> None:
-    for message in (PlanFinding("d1", {"event_id": "f1", "host_id": "h1"}), PlanTick("d2", 1_700_000_000_000)):
+    for message in (
+        PlanFinding("d1", {"event_id": "f1", "host_id": "h1"}),
+        PlanTick("d2", 1_700_000_000_000),
+    ):
         wire = json.loads(json.dumps(to_wire(message)))  # what Faust's JSON serializer carries
         assert wire["v"] == MESSAGE_VERSION
         assert planner_message(wire) == message

@@ -173,7 +173,9 @@ def test_a_duplicate_record_at_a_later_offset_counts_once(policy: Policy) -> Non
 def test_a_late_record_moves_the_offset_but_counts_nothing(policy: Policy) -> None:
     records = [f.link(port=0, ts=START_TS + 10 * DAY), *dram_fault(START_TS), *dram_fault(START_TS + DAY)]
     state, sent = fold_from(None, records, 0, policy)
-    assert sent == [] and state is not None and state.pos is not None and state.pos[1] >= 2  # late DRAM records read
+    assert (
+        sent == [] and state is not None and state.pos is not None and state.pos[1] >= 2
+    )  # late DRAM records read
     assert list(state.rules) == ["link_flap_repeat_port|h1/0"]  # and not counted
 
 
@@ -242,7 +244,9 @@ def test_one_gpu_with_several_symptoms_is_an_rma(policy: Policy) -> None:
         f.xid(79, gpu=5, ts=START_TS + 3 * DAY),
     ]
     found = run(symptoms, policy)
-    assert [(x.rule, x.scope_key, x.recommended_action) for x in found] == [("gpu_any_symptom", "h1/5", "rma")]
+    assert [(x.rule, x.scope_key, x.recommended_action) for x in found] == [
+        ("gpu_any_symptom", "h1/5", "rma")
+    ]
     spread = [{**e, "payload": {**e["payload"], "gpu": g}} for e, g in zip(symptoms, (1, 2, 5), strict=True)]
     assert run(spread, policy) == []  # three GPUs of one host: not one sick GPU
     assert run([{**symptoms[2], "ts": START_TS + 6 * DAY}, *symptoms[:2]], policy) == []
@@ -275,10 +279,14 @@ def _event(error_class: str, ts: int, part: int | None) -> dict[str, Any]:
 
 
 HOST_ONLY_RULES = (
-    "dram_uce_repeat_host_unknown", "sram_uce_repeat_host_unknown", "fell_off_bus_repeat_host_unknown",
-    "link_down_repeat_host_unknown", "nic_lost_repeat_host_unknown", "link_flap_repeat_host_unknown",
+    "dram_uce_repeat_host_unknown",
+    "sram_uce_repeat_host_unknown",
+    "fell_off_bus_repeat_host_unknown",
+    "link_down_repeat_host_unknown",
+    "nic_lost_repeat_host_unknown",
+    "link_flap_repeat_host_unknown",
     "row_remap_failure_host_unknown",
-)  # fmt: skip
+)
 
 
 def test_every_per_component_class_has_its_host_only_rule(policy: Policy) -> None:
@@ -309,8 +317,19 @@ def test_a_host_only_rule_must_have_host_scope() -> None:
     from streams.core.errors import PolicyError
     from streams.core.policy import parse_policy
 
-    bad = {"classes": [{"name": "x", "event_type": "XidRaised", "xids": [79]}],
-           "rules": [{"name": "r", "classes": ["x"], "scope": "gpu", "component": "unknown",
-                      "count": 2, "window": "1d", "action": "rma"}]}  # fmt: skip
+    bad = {
+        "classes": [{"name": "x", "event_type": "XidRaised", "xids": [79]}],
+        "rules": [
+            {
+                "name": "r",
+                "classes": ["x"],
+                "scope": "gpu",
+                "component": "unknown",
+                "count": 2,
+                "window": "1d",
+                "action": "rma",
+            }
+        ],
+    }
     with pytest.raises(PolicyError, match="its scope is .host."):
         parse_policy(bad)

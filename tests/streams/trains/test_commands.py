@@ -51,8 +51,20 @@ def test_rollback_aborts_and_takes_changed_hosts_back_to_their_version() -> None
     cid = started(state)
     for host in ("h1", "h2"):
         for kind in ("suspected", "drain_requested", "drained", "change_requested", "change_applied"):
-            apply(state, Action(action_id=f"{host}-{kind}", kind=kind, host_id=host, cluster="c", domain="d",
-                                operation="change", ts=T0 + 10, finding_id=cid, rule="550.54.15"))  # fmt: skip
+            apply(
+                state,
+                Action(
+                    action_id=f"{host}-{kind}",
+                    kind=kind,
+                    host_id=host,
+                    cluster="c",
+                    domain="d",
+                    operation="change",
+                    ts=T0 + 10,
+                    finding_id=cid,
+                    rule="550.54.15",
+                ),
+            )
     records = rollback_records(state.trains, cid, actor="ana", now_ms=T0 + 20)
     assert [r["payload"]["kind"] for r in records] == ["aborted", "started"]
     back = records[1]["payload"]
@@ -73,9 +85,18 @@ def test_change_applied_is_a_version_report_on_the_actions_log() -> None:
 
 
 def test_a_campaign_halt_pages_with_its_evidence() -> None:
-    halt = Action(action_id="a1", kind="campaign_halted", host_id="-", cluster="-", domain="d", operation="change",
-                  ts=T0, finding_id="trn-1", rule="driver=560.35",
-                  reason="xid: 9 faults ... rate ratio 3.1 [95 % 1.5, 6.4]. Roll back: fleetpulse train abort trn-1 --rollback")  # fmt: skip
+    halt = Action(
+        action_id="a1",
+        kind="campaign_halted",
+        host_id="-",
+        cluster="-",
+        domain="d",
+        operation="change",
+        ts=T0,
+        finding_id="trn-1",
+        rule="driver=560.35",
+        reason="xid: 9 faults ... rate ratio 3.1 [95 % 1.5, 6.4]. Roll back: fleetpulse train abort trn-1 --rollback",
+    )
     [alert] = alerts_for(halt)
     assert alert["payload"]["alertname"] == "CampaignHalted" and alert["payload"]["severity"] == "critical"
     assert "--rollback" in alert["payload"]["annotations"]["summary"]

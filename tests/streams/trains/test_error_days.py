@@ -28,9 +28,23 @@ def policy() -> Policy:
 def inventory(hosts: dict[str, str]) -> Inventory:
     inv = Inventory()
     for host, domain in hosts.items():
-        inv.apply(HostInventoried(event_id=f"inv-{host}", host_id=host, cluster="c0", ts=T0, payload={
-            "rack": "r", "fabric": "infiniband", "maintenance_domain": domain, "sku": "H100",
-            "install_ts": 0, "gpu_count": 8, "nic_ports": 8}).to_record())  # fmt: skip
+        inv.apply(
+            HostInventoried(
+                event_id=f"inv-{host}",
+                host_id=host,
+                cluster="c0",
+                ts=T0,
+                payload={
+                    "rack": "r",
+                    "fabric": "infiniband",
+                    "maintenance_domain": domain,
+                    "sku": "H100",
+                    "install_ts": 0,
+                    "gpu_count": 8,
+                    "nic_ports": 8,
+                },
+            ).to_record()
+        )
     return inv
 
 
@@ -82,7 +96,9 @@ def test_a_restarted_worker_counts_on_from_what_the_log_holds(policy: Policy) ->
     sent = first.observe(state, signal)
     assert sent is not None
     apply(state, sent)
-    again = ErrorDays(policy, inv.domain_of).observe(state, signal)  # the same error read again after a restart
+    again = ErrorDays(policy, inv.domain_of).observe(
+        state, signal
+    )  # the same error read again after a restart
     assert again is not None and again.action_id != sent.action_id  # the host-day's second, not a repeat
     apply(state, again)
     apply(state, again)

@@ -20,13 +20,43 @@ def test_a_finding_recommending_a_change_is_unplannable() -> None:
 def test_a_host_flagged_soon_after_its_change_is_not_escalated_as_a_failed_repair() -> None:
     policy = load_policy()
     state = FleetState()
-    kinds = ("suspected", "drain_requested", "drained", "change_requested", "change_applied", "verified", "returned")
+    kinds = (
+        "suspected",
+        "drain_requested",
+        "drained",
+        "change_requested",
+        "change_applied",
+        "verified",
+        "returned",
+    )
     for operation, cause in (("change", "trn-1"), ("reboot", "f-0")):
         host = f"h-{operation}"
-        for kind in kinds if operation == "change" else ("suspected", "drain_requested", "drained",
-                                                          "reboot_requested", "repaired", "verified", "returned"):  # fmt: skip
-            apply(state, Action(action_id=f"{host}-{kind}", kind=kind, host_id=host, cluster="c0", domain="d",
-                                operation=operation, ts=f.START_TS, finding_id=cause))  # fmt: skip
+        for kind in (
+            kinds
+            if operation == "change"
+            else (
+                "suspected",
+                "drain_requested",
+                "drained",
+                "reboot_requested",
+                "repaired",
+                "verified",
+                "returned",
+            )
+        ):
+            apply(
+                state,
+                Action(
+                    action_id=f"{host}-{kind}",
+                    kind=kind,
+                    host_id=host,
+                    cluster="c0",
+                    domain="d",
+                    operation=operation,
+                    ts=f.START_TS,
+                    finding_id=cause,
+                ),
+            )
         assert state.hosts[host].returned_from == operation
     later = f.START_TS + f.DAY
     assert escalation_of(policy, state, f.finding("h-change", ts=later, action="reboot")) is None

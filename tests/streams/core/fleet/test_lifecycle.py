@@ -41,11 +41,20 @@ def test_replay_rebuilds_the_planner_state(policy: Policy) -> None:
     state, actions = planned(policy)
     assert replay(actions) == state
     assert [(a.host_id, a.kind) for a in actions] == [
-        ("h1", "suspected"), ("h1", "drain_requested"), ("h1", "drained"), ("h1", "reboot_requested"),
-        ("h2", "suspected"), ("h2", "deferred"),
-        ("h1", "repaired"), ("h1", "verified"), ("h1", "returned"),
-        ("h2", "released"), ("h2", "drain_requested"), ("h2", "drained"), ("h2", "rma_opened"),
-    ]  # fmt: skip
+        ("h1", "suspected"),
+        ("h1", "drain_requested"),
+        ("h1", "drained"),
+        ("h1", "reboot_requested"),
+        ("h2", "suspected"),
+        ("h2", "deferred"),
+        ("h1", "repaired"),
+        ("h1", "verified"),
+        ("h1", "returned"),
+        ("h2", "released"),
+        ("h2", "drain_requested"),
+        ("h2", "drained"),
+        ("h2", "rma_opened"),
+    ]
 
 
 def test_applying_twice_changes_nothing(policy: Policy) -> None:
@@ -73,7 +82,8 @@ def test_host_states_after_repair(policy: Policy) -> None:
 def test_the_lake_gate_accepts_every_action_kind_the_planner_can_write() -> None:
     suite = json.loads(suite_path("maintenance_action_recorded").read_text())
     [kind_set] = [
-        e["kwargs"]["value_set"] for e in suite["expectations"]
+        e["kwargs"]["value_set"]
+        for e in suite["expectations"]
         if e["type"] == "expect_column_values_to_be_in_set" and e["kwargs"]["column"] == "kind"
-    ]  # fmt: skip
+    ]
     assert set(kind_set) == set(typing.get_args(ActionKind))

@@ -131,7 +131,9 @@ def test_repair_stats_per_operation_kind_are_what_the_draws_pick_from_and_a_rese
     assert (ops["repair"]["samples"], ops["repair"]["median_ms"]) == (2, 15 * HOUR)
     assert (ops["rma"]["samples"], ops["rma"]["median_ms"]) == (1, 100 * HOUR)
     for op, found in ops.items():  # the planner's draw for the operation picks among the same times
-        draws = {o.repair_draw_ms("hbm3", op, reset_within=HOUR, min_samples=1, unit=u / 10) for u in range(10)}
+        draws = {
+            o.repair_draw_ms("hbm3", op, reset_within=HOUR, min_samples=1, unit=u / 10) for u in range(10)
+        }
         assert draws <= set(o.measured_for("hbm3", op, HOUR)) and len(draws) == found["samples"]
 
 

@@ -49,7 +49,9 @@ def test_forgetting_old_ids_changes_no_later_decision() -> None:
     gone = forget(state, keep_ids=50, ended_horizon_ms=DAY)
     assert gone > 0 and len(state.applied) == 50 and len(state.findings) <= 50
     assert list(state.applied) == list(kept.applied)[-50:], "the newest ids are the ones kept"
-    open_ops = {op.op_id for h in state.hosts.values() for op in ([h.current] if h.current else []) + h.waiting}
+    open_ops = {
+        op.op_id for h in state.hosts.values() for op in ([h.current] if h.current else []) + h.waiting
+    }
     assert set(state.op_hosts) == open_ops and len(kept.op_hosts) > len(open_ops)
     ts = f.START_TS + 61 * DAY
     newest = next(reversed(kept.findings))
@@ -60,7 +62,9 @@ def test_forgetting_old_ids_changes_no_later_decision() -> None:
     ):
         assert planner.on_finding(state, finding, domain, 10) == planner.on_finding(kept, finding, domain, 10)
     for d in range(4):
-        assert planner.reconcile(state, f"d{d}", 10, ts + 9 * DAY) == planner.reconcile(kept, f"d{d}", 10, ts + 9 * DAY)
+        assert planner.reconcile(state, f"d{d}", 10, ts + 9 * DAY) == planner.reconcile(
+            kept, f"d{d}", 10, ts + 9 * DAY
+        )
     assert {h: (x.status, x.completed) for h, x in state.hosts.items()} == {
         h: (x.status, x.completed) for h, x in kept.hosts.items()
     }
@@ -103,8 +107,14 @@ def test_a_snapshot_round_trips_and_a_bad_one_is_ignored(tmp_path: Path) -> None
 
 def test_snapshots_wait_for_enough_records_and_for_acknowledged_actions(tmp_path: Path) -> None:
     busy = [True]
-    keeper = FleetSnapshots(tmp_path / "snap", "fleet.actions", every=100, keep_ids=10_000,
-                            ended_horizon_ms=DAY, busy=lambda: busy[0])  # fmt: skip
+    keeper = FleetSnapshots(
+        tmp_path / "snap",
+        "fleet.actions",
+        every=100,
+        keep_ids=10_000,
+        ended_horizon_ms=DAY,
+        busy=lambda: busy[0],
+    )
     state = FleetState()
     for i in range(99):
         apply(state, _suspected(i))
@@ -116,8 +126,9 @@ def test_snapshots_wait_for_enough_records_and_for_acknowledged_actions(tmp_path
     assert not keeper.progress(state, {0: LogMark(100, 1)})
     keeper.flush()
     assert keeper.written == 1
-    loaded, marks = FleetSnapshots(tmp_path / "snap", "fleet.actions", every=100, keep_ids=10_000,
-                                   ended_horizon_ms=DAY).load()  # fmt: skip
+    loaded, marks = FleetSnapshots(
+        tmp_path / "snap", "fleet.actions", every=100, keep_ids=10_000, ended_horizon_ms=DAY
+    ).load()
     assert loaded == state and marks == {0: LogMark(100, 1)}
 
 
@@ -126,7 +137,9 @@ def test_after_a_rewind_the_new_log_is_snapshotted_as_soon_as_it_is_due(tmp_path
     for i in range(1_000):
         apply(old, _suspected(i))
     write_snapshot(tmp_path / "snap", FleetSnapshot("fleet.actions", {0: LogMark(1_000, 1)}, old))
-    keeper = FleetSnapshots(tmp_path / "snap", "fleet.actions", every=100, keep_ids=10_000, ended_horizon_ms=DAY)
+    keeper = FleetSnapshots(
+        tmp_path / "snap", "fleet.actions", every=100, keep_ids=10_000, ended_horizon_ms=DAY
+    )
     assert keeper.load()[0].count == 1_000
     keeper.rewound()  # the saved state was of another log: the worker folds this one from the start
     fresh = FleetState()
@@ -146,7 +159,9 @@ def test_a_snapshot_is_written_off_the_callers_thread_one_at_a_time(
         return write_atomically(path, data)
 
     monkeypatch.setattr(fleet_snapshot, "write_atomically", slow_write)
-    keeper = FleetSnapshots(tmp_path / "snap", "fleet.actions", every=10, keep_ids=10_000, ended_horizon_ms=DAY)
+    keeper = FleetSnapshots(
+        tmp_path / "snap", "fleet.actions", every=10, keep_ids=10_000, ended_horizon_ms=DAY
+    )
     state = FleetState()
     for i in range(10):
         apply(state, _suspected(i))
@@ -157,12 +172,22 @@ def test_a_snapshot_is_written_off_the_callers_thread_one_at_a_time(
     release.set()
     keeper.flush()
     assert writers and writers[0] is not threading.current_thread()
-    loaded, marks = FleetSnapshots(tmp_path / "snap", "fleet.actions", every=10, keep_ids=10_000,
-                                   ended_horizon_ms=DAY).load()  # fmt: skip
+    loaded, marks = FleetSnapshots(
+        tmp_path / "snap", "fleet.actions", every=10, keep_ids=10_000, ended_horizon_ms=DAY
+    ).load()
     assert loaded.count == 10 and marks == {0: LogMark(10, 1)}  # the state as it was when progress took it
     assert keeper.progress(state, {0: LogMark(30, 1)})  # due again once written
 
 
 def _suspected(i: int) -> Action:
-    return Action(action_id=f"a{i}", kind="suspected", host_id=f"h{i}", cluster="c0", domain="d0",
-                  operation="reboot", ts=f.START_TS + i, finding_id=f"f{i}", rule="r")  # fmt: skip
+    return Action(
+        action_id=f"a{i}",
+        kind="suspected",
+        host_id=f"h{i}",
+        cluster="c0",
+        domain="d0",
+        operation="reboot",
+        ts=f.START_TS + i,
+        finding_id=f"f{i}",
+        rule="r",
+    )

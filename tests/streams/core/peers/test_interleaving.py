@@ -32,8 +32,15 @@ def _partitions(hours: int = 8, seed: int = 17) -> list[list[dict[str, Any]]]:
         ts = START_TS + step * 1000
         for n, (host, job, pace) in enumerate(hosts):
             factor = SLOW[host][0] if host in SLOW and on[host][step // 1800] else 1.0
-            parts[n % NSRC].append(f.sample(1000.0 * pace * factor * (1 + rng.gauss(0, 0.004)),
-                                            380.0 * (1 + rng.gauss(0, 0.004)), job=job, host=host, ts=ts))  # fmt: skip
+            parts[n % NSRC].append(
+                f.sample(
+                    1000.0 * pace * factor * (1 + rng.gauss(0, 0.004)),
+                    380.0 * (1 + rng.gauss(0, 0.004)),
+                    job=job,
+                    host=host,
+                    ts=ts,
+                )
+            )
     return parts
 
 

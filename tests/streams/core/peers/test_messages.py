@@ -24,8 +24,20 @@ MIN = 60_000
 T = 1_700_000_100_000
 
 # What workers wrote before the messages were typed (json.dumps of dicts: no ``v``).
-OLD_SUMMARY = {"host_id": "h1", "cluster": "c0", "window_start": T, "window_end": T + 5 * MIN, "step_ms": 1001.5,
-               "bus_bw": 380.0, "job": "j1", "n": 30, "wm": T + 6 * MIN, "type": "summary", "src": 2, "nsrc": 4}  # fmt: skip
+OLD_SUMMARY = {
+    "host_id": "h1",
+    "cluster": "c0",
+    "window_start": T,
+    "window_end": T + 5 * MIN,
+    "step_ms": 1001.5,
+    "bus_bw": 380.0,
+    "job": "j1",
+    "n": 30,
+    "wm": T + 6 * MIN,
+    "type": "summary",
+    "src": 2,
+    "nsrc": 4,
+}
 OLD_WM = {"type": "wm", "cluster": "c0", "src": 2, "nsrc": 4, "wm": T + 6 * MIN}
 OLD_IDLE = {"type": "idle", "cluster": "c1", "src": 3, "nsrc": 4, "wm": -1}
 OLD_BUNDLE = {"type": "bundle", "cluster": "c0", "items": [OLD_SUMMARY, OLD_WM, OLD_IDLE]}
@@ -96,12 +108,24 @@ def test_anything_else_is_refused_with_the_reason(value: bytes) -> None:
 # -- stored state -------------------------------------------------------------------------------------------
 
 OLD_CHECKPOINT = {
-    "v": 1, "partition": 3, "next_offset": 48, "wm": T + 9 * MIN, "wm_window": T + 5 * MIN,
+    "v": 1,
+    "partition": 3,
+    "next_offset": 48,
+    "wm": T + 9 * MIN,
+    "wm_window": T + 5 * MIN,
     "hosts": {
-        "h1": {"wm": T + 9 * MIN, "closed": T + 5 * MIN, "w": {str(T + 5 * MIN): [4004.0, 1520.0, 4, T + 10 * MIN, "j1"]}},
-        "h2": {"wm": T + 4 * MIN, "closed": None, "w": {str(T): [2000.0, 760.0, 2, T + 5 * MIN]}},  # no job kept yet
+        "h1": {
+            "wm": T + 9 * MIN,
+            "closed": T + 5 * MIN,
+            "w": {str(T + 5 * MIN): [4004.0, 1520.0, 4, T + 10 * MIN, "j1"]},
+        },
+        "h2": {
+            "wm": T + 4 * MIN,
+            "closed": None,
+            "w": {str(T): [2000.0, 760.0, 2, T + 5 * MIN]},
+        },  # no job kept yet
     },
-}  # fmt: skip
+}
 
 
 class _OlderSummary(msgspec.Struct, tag="summary", tag_field="type"):
@@ -135,8 +159,9 @@ def test_a_checkpoint_an_older_worker_wrote_resumes_unchanged() -> None:
         T + 9 * MIN,
         T + 5 * MIN,
     )
-    assert state.hosts["h1"] == HostWindows(T + 9 * MIN, T + 5 * MIN, {str(T + 5 * MIN): Window(4004.0, 1520.0, 4,
-                                                                                               T + 10 * MIN, "j1")})  # fmt: skip
+    assert state.hosts["h1"] == HostWindows(
+        T + 9 * MIN, T + 5 * MIN, {str(T + 5 * MIN): Window(4004.0, 1520.0, 4, T + 10 * MIN, "j1")}
+    )
     assert state.hosts["h2"].w[str(T)] == Window(2000.0, 760.0, 2, T + 5 * MIN, None)
     again = json.loads(state.to_bytes())
     assert again["v"] == CHECKPOINT_VERSION and set(again) == set(OLD_CHECKPOINT)

@@ -37,10 +37,13 @@ def test_a_healthy_fleet_of_many_paces_gives_no_finding_in_thirty_days() -> None
                 jobs |= {h: (f"job-{w}-{j}", pace) for h in hosts[k : k + size]}
                 k += size
         members: dict[str, Member] = {
-            h: (1000.0 * pace * (1 + offset[h]) * (1 + rng.gauss(0, noise)),
-                380.0 / pace * (1 - 0.5 * offset[h]) * (1 + rng.gauss(0, noise)), job)
+            h: (
+                1000.0 * pace * (1 + offset[h]) * (1 + rng.gauss(0, noise)),
+                380.0 / pace * (1 - 0.5 * offset[h]) * (1 + rng.gauss(0, noise)),
+                job,
+            )
             for h, (job, pace) in jobs.items()
-        }  # fmt: skip
+        }
         verdicts = evaluate_window(members, w * WINDOW, (w + 1) * WINDOW, policy)
         judged += len(verdicts)
         for v in verdicts:
@@ -69,10 +72,17 @@ def test_an_intermittent_three_percent_host_at_duty_point_four_is_found_within_t
     for w in range(2 * 24 * 12):
         slow = episodes[w // 6]
         members: dict[str, Member] = {
-            h: (1000.0 * pace * (1 + offset[h]) * (1.03 if h == "a05" and slow else 1.0) * (1 + rng.gauss(0, noise)),
-                380.0 * (1 + rng.gauss(0, noise)), job)
+            h: (
+                1000.0
+                * pace
+                * (1 + offset[h])
+                * (1.03 if h == "a05" and slow else 1.0)
+                * (1 + rng.gauss(0, noise)),
+                380.0 * (1 + rng.gauss(0, noise)),
+                job,
+            )
             for h, (job, pace) in jobs.items()
-        }  # fmt: skip
+        }
         for v in evaluate_window(members, w * WINDOW, (w + 1) * WINDOW, policy):
             histories[v.host_id], finding = update_history(histories.get(v.host_id), v, "c0", policy)
             if finding is not None:

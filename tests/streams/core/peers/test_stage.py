@@ -61,8 +61,13 @@ def feed(
             if slow and h in slow and ts >= START_TS + slow_from * MIN:
                 on = pattern[h][window % len(pattern[h])] if pattern and h in pattern else True
                 factor = slow[h] if on else 1.0
-            record = f.sample(1000.0 * factor * (1 + rng.gauss(0, 0.01)), 380.0 * (1 + rng.gauss(0, 0.01)),
-                              interval_s=interval_s, host=f"h{h:03d}", ts=ts)  # fmt: skip
+            record = f.sample(
+                1000.0 * factor * (1 + rng.gauss(0, 0.01)),
+                380.0 * (1 + rng.gauss(0, 0.01)),
+                interval_s=interval_s,
+                host=f"h{h:03d}",
+                ts=ts,
+            )
             summaries, _ = host_stage.add_sample(host_store, record)
             for summary in summaries:
                 summary = msgspec.structs.replace(summary, src=h % 3, nsrc=3)
@@ -126,8 +131,18 @@ def test_bus_bandwidth_drop_alone_is_slow() -> None:
         start = START_TS + w * 5 * MIN
         for h in range(10):
             bw = 300.0 if h == 9 else 380.0 + h * 0.1
-            s = HostSummary(host_id=f"h{h}", cluster="c0", window_start=start, window_end=start + 5 * MIN,
-                            step_ms=1000.0 + h * 0.1, bus_bw=bw, n=5, wm=start + 5 * MIN, src=0, nsrc=1)  # fmt: skip
+            s = HostSummary(
+                host_id=f"h{h}",
+                cluster="c0",
+                window_start=start,
+                window_end=start + 5 * MIN,
+                step_ms=1000.0 + h * 0.1,
+                bus_bw=bw,
+                n=5,
+                wm=start + 5 * MIN,
+                src=0,
+                nsrc=1,
+            )
             found += stage.add_summary(store, s)[0]
     assert [x.host_id for x in found] == ["h9"] and float(found[0].evidence["z_bus_bw"]) < -3.5
 
@@ -218,8 +233,9 @@ def test_after_every_partition_went_idle_the_first_back_does_not_close_the_other
         stage.add_watermark(store, "c0", src=src, nsrc=2, wm=10 * MIN, idle=True)
     backlog = [(0, 15 * MIN), (15 * MIN, 30 * MIN), (30 * MIN, 45 * MIN)]
     for start, end in backlog:  # partition 0's burst comes first, far past the stall
-        stage.add_summary(store, HostSummary(**base, src=0, host_id="a", window_start=start, window_end=end,
-                                             wm=end))  # fmt: skip
+        stage.add_summary(
+            store, HostSummary(**base, src=0, host_id="a", window_start=start, window_end=end, wm=end)
+        )
     assert watermark(store) == 10 * MIN  # partition 1 holds it again
     late = [
         stage.add_summary(
@@ -486,7 +502,10 @@ def test_a_pair_of_slow_hosts_is_found_by_its_telemetry() -> None:
     assert [h for h, v in verdicts.items() if v.slow] == ["p0", "p1"]
     assert verdicts["p0"].reference == "telemetry" and verdicts["p1"].degraded == 0.6
     few = {h: peers[h] for h in ("a00", "a01", "a02", "p0", "p1")}  # too few hosts for a peer test
-    assert [v.host_id for v in evaluate_window(few, 0, 1, SlowHostPolicy(), degraded) if v.slow] == ["p0", "p1"]
+    assert [v.host_id for v in evaluate_window(few, 0, 1, SlowHostPolicy(), degraded) if v.slow] == [
+        "p0",
+        "p1",
+    ]
 
 
 def test_a_host_alone_in_its_job_with_a_downtrained_pcie_link_is_found_with_its_evidence() -> None:
@@ -499,8 +518,9 @@ def test_a_host_alone_in_its_job_with_a_downtrained_pcie_link_is_found_with_its_
     findings: list[Finding] = []
     for step in range(0, 40 * 60, 60):
         for host, job in jobs.items():
-            record = f.sample(900.0 if host.startswith("solo") else 1000.0, job=job, host=host,
-                              ts=START_TS + step * 1000)  # fmt: skip
+            record = f.sample(
+                900.0 if host.startswith("solo") else 1000.0, job=job, host=host, ts=START_TS + step * 1000
+            )
             if host == "solo-0":
                 record["payload"]["gpus"][3] |= {"pcie_link_gen": 4, "pcie_link_width": 8}
             for summary in host_stage.add_sample(host_store, record)[0]:
@@ -526,8 +546,13 @@ def test_a_persistent_ten_percent_host_in_a_two_host_job_is_found() -> None:
         ts = START_TS + step * 1000
         for host, (job, pace) in jobs.items():
             factor = 1.10 if host == "p2-1" else 1.0
-            record = f.sample(1000.0 * pace * factor * (1 + rng.gauss(0, 0.004)), 380.0 * (1 + rng.gauss(0, 0.004)),
-                              job=job, host=host, ts=ts)  # fmt: skip
+            record = f.sample(
+                1000.0 * pace * factor * (1 + rng.gauss(0, 0.004)),
+                380.0 * (1 + rng.gauss(0, 0.004)),
+                job=job,
+                host=host,
+                ts=ts,
+            )
             for summary in host_stage.add_sample(host_store, record)[0]:
                 findings += cluster_stage.add_summary(
                     cluster_store, msgspec.structs.replace(summary, src=0, nsrc=1)

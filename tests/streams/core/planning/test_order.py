@@ -23,7 +23,9 @@ def ordered(policy: Policy, size: int = 10) -> OrderedPlan:
     return OrderedPlan(Planner(policy), frozenset(SOURCES), {}, size=lambda domain: size)
 
 
-def run(plan: OrderedPlan, steps: list[tuple[str, Finding | Mark]], state: FleetState | None = None) -> list[Action]:
+def run(
+    plan: OrderedPlan, steps: list[tuple[str, Finding | Mark]], state: FleetState | None = None
+) -> list[Action]:
     state = state if state is not None else FleetState()
     out: list[Action] = []
     for source, item in steps:
@@ -116,7 +118,10 @@ def test_a_finding_behind_the_horizon_is_decided_at_once_and_counted_late(policy
 
 def test_a_re_delivered_finding_is_decided_once(policy: Policy) -> None:
     plan, state = ordered(policy), FleetState()
-    steps: list[Step] = [("errors/0", f.finding("h1", ts=START_TS + 1)), *[(s, Mark(START_TS + 2)) for s in SOURCES]]
+    steps: list[Step] = [
+        ("errors/0", f.finding("h1", ts=START_TS + 1)),
+        *[(s, Mark(START_TS + 2)) for s in SOURCES],
+    ]
     first = run(plan, steps, state)
     assert drained(first) == ["h1"]
     assert run(plan, steps, state) == []
@@ -174,7 +179,11 @@ def interleave(per_source: dict[str, list[Step]], picks: list[int]) -> list[Step
 
 
 @settings(max_examples=60, deadline=None)
-@given(per_source=sources(), a=st.lists(st.integers(0, 2), max_size=40), b=st.lists(st.integers(0, 2), max_size=40))
+@given(
+    per_source=sources(),
+    a=st.lists(st.integers(0, 2), max_size=40),
+    b=st.lists(st.integers(0, 2), max_size=40),
+)
 def test_any_arrival_order_gives_the_same_actions(
     policy: Policy, per_source: dict[str, list[Step]], a: list[int], b: list[int]
 ) -> None:

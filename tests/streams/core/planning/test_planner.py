@@ -244,7 +244,9 @@ def _repaired_once(planner: Planner, state: FleetState) -> int:
 def test_a_host_flagged_again_soon_after_a_repair_is_escalated_to_an_rma_and_pages(policy: Policy) -> None:
     planner, state = Planner(policy), FleetState()
     back = _repaired_once(planner, state)
-    again = planner.on_finding(state, f.finding("h1", ts=back + 10 * DAY, action="reboot", fid="f-again"), "d0", 20)
+    again = planner.on_finding(
+        state, f.finding("h1", ts=back + 10 * DAY, action="reboot", fid="f-again"), "d0", 20
+    )
     assert kinds(again, "h1")[:2] == ["suspected", "escalated"]
     assert {a.operation for a in again} == {"rma"} and "rma_opened" in kinds(again, "h1")
     escalated = again[1]
@@ -257,10 +259,14 @@ def test_a_finding_long_after_the_repair_is_not_escalated(policy: Policy) -> Non
     planner, state = Planner(policy), FleetState()
     back = _repaired_once(planner, state)
     # beyond the repair history's window too (an RMA 31 d before escalates now: see test_planner_wakes)
-    later = planner.on_finding(state, f.finding("h1", ts=back + 181 * DAY, action="reboot", fid="f-late"), "d0", 20)
+    later = planner.on_finding(
+        state, f.finding("h1", ts=back + 181 * DAY, action="reboot", fid="f-late"), "d0", 20
+    )
     assert "escalated" not in kinds(later) and {a.operation for a in later} == {"reboot"}
     off = policy.model_copy(update={"planner": policy.planner.model_copy(update={"escalate_within": 0})})
     planner2, state2 = Planner(off), FleetState()
     back2 = _repaired_once(planner2, state2)
-    soon = planner2.on_finding(state2, f.finding("h1", ts=back2 + DAY, action="reboot", fid="f-soon"), "d0", 20)
+    soon = planner2.on_finding(
+        state2, f.finding("h1", ts=back2 + DAY, action="reboot", fid="f-soon"), "d0", 20
+    )
     assert "escalated" not in kinds(soon)

@@ -21,9 +21,16 @@ def policy(after: int, within: str = "30d") -> Policy:
 
 def escalated(host: str, day: float) -> Action:
     return Action(
-        action_id=f"esc-{host}-{day}", kind="escalated", host_id=host, cluster="c", domain="c-md000",
-        operation="rma", ts=int(day * DAY), finding_id=f"f-{day}", rule="dram_uce_repeat_gpu",
-    )  # fmt: skip
+        action_id=f"esc-{host}-{day}",
+        kind="escalated",
+        host_id=host,
+        cluster="c",
+        domain="c-md000",
+        operation="rma",
+        ts=int(day * DAY),
+        finding_id=f"f-{day}",
+        rule="dram_uce_repeat_gpu",
+    )
 
 
 def test_the_nth_failed_repair_within_the_window_retires_the_host_once() -> None:
@@ -58,12 +65,20 @@ def test_the_planner_forgets_a_retired_host() -> None:
     esc = escalated("h1", 1)
     steps = [("suspected", 1), ("drain_requested", 1), ("drained", 1), ("rma_opened", 1)]
     for kind, day in steps:
-        apply(state, Action(f"{kind}-h1", kind, "h1", "c", "c-md000", "rma", int(day * DAY), finding_id=esc.finding_id))
+        apply(
+            state,
+            Action(
+                f"{kind}-h1", kind, "h1", "c", "c-md000", "rma", int(day * DAY), finding_id=esc.finding_id
+            ),
+        )
     before = buffers.of(state, "c-md000", 10)
     assert (before.size, before.out, before.failing) == (10, 1, 1)
     for retired in Retirement(p).on_actions([esc]):
         apply(state, retired)
-    apply(state, Action("returned-h1", "returned", "h1", "c", "c-md000", "rma", 6 * DAY, finding_id=esc.finding_id))
+    apply(
+        state,
+        Action("returned-h1", "returned", "h1", "c", "c-md000", "rma", 6 * DAY, finding_id=esc.finding_id),
+    )
     after = buffers.of(state, "c-md000", 10)
     assert (after.size, after.out, after.failing) == (9, 0, 0)
     assert state.hosts["h1"].status == "retired"

@@ -59,7 +59,9 @@ def test_a_skipped_tick_still_wakes_when_an_imported_outage_ends(policy: Policy)
     incidents = [incident(f"i{n}", host, START_TS - HOUR, end) for n, host in enumerate(("h8", "h9"))]
     for record in incidents:
         apply_logged(state, record)
-    assert "train_halted" in [a.kind for a in planner.on_finding(state, f.finding("h1", ts=START_TS), "d0", 10)]
+    assert "train_halted" in [
+        a.kind for a in planner.on_finding(state, f.finding("h1", ts=START_TS), "d0", 10)
+    ]
 
     def moves(wakes: list[int]) -> list[str]:
         moved: list[str] = []
