@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from producers.changes import VersionsSpec
 from producers.errors import FleetConfigError
+from schemas.published import LLAMA3_CAUSE_MIX, LLAMA3_RATE_PER_GPU_DAY
 from schemas.taxonomy import FaultKind
 
 PRESET_DIR = Path(__file__).parent / "presets"
@@ -22,23 +23,6 @@ Fabric = Literal["roce", "infiniband"]
 LemonKind = Literal["dram_uce", "fell_off_bus", "sram_uce", "link_flap"]
 SlowCause = Literal["degraded_nic", "pcie_downtraining", "thermal_throttling"]
 
-# Llama 3 (Table 5): share of 419 unexpected interruptions on 16,384 H100 over 54 days.
-LLAMA3_CAUSE_MIX: dict[str, float] = {
-    "faulty_gpu": 30.1,
-    "hbm3": 17.2,
-    "software": 12.9,
-    "network": 8.4,
-    "host_maintenance": 7.6,
-    "gpu_sram": 4.5,
-    "gpu_system_processor": 4.1,
-    "nic": 1.7,
-    "nccl_watchdog": 1.7,
-    "silent_data_corruption": 1.4,
-    "thermal": 1.4,
-    "ssd": 0.7,
-    "psu": 0.7,
-}
-LLAMA3_RATE_PER_GPU_DAY = 419 / (16_384 * 54)
 
 # Which fault kinds realise each cause (a cause without hardware signal is its own kind).
 DEFAULT_CAUSE_KINDS: dict[str, dict[str, float]] = {

@@ -13,24 +13,9 @@ import polars as pl
 
 from analytics.jobs.incidents import normalised_cause
 from analytics.jobs.source import MS_PER_HOUR
+from schemas.published import LLAMA3_CAUSE_MIX
 from schemas.taxonomy import UNCLASSIFIED
 
-# Llama 3 (Dubey et al. 2024, Table 5): share of 419 unexpected interruptions, 16,384 H100, 54 days.
-LLAMA3_TABLE5: dict[str, float] = {
-    "faulty_gpu": 30.1,
-    "hbm3": 17.2,
-    "software": 12.9,
-    "network": 8.4,
-    "host_maintenance": 7.6,
-    "gpu_sram": 4.5,
-    "gpu_system_processor": 4.1,
-    "nic": 1.7,
-    "nccl_watchdog": 1.7,
-    "silent_data_corruption": 1.4,
-    "thermal": 1.4,
-    "ssd": 0.7,
-    "psu": 0.7,
-}
 # Meta research clusters ("Revisiting reliability in large-scale ML research clusters", 2024).
 META_MTTF_HOURS: dict[int, float] = {8: 47.7 * 24, 1024: 7.9, 16384: 1.8}
 # A slope needs two job sizes with interruptions; with fewer there is no slope to report.
@@ -52,7 +37,7 @@ def root_cause_table(interrupted: pl.LazyFrame) -> pl.LazyFrame:
     shares are over every interruption, never renormalised over the classified ones.
     """
     ref = pl.LazyFrame(
-        {"cause": [*LLAMA3_TABLE5, UNCLASSIFIED], "llama3_pct": [*LLAMA3_TABLE5.values(), None]},
+        {"cause": [*LLAMA3_CAUSE_MIX, UNCLASSIFIED], "llama3_pct": [*LLAMA3_CAUSE_MIX.values(), None]},
         schema_overrides={"llama3_pct": pl.Float64},
     )
     counts = interrupted.group_by(normalised_cause(pl.col("cause")).alias("cause")).agg(
