@@ -10,18 +10,8 @@ from typing import Any
 
 from producers.faults import AER_ERRORS
 from producers.noise import CE_AER_ERRORS
+from producers.pci_layout import PCI_BUS_IDS
 from schemas.xids import FELL_OFF_BUS, KIND_XIDS, ROW_REMAP_EVENT, XID_NAMES
-
-PCI_BUS_IDS = (
-    "0000:18:00.0",
-    "0000:2a:00.0",
-    "0000:3a:00.0",
-    "0000:5d:00.0",
-    "0000:9a:00.0",
-    "0000:ab:00.0",
-    "0000:ba:00.0",
-    "0000:db:00.0",
-)
 
 Emitted = tuple[str, dict[str, Any]]  # (event_type, payload)
 

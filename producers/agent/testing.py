@@ -15,17 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ground.settings.agent import AgentSettings, KernelLogSettings
+from producers.pci_layout import PCI_BUS_IDS
 
-GPU_BUSES = (
-    "0000:18:00.0",
-    "0000:2a:00.0",
-    "0000:3a:00.0",
-    "0000:5d:00.0",
-    "0000:9a:00.0",
-    "0000:ab:00.0",
-    "0000:ba:00.0",
-    "0000:db:00.0",
-)
+GPU_BUSES = PCI_BUS_IDS  # the simulator's host layout: its events and these files name the same GPUs
 NIC_BUSES = (
     "0000:1a:00.0",
     "0000:2c:00.0",
