@@ -35,6 +35,12 @@ def check_ts(ts: Any, now_ms: int, *, what: str = "time") -> int:
         raise BoundsError(f"{what} {ts!r} is not a whole number of epoch milliseconds")
     if ts < MIN_TS_MS:
         raise BoundsError(f"{what} {ts} is before 2000-01-01")
+    return check_not_ahead(ts, now_ms, what=what)
+
+
+def check_not_ahead(ts: int, now_ms: int, *, what: str = "time") -> int:
+    """``ts`` when it is at most a day after now; BoundsError otherwise (a clock that only moves forward
+    would stay there for good)."""
     if ts > now_ms + FUTURE_TOLERANCE_MS:
         raise BoundsError(f"{what} {ts} is more than a day after now ({now_ms})")
     return ts
