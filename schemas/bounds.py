@@ -1,8 +1,9 @@
 """The bounds every way in checks before a value becomes an event: times, ids, text, counts, XIDs.
 
-The importer, ``ops record``, ``POST /ops/events``, the host agent and the webhook receiver all
-check against these, so a value the detector would dead-letter (or worse, fold) is refused where
-it enters, as a bad row or a 400, never as a crash or a silently wrapped number.
+The importer, ``ops record``, ``POST /ops/events`` and the host agent check against these (the
+webhook receiver takes alerts, and checks strict JSON), so a value the detector would dead-letter
+(or worse, fold) is refused where it enters, as a bad row or a 400, never as a crash or a silently
+wrapped number. The detect worker checks ``fleet.actions`` records against ``check_not_ahead``.
 """
 
 from __future__ import annotations
