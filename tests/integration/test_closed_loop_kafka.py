@@ -1,7 +1,8 @@
 """The closed loop on the real broker: the simulated fleet answers the live detect worker's actions.
 
 A lemon whose RMA cures it stops failing after the RMA; one whose repairs never hold is found again
-after it returns and escalated. Open loop (the old simulator) both would keep failing.
+after it returns, escalated, then retired (``retire_after = 1``), and sends nothing after that. Open
+loop (the old simulator) both would keep failing.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from fleetpulse.twin.live import BrokerLoop, Lockstep
 from fleetpulse.twin.settings import twin_settings
 from producers.runner import SimulationRequest, run_simulation
 from streams.core.actions import Action
+from streams.core.policy import DEFAULT_POLICY_FILE
 from streams.worker import spawn_worker
 from tests.conftest import free_ports
 from tests.fleetpulse.twin.conftest import START_TS, fleet_config
@@ -42,9 +44,20 @@ def settings(kafka):  # type: ignore[no-untyped-def]
     return isolated_settings(kafka.settings)
 
 
+def retiring_policy(path: Path) -> Path:
+    """The packaged policy with retirement on at the first failed repair."""
+    text = DEFAULT_POLICY_FILE.read_text()
+    assert "\nretire_after = 0\n" in text
+    path.write_text(text.replace("\nretire_after = 0\n", "\nretire_after = 1\n"))
+    return path
+
+
 def test_the_fleet_answers_the_live_planner(settings: Any, tmp_path: Path) -> None:
     (port,) = free_ports(1)
-    worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log")
+    policy = retiring_policy(tmp_path / "policy.toml")
+    worker = spawn_worker(
+        settings, web_port=port, data_dir=tmp_path / "w", policy_file=policy, log_path=tmp_path / "w.log"
+    )
     config = fleet_config(hosts=64, job_hosts=8, rate_per_gpu_day=1e-6, lemons=LEMONS)
     loop = BrokerLoop(settings, twin_settings(CURES), SEED, Lockstep(timeout_s=30))
     try:
@@ -83,10 +96,15 @@ def test_the_fleet_answers_the_live_planner(settings: Any, tmp_path: Path) -> No
             assert report["lemons_cured"][host] == rmas[0]
             assert faults and max(faults) <= rmas[0] + TICK_MS
             assert found and max(found) <= rmas[0] + TICK_MS
-            assert "escalated" not in {a.kind for a in mine}
-        else:  # the repair did not hold: it fails again after its return, is found again and escalated
+            assert not {"escalated", "retired"} & {a.kind for a in mine}
+        else:  # the repair did not hold: it fails again after its return, is found again, escalated, retired
             returned = next(a.ts for a in mine if a.kind == "returned")
             assert any(ts > returned for ts in faults)
             assert any(ts > returned for ts in found)
-            assert Counter(a.kind for a in mine)["escalated"] >= 1
+            steps = [a.kind for a in mine]
+            assert Counter(steps)["escalated"] == 1 and Counter(steps)["retired"] == 1, steps
+            assert steps.index("escalated") < steps.index("retired")
+            retired = next(a.ts for a in mine if a.kind == "retired")
+            assert max(faults) <= retired + TICK_MS  # out for good: nothing after the tick it was retired in
             assert host not in report["lemons_cured"]
+    assert report["retired"] == sorted(h for h, k in kinds.items() if k == "sram_uce")
