@@ -18,7 +18,7 @@ from fleetpulse.evaluation.sources import Truth
 from schemas.arrow import to_table
 from streams.core.findings import Finding
 from streams.core.policy import Policy
-from tests.fleetpulse.evaluation.test_detection import END, FAULT_SCHEMA, HOST_SCHEMA, S, fault, host
+from tests.fleetpulse.evaluation.test_detection import END, FAULT_SCHEMA, HOST_SCHEMA, S, fault, finding, host
 
 # Three fell-off-the-bus lemons: "often" fails four times, "twice" twice (material: it repeated), "once"
 # once (no repeat: no detector of repeats could tell it from a healthy GPU's random fault).
@@ -43,24 +43,7 @@ def truth() -> Truth:
 
 
 def found(*hosts: str) -> list[Finding]:
-    return [
-        Finding(
-            finding_id=f"ro-{h}",
-            detector="repeat_offender",
-            rule="fell_off_bus_repeat_gpu",
-            scope="gpu",
-            scope_key=f"{h}/0",
-            host_id=h,
-            cluster="c0",
-            ts=S + 25 * DAY_MS,
-            error_class="fell_off_bus",
-            count=2,
-            window_start=S,
-            window_end=S + 25 * DAY_MS,
-            recommended_action="rma",
-        )
-        for h in hosts
-    ]
+    return [finding(h, "repeat_offender", S + 25 * DAY_MS, window_start=S) for h in hosts]
 
 
 def shipped_and_stricter() -> tuple[Policy, Policy]:
