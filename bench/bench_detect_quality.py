@@ -135,6 +135,7 @@ def line(report: dict[str, Any]) -> str:
         f"(from busy: {_f(sh['ttd_busy_median_windows'], 1)}/{_f(sh['ttd_busy_p90_windows'], 1)}) | "
         f"critical P {_f(cf['precision'])} R {_f(cf['recall'])} | "
         f"sim {run['simulate_s']} s, replay {run['replay_s']} s"
+        + (f"\n  lemons to be found: {ro['truth_definition']}" if ro.get("truth_definition") else "")
         + (f"\n  slow hosts to be found: {sh['truth_definition']}" if sh.get("truth_definition") else "")
         + (f"\n  slow hosts missed: {report['slow_fn_reasons']}" if report.get("slow_fn_reasons") else "")
         + (

@@ -91,7 +91,8 @@ def print_summary(console: Console, s: dict[str, Any], run_id: str, run_dir: Pat
     for row in _detector_rows(s["score"]):
         det.add_row(*row)
     console.print(det)
-    definition = (s["score"].get("params") or {}).get("slow_truth", {}).get("definition")
-    if definition:
-        console.print(f"slow hosts to be found — {definition}")
+    params = s["score"].get("params") or {}
+    for what, key in (("lemons", "lemon_truth"), ("slow hosts", "slow_truth")):
+        if definition := params.get(key, {}).get("definition"):
+            console.print(f"{what} to be found — {definition}")
     console.print(f"report: [bold]{s['report']}[/]   run folder: {run_dir}   total {s['elapsed_s']:.0f} s")

@@ -84,5 +84,6 @@ def findings_frame(findings: Sequence[Finding]) -> pl.DataFrame:
 
 
 def score_against(findings: Sequence[Finding], truth: Truth, policy: Policy) -> ScoreReport:
-    """Precision, recall and time to detect of the backtest's findings, with the policy's own thresholds."""
+    """Precision, recall and time to detect of the backtest's findings against the truth's material lemons
+    and slow hosts (the same for every variant); the policy's own thresholds give lag and "rule met"."""
     return score_with_policy(findings_frame(findings), truth, policy)

@@ -16,10 +16,13 @@ def _ratio(value: float | None) -> str:
 def summary_table(results: Sequence[VariantResult]) -> Table:
     """Findings against the live run, capacity drained, and precision / recall when a truth was given."""
     scored = all(r.score is not None for r in results)
-    definition = next(
-        (r.score.params.get("slow_truth", {}).get("definition") for r in results if r.score), None
-    )
-    caption = f"slow P / R against {definition}" if scored and definition else None
+    params = next((r.score.params for r in results if r.score), {})
+    against = [
+        f"{what} P / R against the {d}"
+        for what, key in (("repeat", "lemon_truth"), ("slow", "slow_truth"))
+        if (d := params.get(key, {}).get("definition"))
+    ]
+    caption = "\n".join(against) if scored and against else None
     table = Table(title="backtest", caption=caption)
     columns = ["variant", "findings", "same as live", "appear", "disappear", "host-days drained"]
     columns += ["peak drained", "halts", "RMAs"]

@@ -38,7 +38,8 @@ def score(
     policy: Annotated[
         Path | None,
         typer.Option(
-            help="Detection policy whose thresholds define 'detectable' "
+            help="Detection policy the detectors ran: its thresholds give the lag after threshold and "
+            "'rule met', never what must be found (the truth's materiality) "
             "(default: settings detect.policy_file, else the packaged streams/core/policy.toml)."
         ),
     ] = None,
@@ -47,10 +48,13 @@ def score(
     ] = None,
     slow_k: Annotated[
         int | None,
-        typer.Option(help="Slow host detectable if onset leaves >= k windows (default: the policy's k)."),
+        typer.Option(help="The slow-host rule's k, recorded in the report (default: the policy's k)."),
     ] = None,
     rule: Annotated[
-        list[str] | None, typer.Option(help="Override a lemon rule: KIND=COUNT/DURATION, e.g. dram_uce=2/7d.")
+        list[str] | None,
+        typer.Option(
+            help="Override a lemon rule (lag after threshold): KIND=COUNT/DURATION, e.g. dram_uce=2/7d."
+        ),
     ] = None,
     timeout_s: Annotated[float, typer.Option(help="Max time to read the findings topic.")] = 60.0,
     pages: Annotated[

@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from analytics.jobs.slow_truth import Materiality, resolutions_of
+from fleetpulse.evaluation.lemon_truth import DAY_MS, LemonMateriality, lemon_faults, material_lemons
 from fleetpulse.evaluation.policy_rules import default_critical_kinds, default_rules, default_slow_k
 from fleetpulse.evaluation.report import DetectorScore, ScoreReport, assemble, first_findings
 from fleetpulse.evaluation.rule_met import RepeatRule, ScopedRule, rule_met, rules_for, threshold_reached_at
@@ -25,6 +26,7 @@ __all__ = [
     "DAY_MS",
     "DETECTORS",
     "DetectorScore",
+    "LemonMateriality",
     "RepeatRule",
     "ScoreReport",
     "ScoringError",
@@ -40,7 +42,6 @@ __all__ = [
     "windows_between",
 ]
 
-DAY_MS = 86_400_000
 DETECTORS = ("repeat_offender", "slow_host", "critical_fault")
 
 
@@ -51,20 +52,6 @@ class ScoringError(FleetpulseError):
 # Thresholds a caller leaves out are the shipped policy's (``policy_rules``): streams/core/policy.toml is
 # the only place rule defaults live. A row-remap failure is not counted as a DRAM UCE: the policy
 # classifies it apart (and acts on it at once, as detector "critical_fault").
-
-
-def _scoped_faults(
-    faults: pl.DataFrame, host: Mapping[str, Any], rule: RepeatRule, start: int, end: int
-) -> list[int]:
-    """Fault times of the rule's kinds on the lemon's own scope (its GPU, its port, or the whole host)."""
-    mine = faults.filter(pl.col("kind").is_in(rule.kinds) & pl.col("ts").is_between(start, end))
-    # a host whose events name only the host is seen by the host-level rules, over all its faults
-    scope = "host" if host.get("host_only") else host.get("lemon_scope") or "host"
-    if scope == "gpu" and host.get("lemon_gpu") is not None:
-        mine = mine.filter(pl.col("gpu") == host["lemon_gpu"])
-    elif scope == "port" and host.get("lemon_port") is not None:
-        mine = mine.filter(pl.col("port") == host["lemon_port"])
-    return mine["ts"].to_list()
 
 
 def default_met_rules(rules: Mapping[str, RepeatRule]) -> list[ScopedRule]:
@@ -96,15 +83,20 @@ def score_repeat_offender(
     end: int,
     rules: Mapping[str, RepeatRule] | None = None,
     met_rules: Sequence[ScopedRule] | None = None,
+    materiality: LemonMateriality | None = None,
 ) -> DetectorScore:
-    """Lemons found, missed and detectable; a healthy host flagged whose faults meet one of
-    ``met_rules`` (the policy's rules, scope by scope) is "rule met", neither a TP nor an FP."""
+    """Lemons found, missed and to be found: the material ones (``materiality``, by default
+    ``LemonMateriality()``), never those the policy under test could see. ``rules`` (the policy's
+    thresholds) only time the lag from the moment a lemon's faults reached its rule to its finding.
+    A healthy host flagged whose faults meet one of ``met_rules`` (the policy's rules, scope by scope)
+    is "rule met", neither a TP nor an FP."""
     rules = default_rules() if rules is None else rules
+    m = materiality or LemonMateriality()
     first = first_findings(findings, "repeat_offender")
     lemons = hosts.filter(pl.col("lemon_kind").is_not_null()).to_dicts()
     truth = {h["host_id"] for h in lemons}
     by_host = _by_host(faults)
-    detectable: dict[str, int] = {}  # host -> when the truth reached the threshold
+    material = material_lemons(hosts, faults, start, end, m)
     breakdown: dict[str, dict[str, int]] = {}
     ttd: list[float] = []
     lag: list[float] = []
@@ -112,16 +104,14 @@ def score_repeat_offender(
         kind = h["lemon_kind"]
         row = breakdown.setdefault(kind, {"truth": 0, "detectable": 0, "found": 0})
         row["truth"] += 1
+        row["detectable"] += h["host_id"] in material
         rule = rules.get(kind)
         own = by_host.get(h["host_id"])
-        reached = None
+        reached = None  # when the lemon's faults reached the policy's own rule
         if rule is not None and own is not None:
             reached = threshold_reached_at(
-                _scoped_faults(own, h, rule, start, end), rule.count, rule.window_ms
+                lemon_faults(own, h, rule.kinds, start, end), rule.count, rule.window_ms
             )
-        if reached is not None:
-            detectable[h["host_id"]] = reached
-            row["detectable"] += 1
         if h["host_id"] in first:
             row["found"] += 1
             onset = max(h["lemon_onset_ts"] if h["lemon_onset_ts"] is not None else start, start)
@@ -141,13 +131,14 @@ def score_repeat_offender(
         "repeat_offender",
         first,
         truth,
-        set(detectable),
+        set(material),
         fp_hosts,
         ttd,
         breakdown,
         lag=lag,
         rule_met=len(met_hosts),
         rule_met_hosts=met_hosts,
+        truth_definition=m.describe(),
     )
 
 
@@ -209,14 +200,18 @@ def score(
     window_periods: Sequence[WindowPeriod] = (),
     met_rules: Sequence[ScopedRule] | None = None,
     slow_truth: Materiality | None = None,
+    lemon_truth: LemonMateriality | None = None,
 ) -> ScoreReport:
     """Per detector: TP/FP/FN per host (a host counts once), precision over TP + FP (rule-met hosts
-    apart), recall over the detectable truth, TTD, and false-positive findings per day per 1,000 hosts.
+    apart), recall over the truth's hosts to be found, TTD, and false-positive findings per day per
+    1,000 hosts.
 
-    The slow hosts to be found are fixed by ``slow_truth`` (the evaluation's materiality), never by the
-    policy under test: ``slow_k``, ``slow_n`` and ``slow_min`` only record that policy's rule in the
-    report's parameters."""
+    The lemons and slow hosts to be found are fixed by ``lemon_truth`` and ``slow_truth`` (the
+    evaluation's materiality), never by the policy under test: ``rules`` only time the lag after a
+    lemon reached its rule, and ``slow_k``, ``slow_n`` and ``slow_min`` only record that policy's rule
+    in the report's parameters."""
     materiality = slow_truth or Materiality()
+    lemon_materiality = lemon_truth or LemonMateriality()
     rules = default_rules() if rules is None else rules
     slow_k = default_slow_k() if slow_k is None else slow_k
     critical_kinds = default_critical_kinds() if critical_kinds is None else critical_kinds
@@ -226,7 +221,9 @@ def score(
         raise ScoringError(f"manifest lacks a usable start_ts/end_ts ({exc})") from exc
     findings = _dedup(findings)
     scores = {
-        "repeat_offender": score_repeat_offender(findings, hosts, faults, start, end, rules, met_rules),
+        "repeat_offender": score_repeat_offender(
+            findings, hosts, faults, start, end, rules, met_rules, lemon_materiality
+        ),
         "slow_host": score_slow_host(
             findings,
             hosts,
@@ -251,6 +248,7 @@ def score(
         "slow_n": slow_n,
         "slow_min_slowdown": slow_min,
         "slow_truth": {**asdict(materiality), "definition": materiality.describe()},
+        "lemon_truth": {**asdict(lemon_materiality), "definition": lemon_materiality.describe()},
         "window_s": window_s,
         "window_periods": [asdict(p) for p in window_periods],
         "critical_kinds": list(critical_kinds),

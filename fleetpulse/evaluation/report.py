@@ -17,7 +17,7 @@ import polars as pl
 class DetectorScore:
     detector: str
     truth: int  # hosts with the latent condition
-    detectable: int  # ... whose signal could reach the rule within the period (recall's denominator)
+    detectable: int  # ... that the truth makes material, to be found (recall's denominator; not the policy's)
     predicted: int  # hosts with at least one finding of this detector
     tp: int
     fp: int
@@ -34,7 +34,7 @@ class DetectorScore:
     ttd_busy_p90_windows: float | None = None
     window_s: float | None = None
     window_source: str | None = None
-    truth_definition: str | None = None  # what made a host one to be found (slow hosts: the materiality)
+    truth_definition: str | None = None  # what made a host one to be found (the truth's materiality)
     lag_median_s: float | None = None  # first finding ts - moment the truth reached the threshold
     lag_p90_s: float | None = None
     rule_met: int | None = None  # healthy hosts flagged whose own faults do meet a rule: neither TP nor FP

@@ -185,7 +185,9 @@ def score_with_policy(
 ) -> ScoreReport:
     """``score`` with the thresholds the detector runs with (its policy); explicit arguments override them.
 
-    The slow-host window is widened to the sample interval, per segment for a continued run.
+    The policy gives the lag after a lemon reached its rule, "rule met", the critical kinds and the
+    windows that times to detect are counted in; never what must be found (the truth's lemons and slow
+    hosts by materiality, the same for every policy scored on this truth). The slow-host window is widened to the sample interval, per segment for a continued run.
     """
     hosts, faults, manifest = truth
     policy_window = window_s if window_s is not None else policy.slow_host.window / 1000

@@ -25,6 +25,7 @@ from producers.config import FleetConfig
 from producers.faults import calibrate, fault_schedule
 from producers.fleet import Fleet, build_fleet
 from producers.samples import SampleModel
+from producers.schedule import Schedule
 from streams.core import DetectionCore
 from streams.core.actions import REQUEST_KINDS, RETIRED, Action
 from streams.core.findings import Finding
@@ -52,6 +53,7 @@ class TwinRun:
     lemon_cured_ts: dict[str, int]  # lemon host -> when its part was cured
     late_returns: int  # `returned` before the repair was physically done
     interruptions: int  # jobs stopped by a fault (unexpected interruptions)
+    faults: Schedule  # every fault the fleet would suffer untreated: the truth, whatever the policy did
 
 
 class Twin:
@@ -143,6 +145,7 @@ class Twin:
             lemon_cured_ts=self.cured,
             late_returns=self.late_returns,
             interruptions=self.interruptions,
+            faults=self.faults,
         )
 
     def _until(self, ts: int) -> None:

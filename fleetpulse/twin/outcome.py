@@ -3,7 +3,8 @@ pages, and the detectors' precision and recall against the twin's own truth. Pur
 
 Truth here is the twin's hidden traits (lemons, slow hosts), fixed by the seed and never by the
 policy: a finding is right when its host is a lemon or a slow host; a lemon or slow host is found
-when any finding names it. Pages are counted as ``fleetpulse.evaluation.pages`` counts them: one per
+when any finding names it. Lemon recall counts the lemons ``fleetpulse score`` would require, the
+material ones (``fleetpulse.evaluation.lemon_truth``), judged on the faults they would have had untreated. Pages are counted as ``fleetpulse.evaluation.pages`` counts them: one per
 (host, alert group) of the firing alerts the actions raise (``streams.alerts``), per true host found.
 """
 
@@ -13,8 +14,13 @@ import statistics
 from collections import Counter, defaultdict
 from typing import Any
 
+import numpy as np
+import polars as pl
+
+from fleetpulse.evaluation.lemon_truth import LemonMateriality, material_lemons
 from fleetpulse.twin.engine import TwinRun
 from fleetpulse.twin.jobs import FLEET_WIDE
+from producers.truth import faults_table, hosts_table
 from streams.alerts import alerts_for
 
 CAUSES = ("failures", "deferrals", "restarts", "slow_hosts", "checkpoints", "drains", "retired", "waiting")
@@ -39,6 +45,17 @@ def available_gpu_h(run: TwinRun) -> float:
         )
         * f.config.gpus_per_host
     )
+
+
+def lemons_to_find(run: TwinRun, materiality: LemonMateriality | None = None) -> set[str]:
+    """The lemons whose faults, as the twin's schedule has them untreated, make them material in the run:
+    the same lemons for every policy (a lemon cured or drained early still had to be found)."""
+    f = run.fleet
+    lemons = [h for h, kind in enumerate(f.lemon_kind) if kind is not None]
+    own = run.faults.take(np.flatnonzero(np.isin(run.faults.host, lemons)))
+    hosts, faults = pl.from_arrow(hosts_table(f)), pl.from_arrow(faults_table(f, own, "twin"))
+    assert isinstance(hosts, pl.DataFrame) and isinstance(faults, pl.DataFrame)
+    return set(material_lemons(hosts, faults, f.start_ts, f.end_ts, materiality))
 
 
 def pages(run: TwinRun) -> dict[str, tuple[str, str]]:
@@ -66,14 +83,15 @@ def summary(run: TwinRun) -> dict[str, Any]:
     for (cause, domain), v in sorted(lost.items()):
         if domain != FLEET_WIDE and v > 0:
             by_domain.setdefault(domain, {})[cause] = round(v, 3)
-    lemons = {
+    planted = {
         f.host_id[h] for h, k in enumerate(f.lemon_kind) if k is not None and f.lemon_onset_ts[h] < f.end_ts
     }
+    lemons = lemons_to_find(run)  # recall's denominator: the material ones
     # slow_cause, not slow_factor: the twin zeroes a cured host's factor, the truth stays
     slow = {f.host_id[h] for h in range(f.n_hosts) if f.slow_cause[h] and f.slow_onset_ts[h] < f.end_ts}
     per_host = Counter(x.host_id for x in run.findings)
-    true_findings = sum(n for h, n in per_host.items() if h in lemons | slow)
-    found = sorted(h for h in lemons if per_host[h])
+    true_findings = sum(n for h, n in per_host.items() if h in planted | slow)
+    found = sorted(h for h in planted if per_host[h])
     incidents = set(found) | {h for h in slow if per_host[h]}  # every true host a detector found
     groups = set(pages(run).values())
     on_incidents = sum(1 for host, _ in groups if host in incidents)
@@ -96,8 +114,10 @@ def summary(run: TwinRun) -> dict[str, Any]:
         "findings": len(run.findings),
         "precision": round(true_findings / len(run.findings), 6) if run.findings else None,
         "lemons": len(lemons),
-        "lemons_found": len(found),
-        "lemon_recall": round(len(found) / len(lemons), 6) if lemons else None,
+        "lemons_found": len(lemons & set(found)),
+        "lemon_recall": round(len(lemons & set(found)) / len(lemons), 6) if lemons else None,
+        "lemons_planted": len(planted),
+        "lemons_planted_found": len(found),
         "lemons_cured": len(run.lemon_cured_ts),
         "findings_per_lemon_median": statistics.median(per_host[h] for h in found) if found else None,
         "findings_per_lemon_max": max((per_host[h] for h in found), default=None),

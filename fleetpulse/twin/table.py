@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
+from fleetpulse.evaluation.lemon_truth import LemonMateriality
 from fleetpulse.twin.outcome import CAUSES
 from fleetpulse.twin.sweep import Interval, VariantOutcome
 
@@ -27,7 +28,7 @@ def _text(ci: Interval | None, digits: int) -> str:
 
 def sweep_tables(results: Sequence[VariantOutcome], title: str) -> tuple[Table, Table]:
     """The figures per variant, and the GPU-hours each lost per cause."""
-    figures = Table(title=title)
+    figures = Table(title=title, caption=f"lemon recall against the {LemonMateriality().describe()}")
     lost = Table(title="GPU-hours lost by cause")
     for table in (figures, lost):
         table.add_column("variant")
