@@ -3,8 +3,9 @@
 A test is parallel-safe by default: its broker (each worker has its own session ``kafka``), topics,
 ports (``free_ports``) and files (``tmp_path``) are its own. The few that share a fixed resource or
 time their faults against a running producer are marked ``serial`` and run on one worker, one after
-another. A module whose tests share a costly module-scoped fixture (a Spark session) is marked
-``same_worker``: its tests go to one worker, so the fixture is built once, not once per worker. Kept apart from conftest.py so that tests/test_parallel.py can load it alone.
+another. A module whose tests share a costly module-scoped fixture (a Spark session, a broker of its
+own) is marked ``same_worker``: its tests go to one worker, so the fixture is built once, not once per
+worker. Kept apart from conftest.py so that tests/test_parallel.py can load it alone.
 """
 
 from __future__ import annotations
