@@ -3,7 +3,9 @@
 A test is parallel-safe by default: its broker (each worker has its own session ``kafka``), topics,
 ports (``free_ports``) and files (``tmp_path``) are its own. The few that share a fixed resource or
 time their faults against a running producer are marked ``serial`` and run on one worker, one after
-another. Kept apart from conftest.py so that tests/test_parallel.py can load it alone.
+another. A module whose tests share a costly module-scoped fixture (a Spark session, a broker of its
+own) is marked ``same_worker``: its tests go to one worker, so the fixture is built once, not once per
+worker. Kept apart from conftest.py so that tests/test_parallel.py can load it alone.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 SERIAL_GROUP = "serial"
+SAME_WORKER_GROUP = "same-worker:"  # + the module's path: one group per module marked same_worker
 
 
 def require_loadgroup(config: pytest.Config) -> None:
@@ -34,14 +37,18 @@ def require_loadgroup(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``serial`` join one xdist group; a hand-made ``xdist_group`` is refused (it
-    would run beside the serial tests, not after them)."""
+    """Tests marked ``serial`` join one xdist group, those of a module marked ``same_worker`` one group
+    of their module's; a hand-made ``xdist_group`` is refused (it would run beside the serial tests, not
+    after them)."""
     for item in items:
         for mark in item.iter_markers("xdist_group"):
-            if (mark.args[0] if mark.args else mark.kwargs.get("name")) != SERIAL_GROUP:
+            name = mark.args[0] if mark.args else mark.kwargs.get("name")
+            if name != SERIAL_GROUP and not str(name).startswith(SAME_WORKER_GROUP):
                 raise pytest.UsageError(f"{item.nodeid}: mark it serial instead of xdist_group")
         if item.get_closest_marker("serial"):
             item.add_marker(pytest.mark.xdist_group(SERIAL_GROUP))
+        elif item.get_closest_marker("same_worker"):  # its module's fixture is built once, on one worker
+            item.add_marker(pytest.mark.xdist_group(SAME_WORKER_GROUP + item.nodeid.split("::")[0]))
     items.sort(key=start_rank)
 
 

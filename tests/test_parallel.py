@@ -43,7 +43,9 @@ def test_free(i):
 def run_suite(
     tmp_path: Path, *args: str, conftest: str
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
-    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    serial: one worker\n")
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nmarkers =\n    serial: one worker\n    same_worker: one worker per module\n"
+    )
     (tmp_path / "conftest.py").write_text(conftest)
     (tmp_path / "test_suite.py").write_text(SUITE)
     out = tmp_path / "workers.txt"
@@ -86,3 +88,15 @@ def test_a_hand_made_group_is_refused(tmp_path: Path) -> None:
     proc, seen = run_suite(tmp_path, conftest=HOOKS)  # in one process the refusal reads clearly
     assert proc.returncode != 0 and not seen
     assert "mark it serial instead of xdist_group" in proc.stdout + proc.stderr
+
+
+def test_the_tests_of_a_same_worker_module_share_one_worker(tmp_path: Path) -> None:
+    (tmp_path / "test_together.py").write_text(
+        "import pytest\n\nfrom test_suite import record\n\npytestmark = pytest.mark.same_worker\n\n\n"
+        "@pytest.mark.parametrize('i', range(6))\ndef test_together(i):\n    record(f'together{i}')\n"
+    )
+    proc, seen = run_suite(tmp_path, "-n", "2", "--dist", "loadgroup", conftest=HOOKS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(seen) == 18
+    assert len({w for name, w in seen.items() if name.startswith("together")}) == 1, seen
+    assert len(set(seen.values())) == 2, seen  # the run was parallel at all

@@ -27,7 +27,7 @@ from fleetpulse.spark import spark_sql
 from ground.delta import with_date
 from schemas.arrow import table_name, table_schema, to_table
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.same_worker]  # one Spark session for both tests
 
 N_HOSTS = 300
 SAMPLES_PER_HOST = 12

@@ -47,7 +47,8 @@ from tests.deploy.test_compose_security import acls
 from tests.webhooks.conftest import make_alert
 from webhooks import run_dispatcher, start_receiver
 
-pytestmark = pytest.mark.integration
+# same_worker: one ACL broker (26 s to start) for all seven, not one per xdist worker
+pytestmark = [pytest.mark.integration, pytest.mark.same_worker]
 
 USERS = ("detector", "dispatcher", "simulator", "archiver", "agent", "operator")
 

@@ -34,7 +34,7 @@ from producers import SimulationRequest, SimulationResult, run_simulation
 from schemas import AlertRaised, Codec
 from tests.conftest import free_ports
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.same_worker]  # one SASL broker (35 s to start) for all ten
 
 USER = "fleet"
 SCRAM_USER = "fleet-scram"

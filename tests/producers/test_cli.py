@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -163,9 +164,8 @@ def test_sigint_stops_flushes_and_records_the_interruption(tmp_path: Path) -> No
     )
     try:
         deadline = time.monotonic() + 90  # a fixed sleep was too short on a loaded machine
-        while not _catches_sigterm(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)  # the run's handlers (SIGINT and SIGTERM) are installed when it starts ticking
-        time.sleep(0.5)
+        while proc.poll() is None and time.monotonic() < deadline and not _ticking(proc.pid):
+            time.sleep(0.2)
         started = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=20)
@@ -185,6 +185,25 @@ def stored_once(table: pl.DataFrame, manifest: dict[str, Any], event_type: str) 
     ``delivery.duplicate_fraction`` of its events on purpose, and the lake sink stores an event id once."""
     sent, resent = manifest["counts"][event_type], manifest["delivery"]["events_duplicated"]
     return table["event_id"].n_unique() == table.height and sent - resent <= table.height <= sent
+
+
+def _ticking(pid: int) -> bool:
+    """Whether the run is between two ticks: its stop handlers installed and the process asleep, using no CPU.
+
+    The clock of the stop then starts in the run, not in its start-up: the first tick's write imports
+    pandas (seconds of CPU, many more on a loaded machine) before the run looks at its stop flag again.
+    """
+    if not _catches_sigterm(pid):
+        return False
+    before = _sleeping_cpu_ticks(pid)
+    time.sleep(1.0)
+    return before is not None and before == _sleeping_cpu_ticks(pid)
+
+
+def _sleeping_cpu_ticks(pid: int) -> int | None:
+    """The process's CPU time (utime + stime, clock ticks) if it is asleep, None if it runs or waits for a CPU."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return int(fields[11]) + int(fields[12]) if fields[0] == "S" else None
 
 
 def _catches_sigterm(pid: int) -> bool:
