@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ground.slow_evidence import SequentialTest
+
 MAD_TO_SD = 1.4826
 MINUTE_MS = 60_000
 THERMAL_THROTTLE = 0x20 | 0x40  # NVML clock event reasons: SW and HW thermal slowdown
@@ -43,12 +45,19 @@ class PeerThresholds(Protocol):
     def k(self) -> int: ...
     @property
     def n(self) -> int: ...
+    @property
+    def slow_share(self) -> float: ...
+    @property
+    def healthy_share(self) -> float: ...
+    @property
+    def evidence(self) -> float: ...
 
 
 @dataclass(frozen=True, slots=True)
 class PeerRule:
-    """The peer test's thresholds; the defaults are those of ``[slow_host]`` in streams/core/policy.toml
-    (a test holds them equal), for a batch job run without the detection policy at hand."""
+    """The peer test's thresholds and the evidence that flags a host; the defaults are those of
+    ``[slow_host]`` in streams/core/policy.toml (a test holds them equal), for a batch job run without
+    the detection policy at hand."""
 
     window: int = 5 * MINUTE_MS
     z_step: float = 3.5
@@ -59,6 +68,14 @@ class PeerRule:
     min_job_peers: int = 4
     k: int = 2
     n: int = 4
+    slow_share: float = 0.30  # the finding's CUSUM (ground.slow_evidence): H1, H0 and nats to flag
+    healthy_share: float = 0.0001
+    evidence: float = 15.5
+
+    @property
+    def sequential(self) -> SequentialTest:
+        """The CUSUM over a host's slow windows that flags it (the detector's finding)."""
+        return SequentialTest(self.healthy_share, self.slow_share, self.evidence)
 
     @classmethod
     def of(cls, policy: PeerThresholds) -> PeerRule:
@@ -73,6 +90,9 @@ class PeerRule:
             policy.min_job_peers,
             policy.k,
             policy.n,
+            policy.slow_share,
+            policy.healthy_share,
+            policy.evidence,
         )
 
 

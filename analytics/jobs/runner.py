@@ -185,13 +185,13 @@ def repair_host_medians(episodes: pl.DataFrame, inventory: pl.DataFrame) -> pl.D
     )
 
 
-def slow_rule(threshold: float | None, min_windows: int | None, window_ms: int | None) -> PeerRule:
-    """The detector's peer rule, with the overrides a caller gave."""
+def slow_rule(threshold: float | None, evidence: float | None, window_ms: int | None) -> PeerRule:
+    """The detector's peer rule and evidence threshold, with the overrides a caller gave."""
     rule = slow_view.DEFAULT_RULE
     return dataclasses.replace(
         rule,
         min_slowdown=rule.min_slowdown if threshold is None else threshold,
-        k=rule.k if min_windows is None else min_windows,
+        evidence=rule.evidence if evidence is None else evidence,
         window=rule.window if window_ms is None else window_ms,
     )
 
@@ -200,15 +200,15 @@ def run_fabric(
     lake: Lake,
     truth: Lake | None = None,
     slow_threshold: float | None = None,
-    slow_min_windows: int | None = None,
+    slow_evidence: float | None = None,
     slow_window_ms: int | None = None,
     n_boot: int = 2000,
 ) -> JobResult:
     """Fabric A/B and the batch slow-host view; the slow-host test is the detector's (``ground.slow_peers``),
-    with its default thresholds unless ``slow_threshold`` (min slowdown), ``slow_min_windows`` (k) or
+    with its default thresholds unless ``slow_threshold`` (min slowdown), ``slow_evidence`` (nats) or
     ``slow_window_ms`` change them."""
     notes: list[str] = []
-    rule = slow_rule(slow_threshold, slow_min_windows, slow_window_ms)
+    rule = slow_rule(slow_threshold, slow_evidence, slow_window_ms)
     inv = _inventory(lake, "fabric").collect().lazy()
     start, end = observation_window(lake, read_manifest(truth))
     samples = scan(lake, "host_sampled", "fabric")
@@ -237,7 +237,7 @@ def run_fabric(
         int(per_host_link["downs"].sum()), downs, "link downs", "on hosts in service in the window"
     )
     win = slow_view.slow_windows(samples, rule)
-    flags = slow_view.slow_hosts(win, rule.k).collect(engine="streaming")
+    flags = slow_view.slow_hosts(win, rule).collect(engine="streaming")
     tables["slow_hosts"] = flags.join(inv.select("host_id", "fabric").collect(), on="host_id", how="left")
     tables["slow_incidence"] = fabric.slow_incidence(flags.lazy(), inv).collect()
     findings = scan_optional(lake, "finding_raised")

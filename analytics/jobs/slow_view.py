@@ -1,10 +1,12 @@
-"""The batch slow-host view: the streaming detector's peer test (``ground.slow_peers``) over a whole history.
+"""The batch slow-host view: the streaming detector's peer test (``ground.slow_peers``) and its evidence
+(``ground.slow_evidence``) over a whole history.
 
 Windows, peers and thresholds are the detector's: each host's samples fold into the detector's
 event-time windows (mean step time and bus bandwidth, the window's last job, as
-``streams.core.samples.windows.HostStage`` does), and every closed window of a cluster is judged by
-``judge_window``, relative to the host's own job. Where the batch differs (a host is judged on its
-whole history instead of k of its last n windows), docs/ANALYTICS.md says why.
+``streams.core.samples.windows.HostStage`` does), every closed window of a cluster is judged by
+``judge_window``, relative to the host's own job, and a host is slow when the detector's CUSUM over its
+windows reaches the finding's threshold. Where the batch differs (it answers once for the whole period,
+with no episodes), docs/ANALYTICS.md says why.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ DEFAULT_RULE = PeerRule()
 WINDOW_SCHEMA = {
     "cluster": pl.String,
     "window": pl.Int64,
+    "length": pl.Int64,
     "host_id": pl.String,
     "job_id": pl.String,
     "step_ms": pl.Float64,
@@ -86,6 +89,7 @@ def host_windows(samples: pl.LazyFrame, window_ms: int) -> pl.LazyFrame:
             pl.col("bus_bw_gbps").mean().alias("bus_bw"),
             pl.col("job_id").last(),
             pl.col("degraded").cast(pl.Float64).mean(),
+            pl.col("length").max(),
         )
         .sort("cluster", "window", "host_id")
     )
@@ -102,7 +106,7 @@ def slow_windows(samples: pl.LazyFrame, rule: PeerRule | None = None) -> pl.Lazy
     rows: list[tuple[object, ...]] = []
     cols = [
         frame[c].to_list()
-        for c in ("cluster", "window", "host_id", "step_ms", "bus_bw", "job_id", "degraded")
+        for c in ("cluster", "window", "host_id", "step_ms", "bus_bw", "job_id", "degraded", "length")
     ]
     i, n = 0, frame.height
     while i < n:
@@ -111,12 +115,14 @@ def slow_windows(samples: pl.LazyFrame, rule: PeerRule | None = None) -> pl.Lazy
             j += 1
         members: dict[str, Member] = {cols[2][r]: (cols[3][r], cols[4][r], cols[5][r]) for r in range(i, j)}
         degraded = {cols[2][r]: cols[6][r] for r in range(i, j)}
+        lengths = {cols[2][r]: cols[7][r] for r in range(i, j)}
         for v in judge_window(members, rule, degraded):
             job = members[v.host_id][2]
             rows.append(
                 (
                     cols[0][i],
                     cols[1][i],
+                    lengths[v.host_id],
                     v.host_id,
                     job,
                     v.step_ms,
@@ -132,21 +138,41 @@ def slow_windows(samples: pl.LazyFrame, rule: PeerRule | None = None) -> pl.Lazy
     return pl.DataFrame(rows, schema=WINDOW_SCHEMA, orient="row").lazy()
 
 
-def slow_hosts(
-    windows: pl.LazyFrame, min_windows: int = DEFAULT_RULE.k, min_fraction: float = 0.1
-) -> pl.LazyFrame:
-    """Per host: windows judged, slow windows, and whether it is a slow host (≥ k and ≥ a share of them)."""
+def slow_hosts(windows: pl.LazyFrame, rule: PeerRule | None = None) -> pl.LazyFrame:
+    """Per host: windows judged, slow windows, median excess, its peak evidence in nats and whether it is slow.
+
+    The evidence is the detector's CUSUM (``PeerRule.sequential``) over the host's windows in time order,
+    started afresh after the host was away ``n`` windows as ``streams.core.peers.scores.update_history``
+    does; a host is slow when it reaches the threshold, i.e. the detector would have raised a finding.
+    """
+    rule = rule or DEFAULT_RULE
+    frame = (
+        windows.select("host_id", "window", "length", "slow", "excess").collect().sort("host_id", "window")
+    )
+    test = rule.sequential
+    peaks: dict[str, float] = {}
+    last: tuple[str, int] | None = None
+    s = 0.0
+    for host, start, length, slow in zip(
+        frame["host_id"], frame["window"], frame["length"], frame["slow"], strict=True
+    ):
+        if last is None or last[0] != host or last[1] < start - (rule.n - 1) * length:
+            s = 0.0  # a new host, or back after an absence: its evidence forgotten
+        s = min(test.step(s, bool(slow)), test.h)
+        peaks[host] = max(peaks.get(host, 0.0), s)
+        last = (host, start)
+    evidence = pl.DataFrame(
+        {"host_id": list(peaks), "evidence_nats": list(peaks.values())},
+        schema={"host_id": pl.String, "evidence_nats": pl.Float64},
+    )
     return (
-        windows.group_by("host_id")
+        frame.lazy()
+        .group_by("host_id")
         .agg(
             pl.len().alias("windows"),
             pl.col("slow").sum().alias("slow_windows"),
             pl.col("excess").median().alias("median_excess"),
         )
-        .with_columns(
-            (
-                (pl.col("slow_windows") >= min_windows)
-                & (pl.col("slow_windows") / pl.col("windows") >= min_fraction)
-            ).alias("is_slow")
-        )
+        .join(evidence.lazy(), on="host_id", how="left")
+        .with_columns((pl.col("evidence_nats") >= test.h).alias("is_slow"))
     )

@@ -249,7 +249,9 @@ def build_lake(lake: Path, fleet: SyntheticFleet = SyntheticFleet()) -> dict:
             }
         ),
     )
-    # Samples over the last sample_days: fabric baseline, small noise, slow hosts slower.
+    # Samples over the last sample_days: fabric baseline, small noise, slow hosts slower. A sample is the
+    # mean over its interval, so its noise is well under the detector's 2 % minimum slowdown / 3.5 robust
+    # SDs (else a healthy host is slow in more windows than the evidence's healthy share allows).
     slow = rng.choice(n, fleet.slow_hosts, replace=False)
     factor = np.ones(n)
     factor[slow] += fleet.slow_factor
@@ -264,10 +266,12 @@ def build_lake(lake: Path, fleet: SyntheticFleet = SyntheticFleet()) -> dict:
         pl.DataFrame(
             _envelope("HostSampled", host[hh], cluster[hh], tt)
             | {
-                "interval_s": np.full(len(tt), 10, np.int32),
+                # each sample covers its interval (as the simulator's do): 10-s samples an hour apart
+                # would leave a host away from its windows between samples, and its evidence forgotten
+                "interval_s": np.full(len(tt), fleet.sample_every_ms // 1000, np.int32),
                 "job_id": job_of[hh],
-                "step_time_ms": (base * (1 + rng.normal(0, 0.01, len(tt)))).astype(np.float32),
-                "bus_bw_gbps": (bw * (1 + rng.normal(0, 0.02, len(tt))) / factor[hh]).astype(np.float32),
+                "step_time_ms": (base * (1 + rng.normal(0, 0.004, len(tt)))).astype(np.float32),
+                "bus_bw_gbps": (bw * (1 + rng.normal(0, 0.004, len(tt))) / factor[hh]).astype(np.float32),
             }
         ),
     )

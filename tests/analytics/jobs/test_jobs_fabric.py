@@ -62,7 +62,7 @@ def test_slow_host_found_against_its_job_peers() -> None:
         rows, schema=["host_id", "cluster", "ts", "step_time_ms", "bus_bw_gbps", "job_id"], orient="row"
     )
     rule = PeerRule(window=HOUR, min_slowdown=0.05)
-    flags = slow_view.slow_hosts(slow_view.slow_windows(samples, rule), min_windows=3).collect()
+    flags = slow_view.slow_hosts(slow_view.slow_windows(samples, rule), rule).collect()
     assert flags.filter(pl.col("is_slow"))["host_id"].to_list() == ["h3"]
     assert flags.filter(pl.col("host_id") == "h3")["slow_windows"].item() == 6
 
@@ -122,3 +122,21 @@ def test_the_column_rule_for_no_job_is_the_schema_rule() -> None:
     steps = [None, 0.0, -3.0, 0.5, 812.0]
     got = pl.DataFrame({"step_time_ms": steps}).select(step_time())["step_time_ms"].to_list()
     assert got == [job_step_time(s) for s in steps]
+
+
+def test_a_slow_host_is_the_detectors_evidence_not_a_count_of_windows() -> None:
+    """Two slow windows in a row reach the CUSUM's threshold; two a day apart decay in between (a k-of-all
+    count with a share of 10 % flagged both), and an absence of n windows starts the evidence afresh."""
+    rule = PeerRule(window=HOUR)
+    slow_at = {"adjacent": {3, 4}, "apart": {3, 19}, "away": {3, 3 + rule.n}}
+    rows = [
+        (host, w * HOUR, HOUR, w in slow, 0.0)
+        for host, slow in slow_at.items()
+        for w in range(20)
+        if not (host == "away" and 3 < w < 3 + rule.n)
+    ]
+    windows = pl.LazyFrame(rows, schema=["host_id", "window", "length", "slow", "excess"], orient="row")
+    flags = slow_view.slow_hosts(windows, rule).collect()
+    assert flags.filter(pl.col("is_slow"))["host_id"].to_list() == ["adjacent"]
+    assert flags.filter(pl.col("host_id") == "apart")["slow_windows"].item() == 2
+    assert flags.filter(pl.col("host_id") == "adjacent")["evidence_nats"].item() == rule.evidence

@@ -85,7 +85,7 @@ def test_batch_verdicts_are_the_detectors_on_a_multi_pace_cluster() -> None:
     assert streamed and streamed <= got
     assert {h for h, _, slow in got if slow} == set(SLOW)
     assert set(batch.filter(pl.col("host_id").str.starts_with("solo"))["reference"]) == {"telemetry"}
-    flags = slow_view.slow_hosts(batch.lazy(), policy.k).collect()
+    flags = slow_view.slow_hosts(batch.lazy(), PeerRule.of(policy)).collect()
     assert sorted(flags.filter(pl.col("is_slow"))["host_id"].to_list()) == sorted(SLOW)
 
 
