@@ -169,18 +169,24 @@ def layout(
     return jobs, spares
 
 
+def job_spec(settings: TwinSettings, gpus: int) -> JobSpec:
+    """A job of ``gpus`` GPUs with the settings' length and checkpoint/restart figures."""
+    s = settings
+    return JobSpec(
+        gpus=gpus,
+        length_h=s.length_h,
+        interval_h=s.checkpoint_interval_h,
+        save_h=s.checkpoint_save_min / 60.0,
+        restart_h=s.restart_min / 60.0,
+    )
+
+
 def job_book(fleet: Fleet, settings: TwinSettings, in_service: list[bool]) -> JobBook:
     """The run's jobs over the hosts in service at its start, with the settings' job shape and spares."""
     per_host, s = fleet.config.gpus_per_host, settings
 
     def spec(size: int) -> JobSpec:
-        return JobSpec(
-            gpus=size * per_host,
-            length_h=s.length_h,
-            interval_h=s.checkpoint_interval_h,
-            save_h=s.checkpoint_save_min / 60.0,
-            restart_h=s.restart_min / 60.0,
-        )
+        return job_spec(s, size * per_host)
 
     clusters = [
         (c.name, [h for h in range(fleet.n_hosts) if fleet.cluster[h] == ci and in_service[h]])
