@@ -56,7 +56,9 @@ class JobBook:
         g = job.spec.gpus
         if job.missing > 0 and not job.clock.finished:
             job.ledger = job.ledger.plus(Ledger(waiting=dt))
-            self.lost["waiting", job.missing_domain] += dt * g
+            # the hosts it still holds wait; the missing ones count where they are (out of service)
+            held = max(g - job.missing * self.gpus_per_host, 0)
+            self.lost["waiting", job.missing_domain] += dt * held
             return
         job.clock, spent = jc.advance(job.spec, job.clock, dt, job.rate)
         self._charge(job, spent)

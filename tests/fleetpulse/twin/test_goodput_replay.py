@@ -47,3 +47,14 @@ def test_the_replay_of_a_twin_run_gives_its_own_ettr_goodput_and_losses(make_fle
 
     assert stopped == twin["interruptions"]
     assert replayed == {k: twin[k] for k in replayed}
+
+
+def test_without_spares_every_gpu_hour_is_useful_or_lost_to_one_cause(make_fleet_config: Any) -> None:
+    """A job waiting for a drained host: its held GPUs wait, the drained host's count as drains (once)."""
+    config = make_fleet_config(hosts=48, job_hosts=4, rate_per_gpu_day=2e-3, lemons=LEMONS)
+    settings = twin_settings({"cure": {"rma": {}}})
+    run = run_twin(config, parse_policy(read_policy_data(None)), settings, seed=3, start_ts=START_TS, days=30)
+    s = summary(run)
+    assert s["lost_gpu_h"]["waiting"] > 0 and s["lost_gpu_h"]["drains"] > 0
+    lost = sum(s["lost_gpu_h"].values())
+    assert abs(s["available_gpu_h"] - s["useful_gpu_h"] - lost) < 0.01
