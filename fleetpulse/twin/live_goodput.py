@@ -5,6 +5,10 @@ them. At the end of the run its history is replayed (``goodput.replay``): the in
 actually sent (the emitted faults that stop a job), each host's times out of and back in service
 (``FleetResponse.history``), the slow hosts' onsets and cures, and the hosts installed during the run.
 
+A continued run (``--continue-from``) is counted over its own segment: hosts out before it start
+out of their jobs (their leaving is taken at the segment's start), and only the time out of service
+within the segment counts.
+
 Jobs are the simulator's job slots (``Fleet.job``: the slots its samples name), on the hosts in
 service at the start; its spare slots are the spares. An interruption is a ``deferrals`` loss while the
 host's last action is ``deferred`` (its repair is waiting), else a ``failures`` loss.
@@ -17,7 +21,7 @@ from typing import Any
 
 from fleetpulse.twin import goodput
 from fleetpulse.twin.jobs import Job, JobBook, job_spec
-from fleetpulse.twin.pacing import BACK, CURED, INTERRUPT, LEAVE, SLOW, Step
+from fleetpulse.twin.pacing import BACK, CURED, HOUR_MS, INTERRUPT, LEAVE, SLOW, Step
 from fleetpulse.twin.response import FleetResponse
 from fleetpulse.twin.settings import TwinSettings
 from producers.fleet import Fleet
@@ -65,19 +69,32 @@ def live_steps(
     rows: list[tuple[int, int, str, int, str]] = []  # ts, rank, kind, host, cause
     for ts, h, what in response.history:
         if what in MOVES:
-            rows.append((ts, 0, MOVES[what], h, ""))
+            rows.append((max(ts, start_ts), 0, MOVES[what], h, ""))
     for h in range(fleet.n_hosts):
         if start_ts < int(fleet.install_ts[h]) <= end_ts:
             rows.append((int(fleet.install_ts[h]), 0, BACK, h, ""))
         if slowdown[h] > 0:
             rows.append((max(int(fleet.slow_onset_ts[h]), start_ts), 0, SLOW, h, ""))
-    rows += [(ts, 0, CURED, h, "") for h, ts in response.slow_cured.items()]
+    rows += [(max(ts, start_ts), 0, CURED, h, "") for h, ts in response.slow_cured.items()]
     deferred = _deferred(response.history)
     stops = sent.interrupts & sent.is_fault
     for ts, h in zip(sent.ts[stops].tolist(), sent.host[stops].tolist(), strict=True):
         late = any(a <= ts < b for a, b in deferred.get(h, ()))
         rows.append((ts, 1, INTERRUPT, h, "deferrals" if late else "failures"))
     return [Step(ts, i, kind, h, cause) for i, (ts, _, kind, h, cause) in enumerate(sorted(rows))]
+
+
+def out_of_service(
+    fleet: Fleet, response: FleetResponse, start_ts: int, end_ts: int
+) -> dict[tuple[str, str], float]:
+    """GPU-hours out of service per (cause, domain) between ``start_ts`` and ``end_ts``."""
+    spans = list(response.spans) + [(h, s, end_ts, response.cause[h]) for h, s in response.out_since.items()]
+    out: dict[tuple[str, str], float] = {}
+    for h, since, until, cause in spans:
+        hours = max(0, min(until, end_ts) - max(since, start_ts)) / HOUR_MS
+        key = (cause, fleet.domain[h])
+        out[key] = out.get(key, 0.0) + hours * fleet.config.gpus_per_host
+    return out
 
 
 def live_goodput(
@@ -97,7 +114,7 @@ def live_goodput(
     book = slot_book(fleet, settings, in_service)
     steps = live_steps(fleet, response, slowdown, sent, start, end_ts)
     stopped = goodput.replay(fleet, book, slowdown, start, end_ts, steps)
-    lost = goodput.total_losses(book, response.out_gpu_h(end_ts))
+    lost = goodput.total_losses(book, out_of_service(fleet, response, start, end_ts))
     return {
         **goodput.figures(book.jobs, lost, goodput.available_gpu_h(fleet, start, end_ts)),
         "interruptions": stopped,

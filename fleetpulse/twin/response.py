@@ -52,6 +52,7 @@ class FleetResponse:
         default_factory=list
     )  # operators' steps after the fleet's time
     lost_gpu_h: dict[tuple[str, str], float] = field(default_factory=dict)  # (cause, domain) -> GPU-hours out
+    spans: list[tuple[int, int, int, str]] = field(default_factory=list)  # (host, since, until, cause) out
     now: int = 0  # the newest event time the fleet has reached
     history: list[tuple[int, int, str]] = field(
         default_factory=list
@@ -145,6 +146,7 @@ class FleetResponse:
         gpus = self.fleet.config.gpus_per_host
         key = (self.cause[h], self.fleet.domain[h])
         self.lost_gpu_h[key] = self.lost_gpu_h.get(key, 0.0) + max(0, ts - since) / 3_600_000 * gpus
+        self.spans.append((h, since, ts, self.cause[h]))
 
     def _repair(self, h: int, a: Action) -> None:
         f = self.fleet
