@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -27,18 +28,18 @@ JOBS = {
 
 def test_the_summary_shows_each_segment_s_ettr_goodput_and_the_history_s_losses(tmp_path: Path) -> None:
     segments = []
-    for name, days, jobs in (
+    for name, days, figures in (
         ("history", 30, JOBS),
         ("live", 0.5, {**JOBS, "goodput": 0.5}),
         ("open", 1, None),
     ):
         folder = tmp_path / name
         folder.mkdir()
-        loop = {"repairs": 1, "jobs": jobs} if jobs else {}
+        loop = {"repairs": 1, "jobs": figures} if figures else {}
         manifest = {"start_ts": 0, "end_ts": int(days * DAY), "closed_loop": loop}
         (folder / "manifest.json").write_text(json.dumps(manifest))
         segments.append(folder)
-    jobs = segment_jobs(segments)
+    jobs: list[dict[str, Any]] = segment_jobs(segments)
     assert [j["days"] for j in jobs] == [30, 0.5]  # an open-loop segment has no jobs
     table = Table()
     table.add_column("what")
