@@ -12,12 +12,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from fleetpulse.twin.live import BrokerLoop, Lockstep
 from fleetpulse.twin.settings import twin_settings
-from producers.runner import SimulationRequest, run_simulation
-from streams.worker import spawn_worker
-from tests.conftest import free_ports
-from tests.fleetpulse.twin.conftest import START_TS, fleet_config
+from tests.fleetpulse.twin.conftest import fleet_config
+from tests.integration.closed_loop_run import run_closed_loop
 from tests.streams.kafka_io import isolated_settings
 
 pytestmark = pytest.mark.integration
@@ -31,25 +28,10 @@ def settings(kafka):  # type: ignore[no-untyped-def]
 
 
 def test_the_live_loop_reports_its_jobs_ettr_and_goodput(settings: Any, tmp_path: Path) -> None:
-    (port,) = free_ports(1)
-    worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log")
     config = fleet_config(hosts=32, job_hosts=4, rate_per_gpu_day=2e-3, lemons=LEMONS)
-    loop = BrokerLoop(settings, twin_settings({"cure": {"rma": {}}}), 3, Lockstep(timeout_s=30))
-    try:
-        worker.wait_ready(60)
-        request = SimulationRequest(
-            mode="fast-forward",
-            days=8,
-            interval_s=21_600,
-            fleet=config,
-            seed=3,
-            start_ts=START_TS,
-            truth_out=tmp_path / "truth",
-        )
-        result = run_simulation(settings, request, answer=loop)
-    finally:
-        loop.close()
-        worker.stop()
+    result = run_closed_loop(
+        settings, tmp_path, config, twin_settings({"cure": {"rma": {}}}), seed=3, days=8, interval_s=21_600
+    )
     answer = result.manifest["closed_loop"]
     jobs = answer["jobs"]
     slots = set(pl.read_parquet(tmp_path / "truth" / "hosts.parquet")["job_id"].to_list())
