@@ -9,8 +9,8 @@ A continued run (``--continue-from``) is counted over its own segment: hosts out
 out of their jobs (their leaving is taken at the segment's start), and only the time out of service
 within the segment counts.
 
-Jobs are the simulator's job slots (``Fleet.job``: the slots its samples name), on the hosts in
-service at the start; its spare slots are the spares. An interruption is a ``deferrals`` loss while the
+Jobs are the simulator's job slots (``Fleet.job``: the slots its samples name), each from the time
+its last host is installed; its spare slots are the spares. An interruption is a ``deferrals`` loss while the
 host's last action is ``deferred`` (its repair is waiting), else a ``failures`` loss.
 """
 
@@ -30,21 +30,31 @@ from producers.schedule import Schedule
 MOVES = {"out": LEAVE, "back": BACK}
 
 
-def slot_book(fleet: Fleet, settings: TwinSettings, in_service: list[bool]) -> JobBook:
-    """One job per simulator slot over its hosts in service; spare slots' hosts are the spares."""
+def spare(fleet: Fleet, h: int) -> bool:
+    """``h`` is in one of the simulator's spare slots (it never runs a job of its own)."""
+    s = int(fleet.job[h])
+    return s < len(fleet.job_spare) and bool(fleet.job_spare[s])
+
+
+def slot_book(fleet: Fleet, settings: TwinSettings, start_ts: int) -> JobBook:
+    """One job per simulator slot, started once its last host is installed; spare slots' hosts are the spares.
+
+    A spare installed after ``start_ts`` joins the spares then (a ``BACK`` step of the history).
+    """
     members: dict[int, list[int]] = {}
     for h in range(fleet.n_hosts):
-        if in_service[h]:
-            members.setdefault(int(fleet.job[h]), []).append(h)
+        members.setdefault(int(fleet.job[h]), []).append(h)
     per_host = fleet.config.gpus_per_host
     jobs: list[Job] = []
     spares: dict[str, set[int]] = {}
     for s, hosts in sorted(members.items()):
         cluster = fleet.host_cluster(hosts[0])
-        if s < len(fleet.job_spare) and bool(fleet.job_spare[s]):
-            spares.setdefault(cluster, set()).update(hosts)
-        else:
-            jobs.append(Job(fleet.job_ids[s], cluster, job_spec(settings, len(hosts) * per_host), hosts))
+        if spare(fleet, hosts[0]):
+            spares.setdefault(cluster, set()).update(h for h in hosts if int(fleet.install_ts[h]) <= start_ts)
+            continue
+        spec = job_spec(settings, len(hosts) * per_host)
+        begins_h = max(0, max(int(fleet.install_ts[h]) for h in hosts) - start_ts) / HOUR_MS
+        jobs.append(Job(fleet.job_ids[s], cluster, spec, hosts, last_h=begins_h))
     return JobBook(jobs, spares, per_host)
 
 
@@ -71,7 +81,7 @@ def live_steps(
         if what in MOVES:
             rows.append((max(ts, start_ts), 0, MOVES[what], h, ""))
     for h in range(fleet.n_hosts):
-        if start_ts < int(fleet.install_ts[h]) <= end_ts:
+        if start_ts < int(fleet.install_ts[h]) <= end_ts and spare(fleet, h):
             rows.append((int(fleet.install_ts[h]), 0, BACK, h, ""))
         if slowdown[h] > 0:
             rows.append((max(int(fleet.slow_onset_ts[h]), start_ts), 0, SLOW, h, ""))
@@ -110,8 +120,7 @@ def live_goodput(
     ``slowdown``: each host's mean slowdown once slow, taken before any cure zeroed the fleet's factors.
     """
     start = fleet.start_ts
-    in_service = [int(fleet.install_ts[h]) <= start for h in range(fleet.n_hosts)]
-    book = slot_book(fleet, settings, in_service)
+    book = slot_book(fleet, settings, start)
     steps = live_steps(fleet, response, slowdown, sent, start, end_ts)
     stopped = goodput.replay(fleet, book, slowdown, start, end_ts, steps)
     lost = goodput.total_losses(book, out_of_service(fleet, response, start, end_ts))

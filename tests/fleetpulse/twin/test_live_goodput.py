@@ -70,3 +70,25 @@ def test_a_continued_segment_counts_only_its_own_time() -> None:
     assert jobs["available_gpu_h"] == 8 * gpus * 168.0
     assert jobs["lost_gpu_h"]["repairs"] == 24.0 * gpus  # day 3 to day 4 only
     assert abs(jobs["available_gpu_h"] - jobs["useful_gpu_h"] - sum(jobs["lost_gpu_h"].values())) < 0.01
+
+
+def test_a_slot_whose_hosts_arrive_later_runs_its_job_from_then() -> None:
+    config = fleet_config(hosts=16, job_hosts=4, rate_per_gpu_day=1e-6)
+    config = config.model_copy(
+        update={
+            "install": config.install.model_copy(update={"arriving_fraction": 0.5, "cohorts_per_cluster": 4})
+        }
+    )
+    fleet = build_fleet(config, 3, START_TS, END)
+    assert (fleet.install_ts > START_TS).any() and (fleet.install_ts <= START_TS).any()
+    r = FleetResponse(fleet, twin_settings(), seed=3)
+    jobs = live_goodput(fleet, r.settings, r, [0.0] * fleet.n_hosts, Schedule.empty(), END)
+    assert sorted(jobs["ettr_by_job"]) == sorted(set(fleet.job_ids))  # every slot runs, the late ones too
+    # idle: only a host installed before the last of its slot's hosts, until then
+    begins = {
+        s: max(max(int(fleet.install_ts[h]), START_TS) for h in range(16) if fleet.job[h] == s)
+        for s in set(fleet.job.tolist())
+    }
+    waited = sum(begins[int(fleet.job[h])] - max(int(fleet.install_ts[h]), START_TS) for h in range(16))
+    assert waited > 0
+    assert abs(jobs["idle_gpu_h"] - waited / DAY * 24 * config.gpus_per_host) < 0.01
