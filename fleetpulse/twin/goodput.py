@@ -33,10 +33,17 @@ def available_gpu_h(fleet: Fleet, start_ts: int, end_ts: int) -> float:
 def replay(
     fleet: Fleet, book: JobBook, slowdown: list[float], start_ts: int, end_ts: int, steps: Iterable[Step]
 ) -> int:
-    """Drive ``book`` over ``steps`` in (event time, order) up to ``end_ts``; returns the jobs interrupted."""
+    """Drive ``book`` over ``steps`` in (event time, order) up to ``end_ts``; returns the jobs interrupted.
+
+    Steps before ``start_ts`` (a continued run's earlier segments) only put the hosts where they are.
+    """
     pacer = Pacer(fleet, book, slowdown, start_ts)
     stopped = 0
-    for step in sorted(s for s in steps if s.ts <= end_ts):
+    ordered = sorted(s for s in steps if s.ts <= end_ts)
+    for step in (s for s in ordered if s.ts < start_ts and s.kind != INTERRUPT):
+        pacer.apply(step)
+    book.settle()
+    for step in (s for s in ordered if s.ts >= start_ts):
         if step.kind == INTERRUPT:
             stopped += pacer.interrupt(step.host, step.ts, step.cause)
         else:

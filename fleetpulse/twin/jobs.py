@@ -138,6 +138,12 @@ class JobBook:
         self.jobs[j].hosts.append(host)
         self.job_of[host] = j
 
+    def settle(self) -> None:
+        """A continued run starts here: hosts stay where they are, nothing is owed or counted yet."""
+        self.lost.clear()
+        for job in self.jobs:
+            job.clock, job.ledger, job.interruptions = JobClock(), Ledger(), 0
+
     def finish(self, t_h: float) -> None:
         """Advance every job to the end of the horizon; work in flight counts as kept."""
         for j, job in enumerate(self.jobs):

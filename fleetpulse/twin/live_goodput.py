@@ -6,8 +6,7 @@ actually sent (the emitted faults that stop a job), each host's times out of and
 (``FleetResponse.history``), the slow hosts' onsets and cures, and the hosts installed during the run.
 
 A continued run (``--continue-from``) is counted over its own segment: hosts out before it start
-out of their jobs (their leaving is taken at the segment's start), and only the time out of service
-within the segment counts.
+out of their jobs (nothing owed for it), and only the time out of service within the segment counts.
 
 Jobs are the simulator's job slots (``Fleet.job``: the slots its samples name), each from the time
 its last host is installed; its spare slots are the spares. An interruption is a ``deferrals`` loss while the
@@ -79,13 +78,13 @@ def live_steps(
     rows: list[tuple[int, int, str, int, str]] = []  # ts, rank, kind, host, cause
     for ts, h, what in response.history:
         if what in MOVES:
-            rows.append((max(ts, start_ts), 0, MOVES[what], h, ""))
+            rows.append((ts, 0, MOVES[what], h, ""))
     for h in range(fleet.n_hosts):
         if start_ts < int(fleet.install_ts[h]) <= end_ts and spare(fleet, h):
             rows.append((int(fleet.install_ts[h]), 0, BACK, h, ""))
         if slowdown[h] > 0:
             rows.append((max(int(fleet.slow_onset_ts[h]), start_ts), 0, SLOW, h, ""))
-    rows += [(max(ts, start_ts), 0, CURED, h, "") for h, ts in response.slow_cured.items()]
+    rows += [(ts, 0, CURED, h, "") for h, ts in response.slow_cured.items()]
     deferred = _deferred(response.history)
     stops = sent.interrupts & sent.is_fault
     for ts, h in zip(sent.ts[stops].tolist(), sent.host[stops].tolist(), strict=True):

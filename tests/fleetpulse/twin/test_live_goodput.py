@@ -69,6 +69,8 @@ def test_a_continued_segment_counts_only_its_own_time() -> None:
     gpus = config.gpus_per_host
     assert jobs["available_gpu_h"] == 8 * gpus * 168.0
     assert jobs["lost_gpu_h"]["repairs"] == 24.0 * gpus  # day 3 to day 4 only
+    assert jobs["lost_gpu_h"]["waiting"] == 24.0 * 3 * gpus  # host 0's job mates, from the segment's start
+    assert jobs["lost_gpu_h"]["drains"] == 0  # the drain was before: nothing owed for it here
     assert abs(jobs["available_gpu_h"] - jobs["useful_gpu_h"] - sum(jobs["lost_gpu_h"].values())) < 0.01
 
 
