@@ -8,6 +8,7 @@ took it out, a ``RepeatAfterRepair`` opening a new one).
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -28,6 +29,19 @@ def truth_hosts(segments: list[Path]) -> tuple[set[str], set[str]]:
     lemons = set(frame.filter(pl.col("lemon_kind").is_not_null())["host_id"].to_list())
     slow = set(frame.filter(pl.col("slow_cause").is_not_null())["host_id"].to_list())
     return lemons, slow
+
+
+def segment_jobs(segments: list[Path]) -> list[dict[str, Any]]:
+    """Each closed-loop segment's jobs (ETTR, goodput, losses: its manifest's ``closed_loop.jobs``), with its days."""
+    out = []
+    for folder in segments:
+        path = folder / "manifest.json"
+        manifest = json.loads(path.read_text()) if path.exists() else {}
+        jobs = (manifest.get("closed_loop") or {}).get("jobs")
+        if jobs:
+            days = (manifest["end_ts"] - manifest["start_ts"]) / 86_400_000
+            out.append({**jobs, "days": round(days, 3)})
+    return out
 
 
 def loop_figures(

@@ -20,7 +20,7 @@ from rich.console import Console
 
 from analytics.lake import Lake
 from fleetpulse.broker import ensure_running
-from fleetpulse.demo_loop import loop_figures
+from fleetpulse.demo_loop import loop_figures, segment_jobs
 from fleetpulse.demo_parts import live_simulator_argv, simulator_command, start_parts
 from fleetpulse.demo_summary import print_summary
 from fleetpulse.supervisor import Supervisor, wait_until
@@ -309,6 +309,7 @@ def _collect(
         "truth_counts": truth_counts(plan.truth_segments),
         "closed_loop": plan.closed_loop,
         "loop": loop_figures(plan.truth_segments, finding_records, alert_records),
+        "jobs": segment_jobs(plan.truth_segments),
     }
 
 

@@ -56,6 +56,25 @@ def _loop_rows(table: Table, s: dict[str, Any]) -> None:
         )
         for cause, gpu_h in (answer.get("gpu_h_out_of_service") or {}).items():
             table.add_row(f"GPU-hours out of service: {cause}", f"{gpu_h:,.0f}")
+    for i, jobs in enumerate(s.get("jobs") or []):  # per segment: the history, then the live phase
+        _job_rows(table, jobs, "history" if i == 0 else "live", causes=i == 0)
+
+
+def _job_rows(table: Table, jobs: dict[str, Any], segment: str, causes: bool) -> None:
+    """What the closed loop did to training: ETTR, goodput, and the GPU-hours the jobs lost by cause."""
+    table.add_row(
+        f"{segment} ({jobs.get('days', 0):g} days): ETTR of {jobs.get('jobs', 0)} job(s), mean / GPU-weighted / min",
+        f"{_fmt(jobs.get('ettr_mean'), '.1%')} / {_fmt(jobs.get('ettr_gpu_weighted'), '.1%')} / "
+        f"{_fmt(jobs.get('ettr_min'), '.1%')}",
+    )
+    table.add_row(
+        f"fleet goodput ({jobs.get('useful_gpu_h', 0):,.0f} useful of {jobs.get('available_gpu_h', 0):,.0f} GPU-h)",
+        _fmt(jobs.get("goodput"), ".1%"),
+    )
+    table.add_row("jobs interrupted by a fault", f"{jobs.get('interruptions', 0):,}")
+    for cause, gpu_h in (jobs.get("lost_gpu_h") or {}).items() if causes else ():
+        if gpu_h:
+            table.add_row(f"GPU-hours training lost: {cause}", f"{gpu_h:,.0f}")
 
 
 def print_summary(console: Console, s: dict[str, Any], run_id: str, run_dir: Path) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from producers.fleet import Fleet
+from producers.schedule import Schedule
 
 
 class Answer(Protocol):
@@ -25,8 +26,11 @@ class Answer(Protocol):
         """No fault of ``host`` at ``ts`` is sent: it is out of service, or (``lemon``) its bad part was cured."""
         ...
 
-    def report(self) -> dict[str, Any]:
-        """What the fleet did in answer (cures, retirements…), written to the run's manifest."""
+    def report(self, sent: Schedule) -> dict[str, Any]:
+        """What the fleet did in answer (cures, retirements, the jobs' goodput…), for the run's manifest.
+
+        ``sent``: the faults the agents sent (those the answer held back left out).
+        """
         ...
 
 

@@ -254,7 +254,7 @@ def run_simulation(
         manifest["rollouts"] = rollout_truth(fleet, agents.turns)  # which hosts got them, when
     manifest["continues_run_id"] = previous.run_id if previous else None
     if loop is not None:
-        manifest["closed_loop"] = loop.report()
+        manifest["closed_loop"] = loop.report(faults)
     manifest["fleet_window"] = list(previous.fleet_window) if previous else [start_ts, end_ts]
     if request.truth_out is not None:
         write_truth(

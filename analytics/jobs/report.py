@@ -171,6 +171,15 @@ def _loop_tables(loop: ClosedLoop) -> list[tuple[str, pl.DataFrame]]:
         ("GPU-hours out of service by cause", loop.by_cause),
         ("GPU-hours out of service by maintenance domain", loop.by_domain),
         ("hosts cured, retired or still out", loop.hosts),
+        *(
+            [
+                ("GPU-hours lost to training by cause", loop.lost),
+                ("GPU-hours lost to training by maintenance domain", loop.lost_by_domain),
+                ("ETTR per job", loop.ettr),
+            ]
+            if len(loop.ettr)
+            else []
+        ),
     ]
 
 

@@ -102,7 +102,21 @@ def _answer(a: dict[str, Any]) -> str:
     return (
         f"{a.get('repairs', 0)} repair(s), {a.get('failed_repairs', 0)} did not hold; "
         f"{len(a.get('lemons_cured') or {})} lemon(s) and {len(a.get('slow_hosts_cured') or {})} slow host(s) cured, "
-        f"{len(a.get('retired') or [])} retired; out of service: {out or 'none'}"
+        f"{len(a.get('retired') or [])} retired; out of service: {out or 'none'}" + _jobs(a.get("jobs"))
+    )
+
+
+def _jobs(j: dict[str, Any] | None) -> str:
+    """The closed loop's training figures (the manifest's ``closed_loop.jobs``), when the run has them."""
+    if not j:
+        return ""
+    lost = ", ".join(
+        f"{gpu_h:,.0f} GPU-h {cause}" for cause, gpu_h in (j.get("lost_gpu_h") or {}).items() if gpu_h
+    )
+    return (
+        f"; {j.get('jobs', 0)} job(s), {j.get('interruptions', 0)} interrupted: ETTR mean "
+        f"{_fmt(j.get('ettr_mean'), 3)}, min {_fmt(j.get('ettr_min'), 3)}; goodput {_fmt(j.get('goodput'), 3)}; "
+        f"training lost: {lost or 'none'}"
     )
 
 

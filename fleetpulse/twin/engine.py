@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fleetpulse.twin.jobs import JobBook, job_book
+from fleetpulse.twin.pacing import Pacer, Step
 from fleetpulse.twin.records import Envelopes
 from fleetpulse.twin.repairs import draw_repair
 from fleetpulse.twin.sampling import sample_records
@@ -54,6 +55,8 @@ class TwinRun:
     late_returns: int  # `returned` before the repair was physically done
     interruptions: int  # jobs stopped by a fault (unexpected interruptions)
     faults: Schedule  # every fault the fleet would suffer untreated: the truth, whatever the policy did
+    history: list[Step]  # what moved the jobs, in order (``goodput.replay`` plays it again)
+    slowdown: list[float]  # each host's mean slowdown once slow, as at the start (cures zero it)
 
 
 class Twin:
@@ -90,8 +93,7 @@ class Twin:
         self.repair_done: list[int] = [0] * n
         self.repairs = [0] * n
         self.lemon = [k is not None for k in f.lemon_kind]
-        self.slow = [float(f.slow_factor[h] * f.slow_duty[h]) for h in range(n)]  # mean slowdown once on
-        self.slow_on = [False] * n
+        self.slowdown = [float(f.slow_factor[h] * f.slow_duty[h]) for h in range(n)]  # mean, once on
         self.index = {host_id: h for h, host_id in enumerate(f.host_id)}
         self.events: list[tuple[int, int, str, int]] = []
         self._seq = 0
@@ -103,7 +105,8 @@ class Twin:
         self.samples = SampleModel(f) if self.sample_ms else None
         if self.sample_ms:
             self._later(start_ts + self.sample_ms, SAMPLE, 0)
-        self.book = job_book(f, settings, self.in_service)
+        self.jobs = Pacer(f, job_book(f, settings, self.in_service), self.slowdown, start_ts)
+        self.book: JobBook = self.jobs.book
         self.actions: list[Action] = []
         self.seen = 0
         self.out_h: dict[tuple[str, str], float] = {}
@@ -132,7 +135,7 @@ class Twin:
         for h in range(self.fleet.n_hosts):
             if self.out_since[h] is not None:
                 self._count_out(h, end_h)
-        self.book.finish(end_h)
+        self.jobs.finish(self.end_ts)
         return TwinRun(
             fleet=self.fleet,
             book=self.book,
@@ -146,6 +149,8 @@ class Twin:
             late_returns=self.late_returns,
             interruptions=self.interruptions,
             faults=self.faults,
+            history=self.jobs.steps,
+            slowdown=self.slowdown,
         )
 
     def _until(self, ts: int) -> None:
@@ -156,8 +161,7 @@ class Twin:
             if kind == SAMPLE:
                 self._sample(at, h)
             elif kind == SLOW_ONSET:
-                self.slow_on[h] = True
-                self._repace(h, at)
+                self.jobs.slow_onset(h, at)
             elif self._may_return(h, at):
                 self._back(h, at)
         self._plan_until(ts)
@@ -207,7 +211,7 @@ class Twin:
         )
         if bool(o.interrupts[j]):
             cause = "deferrals" if self._deferred(h) else "failures"
-            self.interruptions += self.book.interrupt(h, self._h(ts), cause, f.domain[h])
+            self.interruptions += self.jobs.interrupt(h, ts, cause)
         for record in records:
             self.core.step(record)
             self._take_actions()
@@ -222,9 +226,8 @@ class Twin:
         h = self.index.get(a.host_id)
         if h is None or self.retired[h]:
             return
-        t = self._h(a.ts)
         if a.kind == "drain_requested" and self.in_service[h]:
-            self._leave(h, t, "drains")
+            self._leave(h, a.ts, "drains")
         elif a.kind in REQUEST_KINDS:
             self._repair(h, a)
         elif a.kind == "returned" and not self.in_service[h]:
@@ -235,27 +238,21 @@ class Twin:
                 self._back(h, a.ts)
         elif a.kind == RETIRED:
             if self.in_service[h]:
-                self._leave(h, t, "retired")
+                self._leave(h, a.ts, "retired")
             else:
                 self.out_cause[h] = "retired"
             self.retired[h] = True
 
-    def _leave(self, h: int, t_h: float, cause: str) -> None:
-        f = self.fleet
+    def _leave(self, h: int, ts: int, cause: str) -> None:
         self.in_service[h] = False
-        self.out_since[h], self.out_cause[h] = t_h, cause
-        job = self.book.leave(h, t_h, f.host_cluster(h), f.domain[h])
-        if job is not None:
-            self._repace_job(job, t_h)
+        self.out_since[h], self.out_cause[h] = self._h(ts), cause
+        self.jobs.leave(h, ts)
 
     def _back(self, h: int, ts: int) -> None:
-        f, t = self.fleet, self._h(ts)
         if self.out_since[h] is not None:
-            self._count_out(h, t)
+            self._count_out(h, self._h(ts))
         self.in_service[h] = True
-        job = self.book.back(h, t, f.host_cluster(h))
-        if job is not None:
-            self._repace_job(job, t)
+        self.jobs.back(h, ts)
 
     def _count_out(self, h: int, t_h: float) -> None:
         since = self.out_since[h]
@@ -268,14 +265,14 @@ class Twin:
         """A repair starts: it cures the host's persistent fault or not, and takes its time."""
         f = self.fleet
         self.repairs[h] += 1
-        fault = f.lemon_kind[h] if self.lemon[h] else (f.slow_cause[h] if self.slow[h] > 0 else None)
+        fault = f.lemon_kind[h] if self.lemon[h] else (f.slow_cause[h] if self.jobs.slow[h] > 0 else None)
         draw = draw_repair(self.settings, self.seed, h, self.repairs[h], a.operation, fault)
         if draw.cured:
             if self.lemon[h]:
                 self.lemon[h] = False
                 self.cured[f.host_id[h]] = a.ts
             else:
-                self.slow[h] = 0.0  # the job pace changes when the host comes back
+                self.jobs.cured(h, a.ts)  # the job pace changes when the host comes back
                 self.fleet.slow_factor[h] = 0.0  # and its samples are no longer slow
         self.repair_done[h] = a.ts + int(draw.hours * HOUR_MS)
 
@@ -292,18 +289,6 @@ class Twin:
             self._take_actions()
         if ts + self.sample_ms <= self.end_ts:
             self._later(ts + self.sample_ms, SAMPLE, tick + 1)
-
-    # -- slow hosts ----------------------------------------------------------------------------
-
-    def _repace(self, h: int, ts: int) -> None:
-        job = self.book.job_of.get(h)
-        if job is not None:
-            self._repace_job(job, self._h(ts))
-
-    def _repace_job(self, j: int, t_h: float) -> None:
-        self.book.pace_slowest(
-            j, t_h, lambda h: self.slow[h] if self.slow_on[h] else 0.0, self.fleet.domain.__getitem__
-        )
 
 
 def run_twin(

@@ -56,7 +56,9 @@ class JobBook:
         g = job.spec.gpus
         if job.missing > 0 and not job.clock.finished:
             job.ledger = job.ledger.plus(Ledger(waiting=dt))
-            self.lost["waiting", job.missing_domain] += dt * g
+            # the hosts it still holds wait; the missing ones count where they are (out of service)
+            held = max(g - job.missing * self.gpus_per_host, 0)
+            self.lost["waiting", job.missing_domain] += dt * held
             return
         job.clock, spent = jc.advance(job.spec, job.clock, dt, job.rate)
         self._charge(job, spent)
@@ -136,6 +138,12 @@ class JobBook:
         self.jobs[j].hosts.append(host)
         self.job_of[host] = j
 
+    def settle(self) -> None:
+        """A continued run starts here: hosts stay where they are, nothing is owed or counted yet."""
+        self.lost.clear()
+        for job in self.jobs:
+            job.clock, job.ledger, job.interruptions = JobClock(), Ledger(), 0
+
     def finish(self, t_h: float) -> None:
         """Advance every job to the end of the horizon; work in flight counts as kept."""
         for j, job in enumerate(self.jobs):
@@ -169,18 +177,24 @@ def layout(
     return jobs, spares
 
 
+def job_spec(settings: TwinSettings, gpus: int) -> JobSpec:
+    """A job of ``gpus`` GPUs with the settings' length and checkpoint/restart figures."""
+    s = settings
+    return JobSpec(
+        gpus=gpus,
+        length_h=s.length_h,
+        interval_h=s.checkpoint_interval_h,
+        save_h=s.checkpoint_save_min / 60.0,
+        restart_h=s.restart_min / 60.0,
+    )
+
+
 def job_book(fleet: Fleet, settings: TwinSettings, in_service: list[bool]) -> JobBook:
     """The run's jobs over the hosts in service at its start, with the settings' job shape and spares."""
     per_host, s = fleet.config.gpus_per_host, settings
 
     def spec(size: int) -> JobSpec:
-        return JobSpec(
-            gpus=size * per_host,
-            length_h=s.length_h,
-            interval_h=s.checkpoint_interval_h,
-            save_h=s.checkpoint_save_min / 60.0,
-            restart_h=s.restart_min / 60.0,
-        )
+        return job_spec(s, size * per_host)
 
     clusters = [
         (c.name, [h for h in range(fleet.n_hosts) if fleet.cluster[h] == ci and in_service[h]])

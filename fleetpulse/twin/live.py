@@ -19,10 +19,12 @@ from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
 from fleetpulse.twin.errors import TwinError
+from fleetpulse.twin.live_goodput import live_goodput
 from fleetpulse.twin.response import FleetResponse
 from fleetpulse.twin.settings import TwinSettings
 from ground.settings import Settings
 from producers.fleet import Fleet
+from producers.schedule import Schedule
 from schemas import Codec, DecodeError
 from streams.topology import consumer_groups
 
@@ -60,6 +62,8 @@ class BrokerAnswer:
     codec: Codec = field(default_factory=Codec)
 
     def __post_init__(self) -> None:
+        f = self.response.fleet
+        self.slowdown = (f.slow_factor * f.slow_duty).tolist()  # before a cure zeroes a factor
         s = self.settings
         topic = s.topics.actions.name
         try:
@@ -101,9 +105,11 @@ class BrokerAnswer:
     def faults_off(self, host: int, ts: int, lemon: bool) -> bool:
         return self.response.faults_off(host, ts, lemon)
 
-    def report(self) -> dict[str, Any]:
+    def report(self, sent: Schedule) -> dict[str, Any]:
+        r = self.response
         return {
-            **self.response.report(end_ts=self.reached),
+            **r.report(end_ts=self.reached),
+            "jobs": live_goodput(r.fleet, r.settings, r, self.slowdown, sent, self.reached),
             "lockstep_wait_s": round(self.lockstep.waited_s, 1),
             "lockstep_timeouts": self.lockstep.timeouts,
             "lockstep_checks": self.lockstep.checks,

@@ -97,3 +97,11 @@ def loop(
         f"{result.ticks} ticks in {result.elapsed_s:.1f} s (waited {lockstep.waited_s:.1f} s for the pipeline); "
         + json.dumps({k: v for k, v in loop_report.items() if not isinstance(v, dict | list)})
     )
+    jobs = loop_report.get("jobs") or {}
+    if jobs:
+        Console().print(
+            f"training: {jobs['jobs']} job(s), {jobs['interruptions']} interrupted by a fault; "
+            + json.dumps({k: jobs[k] for k in ("ettr_mean", "ettr_gpu_weighted", "ettr_min", "goodput")})
+            + "; GPU-hours lost "
+            + json.dumps({k: v for k, v in jobs["lost_gpu_h"].items() if v})
+        )

@@ -18,33 +18,23 @@ import numpy as np
 import polars as pl
 
 from fleetpulse.evaluation.lemon_truth import LemonMateriality, material_lemons
+from fleetpulse.twin import goodput
 from fleetpulse.twin.engine import TwinRun
-from fleetpulse.twin.jobs import FLEET_WIDE
 from producers.truth import faults_table, hosts_table
 from streams.alerts import alerts_for
 
-CAUSES = ("failures", "deferrals", "restarts", "slow_hosts", "checkpoints", "drains", "retired", "waiting")
+CAUSES = goodput.CAUSES
 
 
 def losses(run: TwinRun) -> defaultdict[tuple[str, str], float]:
     """GPU-hours lost per (cause, domain): the jobs' losses plus the hosts out of service."""
-    out: defaultdict[tuple[str, str], float] = defaultdict(float, run.book.lost)
     per_host = run.fleet.config.gpus_per_host
-    for key, hours in run.out_h.items():
-        out[key] += hours * per_host
-    return out
+    return goodput.total_losses(run.book, {key: hours * per_host for key, hours in run.out_h.items()})
 
 
 def available_gpu_h(run: TwinRun) -> float:
     f = run.fleet
-    start = f.start_ts
-    return (
-        sum(
-            max(0.0, run.horizon_h - max(0, int(f.install_ts[h]) - start) / 3_600_000)
-            for h in range(f.n_hosts)
-        )
-        * f.config.gpus_per_host
-    )
+    return goodput.available_gpu_h(f, f.start_ts, f.start_ts + round(run.horizon_h * goodput.HOUR_MS))
 
 
 def lemons_to_find(run: TwinRun, materiality: LemonMateriality | None = None) -> set[str]:
@@ -72,17 +62,8 @@ def pages(run: TwinRun) -> dict[str, tuple[str, str]]:
 def summary(run: TwinRun) -> dict[str, Any]:
     """The run's figures as plain values (floats rounded: the same run prints the same bytes)."""
     f = run.fleet
-    jobs = run.book.jobs
-    ettr = {j.job_id: j.ledger.useful / j.ledger.wall for j in jobs if j.ledger.wall > 0}
-    gpus = {j.job_id: j.spec.gpus for j in jobs}
-    useful = sum(j.ledger.useful * j.spec.gpus for j in jobs)
-    available = available_gpu_h(run)
-    lost = losses(run)
-    by_cause = {c: sum(v for (k, _), v in lost.items() if k == c) for c in CAUSES}
-    by_domain: dict[str, dict[str, float]] = {}
-    for (cause, domain), v in sorted(lost.items()):
-        if domain != FLEET_WIDE and v > 0:
-            by_domain.setdefault(domain, {})[cause] = round(v, 3)
+    jobs = goodput.figures(run.book.jobs, losses(run), available_gpu_h(run))
+    ettr_by_job = jobs.pop("ettr_by_job")
     planted = {
         f.host_id[h] for h, k in enumerate(f.lemon_kind) if k is not None and f.lemon_onset_ts[h] < f.end_ts
     }
@@ -96,18 +77,8 @@ def summary(run: TwinRun) -> dict[str, Any]:
     groups = set(pages(run).values())
     on_incidents = sum(1 for host, _ in groups if host in incidents)
     kinds = Counter(a.kind for a in run.actions)
-    w = sum(gpus[j] for j in ettr)
     return {
-        "jobs": len(jobs),
-        "ettr_mean": round(statistics.fmean(ettr.values()), 6) if ettr else None,
-        "ettr_gpu_weighted": round(sum(ettr[j] * gpus[j] for j in ettr) / w, 6) if w else None,
-        "ettr_min": round(min(ettr.values()), 6) if ettr else None,
-        "goodput": round(useful / available, 6) if available else None,
-        "useful_gpu_h": round(useful, 3),
-        "available_gpu_h": round(available, 3),
-        "lost_gpu_h": {c: round(v, 3) for c, v in by_cause.items()},
-        "idle_gpu_h": round(available - useful - sum(by_cause.values()), 3),
-        "lost_by_domain": by_domain,
+        **jobs,
         "interruptions": run.interruptions,
         "faults_reported": run.faults_seen,
         "faults_masked": run.faults_masked,
@@ -131,5 +102,5 @@ def summary(run: TwinRun) -> dict[str, Any]:
         "drains": kinds["drain_requested"],
         "deferrals": kinds["deferred"],
         "late_returns": run.late_returns,
-        "ettr_by_job": {k: round(v, 6) for k, v in sorted(ettr.items())},
+        "ettr_by_job": ettr_by_job,
     }

@@ -52,7 +52,11 @@ class FleetResponse:
         default_factory=list
     )  # operators' steps after the fleet's time
     lost_gpu_h: dict[tuple[str, str], float] = field(default_factory=dict)  # (cause, domain) -> GPU-hours out
+    spans: list[tuple[int, int, int, str]] = field(default_factory=list)  # (host, since, until, cause) out
     now: int = 0  # the newest event time the fleet has reached
+    history: list[tuple[int, int, str]] = field(
+        default_factory=list
+    )  # (ts, host, what): an action's kind, or "out" / "back" as the host left or rejoined service
     seen: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -108,6 +112,7 @@ class FleetResponse:
             self.out_since[h], self.cause[h] = max(ts, self.out_since[h]), "operators"
         else:
             del self.out_since[h], self.cause[h]
+            self.history.append((ts, h, "back"))
 
     def apply(self, actions: Iterable[Action]) -> None:
         for a in actions:
@@ -116,6 +121,7 @@ class FleetResponse:
                 continue
             self.seen.add(a.action_id)
             self.now = max(self.now, a.ts)
+            self.history.append((a.ts, h, a.kind))
             if a.kind in LEAVES:
                 self._out(h, a.ts, "drains" if a.kind in ("drain_requested", "drained") else "repairs")
             if a.kind in REQUEST_KINDS and a.kind != "change_requested":
@@ -131,6 +137,8 @@ class FleetResponse:
         if h in self.out_since:
             self._count(h, ts)
             ts = max(ts, self.out_since[h])
+        else:
+            self.history.append((ts, h, "out"))
         self.out_since[h], self.cause[h] = ts, cause
 
     def _count(self, h: int, ts: int) -> None:
@@ -138,6 +146,7 @@ class FleetResponse:
         gpus = self.fleet.config.gpus_per_host
         key = (self.cause[h], self.fleet.domain[h])
         self.lost_gpu_h[key] = self.lost_gpu_h.get(key, 0.0) + max(0, ts - since) / 3_600_000 * gpus
+        self.spans.append((h, since, ts, self.cause[h]))
 
     def _repair(self, h: int, a: Action) -> None:
         f = self.fleet
@@ -163,18 +172,23 @@ class FleetResponse:
         cured = self.lemon_cured.get(host)
         return lemon and cured is not None and cured <= ts
 
-    def report(self, end_ts: int | None = None) -> dict[str, Any]:
-        """What the fleet did in answer, by host id (for the run's truth and the demo summary).
-
-        GPU-hours out of service by cause count the hosts still out up to ``end_ts`` (default: the newest action).
-        """
-        ids = self.fleet.host_id
+    def out_gpu_h(self, end_ts: int | None = None) -> dict[tuple[str, str], float]:
+        """GPU-hours out of service per (cause, domain), the hosts still out counted up to ``end_ts``."""
         lost = dict(self.lost_gpu_h)
         end = max(self.now, end_ts or 0)
         gpus = self.fleet.config.gpus_per_host
         for h, since in self.out_since.items():
             key = (self.cause[h], self.fleet.domain[h])
             lost[key] = lost.get(key, 0.0) + max(0, end - since) / 3_600_000 * gpus
+        return lost
+
+    def report(self, end_ts: int | None = None) -> dict[str, Any]:
+        """What the fleet did in answer, by host id (for the run's truth and the demo summary).
+
+        GPU-hours out of service by cause count the hosts still out up to ``end_ts`` (default: the newest action).
+        """
+        ids = self.fleet.host_id
+        lost = self.out_gpu_h(end_ts)
         by_cause: dict[str, float] = {}
         for (cause, _), v in lost.items():
             by_cause[cause] = by_cause.get(cause, 0.0) + v

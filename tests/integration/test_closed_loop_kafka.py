@@ -14,14 +14,11 @@ from typing import Any
 import polars as pl
 import pytest
 
-from fleetpulse.twin.live import BrokerLoop, Lockstep
 from fleetpulse.twin.settings import twin_settings
-from producers.runner import SimulationRequest, run_simulation
 from streams.core.actions import Action
 from streams.core.policy import DEFAULT_POLICY_FILE
-from streams.worker import spawn_worker
-from tests.conftest import free_ports
-from tests.fleetpulse.twin.conftest import START_TS, fleet_config
+from tests.fleetpulse.twin.conftest import fleet_config
+from tests.integration.closed_loop_run import run_closed_loop
 from tests.streams.kafka_io import decoded, isolated_settings
 
 pytestmark = pytest.mark.integration
@@ -53,28 +50,18 @@ def retiring_policy(path: Path) -> Path:
 
 
 def test_the_fleet_answers_the_live_planner(settings: Any, tmp_path: Path) -> None:
-    (port,) = free_ports(1)
     policy = retiring_policy(tmp_path / "policy.toml")
-    worker = spawn_worker(
-        settings, web_port=port, data_dir=tmp_path / "w", policy_file=policy, log_path=tmp_path / "w.log"
-    )
     config = fleet_config(hosts=64, job_hosts=8, rate_per_gpu_day=1e-6, lemons=LEMONS)
-    loop = BrokerLoop(settings, twin_settings(CURES), SEED, Lockstep(timeout_s=30))
-    try:
-        worker.wait_ready(60)
-        request = SimulationRequest(
-            mode="fast-forward",
-            days=30,
-            interval_s=TICK_MS // 1000,
-            fleet=config,
-            seed=SEED,
-            start_ts=START_TS,
-            truth_out=tmp_path / "truth",
-        )
-        result = run_simulation(settings, request, answer=loop)
-    finally:
-        loop.close()
-        worker.stop()
+    result = run_closed_loop(
+        settings,
+        tmp_path,
+        config,
+        twin_settings(CURES),
+        seed=SEED,
+        days=30,
+        interval_s=TICK_MS // 1000,
+        policy_file=policy,
+    )
     report = result.manifest["closed_loop"]
     assert report["lockstep_timeouts"] == 0
     actions = [Action.from_record(r) for r in decoded(settings, "actions")]

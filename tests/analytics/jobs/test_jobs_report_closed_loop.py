@@ -84,3 +84,34 @@ def test_the_report_shows_the_closed_loop_only_for_a_closed_loop_run(
     (truth / "manifest.json").write_text(json.dumps({"run_id": "r"}))
     rep = build_report(lake, tmp_path / "open", truth, jobs=("interruptions",), show_progress=False)
     assert rep.closed_loop is None and "Closed loop" not in rep.html.read_text() + rep.markdown.read_text()
+
+
+# The ``jobs`` the live loop adds (fleetpulse/twin/live_goodput.py, the keys of ``goodput.figures``).
+JOBS = {
+    "jobs": 2,
+    "ettr_mean": 0.75,
+    "ettr_gpu_weighted": 0.8,
+    "ettr_min": 0.5,
+    "goodput": 0.7,
+    "useful_gpu_h": 700.0,
+    "available_gpu_h": 1000.0,
+    "lost_gpu_h": {"failures": 50.0, "deferrals": 0.0, "waiting": 150.0, "repairs": 100.0},
+    "idle_gpu_h": 0.0,
+    "lost_by_domain": {"md0": {"failures": 50.0, "repairs": 100.0}, "md1": {"waiting": 150.0}},
+    "ettr_by_job": {"c-job001": 0.5, "c-job000": 1.0},
+    "interruptions": 3,
+}
+
+
+def test_the_section_shows_the_jobs_ettr_goodput_and_training_lost_by_cause() -> None:
+    loop = closed_loop({"run_id": "r", "closed_loop": {**ANSWER, "jobs": JOBS}})
+    assert loop is not None
+    assert loop.lines[3] == (
+        "2 job(s), 3 interrupted by a fault: ETTR mean 75.0%, GPU-weighted 80.0%, min 50.0%; "
+        "fleet goodput 70.0% (700 useful of 1,000 available GPU-hours)"
+    )
+    assert loop.lines[4] == "GPU-hours lost to training: 300.0 (failures 50.0, waiting 150.0, repairs 100.0)"
+    assert loop.ettr.rows() == [("c-job000", 1.0), ("c-job001", 0.5)]
+    assert loop.lost_by_domain["maintenance_domain"].to_list() == ["md0", "md1"]
+    without = closed_loop({"run_id": "r", "closed_loop": ANSWER})
+    assert without is not None and len(without.lines) == 3 and without.ettr.is_empty()

@@ -47,3 +47,20 @@ def test_the_score_carries_and_prints_the_fleet_s_answer() -> None:
     text = console.export_text()
     assert "5 repair(s), 2 did not hold; 1 lemon(s) and 0 slow host(s) cured" in text
     assert "80 GPU-h drains, 960 GPU-h repairs" in text
+
+
+def test_the_score_prints_the_closed_loop_s_ettr_and_goodput() -> None:
+    jobs = {
+        "jobs": 8,
+        "interruptions": 9,
+        "ettr_mean": 0.8415,
+        "ettr_min": 0.2432,
+        "goodput": 0.8415,
+        "lost_gpu_h": {"failures": 123.4, "deferrals": 0.0, "waiting": 7662.9},
+    }
+    report = ScoreReport(detectors={}, period={}, params={}, fleet_answer={**ANSWER, "jobs": jobs})
+    console = Console(record=True, width=400)
+    render(report, console)
+    text = console.export_text()
+    assert "8 job(s), 9 interrupted: ETTR mean 0.842, min 0.243; goodput 0.842" in text
+    assert "training lost: 123 GPU-h failures, 7,663 GPU-h waiting" in text
