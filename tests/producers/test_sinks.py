@@ -219,6 +219,20 @@ def test_parquet_sink_stores_an_event_delivered_twice_once(tmp_path: Path) -> No
         assert table.height == sum(r["event_type"] == event_type for r in records)
 
 
+def test_parquet_sink_stores_a_copy_held_back_to_a_later_batch_once(tmp_path: Path) -> None:
+    records = _records(30)
+    late = [records[3], records[12]]  # one copy of each came late: in a later tick's batch, after the flush
+    sink = ParquetSink(tmp_path, run_id="late", batch_rows=4)
+    sink.write(RecordBatch(records[:20]))
+    sink.write(RecordBatch(records[20:] + late))
+    sink.close()
+    assert sink.repeats == 2
+    for event_type in ("XidRaised", "HostInventoried"):
+        table = _lake_rows(tmp_path, event_type)
+        assert table["event_id"].is_unique().all()
+        assert table.height == sum(r["event_type"] == event_type for r in records)
+
+
 def test_parquet_sink_reports_write_errors(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
