@@ -4,7 +4,6 @@ restarted is stored once, on a real broker and a real Delta lake, and ``lake val
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +12,9 @@ import pytest
 from analytics.lake import Archiver, Lake
 from analytics.quality.gate import QualityGate
 from analytics.quality.recheck import recheck
-from ground.settings.lake import ALL_FAMILIES
 from schemas import FindingRaised
 from tests.conftest import KafkaCluster
-from tests.integration.test_archiver import PARTITIONS, produce, settings_for
+from tests.integration.test_archiver import fleet_topics, produce, settings_for  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.integration
 DAY_MS = 86_400_000
@@ -47,20 +45,10 @@ def finding(event_id: str, ts: int, host: str = "host-0001") -> dict[str, Any]:
     ).to_record()
 
 
-@pytest.fixture
-def fleet_topics(topic_factory: Callable[..., str]) -> dict[str, str]:
-    return {
-        family: topic_factory(
-            f"rederived-{family}",
-            partitions=PARTITIONS[family],
-            cleanup_policy="compact" if family == "inventory" else "delete",
-        )
-        for family in ALL_FAMILIES
-    }
-
-
 def test_a_finding_raised_again_on_another_day_is_stored_once(
-    kafka: KafkaCluster, fleet_topics: dict[str, str], tmp_path: Path
+    kafka: KafkaCluster,
+    fleet_topics: dict[str, str],  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
 ) -> None:
     lake = tmp_path / "lake"
     settings = settings_for(kafka, fleet_topics, lake)
