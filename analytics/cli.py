@@ -254,6 +254,7 @@ def vacuum(
         int | None, typer.Option("--retention-hours", min=0, help="Default: lake.vacuum_retention_hours.")
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be deleted.")] = False,
+    fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Delete files that no table version younger than the retention reads (Delta's vacuum)."""
     from analytics.lake.maintenance import vacuum as run_vacuum
@@ -262,10 +263,18 @@ def vacuum(
     hours = settings.lake.vacuum_retention_hours if retention_hours is None else retention_hours
     results = run_vacuum(_lake(settings).delta, hours, tables=tables, dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"
-    for r in results:
-        if r.files_deleted:
-            console.print(f"{escape(r.table)}: {verb} {r.files_deleted} files")
-    console.print(
+    if fmt is OutputFormat.table:
+        for r in results:
+            if r.files_deleted:
+                console.print(f"{escape(r.table)}: {verb} {r.files_deleted} files")
+    else:  # every table, with or without files to delete, as rows a script can read
+        table = Table(title="vacuum")
+        for column in ("table", f"files {'to delete' if dry_run else 'deleted'}"):
+            table.add_column(column)
+        for r in results:
+            table.add_row(escape(r.table), str(r.files_deleted))
+        show(fmt, table, console=console)
+    messages(fmt).print(
         f"{verb} {sum(r.files_deleted for r in results)} files older than {hours} h in {len(results)} tables"
     )
 

@@ -269,8 +269,8 @@ def main() -> None:
     exit_on_sigterm()
     columnar = {"on": True}  # the per-record runs decode one record at a time, as before the block decoder
 
-    def plan(records: Any, codec: Codec) -> Any:
-        return plan_batch(records, codec, columnar=columnar["on"])
+    def plan(records: Any, codec: Codec, **kwargs: Any) -> Any:  # kwargs: the archiver's stored ids
+        return plan_batch(records, codec, columnar=columnar["on"], **kwargs)
 
     archiver_module.plan_batch = timed(plan, "plan_s")  # type: ignore[attr-defined]
     Publisher.publish = timed(Publisher.publish, "publish_s")  # type: ignore[method-assign]

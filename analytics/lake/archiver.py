@@ -26,8 +26,8 @@ from analytics.lake.layout import TopicPartition
 from analytics.lake.members import CATCH_UP_S, InventoryWatch, owned, read_to_end
 from analytics.lake.publish import Clock, PublishedBatch, Publisher, utc_now
 from analytics.lake.reader import Lake
-from analytics.lake.recent import RecentIds
 from analytics.lake.records import ConsumedRecord
+from analytics.lake.stored import StoredIds, rederived_types
 from analytics.quality.gate import QualityGate
 from ground.delta import DeltaTables
 from ground.errors import LakeStorageError
@@ -49,7 +49,7 @@ class ArchiveStats:
     published_rows: int = 0
     quarantined_rows: int = 0
     rejected_rows: int = 0
-    repeats: int = 0  # records delivered twice in one batch (same event id), archived once
+    repeats: int = 0  # records whose event id the batch or the lake already held, archived once
     replayed_rows: int = 0  # rows a table already held from before a crash, not written again
     commits: int = 0
     lag: int | None = None
@@ -94,7 +94,7 @@ class Archiver:
         self._inventory_topic = inventory if inventory in self.topics else None
         self._retention = source.RetentionWatch()
         self._watch: InventoryWatch | None = None  # the inventory partitions other members archive
-        self._recent = RecentIds()  # ids of the rows stored last: a resend in a later batch is a repeat
+        self._stored = StoredIds()  # ids already in the lake: a copy sent again in a later batch is a repeat
 
     # -- set-up -------------------------------------------------------------------------------
 
@@ -144,6 +144,7 @@ class Archiver:
             offsets.commit(self.lake, group, dict.fromkeys(marks), marks, self.clock(), members)
         self._retention.report(lost)
         source.mirror_offsets(consumer, tps, frontier)
+        self._stored.load(Lake(self.lake), rederived_types(self.topics.values()))
         quality = self.settings.lake.quality
         known = Lake(self.lake).known_hosts() if quality.enabled and quality.check_known_hosts else None
         if known is not None and self._watch is not None:
@@ -275,13 +276,13 @@ class Archiver:
     ) -> None:
         began = time.monotonic()
         buffer.extend(self._inventory_catch_up(consumer, tps))
-        plan = plan_batch(buffer, self.codec, stored=self._recent)
+        plan = plan_batch(buffer, self.codec, stored=self._stored)
         buffer.clear()  # the plan holds what it needs; the raw records need not live through the write
         self._retention.check(consumer, publisher.frontier, plan)
         if self._watch is not None and publisher.known_hosts is not None:
             publisher.known_hosts |= self._watch.catch_up()
         done = publisher.publish(plan)
-        self._recent.stored(plan.event_ids)  # committed: from now on a resend of these is a repeat
+        self._stored.stored(plan.event_ids)  # committed: from now on a copy of these is a repeat
         stats.batches += 1
         stats.records += done.plan.records
         stats.published_rows += done.published_rows

@@ -205,6 +205,13 @@ def test_parquet_sink_rerun_of_the_same_run_adds_nothing(tmp_path: Path) -> None
     assert version == sum(r["event_type"] == "XidRaised" and r["ts"] < START + 86_400_000 for r in records)
 
 
+def _each_event_once(lake: Path, records: list[dict]) -> None:
+    for event_type in ("XidRaised", "HostInventoried"):
+        table = _lake_rows(lake, event_type)
+        assert table["event_id"].is_unique().all()
+        assert table.height == sum(r["event_type"] == event_type for r in records)
+
+
 def test_parquet_sink_stores_an_event_delivered_twice_once(tmp_path: Path) -> None:
     records = _records(30)
     resent = [records[3], records[7], records[3]]  # the simulator resends within a tick
@@ -213,10 +220,18 @@ def test_parquet_sink_stores_an_event_delivered_twice_once(tmp_path: Path) -> No
     sink.write(RecordBatch(records[10:]))
     sink.close()
     assert sink.repeats == 3
-    for event_type in ("XidRaised", "HostInventoried"):
-        table = _lake_rows(tmp_path, event_type)
-        assert table["event_id"].is_unique().all()
-        assert table.height == sum(r["event_type"] == event_type for r in records)
+    _each_event_once(tmp_path, records)
+
+
+def test_parquet_sink_stores_a_copy_held_back_to_a_later_batch_once(tmp_path: Path) -> None:
+    records = _records(30)
+    late = [records[3], records[12]]  # one copy of each came late: in a later tick's batch, after the flush
+    sink = ParquetSink(tmp_path, run_id="late", batch_rows=4)
+    sink.write(RecordBatch(records[:20]))
+    sink.write(RecordBatch(records[20:] + late))
+    sink.close()
+    assert sink.repeats == 2
+    _each_event_once(tmp_path, records)
 
 
 def test_parquet_sink_reports_write_errors(tmp_path: Path) -> None:

@@ -93,6 +93,11 @@ def test_compact_takes_closed_dates_unless_all_dates_then_vacuum_deletes_what_it
     assert "deleted 0 files older than 168 h" in result.output  # the replaced files are younger than a week
     result = invoke("lake", "vacuum", "--lake", lake.uri(), "--retention-hours", "0", "--dry-run")
     assert "host_sampled: would delete" in result.output
+    argv = ["lake", "vacuum", "--lake", lake.uri(), "--retention-hours", "0", "--dry-run", "--format", "json"]
+    listed = runner.invoke(app, argv, env={"COLUMNS": "200"})  # stdout only: the summary goes to stderr
+    assert listed.exit_code == 0, listed.output
+    rows = {r["table"]: int(r["files to delete"]) for r in json.loads(listed.stdout)}
+    assert rows["host_sampled"] == sum(n for n in before.values() if n > 1)
     result = invoke("lake", "vacuum", "--lake", lake.uri(), "--retention-hours", "0")
     assert result.exit_code == 0, result.output
     replaced = sum(n for n in before.values() if n > 1)  # every file of a partition that had several
