@@ -1,10 +1,12 @@
-"""The lake's history decoded column by column is the per-row decoding, record for record, and replays the same.
+"""The lake's history decoded column by column is the per-row decoding, record for record, and replays the same;
+a replay runs with the garbage collector's young generation collected seldom.
 
 The per-row path (Arrow rows, each unflattened, then sorted in Python) is kept here as the reference.
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,7 +26,7 @@ from fleetpulse.backtest.events import (
     read_history,
     read_tables,
 )
-from fleetpulse.backtest.replay import replay
+from fleetpulse.backtest.replay import YOUNG_THRESHOLD, Replay, replay
 from schemas.events import ENVELOPE_FIELDS
 from streams.core.policy import load_policy
 from tests.fleetpulse.backtest.simulated import simulated_lake
@@ -86,3 +88,20 @@ def test_the_replay_finds_and_decides_the_same_over_either_decoding(lake: Lake) 
     assert [f.to_record() for f in ours.findings] == [f.to_record() for f in theirs.findings]
     assert [a.to_record() for a in ours.actions] == [a.to_record() for a in theirs.actions]
     assert ours.replayed == theirs.replayed and ours.rejected == theirs.rejected
+
+
+def test_a_replay_collects_garbage_seldom_and_restores_the_collector(
+    lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[int, ...]] = []
+    step = Replay.step
+
+    def watched(self: Replay, record: Record) -> None:
+        seen.append(gc.get_threshold())
+        step(self, record)
+
+    monkeypatch.setattr(Replay, "step", watched)
+    before = gc.get_threshold()
+    replay(read_history(lake), load_policy())
+    assert seen and {t[0] for t in seen} == {YOUNG_THRESHOLD} and before[0] < YOUNG_THRESHOLD
+    assert gc.get_threshold() == before
