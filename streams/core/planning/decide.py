@@ -27,23 +27,14 @@ def decide(
 ) -> list[Action]:
     """The actions for ``msg``: in event-time order through ``plan``, or as they come when it is None;
     each escalation followed by its host's retirement when the policy says so (folded into ``fleet``)."""
-    actions = _planned(planner, plan, fleet, msg, size)
-    return actions + retirements(planner.policy, fleet, actions)
-
-
-def _planned(
-    planner: Planner,
-    plan: OrderedPlan | None,
-    fleet: FleetState,
-    msg: PlannerMessage,
-    size: Callable[[str], int],
-) -> list[Action]:
+    actions: list[Action]
     if isinstance(msg, PlanProgress):
         marks = [(m.source, Mark(m.ts, m.idle)) for m in msg.marks]
-        return plan.progress(fleet, marks) if plan is not None else []
-    if isinstance(msg, PlanTick):
-        return planner.reconcile(fleet, msg.domain, size(msg.domain), msg.ts)
-    finding = Finding.from_record(msg.finding)
-    if plan is not None:
-        return plan.finding(fleet, finding, msg.domain)
-    return planner.on_finding(fleet, finding, msg.domain, size(msg.domain))
+        actions = plan.progress(fleet, marks) if plan is not None else []
+    elif isinstance(msg, PlanTick):
+        actions = planner.reconcile(fleet, msg.domain, size(msg.domain), msg.ts)
+    elif plan is not None:
+        actions = plan.finding(fleet, Finding.from_record(msg.finding), msg.domain)
+    else:
+        actions = planner.on_finding(fleet, Finding.from_record(msg.finding), msg.domain, size(msg.domain))
+    return actions + retirements(planner.policy, fleet, actions)
