@@ -18,12 +18,11 @@ from aiokafka.errors import KafkaError
 from aiokafka.partitioner import murmur2
 
 from streams.core.actions import Action
-from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import FleetState
 from streams.core.messages import PlanProgress, PlanTick, SourceMark
-from streams.core.planning.order import Mark, OrderedPlan
+from streams.core.planning.decide import decide
+from streams.core.planning.order import OrderedPlan
 from streams.core.planning.planner import Planner
-from streams.core.planning.retirement import retirements
 from streams.core.planning.sources import SourceTimes
 from streams.core.planning.ticks import TickSchedule
 
@@ -98,22 +97,9 @@ class PlannerShell:
         return plan
 
     def decide(self, fleet: FleetState, msg: Any, partition: int) -> list[Action]:
-        """The actions for one planner-topic message, in event-time order or as they come, each escalation
-        followed by the host's retirement when the policy's ``retire_after`` says so."""
-        actions = self._decide(fleet, msg, partition)
-        return actions + retirements(self.planner.policy, fleet, actions)
-
-    def _decide(self, fleet: FleetState, msg: Any, partition: int) -> list[Action]:
-        if isinstance(msg, PlanProgress):
-            marks = [(m.source, Mark(m.ts, m.idle)) for m in msg.marks]
-            return self.plan_of(partition).progress(fleet, marks) if self.ordered else []
-        size = self.size(msg.domain)
-        if isinstance(msg, PlanTick):
-            return self.planner.reconcile(fleet, msg.domain, size, msg.ts)
-        finding = Finding.from_record(msg.finding)
-        if self.ordered:
-            return self.plan_of(partition).finding(fleet, finding, msg.domain)
-        return self.planner.on_finding(fleet, finding, msg.domain, size)
+        """The actions for one planner-topic message (``streams.core.planning.decide``: in event-time
+        order or as they come, each escalation followed by the host's retirement when the policy says so)."""
+        return decide(self.planner, self.plan_of(partition) if self.ordered else None, fleet, msg, self.size)
 
     def settle(self, partition: int) -> None:
         """The actions of the last message of ``partition`` are in the log: drop what they decided."""

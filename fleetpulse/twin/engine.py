@@ -30,9 +30,7 @@ from producers.schedule import Schedule
 from streams.core import DetectionCore
 from streams.core.actions import REQUEST_KINDS, RETIRED, Action
 from streams.core.findings import Finding
-from streams.core.fleet.lifecycle import apply
 from streams.core.inventory import Inventory
-from streams.core.planning.retirement import Retirement
 from streams.core.policy import Policy
 
 HOUR_MS = 3_600_000
@@ -84,7 +82,6 @@ class Twin:
         for h in range(f.n_hosts):
             hosts.apply(self.env.inventory(h))
         self.core = DetectionCore(policy, hosts, plan_order="arrival")
-        self.retirement = Retirement(policy)
         n = f.n_hosts
         self.in_service = [bool(f.install_ts[h] <= start_ts) for h in range(n)]
         self.retired = [False] * n
@@ -179,10 +176,7 @@ class Twin:
         new = self.core.actions[self.seen :]
         self.seen = len(self.core.actions)
         for a in sorted(new, key=lambda a: a.ts):  # stable: the planner's order within one instant
-            self._act(a)
-            for retired in self.retirement.on_actions([a]):
-                apply(self.core.fleet, retired)  # the planner forgets it: its domain no longer counts it
-                self._act(retired)
+            self._act(a)  # a retirement comes from the core right after its escalation
 
     # -- the fleet's side ----------------------------------------------------------------------
 

@@ -21,9 +21,11 @@ from streams.core.errors import InvalidRecordError
 from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import FleetState, apply_logged
 from streams.core.inventory import Inventory
+from streams.core.messages import PlanFinding, PlannerMessage, PlanProgress, PlanTick, SourceMark
 from streams.core.peers.messages import ClusterItem
 from streams.core.peers.stage import ClusterStage
 from streams.core.planning.admission import route
+from streams.core.planning.decide import decide
 from streams.core.planning.order import OrderedPlan, all_sources
 from streams.core.planning.planner import Planner
 from streams.core.planning.sources import SourceTimes
@@ -159,12 +161,11 @@ class DetectionCore:
         if way.domain is None:
             self.rejected[str(way.refused).split(":", 1)[0]] += 1
             return
-        domain = way.domain
-        if self.ordered is not None:
-            self.actions += self.ordered.finding(self.fleet, finding, domain)
-            return
-        size = self.inventory.domain_size(domain)
-        self.actions += self.planner.on_finding(self.fleet, finding, domain, size)
+        self._decide(PlanFinding(way.domain, finding.to_record()))
+
+    def _decide(self, msg: PlannerMessage) -> None:
+        """One planner message, as the worker's planner shell decides it (retirement included)."""
+        self.actions += decide(self.planner, self.ordered, self.fleet, msg, self.inventory.domain_size)
 
     def advance(self, ts: int) -> None:
         """Event time reaches ``ts`` with no record (a runner's own clock, as the twin's): tick there."""
@@ -181,13 +182,13 @@ class DetectionCore:
             self.ticks.tick(self.fleet, wm, lambda domain: self._reconcile(domain, wm))
 
     def _reconcile(self, domain: str, now: int) -> None:
-        self.actions += self.planner.reconcile(self.fleet, domain, self.inventory.domain_size(domain), now)
+        self._decide(PlanTick(domain, now))
 
     def _progress(self, *, idle: bool) -> None:
         """Both sources' progress to the ordered planner, as a worker's timer sends it."""
         assert self.ordered is not None
         marks = self.times.marks([(PARTITION, idle)], [(PARTITION, idle or not self.sampled)])
-        self.actions += self.ordered.progress(self.fleet, marks)
+        self._decide(PlanProgress([SourceMark(source, m.ts, m.idle) for source, m in marks]))
         self.ordered.settle()  # actions are kept as soon as they are decided
 
     def close(self) -> None:

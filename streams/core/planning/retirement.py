@@ -6,13 +6,14 @@ N-th escalation of a host within ``retire_within`` adds a ``retired`` action (a 
 The escalated RMA still runs; the host simply never comes back from it. Pure over the action log:
 the same actions give the same retirements, so a worker rebuilds it by folding ``fleet.actions``.
 ``retirements`` decides from the folded fleet state (each host's escalation times), so a detect worker,
-which rebuilds that state from the log and its snapshots, retires exactly as the in-process twin does.
+which rebuilds that state from the log and its snapshots, retires exactly as ``DetectionCore`` (the
+backtest, the twin) does; both call it through ``streams.core.planning.decide``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from streams.core.actions import ESCALATED, RETIRED, Action
 from streams.core.fleet.lifecycle import FleetState
@@ -50,30 +51,3 @@ def retirements(policy: Policy, state: FleetState, decided: Iterable[Action]) ->
         if failed >= p.retire_after:
             emit(state, out, retired_after(policy, a, failed))
     return out
-
-
-@dataclass(slots=True)
-class Retirement:
-    """Escalations per host (event times) and the hosts already retired."""
-
-    policy: Policy
-    failed: dict[str, list[int]] = field(default_factory=dict)
-    retired: set[str] = field(default_factory=set)
-
-    def on_actions(self, actions: Iterable[Action]) -> list[Action]:
-        """The ``retired`` actions the given actions (in order) call for; none while retirement is off."""
-        p = self.policy.planner
-        out: list[Action] = []
-        if p.retire_after <= 0:
-            return out
-        for a in actions:
-            if a.kind == RETIRED:
-                self.retired.add(a.host_id)
-            if a.kind != ESCALATED or a.host_id in self.retired:
-                continue
-            times = [t for t in self.failed.get(a.host_id, []) if a.ts - t <= p.retire_within] + [a.ts]
-            self.failed[a.host_id] = times
-            if len(times) >= p.retire_after:
-                self.retired.add(a.host_id)
-                out.append(retired_after(self.policy, a, len(times)))
-        return out

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from analytics.lake import Lake
 from fleetpulse.backtest.events import (
@@ -22,36 +21,18 @@ from fleetpulse.backtest.events import (
     read_tables,
 )
 from fleetpulse.backtest.replay import replay
-from fleetpulse.cli import app
 from ground.kafka import admin
 from schemas import Codec, MaintenanceActionRecorded
 from schemas.events import topic_family
 from streams.core.policy import load_policy
 from streams.worker import spawn_worker
 from tests.conftest import free_ports
+from tests.fleetpulse.backtest.simulated import simulated_lake
 from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for
 
 pytestmark = pytest.mark.integration
 
 MAINTENANCE_ACTION = MaintenanceActionRecorded.EVENT_TYPE
-
-
-def simulated_lake(folder: Path, seed: int = 21) -> Path:
-    sim = [
-        "simulate",
-        "--preset",
-        "small",
-        "--days",
-        "4",
-        "--seed",
-        str(seed),
-        "--sink",
-        "parquet",
-        "--no-progress",
-    ]
-    result = CliRunner().invoke(app, [*sim, "--out", str(folder)])
-    assert result.exit_code == 0, result.output
-    return folder
 
 
 @pytest.mark.parametrize("seed", [21, 4057])

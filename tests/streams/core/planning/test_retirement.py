@@ -7,7 +7,7 @@ import tomllib
 from streams.core.actions import Action
 from streams.core.fleet.lifecycle import FleetState, apply
 from streams.core.planning.budget import DomainBuffers
-from streams.core.planning.retirement import Retirement
+from streams.core.planning.retirement import retirements
 from streams.core.policy import DEFAULT_POLICY_FILE, Policy, parse_policy
 
 DAY = 86_400_000
@@ -31,6 +31,20 @@ def escalated(host: str, day: float) -> Action:
         finding_id=f"f-{day}",
         rule="dram_uce_repeat_gpu",
     )
+
+
+class Retirement:
+    """The escalations given folded into one fleet state, then ``retirements`` asked of them."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy, self.state = policy, FleetState()
+
+    def on_actions(self, actions: list[Action]) -> list[Action]:
+        out: list[Action] = []
+        for a in actions:
+            apply(self.state, a)
+            out += retirements(self.policy, self.state, [a])
+        return out
 
 
 def test_the_nth_failed_repair_within_the_window_retires_the_host_once() -> None:
