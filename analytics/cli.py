@@ -1,4 +1,5 @@
-"""Command-line entry points of the analytics lake (merged into ``fleetpulse``): ``archive`` and ``lake …``.
+"""Command-line entry points of the analytics lake (merged into ``fleetpulse``): ``lake …`` and the options
+every lake command shares (``archive`` is in ``analytics.archive_cli``).
 
 Heavy imports (pyarrow, polars, great-expectations, Kafka) stay inside the commands so
 ``fleetpulse --help`` stays fast.
@@ -15,11 +16,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ground.cli_context import settings_of
-from ground.stop_signals import stop_on_signals
 from ground.tables import FormatOpt, OutputFormat, Sheet, messages, show
 
 if TYPE_CHECKING:
-    from analytics.lake.publish import PublishedBatch
     from analytics.lake.reader import Lake
     from ground.settings import Settings
 
@@ -44,94 +43,13 @@ TablesOpt = Annotated[
 ]
 
 
-def _settings(ctx: typer.Context, lake: str | None) -> Settings:
+def lake_settings(ctx: typer.Context, lake: str | None) -> Settings:
     """The settings with ``--lake`` as ``lake.path``, passed on as given (a folder or a URI)."""
 
     settings = settings_of(ctx)
     if lake is None:
         return settings
     return settings.model_copy(update={"lake": settings.lake.model_copy(update={"path": lake})})
-
-
-@app.command()
-def archive(
-    ctx: typer.Context,
-    until_idle: Annotated[
-        bool,
-        typer.Option("--until-idle", help="Stop once every partition is caught up (after a final flush)."),
-    ] = False,
-    max_seconds: Annotated[
-        float | None,
-        typer.Option("--max-seconds", help="Stop after this many seconds (after a final flush)."),
-    ] = None,
-    lake: LakeOpt = None,
-    member: Annotated[
-        str | None,
-        typer.Option(
-            "--member",
-            metavar="I/N",
-            help="Archive one share of the partitions, as member I (0-based) of N archivers "
-            "(lake.member, lake.members); every member of 0 .. N-1 must run.",
-        ),
-    ] = None,
-    resplit: Annotated[
-        bool,
-        typer.Option(
-            "--resplit",
-            help="Start a new split (another N than the lake recorded): every member of "
-            "the old split has stopped; the others of the new one need no flag.",
-        ),
-    ] = False,
-    metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.")] = None,
-    metrics_host: Annotated[
-        str, typer.Option(help="Address the metrics port binds (loopback by default).")
-    ] = "127.0.0.1",
-) -> None:
-    """Archive the fleet topics into the Delta lake, exactly once; safe to kill and restart at any time."""
-    from analytics.lake.archiver import Archiver, ArchiveStats, archived_topics
-    from analytics.lake.metrics import ArchiverMetrics
-
-    settings = _settings(ctx, lake)
-    if member is not None:
-        settings = settings.with_section("lake", **_member(member))
-    topics = ", ".join(archived_topics(settings))
-    console.print(
-        f"archiving {escape(topics)} from {escape(settings.bootstrap_servers)} into {escape(settings.lake.path)}"
-    )
-
-    def line(stats: ArchiveStats) -> str:
-        lag = "?" if stats.lag is None else f"{stats.lag:,}"
-        return (
-            f"{stats.batches} batches, {stats.records:,} records: {stats.published_rows:,} published, "
-            f"{stats.quarantined_rows:,} quarantined, {stats.rejected_rows:,} rejected; lag {lag}"
-        )
-
-    metrics = ArchiverMetrics()
-    if metrics_port is not None:
-        from prometheus_client import start_http_server
-
-        start_http_server(metrics_port, addr=metrics_host, registry=metrics.registry)
-
-    def on_batch(done: PublishedBatch, s: ArchiveStats) -> None:
-        metrics.observe(done, s)
-        progress.update(line(s))
-
-    with stop_on_signals() as stop, console.status("waiting for the first batch…") as progress:
-        stats = Archiver(settings, resplit=resplit).run(
-            until_idle=until_idle, max_seconds=max_seconds, stop=stop, on_batch=on_batch
-        )
-    if stats.replayed_rows:
-        console.print(f"resumed after an interruption: {stats.replayed_rows:,} rows were already in the lake")
-    console.print(f"done in {stats.elapsed_s:.1f} s: {line(stats)}")
-    if stats.quarantined_rows:
-        console.print("[yellow]some batches failed their quality gate:[/] see `fleetpulse lake quarantine`")
-
-
-def _member(text: str) -> dict[str, int]:
-    index, sep, count = text.partition("/")
-    if not sep or not index.isdigit() or not count.isdigit() or int(index) >= int(count):
-        raise typer.BadParameter(f"{text!r} is not I/N with 0 <= I < N (e.g. 0/2)", param_hint="--member")
-    return {"member": int(index), "members": int(count)}
 
 
 def _lake(settings: Settings) -> Lake:
@@ -147,7 +65,7 @@ def status(ctx: typer.Context, lake: LakeOpt = None, fmt: FormatOpt = OutputForm
 
     say = messages(fmt)
 
-    settings = _settings(ctx, lake)
+    settings = lake_settings(ctx, lake)
     lk = _lake(settings)
     table = Table(title=f"lake {escape(settings.lake.path)}")
     for column in ("table", "version", "files", "rows", "dates"):
@@ -184,7 +102,7 @@ def status(ctx: typer.Context, lake: LakeOpt = None, fmt: FormatOpt = OutputForm
 @lake_app.command()
 def quarantine(ctx: typer.Context, lake: LakeOpt = None, fmt: FormatOpt = OutputFormat.table) -> None:
     """List quarantined batches and the expectations they failed."""
-    settings = _settings(ctx, lake)
+    settings = lake_settings(ctx, lake)
     entries = _lake(settings).quarantine()
     if not entries and fmt is OutputFormat.table:
         console.print("quarantine is empty")
@@ -217,7 +135,7 @@ def compact(
     """Merge small files with Delta's optimize.compact (closed date partitions unless --all-dates)."""
     from analytics.lake.maintenance import compact as run_compaction
 
-    settings = _settings(ctx, lake)
+    settings = lake_settings(ctx, lake)
     say = messages(fmt)
     with say.status("compacting…") as status:
         results = run_compaction(
@@ -259,7 +177,7 @@ def vacuum(
     """Delete files that no table version younger than the retention reads (Delta's vacuum)."""
     from analytics.lake.maintenance import vacuum as run_vacuum
 
-    settings = _settings(ctx, lake)
+    settings = lake_settings(ctx, lake)
     hours = settings.lake.vacuum_retention_hours if retention_hours is None else retention_hours
     results = run_vacuum(_lake(settings).delta, hours, tables=tables, dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"
@@ -294,7 +212,7 @@ def validate(
     from analytics.quality.gate import QualityGate
     from analytics.quality.recheck import recheck
 
-    settings = _settings(ctx, lake)
+    settings = lake_settings(ctx, lake)
     when = dt.datetime.fromisoformat(now) if now else dt.datetime.now(dt.UTC)
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)

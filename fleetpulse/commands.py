@@ -70,7 +70,7 @@ PARTS: dict[str, Part] = {
         "Show the webhook outbox (pending, delivered, dead) and optionally requeue dead deliveries.",
     ),
     "archive": Part(
-        "analytics.cli",
+        "analytics.archive_cli",
         "Archive the fleet topics into the Delta lake, exactly once; safe to kill and restart at any time.",
     ),
     "lake": Part(
