@@ -102,8 +102,25 @@ def _answer(a: dict[str, Any]) -> str:
     return (
         f"{a.get('repairs', 0)} repair(s), {a.get('failed_repairs', 0)} did not hold; "
         f"{len(a.get('lemons_cured') or {})} lemon(s) and {len(a.get('slow_hosts_cured') or {})} slow host(s) cured, "
-        f"{len(a.get('retired') or [])} retired; out of service: {out or 'none'}" + _jobs(a.get("jobs"))
+        f"{len(a.get('retired') or [])} retired; out of service: {out or 'none'}" + _training(a)
     )
+
+
+def _training(a: dict[str, Any]) -> str:
+    """One segment's training figures, or each segment's and the whole run's goodput when there are several."""
+    segments = a.get("jobs_by_segment") or []
+    if len(segments) < 2:
+        return _jobs(a.get("jobs"))
+    each = "; ".join(
+        f"{s.get('mode')} {s['days']:.3g} d: {s.get('jobs', 0)} job(s), {s.get('interruptions', 0)} interrupted, "
+        f"ETTR mean {_fmt(s.get('ettr_mean'), 3)}, min {_fmt(s.get('ettr_min'), 3)}, goodput {_fmt(s.get('goodput'), 3)}"
+        for s in segments
+    )
+    whole = a.get("jobs_whole_run") or {}
+    lost = ", ".join(
+        f"{gpu_h:,.0f} GPU-h {cause}" for cause, gpu_h in (whole.get("lost_gpu_h") or {}).items() if gpu_h
+    )
+    return f"; training by segment: {each}; whole run: goodput {_fmt(whole.get('goodput'), 3)}, training lost: {lost or 'none'}"
 
 
 def _jobs(j: dict[str, Any] | None) -> str:

@@ -91,13 +91,44 @@ def join_segments(segments: Sequence[Truth], names: Sequence[Path]) -> Truth:
         manifest["slow_episodes"] = episodes
     answers = [m["closed_loop"] for _, _, m in segments if m.get("closed_loop")]
     if answers:  # closed loop each segment folds the whole action log: the last one covers the run
-        manifest["closed_loop"] = answers[-1]
+        manifest["closed_loop"] = answers[-1] | training_by_segment([m for _, _, m in segments])
     manifest["days"] = (manifest["end_ts"] - manifest["start_ts"]) / DAY_MS
     manifest["segments"] = [
         {k: m.get(k) for k in ("run_id", "mode", "start_ts", "end_ts", "sample_interval_s")}
         for _, _, m in segments
     ]
     return hosts, pl.concat([f for _, f, _ in segments], how="vertical_relaxed"), manifest
+
+
+def training_by_segment(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Each segment's jobs figures and the run's goodput over all of them.
+
+    A segment replays its jobs over its own window only, so its ETTR is its own; useful, available and
+    lost GPU-hours add up across segments (their windows do not overlap), which gives the run's goodput.
+    """
+    parts = [(m, m["closed_loop"]["jobs"]) for m in manifests if (m.get("closed_loop") or {}).get("jobs")]
+    if not parts:
+        return {}
+    lost: dict[str, float] = {}
+    for _, j in parts:
+        for cause, gpu_h in (j.get("lost_gpu_h") or {}).items():
+            lost[cause] = lost.get(cause, 0.0) + gpu_h
+    useful = sum(j["useful_gpu_h"] for _, j in parts)
+    available = sum(j["available_gpu_h"] for _, j in parts)
+    keys = ("jobs", "interruptions", "ettr_mean", "ettr_min", "goodput")
+    return {
+        "jobs_by_segment": [
+            {"mode": m.get("mode"), "days": (m["end_ts"] - m["start_ts"]) / DAY_MS}
+            | {k: j.get(k) for k in keys}
+            for m, j in parts
+        ],
+        "jobs_whole_run": {
+            "goodput": round(useful / available, 6) if available else None,
+            "useful_gpu_h": round(useful, 3),
+            "available_gpu_h": round(available, 3),
+            "lost_gpu_h": {c: round(v, 3) for c, v in lost.items()},
+        },
+    }
 
 
 def _load_one(truth_dir: Path) -> Truth:
