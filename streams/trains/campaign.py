@@ -18,6 +18,7 @@ from typing import Any, Literal
 from streams.core.actions import Action
 from streams.trains.safety import DAY_MS, ERRORS_RULE
 from streams.trains.step_time import StepWindow, window
+from streams.trains.visits import Visit, VisitTallies
 
 Status = Literal["running", "paused", "halted", "aborted", "completed"]
 CHANGE = "change"  # the operation of a campaign's host visit
@@ -41,27 +42,6 @@ ERROR_DAYS_KEPT = 100_000  # host-day keys held before the days past are forgott
 def day_key(host_id: str, fault_class: str, day: int) -> str:
     """A host's fault class on a UTC day (days since the epoch), as a key a snapshot can hold."""
     return f"{host_id}|{fault_class}|{day}"
-
-
-@dataclass(slots=True)
-class Visit:
-    """One host's turn in a campaign."""
-
-    host_id: str
-    domain: str
-    previous: str | None = None  # the version the change replaces (what a rollback restores)
-    queued_ts: int | None = None
-    requested_ts: int | None = None
-    applied_ts: int | None = None
-    done_ts: int | None = None
-
-    @property
-    def phase(self) -> str:
-        if self.done_ts is not None:
-            return "done"
-        if self.applied_ts is not None:
-            return "burn_in"
-        return "changing" if self.requested_ts is not None else "queued"
 
 
 @dataclass(slots=True)
@@ -98,6 +78,7 @@ class Campaign:
     halted_reason: str = ""
     accepted: bool = False  # the safety test accepted the new version as no worse (the gate is open)
     history: list[tuple[int, str, str]] = field(default_factory=list)  # (ts, step, reason)
+    kept: VisitTallies | None = None  # the visits' tallies (None: counted again from the visits at first use)
 
     def in_scope(self, host_id: str, cluster: str, domain: str) -> bool:
         if self.hosts and host_id not in self.hosts:
@@ -108,6 +89,11 @@ class Campaign:
         """Its safety test counts faults on this host (it is open, in scope, and not a rollback)."""
         active = self.status in ("running", "paused") and self.rollback_of is None
         return active and self.in_scope(host_id, cluster, domain)
+
+    def tallies(self) -> VisitTallies:
+        if self.kept is None:  # a new campaign, or one from a snapshot written before the tallies
+            self.kept = VisitTallies.of(self.visits.values())
+        return self.kept
 
     def previous_version(self) -> str | None:
         """The version most of the changed hosts ran before (what ``abort --rollback`` goes back to)."""
@@ -226,6 +212,7 @@ class Trains:
         camp = self.campaigns.get(action.finding_id or "")
         if camp is None:
             return
+        tallies = camp.tallies()
         visit = camp.visits.get(action.host_id)
         if visit is None:
             visit = camp.visits[action.host_id] = Visit(action.host_id, action.domain, previous=action.rule)
@@ -236,7 +223,10 @@ class Trains:
         elif action.kind == "change_applied" and visit.applied_ts is None:
             visit.applied_ts = action.ts
             camp.upgraded += 1
+            tallies.add_applied(action.ts)
         elif action.kind == "verified" and visit.done_ts is None:
             visit.done_ts = action.ts
+            tallies.verified += 1
         elif action.kind == "withdrawn" and visit.requested_ts is None:
             visit.queued_ts = None  # taken back before it started (the campaign was aborted)
+        tallies.place(visit)
