@@ -26,7 +26,11 @@ CHANGE = "change"  # the operation of a campaign's host visit
 CAMPAIGN_KINDS = frozenset({"campaign_halted", "campaign_completed", "gate_opened"})
 # a host's hardware error counted for the safety test (streams.trains.error_days); its rule: ERRORS_RULE + class
 ERRORS_COUNTED = "errors_counted"
-TRAINS_KINDS = CAMPAIGN_KINDS | {ERRORS_COUNTED}  # folded here alone, not as a host's step
+# a window of step time, hosts on the new version against the others (streams.trains.step_forward); its rule:
+# STEPS_RULE + "upgraded,control,diff,se" (a StepWindow)
+STEPS_COUNTED = "steps_counted"
+STEPS_RULE = "steps/"
+TRAINS_KINDS = CAMPAIGN_KINDS | {ERRORS_COUNTED, STEPS_COUNTED}  # folded here alone, not as a host's step
 # what a person's step does to a campaign's status
 STATUS_OF: dict[str, Status] = {
     "started": "running",
@@ -85,10 +89,14 @@ class Campaign:
             return False
         return not self.scope or cluster in self.scope or domain in self.scope
 
+    @property
+    def comparing(self) -> bool:
+        """Its safety test is counting (it is open, and not a rollback)."""
+        return self.status in ("running", "paused") and self.rollback_of is None
+
     def compares(self, host_id: str, cluster: str, domain: str) -> bool:
-        """Its safety test counts faults on this host (it is open, in scope, and not a rollback)."""
-        active = self.status in ("running", "paused") and self.rollback_of is None
-        return active and self.in_scope(host_id, cluster, domain)
+        """Its safety test counts faults on this host (it is comparing, and the host is in scope)."""
+        return self.comparing and self.in_scope(host_id, cluster, domain)
 
     def tallies(self) -> VisitTallies:
         if self.kept is None:  # a new campaign, or one from a snapshot written before the tallies
@@ -157,6 +165,9 @@ class Trains:
         if action.kind == ERRORS_COUNTED:
             self._count_error(action)
             return
+        if action.kind == STEPS_COUNTED:
+            self._count_steps(action)
+            return
         if action.kind in CAMPAIGN_KINDS:
             camp = self.campaigns.get(action.finding_id or "")
             if camp is not None and action.kind == "gate_opened":
@@ -207,6 +218,18 @@ class Trains:
                 k: n for k, n in self.error_days.items() if int(k.rsplit("|", 1)[1]) >= day - 1
             }
         self.observe_fault(action.ts, action.host_id, action.cluster, action.domain, action.rule or "")
+
+    def _count_steps(self, action: Action) -> None:
+        """A window of step times the live worker compared for a campaign: one more for its SPRT."""
+        camp = self.campaigns.get(action.finding_id or "")
+        fields = (action.rule or "").removeprefix(STEPS_RULE).split(",")
+        if camp is None or not camp.comparing or len(fields) != 4:
+            return
+        try:
+            up, control, diff, se = int(fields[0]), int(fields[1]), float(fields[2]), float(fields[3])
+        except ValueError:
+            return  # not a window this fold can read: it weighs nothing
+        camp.steps.append(StepWindow(action.ts, up, control, diff, se))
 
     def _visit_step(self, action: Action) -> None:
         camp = self.campaigns.get(action.finding_id or "")
