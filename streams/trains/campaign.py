@@ -98,6 +98,19 @@ class Campaign:
         """Its safety test counts faults on this host (it is comparing, and the host is in scope)."""
         return self.comparing and self.in_scope(host_id, cluster, domain)
 
+    def compare_steps(self, ts: int, hosts: Sequence[tuple[str, str, str, float]]) -> StepWindow | None:
+        """A window's step times (host, cluster, domain, relative step time) of the hosts in scope: those whose
+        change was applied by ``ts`` against those not asked to change yet (a host mid-change is in neither)."""
+        up, control = [], []
+        for host_id, cluster, domain, rel in hosts:
+            if self.compares(host_id, cluster, domain):
+                visit = self.visits.get(host_id)
+                if visit is None or visit.requested_ts is None:
+                    control.append(rel)
+                elif visit.applied_ts is not None and visit.applied_ts <= ts:
+                    up.append(rel)
+        return window(ts, up, control)
+
     def tallies(self) -> VisitTallies:
         if self.kept is None:  # a new campaign, or one from a snapshot written before the tallies
             self.kept = VisitTallies.of(self.visits.values())
@@ -196,15 +209,7 @@ class Trains:
         """A window of step times, (host, cluster, domain, step time relative to the host's baseline):
         each comparing campaign keeps its hosts on the new version against those not on it yet."""
         for camp in self.campaigns.values():
-            up, control = [], []
-            for host_id, cluster, domain, rel in hosts:
-                if camp.compares(host_id, cluster, domain):
-                    visit = camp.visits.get(host_id)
-                    if visit is None or visit.requested_ts is None:
-                        control.append(rel)
-                    elif visit.applied_ts is not None and visit.applied_ts <= ts:
-                        up.append(rel)
-            found = window(ts, up, control)
+            found = camp.compare_steps(ts, hosts)
             if found is not None:
                 camp.steps.append(found)
 

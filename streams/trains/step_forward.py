@@ -22,7 +22,7 @@ from streams.core.fleet.lifecycle import FleetState
 from streams.core.ids import action_id
 from streams.core.peers.scores import Verdict
 from streams.trains.campaign import CHANGE, STEPS_COUNTED, STEPS_RULE, Campaign
-from streams.trains.step_time import StepWindow, window
+from streams.trains.step_time import StepWindow
 
 
 class StepForward:
@@ -36,34 +36,20 @@ class StepForward:
         campaigns = [c for c in state.trains.campaigns.values() if c.comparing]
         if not campaigns or not verdicts:
             return []
-        windows: dict[int, list[tuple[str, str, float]]] = {}
+        windows: dict[int, list[tuple[str, str, str, float]]] = {}
         for v in verdicts:
             if v.reference == "peers" and v.median_step_ms > 0 and v.step_ms > 0:  # alone in its job: none
                 rel = v.step_ms / v.median_step_ms
-                windows.setdefault(v.window_start, []).append((v.host_id, self.domain_of(v.host_id), rel))
+                windows.setdefault(v.window_start, []).append(
+                    (v.host_id, cluster, self.domain_of(v.host_id), rel)
+                )
         out = []
         for start, hosts in sorted(windows.items()):
             for camp in sorted(campaigns, key=lambda c: c.campaign_id):
-                found = compare(camp, cluster, start, hosts)
+                found = camp.compare_steps(start, hosts)
                 if found is not None:
                     out.append(steps_action(camp, cluster, start, found))
         return out
-
-
-def compare(
-    camp: Campaign, cluster: str, start: int, hosts: Sequence[tuple[str, str, float]]
-) -> StepWindow | None:
-    """The window's hosts in the campaign's scope: those whose change was applied before the window
-    against those not asked to change yet (a host mid-change is in neither)."""
-    up, control = [], []
-    for host_id, domain, rel in hosts:
-        if camp.compares(host_id, cluster, domain):
-            visit = camp.visits.get(host_id)
-            if visit is None or visit.requested_ts is None:
-                control.append(rel)
-            elif visit.applied_ts is not None and visit.applied_ts <= start:
-                up.append(rel)
-    return window(start, up, control)
 
 
 def steps_action(camp: Campaign, cluster: str, start: int, w: StepWindow) -> Action:

@@ -16,7 +16,7 @@ from streams.trains.commands import CampaignSpec, start_record
 from streams.trains.log_io import send_records
 from streams.worker import spawn_worker
 from tests.conftest import free_ports
-from tests.integration.test_trains_kafka import HOSTS, agent_records
+from tests.integration.test_trains_kafka import HOSTS, agent_records, answer_changes, campaign_of
 from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for
 
 pytestmark = pytest.mark.integration
@@ -84,18 +84,8 @@ def test_a_change_that_slows_its_hosts_halts_the_live_worker_from_their_step_tim
             ts = t0 + step * WINDOW_MS
             produce(settings, samples(ts, upgraded, rng))
             time.sleep(1.0)
-            requested = {
-                a["host_id"]
-                for a in decoded(settings, "actions")
-                if a["payload"]["kind"] == "change_requested" and a["payload"]["finding_id"] == cid
-            }
-            for host in sorted(requested - upgraded):
-                domain = next(d for h, _, d in HOSTS if h == host)
-                produce(
-                    settings, agent_records(ts + 1_000, "560.35", [(host, "c1", domain)], inventory=False)
-                )
-                upgraded.add(host)
-            [camp] = [c for c in worker.get_json("/trains") if c["campaign_id"] == cid]
+            answer_changes(settings, cid, upgraded, ts + 1_000)
+            camp = campaign_of(worker, cid)
             status = camp["status"]
             if status != "running":
                 break
