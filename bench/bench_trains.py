@@ -84,7 +84,9 @@ def one(scenario: str, seed: int, horizon_days: float, parallel: int, step_minut
 def safety(args: argparse.Namespace) -> None:
     for scenario in args.scenarios:
         runs = []
-        for seed in range(args.seeds):  # one line a seed, so a run cut short still says what it saw
+        for seed in range(
+            args.first_seed, args.first_seed + args.seeds
+        ):  # a line a seed: a run cut short says what it saw
             runs.append(one(scenario, seed, args.horizon_days, args.parallel, args.step_minutes))
             r = runs[-1]
             state = "halted" if r["halted"] else "completed" if r["completed"] else "running"
@@ -229,6 +231,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("safety")
     s.add_argument("--seeds", type=int, default=50)
+    s.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
     s.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
     s.add_argument("--horizon-days", type=float, default=120.0)
     s.add_argument("--parallel", type=int, default=1, help="max_parallel_domains")

@@ -24,6 +24,7 @@ from streams.core.stages import peer_step, repeat_step
 from streams.deadletter import faust_source
 from streams.tailer import catch_up_retrying
 from streams.trains.error_days import ErrorDays
+from streams.trains.step_forward import StepForward
 
 if TYPE_CHECKING:
     from streams.app import DetectApp
@@ -36,6 +37,7 @@ def register_agents(detect: DetectApp) -> None:
     app = detect.app
     policy = detect.policy
     error_days = ErrorDays(policy, detect.inventory.domain_of)  # errors the campaigns' safety test counts
+    step_forward = StepForward(detect.inventory.domain_of)  # and the step time of the windows scored
 
     @app.agent(detect.errors_topic, name="errors")
     async def errors(stream: faust.StreamT) -> None:
@@ -82,6 +84,8 @@ def register_agents(detect: DetectApp) -> None:
                 detect.metrics.windows_closed(msg.cluster, len({v.window_start for v in step.verdicts}))
             if _windows(detect.cluster_cache.get(meta_key)) != before:
                 detect.cluster_cache.write_through(meta_key)  # a window opened or closed: persist now
+            if counted_steps := step_forward.observe(detect.fleet, msg.cluster, step.verdicts):
+                await detect.outputs.publish(counted_steps)
             for finding in step.findings:
                 await detect.outputs.send_finding(finding, source)
             detect.plans.source_times.cluster_read(

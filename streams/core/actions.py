@@ -39,6 +39,7 @@ ActionKind = Literal[
     "campaign_completed",
     "gate_opened",
     "errors_counted",
+    "steps_counted",
 ]
 REQUEST_KIND = {
     "rma": "rma_opened",

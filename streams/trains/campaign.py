@@ -18,6 +18,7 @@ from typing import Any, Literal
 from streams.core.actions import Action
 from streams.trains.safety import DAY_MS, ERRORS_RULE
 from streams.trains.step_time import StepWindow, window
+from streams.trains.visits import Visit, VisitTallies
 
 Status = Literal["running", "paused", "halted", "aborted", "completed"]
 CHANGE = "change"  # the operation of a campaign's host visit
@@ -25,7 +26,11 @@ CHANGE = "change"  # the operation of a campaign's host visit
 CAMPAIGN_KINDS = frozenset({"campaign_halted", "campaign_completed", "gate_opened"})
 # a host's hardware error counted for the safety test (streams.trains.error_days); its rule: ERRORS_RULE + class
 ERRORS_COUNTED = "errors_counted"
-TRAINS_KINDS = CAMPAIGN_KINDS | {ERRORS_COUNTED}  # folded here alone, not as a host's step
+# a window of step time, hosts on the new version against the others (streams.trains.step_forward); its rule:
+# STEPS_RULE + "upgraded,control,diff,se" (a StepWindow)
+STEPS_COUNTED = "steps_counted"
+STEPS_RULE = "steps/"
+TRAINS_KINDS = CAMPAIGN_KINDS | {ERRORS_COUNTED, STEPS_COUNTED}  # folded here alone, not as a host's step
 # what a person's step does to a campaign's status
 STATUS_OF: dict[str, Status] = {
     "started": "running",
@@ -41,27 +46,6 @@ ERROR_DAYS_KEPT = 100_000  # host-day keys held before the days past are forgott
 def day_key(host_id: str, fault_class: str, day: int) -> str:
     """A host's fault class on a UTC day (days since the epoch), as a key a snapshot can hold."""
     return f"{host_id}|{fault_class}|{day}"
-
-
-@dataclass(slots=True)
-class Visit:
-    """One host's turn in a campaign."""
-
-    host_id: str
-    domain: str
-    previous: str | None = None  # the version the change replaces (what a rollback restores)
-    queued_ts: int | None = None
-    requested_ts: int | None = None
-    applied_ts: int | None = None
-    done_ts: int | None = None
-
-    @property
-    def phase(self) -> str:
-        if self.done_ts is not None:
-            return "done"
-        if self.applied_ts is not None:
-            return "burn_in"
-        return "changing" if self.requested_ts is not None else "queued"
 
 
 @dataclass(slots=True)
@@ -98,16 +82,39 @@ class Campaign:
     halted_reason: str = ""
     accepted: bool = False  # the safety test accepted the new version as no worse (the gate is open)
     history: list[tuple[int, str, str]] = field(default_factory=list)  # (ts, step, reason)
+    kept: VisitTallies | None = None  # the visits' tallies (None: counted again from the visits at first use)
 
     def in_scope(self, host_id: str, cluster: str, domain: str) -> bool:
         if self.hosts and host_id not in self.hosts:
             return False
         return not self.scope or cluster in self.scope or domain in self.scope
 
+    @property
+    def comparing(self) -> bool:
+        """Its safety test is counting (it is open, and not a rollback)."""
+        return self.status in ("running", "paused") and self.rollback_of is None
+
     def compares(self, host_id: str, cluster: str, domain: str) -> bool:
-        """Its safety test counts faults on this host (it is open, in scope, and not a rollback)."""
-        active = self.status in ("running", "paused") and self.rollback_of is None
-        return active and self.in_scope(host_id, cluster, domain)
+        """Its safety test counts faults on this host (it is comparing, and the host is in scope)."""
+        return self.comparing and self.in_scope(host_id, cluster, domain)
+
+    def compare_steps(self, ts: int, hosts: Sequence[tuple[str, str, str, float]]) -> StepWindow | None:
+        """A window's step times (host, cluster, domain, relative step time) of the hosts in scope: those whose
+        change was applied by ``ts`` against those not asked to change yet (a host mid-change is in neither)."""
+        up, control = [], []
+        for host_id, cluster, domain, rel in hosts:
+            if self.compares(host_id, cluster, domain):
+                visit = self.visits.get(host_id)
+                if visit is None or visit.requested_ts is None:
+                    control.append(rel)
+                elif visit.applied_ts is not None and visit.applied_ts <= ts:
+                    up.append(rel)
+        return window(ts, up, control)
+
+    def tallies(self) -> VisitTallies:
+        if self.kept is None:  # a new campaign, or one from a snapshot written before the tallies
+            self.kept = VisitTallies.of(self.visits.values())
+        return self.kept
 
     def previous_version(self) -> str | None:
         """The version most of the changed hosts ran before (what ``abort --rollback`` goes back to)."""
@@ -171,6 +178,9 @@ class Trains:
         if action.kind == ERRORS_COUNTED:
             self._count_error(action)
             return
+        if action.kind == STEPS_COUNTED:
+            self._count_steps(action)
+            return
         if action.kind in CAMPAIGN_KINDS:
             camp = self.campaigns.get(action.finding_id or "")
             if camp is not None and action.kind == "gate_opened":
@@ -199,15 +209,7 @@ class Trains:
         """A window of step times, (host, cluster, domain, step time relative to the host's baseline):
         each comparing campaign keeps its hosts on the new version against those not on it yet."""
         for camp in self.campaigns.values():
-            up, control = [], []
-            for host_id, cluster, domain, rel in hosts:
-                if camp.compares(host_id, cluster, domain):
-                    visit = camp.visits.get(host_id)
-                    if visit is None or visit.requested_ts is None:
-                        control.append(rel)
-                    elif visit.applied_ts is not None and visit.applied_ts <= ts:
-                        up.append(rel)
-            found = window(ts, up, control)
+            found = camp.compare_steps(ts, hosts)
             if found is not None:
                 camp.steps.append(found)
 
@@ -222,10 +224,23 @@ class Trains:
             }
         self.observe_fault(action.ts, action.host_id, action.cluster, action.domain, action.rule or "")
 
+    def _count_steps(self, action: Action) -> None:
+        """A window of step times the live worker compared for a campaign: one more for its SPRT."""
+        camp = self.campaigns.get(action.finding_id or "")
+        fields = (action.rule or "").removeprefix(STEPS_RULE).split(",")
+        if camp is None or not camp.comparing or len(fields) != 4:
+            return
+        try:
+            up, control, diff, se = int(fields[0]), int(fields[1]), float(fields[2]), float(fields[3])
+        except ValueError:
+            return  # not a window this fold can read: it weighs nothing
+        camp.steps.append(StepWindow(action.ts, up, control, diff, se))
+
     def _visit_step(self, action: Action) -> None:
         camp = self.campaigns.get(action.finding_id or "")
         if camp is None:
             return
+        tallies = camp.tallies()
         visit = camp.visits.get(action.host_id)
         if visit is None:
             visit = camp.visits[action.host_id] = Visit(action.host_id, action.domain, previous=action.rule)
@@ -236,7 +251,10 @@ class Trains:
         elif action.kind == "change_applied" and visit.applied_ts is None:
             visit.applied_ts = action.ts
             camp.upgraded += 1
+            tallies.add_applied(action.ts)
         elif action.kind == "verified" and visit.done_ts is None:
             visit.done_ts = action.ts
+            tallies.verified += 1
         elif action.kind == "withdrawn" and visit.requested_ts is None:
             visit.queued_ts = None  # taken back before it started (the campaign was aborted)
+        tallies.place(visit)

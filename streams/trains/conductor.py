@@ -43,7 +43,12 @@ class Conductor:
             if camp.status != "running" or self.gate.check(state, camp, domain, now, out):
                 continue
             self._queue(state, camp, domain, size, now, out)
-            done = all(v.done_ts is not None for v in camp.visits.values() if v.queued_ts is not None)
+            # every queued visit done (a visit not open is done or was never queued)
+            done = all(
+                v.done_ts is not None
+                for _, v in camp.tallies().open_visits(camp.visits)
+                if v.queued_ts is not None
+            )
             if done and not self.route.todo(state, camp, 1):
                 emit(
                     state,
@@ -78,10 +83,10 @@ class Conductor:
                 c.upgraded,
                 len(c.faults),
                 len(c.steps),
-                sum(v.done_ts is not None for v in c.visits.values()),
+                c.tallies().verified,
                 sum(
                     v.applied_ts is not None and v.done_ts is None and v.applied_ts + burn_in <= now
-                    for v in c.visits.values()
+                    for _, v in c.tallies().open_visits(c.visits)
                 ),
                 len(state.trains.reported),
             )

@@ -39,9 +39,7 @@ class Gate:
         if test is None:
             test = self._tests[key] = SequentialTest(scope, self.classify, self.sprt)
         test.feed(camp.faults)
-        up = (
-            sum(max(0, now - v.applied_ts) for v in camp.visits.values() if v.applied_ts is not None) / DAY_MS
-        )
+        up = camp.tallies().applied_days(now, camp.visits)
         control = max(0.0, scope * max(0, now - camp.started_ts) / DAY_MS - up)
         return test.verdicts((up, control))
 
@@ -86,12 +84,13 @@ class Gate:
         """How many more hosts may start their change now: the canaries are verified before anyone else,
         and past the gate the safety test must have accepted the change first. Hosts whose change waits
         behind a repair are not counted: they are skipped and revisited."""
-        done = sum(v.done_ts is not None for v in camp.visits.values())
-        active = sum(
+        tallies = camp.tallies()
+        done = tallies.verified
+        active = sum(  # only open visits can be active
             v.done_ts is None
             and (v.queued_ts is not None or v.requested_ts is not None)
             and not behind_repair(state.hosts[h], camp.campaign_id)
-            for h, v in camp.visits.items()
+            for h, v in tallies.open_visits(camp.visits)
             if h in state.hosts
         )
         if done < camp.canary:

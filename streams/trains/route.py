@@ -33,6 +33,9 @@ class Route:
         self.view = view
         self._passed: dict[tuple[int, str], set[str]] = {}  # (fold, campaign) -> domains passed
         self._domains: dict[str, tuple[int, list[str]]] = {}  # campaign -> (view.changes, its domains)
+        self._sizes: dict[str, tuple[int, int]] = {}  # campaign -> (view.changes, its hosts in scope)
+        # (fold, campaign, limit) -> (what the answer read, it): the domains' reconciles of one step ask alike
+        self._todo: dict[tuple[int, str, int | None], tuple[tuple[int, ...], list[str]]] = {}
 
     def domains(self, camp: Campaign) -> list[str]:
         """The campaign's domains in visiting order."""
@@ -54,7 +57,14 @@ class Route:
         return sorted(hosts & set(camp.hosts) if camp.hosts else hosts)
 
     def scope_size(self, camp: Campaign) -> int:
-        return sum(len(self.targets(camp, d)) for d in self.domains(camp))
+        memo = self._sizes.get(camp.campaign_id)
+        if memo is None or memo[0] != self.view.changes:
+            domains = self.domains(camp)
+            memo = self._sizes[camp.campaign_id] = (
+                self.view.changes,
+                sum(len(self.targets(camp, d)) for d in domains),
+            )
+        return memo[1]
 
     def reported(self, state: FleetState, host_id: str, component: str) -> tuple[str, int] | None:
         """The host's newest report of ``component``: its agent's (inventory) or its side's record (actions)."""
@@ -92,6 +102,13 @@ class Route:
         A passed domain stays passed: its hosts are done or wait behind repairs, whose hand-over
         and completion do not depend on the domain's turn.
         """
+        # what the answer depends on: the fold's records (visits, hosts' work, versions on the log) and
+        # the inventory (hosts, their agents' versions); unchanged between them, so is the answer
+        read = (state.count, len(state.hosts), self.view.changes)
+        key = (id(state.trains), camp.campaign_id, limit)
+        memo = self._todo.get(key)
+        if memo is not None and memo[0] == read:
+            return list(memo[1])
         passed = self._passed.setdefault((id(state.trains), camp.campaign_id), set())
         out: list[str] = []
         for d in self.domains(camp):
@@ -103,7 +120,8 @@ class Route:
             out.append(d)
             if limit is not None and len(out) >= limit:
                 break
-        return out
+        self._todo[key] = (read, out)
+        return list(out)
 
 
 def behind_repair(host: HostState, campaign_id: str) -> bool:

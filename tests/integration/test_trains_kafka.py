@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from streams.core.policy import load_policy
 from streams.trains.campaign import CHANGE
 from streams.trains.commands import CampaignSpec, change_applied_record, describe, start_record
 from streams.trains.log_io import read_fleet, send_records
-from streams.worker import spawn_worker
+from streams.worker import WorkerProcess, spawn_worker
 from tests.conftest import free_ports
 from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for
 
@@ -183,18 +184,8 @@ def test_a_bad_change_halts_the_live_worker_from_its_hosts_error_rates(kafka, tm
                     errors.append(nvlink_xid(host, cluster, ts + i, gpu=xids[host] % 8, seq=xids[host]))
             produce(settings, errors)
             time.sleep(1.5)
-            requested = {
-                a["host_id"]
-                for a in decoded(settings, "actions")
-                if a["payload"]["kind"] == "change_requested" and a["payload"]["finding_id"] == cid
-            }
-            for host in sorted(requested - upgraded):
-                domain = next(d for h, _, d in HOSTS if h == host)
-                produce(
-                    settings, agent_records(ts + 60_000, "560.35", [(host, "c1", domain)], inventory=False)
-                )
-                upgraded.add(host)
-            [camp] = [c for c in worker.get_json("/trains") if c["campaign_id"] == cid]
+            answer_changes(settings, cid, upgraded, ts + 60_000)
+            camp = campaign_of(worker, cid)
             status = camp["status"]
             if status != "running":
                 break
@@ -220,6 +211,24 @@ def test_a_bad_change_halts_the_live_worker_from_its_hosts_error_rates(kafka, tm
     finally:
         assert worker.stop() == 0, (tmp_path / "w.log").read_text()[-3000:]
         admin.delete_topics(settings, [s.name for s in settings.topics.all()])
+
+
+def answer_changes(settings: Settings, cid: str, upgraded: set[str], ts: int) -> None:
+    """The hosts' side: each host the campaign asked to change reports the new version at ``ts``, once."""
+    requested = {
+        a["host_id"]
+        for a in decoded(settings, "actions")
+        if a["payload"]["kind"] == "change_requested" and a["payload"]["finding_id"] == cid
+    }
+    for host in sorted(requested - upgraded):
+        domain = next(d for h, _, d in HOSTS if h == host)
+        produce(settings, agent_records(ts, "560.35", [(host, "c1", domain)], inventory=False))
+        upgraded.add(host)
+
+
+def campaign_of(worker: WorkerProcess, cid: str) -> dict[str, Any]:
+    [camp] = [c for c in worker.get_json("/trains") if c["campaign_id"] == cid]
+    return camp  # type: ignore[no-any-return]
 
 
 def nvlink_xid(host: str, cluster: str, ts: int, *, gpu: int, seq: int) -> tuple[str, bytes, bytes]:
