@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("schemas", "ground", "producers", "streams", "analytics", "webhooks", "fleetpulse")
-COMMAND_MODULES = {"cli.py", "topics_cli.py", "demo.py"}
+COMMAND_MODULES = {"cli.py", "topics_cli.py", "archive_cli.py", "demo.py"}
 
 
 def test_import_contracts_are_kept() -> None:
