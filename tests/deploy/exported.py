@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import CollectorRegistry
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
 
 from analytics.lake.metrics import ArchiverMetrics
 from producers.agent.metrics import AgentCollector
@@ -48,11 +52,16 @@ def registries() -> dict[str, CollectorRegistry]:
     }
 
 
-def exported_names() -> set[str]:
+def sample_names(families: Iterable[Metric]) -> set[str]:
     """Sample names a query can use: a family's name with its type's suffixes."""
-    names: set[str] = set()
-    for registry in registries().values():
-        for family in registry.collect():
-            suffixes = SUFFIXES.get(family.type, ("",))
-            names.update(family.name + s for s in suffixes)
-    return names
+    return {family.name + s for family in families for s in SUFFIXES.get(family.type, ("",))}
+
+
+def exported_names() -> set[str]:
+    """What the parts' registries export, built in-process."""
+    return sample_names(family for registry in registries().values() for family in registry.collect())
+
+
+def scraped_names(texts: Iterable[str]) -> set[str]:
+    """What scrapes (Prometheus text format pages) hold, whatever part served them."""
+    return sample_names(family for text in texts for family in text_string_to_metric_families(text))

@@ -3,29 +3,16 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
+from prometheus_client import generate_latest
 
-from tests.deploy.exported import exported_names
+from tests.deploy.exported import exported_names, registries, scraped_names
+from tests.deploy.panels import DASHBOARDS, GRAFANA, load, missing, panel_metrics, targets
 from tests.deploy.promtool import run
 from tests.deploy.test_compose import SERVICES
-
-GRAFANA = Path(__file__).resolve().parents[2] / "deploy" / "grafana"
-DASHBOARDS = sorted((GRAFANA / "dashboards").glob("*.json"))
-METRIC = re.compile(r"\bfleetpulse_[a-z0-9_]+\b")
-
-
-def load(path: Path) -> dict[str, Any]:
-    return dict(json.loads(path.read_text()))
-
-
-def targets(dashboard: dict[str, Any]) -> list[tuple[str, str]]:
-    """(panel title, expr) of every query of every panel."""
-    return [(p["title"], t["expr"]) for p in dashboard["panels"] for t in p.get("targets", [])]
 
 
 def test_the_three_dashboards_are_there_with_distinct_uids() -> None:
@@ -55,11 +42,28 @@ def test_every_panel_query_parses_with_promtool(path: Path, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("path", DASHBOARDS, ids=lambda p: p.stem)
 def test_every_metric_a_panel_names_is_exported(path: Path) -> None:
-    exported = exported_names()
-    missing = {
-        (title, m) for title, expr in targets(load(path)) for m in METRIC.findall(expr) if m not in exported
-    }
-    assert not missing, f"panels query metrics no part exports: {sorted(missing)}"
+    unexported = missing(panel_metrics([path]), exported_names())
+    assert not unexported, f"panels query metrics no part exports: {unexported}"
+
+
+def test_a_metric_no_part_exports_is_reported_missing_from_a_scrape(tmp_path: Path) -> None:
+    """The scrape test's check can fail: a panel naming a made-up metric is reported, with its panel."""
+    texts = [generate_latest(r).decode() for r in registries().values()]
+    present = scraped_names(texts)
+    assert "fleetpulse_archiver_flush_duration_seconds_bucket" in present  # a histogram's samples
+    assert "fleetpulse_detect_events_total" in present  # a counter's
+    panel = {"title": "made up", "targets": [{"expr": "rate(fleetpulse_made_up_events_total[5m])"}]}
+    board = load(DASHBOARDS[0])
+    board["panels"] = [*board["panels"], panel]
+    (tmp_path / "board.json").write_text(json.dumps(board))
+    assert missing(panel_metrics([tmp_path / "board.json"]), present) == [
+        ("board", "made up", "fleetpulse_made_up_events_total")
+    ]
+    # and a part whose scrape lacks a family the panels name (here: no archiver at all)
+    without = scraped_names(t for t in texts if "fleetpulse_archiver_" not in t)
+    assert ("pipeline", "Archiver lag (records)", "fleetpulse_archiver_lag_records") in missing(
+        panel_metrics(), without
+    )
 
 
 def test_panels_use_the_provisioned_datasource_and_do_not_overlap() -> None:
