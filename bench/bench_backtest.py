@@ -218,7 +218,7 @@ def time_kafka(
             say(
                 lines,
                 f"detect worker drained {idle - (t1 or idle):.1f} s after the last record consumed; "
-                f"dropped as late: {late_events(worker)}, health: {worker.get_json('/health')}",
+                f"dropped as late: {late_events(worker)}",
             )
         finally:
             worker.stop()
