@@ -94,7 +94,7 @@ class ClusterStage:
         for item in items:
             if not isinstance(item, HostSummary):
                 self._note(meta, item.src, item.nsrc, item.wm, idle=isinstance(item, SourceIdle))
-            elif meta.closed is not None and item.window_end <= meta.closed:
+            elif self._late(item, meta.closed):
                 late += 1
                 continue
             else:
@@ -139,6 +139,23 @@ class ClusterStage:
         idle_now = was_idle - {key} | ({key} if idle else set())
         meta.idle = sorted(idle_now)
 
+    def closes_at(self, start: int, end: int) -> int:
+        """The watermark that closes a window: its end plus max(grace, one window)."""
+        return end + max(self.policy.cluster_grace, end - start)
+
+    def _late(self, summary: HostSummary, closed: int | None) -> bool:
+        """Too late to count: its window is closed, or its host summarised it only after the time that closes it.
+
+        The second test reads the summary's own event time (the host sample that closed its host window), not
+        how far the other partitions had been read: a host back from a gap summarises the window it left long
+        after its peers' samples closed it, and whether the cluster stage had closed it yet depends on how the
+        partitions' records interleaved. Records of one partition come in event-time order, so a summary
+        that is not late by its own time arrives before its window closes, whatever the interleaving.
+        """
+        if closed is not None and summary.window_end <= closed:
+            return True
+        return summary.wm >= self.closes_at(summary.window_start, summary.window_end)
+
     @staticmethod
     def watermark(meta: ClusterMeta | Marks) -> int | None:
         """Min over the partitions not declared idle; None while some partition has not reported at all."""
@@ -163,7 +180,7 @@ class ClusterStage:
         verdicts: list[Verdict] = []
         for key in sorted(meta.open, key=int):
             w_end = meta.open[key]
-            if wm is None or w_end + max(self.policy.cluster_grace, w_end - int(key)) > wm:
+            if wm is None or self.closes_at(int(key), w_end) > wm:
                 break
             del meta.open[key]
             meta.closed = w_end if meta.closed is None else max(meta.closed, w_end)

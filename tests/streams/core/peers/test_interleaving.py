@@ -48,11 +48,19 @@ def _run(
     order: Iterator[tuple[int, int]], parts: list[list[dict[str, Any]]]
 ) -> list[tuple[str, str, int, int]]:
     """Feed the partitions in ``order`` (partition, how many of its next records): one bundle per fetch."""
+    return _fold(order, parts)[0]
+
+
+def _fold(
+    order: Iterator[tuple[int, int]], parts: list[list[dict[str, Any]]]
+) -> tuple[list[tuple[str, str, int, int]], list[tuple[str, int, bool]]]:
+    """``_run``'s findings, and every verdict (host, window, slow) of the windows that closed."""
     folder = SampleFolder(Policy(), nsrc=NSRC, clusters=lambda: {"c0"})
     states = [PartitionState(partition=p) for p in range(NSRC)]
     cluster = ClusterStage(Policy().slow_host)
     store: dict[str, Any] = {}
     found = []
+    judged: list[tuple[str, int, bool]] = []
     for p, size in order:
         state = states[p]
         batch = parts[p][state.next_offset : state.next_offset + size]
@@ -62,11 +70,14 @@ def _run(
         for record in batch:
             items += folder.fold(state, record)[0]
         state.next_offset += len(batch)
-        findings, _, _ = cluster.add_bundle(store, "c0", items, f"{p}:{state.next_offset}")
+        findings, verdicts, _ = cluster.add_bundle(store, "c0", items, f"{p}:{state.next_offset}")
         found += [(x.finding_id, x.host_id, x.ts, x.window_start) for x in findings]
+        judged += [(v.host_id, v.window_start, v.slow) for v in verdicts]
     for p, state in enumerate(states):  # the end of the history: every partition caught up, then idle
-        cluster.add_bundle(store, "c0", folder.progress(state, "idle"), f"{p}:idle")
-    return sorted(found)
+        findings, verdicts, _ = cluster.add_bundle(store, "c0", folder.progress(state, "idle"), f"{p}:idle")
+        found += [(x.finding_id, x.host_id, x.ts, x.window_start) for x in findings]
+        judged += [(v.host_id, v.window_start, v.slow) for v in verdicts]
+    return sorted(found), sorted(judged)
 
 
 def _round_robin(parts: list[list[dict[str, Any]]], size: int) -> Iterator[tuple[int, int]]:
@@ -91,3 +102,26 @@ def test_two_interleavings_give_identical_findings_times_included() -> None:
     assert {h for _, h, _, _ in first} == set(SLOW)
     for seed in (1, 2):
         assert _run(_uneven(parts, seed), parts) == first
+
+
+def _with_gaps(parts: list[list[dict[str, Any]]], hosts: dict[str, tuple[int, int]]) -> None:
+    """Hosts that stop sampling for a while (minutes from the start, how many): each resumes with the summary
+    of the window it left, long after its peers' samples closed that window."""
+    for records in parts:
+        records[:] = [
+            r
+            for r in records
+            if not any(
+                r["host_id"] == h and START_TS + a * MIN <= r["ts"] < START_TS + (a + n) * MIN
+                for h, (a, n) in hosts.items()
+            )
+        ]
+
+
+def test_a_host_back_from_a_gap_is_late_whatever_the_interleaving() -> None:
+    parts = _partitions()
+    _with_gaps(parts, {"big-3": (62, 45), "other-5": (181, 30), "big-7": (240, 90), "other-2": (300, 25)})
+    first = _fold(_round_robin(parts, 26), parts)
+    assert first[0], "the slow hosts are found"
+    for seed in (1, 2, 3, 4):
+        assert _fold(_uneven(parts, seed), parts) == first  # the same windows judged, the same hosts in each

@@ -181,8 +181,9 @@ def test_watermark_is_the_slowest_partition() -> None:
     store: dict[str, Any] = {}
     base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1, "nsrc": 2}
     stage.add_summary(
-        store, HostSummary(**base, host_id="a", window_start=0, window_end=5 * MIN, wm=30 * MIN, src=0)
+        store, HostSummary(**base, host_id="a", window_start=0, window_end=5 * MIN, wm=6 * MIN, src=0)
     )
+    stage.add_watermark(store, "c0", src=0, nsrc=2, wm=30 * MIN)
     assert store["c0|meta"]["closed"] is None  # partition 1 has not reported: nothing closes
     stage.add_watermark(store, "c0", src=1, nsrc=2, wm=6 * MIN)
     assert store["c0|meta"]["closed"] is None  # partition 1 is still inside the window's grace
@@ -202,9 +203,7 @@ def test_a_partition_declared_idle_stops_holding_the_watermark_until_it_speaks()
     stage = ClusterStage(SlowHostPolicy())
     store: dict[str, Any] = {}
     base = {"cluster": "c0", "step_ms": 1.0, "bus_bw": 1.0, "n": 1, "nsrc": 2, "src": 0}
-    stage.add_summary(
-        store, HostSummary(**base, host_id="a", window_start=0, window_end=5 * MIN, wm=30 * MIN)
-    )
+    stage.add_summary(store, HostSummary(**base, host_id="a", window_start=0, window_end=5 * MIN, wm=6 * MIN))
     for minute in range(31, 200):  # partition 0 goes on; 1 is silent, but nobody said it is idle
         stage.add_watermark(store, "c0", src=0, nsrc=2, wm=minute * MIN)
     assert store["c0|meta"]["closed"] is None
@@ -212,7 +211,7 @@ def test_a_partition_declared_idle_stops_holding_the_watermark_until_it_speaks()
     assert store["c0|meta"]["closed"] == 5 * MIN
     stage.add_watermark(store, "c0", src=1, nsrc=2, wm=201 * MIN)  # partition 1 has data again
     stage.add_summary(
-        store, HostSummary(**base, host_id="a", window_start=220 * MIN, window_end=225 * MIN, wm=260 * MIN)
+        store, HostSummary(**base, host_id="a", window_start=220 * MIN, window_end=225 * MIN, wm=226 * MIN)
     )
     assert watermark(store) == 201 * MIN  # held back by partition 1 once more
     assert "13200000" in store["c0|meta"]["open"]
