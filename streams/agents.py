@@ -35,6 +35,7 @@ def register_agents(detect: DetectApp) -> None:
     """The worker's agents, timers, rebalance handler and background tasks, on ``detect.app``."""
     app = detect.app
     policy = detect.policy
+    fold = detect.fold
     error_days = ErrorDays(policy, detect.inventory.domain_of)  # errors the campaigns' safety test counts
 
     @app.agent(detect.errors_topic, name="errors")
@@ -45,7 +46,7 @@ def register_agents(detect: DetectApp) -> None:
                 continue
             msg = event.message
             signal = classify(record, policy)
-            if signal is not None and (counted := error_days.observe(detect.fleet, signal)) is not None:
+            if signal is not None and (counted := error_days.observe(fold.fleet, signal)) is not None:
                 await detect.outputs.publish([counted])
             step = repeat_step(detect.state.repeat, signal, (msg.partition, msg.offset), policy)
             if step.late:
@@ -106,10 +107,9 @@ def register_agents(detect: DetectApp) -> None:
                 catch_up_retrying(detect.logs.actions), catch_up_retrying(detect.logs.inventory)
             )
             # a failed publish ends the worker (Outputs.publish): no snapshot may keep actions the log never got
-            detect.unacked += 1
-            await detect.outputs.publish(detect.plans.decide(detect.fleet, msg, event.message.partition))
-            detect.plans.settle(event.message.partition)  # only now may decided findings leave the table
-            detect.unacked -= 1
+            with fold.in_flight():
+                await detect.outputs.publish(detect.plans.decide(fold.fleet, msg, event.message.partition))
+                detect.plans.settle(event.message.partition)  # only now may decided findings leave the table
 
     detect.agents = {
         "errors": errors,
@@ -121,7 +121,7 @@ def register_agents(detect: DetectApp) -> None:
     async def tick() -> None:
         detect.metrics.sample_rate()
         if not detect.plans.ordered and detect.logs.planner_ready:
-            for tick in detect.plans.ticks(detect.fleet, detect.watermark):
+            for tick in detect.plans.ticks(fold.fleet, detect.watermark):
                 await detect.planner_topic.send(key=tick.domain.encode(), value=to_wire(tick), force=True)
 
     @app.timer(PROGRESS_INTERVAL_S)

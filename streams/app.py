@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING, Any
 import faust
 
 from schemas import Codec, DecodeError, FindingRaised, HostInventoried, HostVersionsReported
-from schemas.bounds import check_not_ahead
 from streams import state_store
 from streams.agents import register_agents
 from streams.alerts import DlqSurge
 from streams.cache import CheckpointCache
 from streams.console import register_console
 from streams.core.errors import InvalidRecordError
-from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
+from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState
 from streams.core.fleet.snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.core.inventory import Inventory
 from streams.core.peers.stage import ClusterStage
@@ -40,6 +39,7 @@ from streams.deadletter import faust_source
 from streams.fatal import exit_process
 from streams.faust_app import faust_app
 from streams.findings_log import FindingsLog
+from streams.fleet_fold import FleetFold
 from streams.fleet_metrics import FleetCollector, fleet_view
 from streams.membership import instance_id, stage_instance_id
 from streams.metrics import DetectMetrics
@@ -80,16 +80,16 @@ class DetectApp:
         self.inventory_known = asyncio.Event()  # set once the inventory has been read to its end
         d = settings.detect
         self.exit_now = exit_process  # ends the worker when its fold and its log disagree (tests replace it)
-        self.unacked = 0  # planner events whose actions are applied here but not yet acknowledged
-        self.snapshots = FleetSnapshots(
-            data_dir / SNAPSHOT_NAME,
-            settings.topics.actions.name,
-            every=d.snapshot_every,
-            keep_ids=d.remember_ids,
-            ended_horizon_ms=round(d.forget_ended_after_s * 1000),
-            busy=lambda: self.unacked > 0,
+        self.fold = FleetFold(
+            FleetSnapshots(
+                data_dir / SNAPSHOT_NAME,
+                settings.topics.actions.name,
+                every=d.snapshot_every,
+                keep_ids=d.remember_ids,
+                ended_horizon_ms=round(d.forget_ended_after_s * 1000),
+            ),
+            clock,
         )
-        self.fleet, fleet_offsets = self.snapshots.load()
         self.planner = Planner(policy, members=self.inventory.hosts_in, view=self.inventory)
         self.cluster_stage = ClusterStage(policy.slow_host)
         self.watermark = 0
@@ -157,12 +157,12 @@ class DetectApp:
         actions_log = LogTailer(
             t.actions.name,
             client,
-            self._apply_logged_action,
+            self.fold.apply,
             self.codec,
             event_type=LOG_EVENT_TYPES,
-            start=fleet_offsets,
-            on_rewind=self._rewind_fleet,
-            on_progress=lambda positions: self.snapshots.progress(self.fleet, positions),
+            start=self.fold.start,
+            on_rewind=self.fold.rewind,
+            on_progress=self.fold.progress,
         )
         self.outputs = Outputs(
             OutputTopics(
@@ -218,14 +218,10 @@ class DetectApp:
 
     # -- shared steps ---------------------------------------------------------------------------
 
-    def _apply_logged_action(self, record: dict[str, Any]) -> None:
-        # any writer the ACLs let on the log may send a year-3000 record: the tailer skips it (BoundsError)
-        check_not_ahead(record["ts"], int(self.clock() * 1000), what=f"{record['event_type']} ts")
-        apply_logged(self.fleet, record)
-
-    def _rewind_fleet(self) -> None:
-        self.fleet = FleetState()  # the snapshot is of another log: fold this one from its start
-        self.snapshots.rewound()
+    @property
+    def fleet(self) -> FleetState:
+        """The folded fleet state now (a new object after a rewind of ``fleet.actions``)."""
+        return self.fold.fleet
 
     def _lag(self) -> Iterable[tuple[str, int, int]]:
         consumer = getattr(self.app, "_consumer", None)
