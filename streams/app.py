@@ -41,6 +41,7 @@ from streams.faust_app import faust_app
 from streams.findings_log import FindingsLog
 from streams.fleet_fold import FleetFold
 from streams.fleet_metrics import FleetCollector, fleet_view
+from streams.fleet_reads import FleetReads
 from streams.membership import instance_id, stage_instance_id
 from streams.metrics import DetectMetrics
 from streams.outputs import Outputs, OutputTopics
@@ -213,7 +214,10 @@ class DetectApp:
             FleetCollector(lambda: fleet_view(self.fleet, self.planner, self.inventory))
         )
         register_agents(self)
-        register_views(self)
+        self.reads = FleetReads(
+            self.fold, self.inventory, self.planner, self.findings_log, policy.planner.reset_within
+        )
+        register_views(self, self.reads)
         register_console(self)
 
     # -- shared steps ---------------------------------------------------------------------------
