@@ -35,13 +35,13 @@ def register_agents(detect: DetectApp) -> None:
     """The worker's agents, timers, rebalance handler and background tasks, on ``detect.app``."""
     app = detect.app
     policy = detect.policy
-    fold = detect.fold
+    fold, intake = detect.fold, detect.intake
     error_days = ErrorDays(policy, detect.inventory.domain_of)  # errors the campaigns' safety test counts
 
     @app.agent(detect.errors_topic, name="errors")
     async def errors(stream: faust.StreamT) -> None:
         async for event in stream.events():
-            record = await detect.valid_record(event)
+            record = await intake.valid_record(event)
             if record is None:
                 continue
             msg = event.message
@@ -60,7 +60,7 @@ def register_agents(detect: DetectApp) -> None:
         async for event in stream.events():
             t0 = time.perf_counter()
             source = event.message
-            detect.last_offsets[(source.topic, source.partition)] = source.offset
+            intake.read(source)
             try:
                 msg = cluster_message(event.value)
             except msgspec.DecodeError as exc:
@@ -121,7 +121,7 @@ def register_agents(detect: DetectApp) -> None:
     async def tick() -> None:
         detect.metrics.sample_rate()
         if not detect.plans.ordered and detect.logs.planner_ready:
-            for tick in detect.plans.ticks(fold.fleet, detect.watermark):
+            for tick in detect.plans.ticks(fold.fleet, intake.watermark):
                 await detect.planner_topic.send(key=tick.domain.encode(), value=to_wire(tick), force=True)
 
     @app.timer(PROGRESS_INTERVAL_S)
@@ -132,7 +132,7 @@ def register_agents(detect: DetectApp) -> None:
         detect.cluster_cache.drop()  # the table is the truth again after a rebalance
         detect.plans.revoked(revoked)
         for tp in revoked:  # handled by another worker meanwhile: caught up is judged by the commit again
-            detect.last_offsets.pop((tp.topic, tp.partition), None)
+            intake.forget(tp.topic, tp.partition)
 
     app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
 
@@ -166,7 +166,7 @@ async def send_progress(detect: DetectApp) -> None:
     upstream_quiet = bool(lag) and all(behind == 0 for _, _, behind in lag)
     clusters = detect.inventory.clusters() if detect.inventory_known.is_set() else None
     progress = await detect.plans.progress(
-        consumer, detect.last_offsets, committed, upstream_quiet=upstream_quiet, clusters=clusters
+        consumer, detect.intake.last_offsets, committed, upstream_quiet=upstream_quiet, clusters=clusters
     )
     if progress is None:
         return

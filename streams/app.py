@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import faust
 
-from schemas import Codec, DecodeError, FindingRaised, HostInventoried, HostVersionsReported
+from schemas import Codec, FindingRaised, HostInventoried, HostVersionsReported
 from streams import state_store
 from streams.agents import register_agents
 from streams.alerts import DlqSurge
 from streams.cache import CheckpointCache
 from streams.console import register_console
-from streams.core.errors import InvalidRecordError
 from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState
 from streams.core.fleet.snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.core.inventory import Inventory
@@ -34,14 +33,13 @@ from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
 from streams.core.samples.folder import SampleFolder
 from streams.core.state import CoreState
-from streams.core.validate import decode_checked
-from streams.deadletter import faust_source
 from streams.fatal import exit_process
 from streams.faust_app import faust_app
 from streams.findings_log import FindingsLog
 from streams.fleet_fold import FleetFold
 from streams.fleet_metrics import FleetCollector, fleet_view
 from streams.fleet_reads import FleetReads
+from streams.intake import Intake
 from streams.membership import instance_id, stage_instance_id
 from streams.metrics import DetectMetrics
 from streams.outputs import Outputs, OutputTopics
@@ -93,9 +91,7 @@ class DetectApp:
         )
         self.planner = Planner(policy, members=self.inventory.hosts_in, view=self.inventory)
         self.cluster_stage = ClusterStage(policy.slow_host)
-        self.watermark = 0
         self.agents: dict[str, Any] = {}  # name -> Faust agent (tests drive them with test_context)
-        self.last_offsets: dict[tuple[str, int], int] = {}
         t = settings.topics
         parts = partitions or {}
         self.instance_id = instance_id(d, data_dir)
@@ -177,6 +173,9 @@ class DetectApp:
             inventory_tailer=inventory_log,
             exit_now=lambda code: self.exit_now(code),  # read when called: tests replace ``exit_now``
         )
+        self.intake = Intake(
+            self.codec, policy.validation, self.metrics, self.outputs.send_dead_letter, clock
+        )
         self.findings_log = FindingsLog()
         findings_log = LogTailer(
             t.findings.name, client, self.findings_log.apply, self.codec, event_type=FindingRaised.EVENT_TYPE
@@ -196,7 +195,7 @@ class DetectApp:
             policy=policy,
             metrics=self.metrics,
             dead_letter=self.outputs.send_dead_letter,
-            on_watermark=self._advance_watermark,
+            on_watermark=self.intake.advance_watermark,
             clock=clock,
         )
         self.samples_stage = SamplesStage(
@@ -223,6 +222,11 @@ class DetectApp:
     # -- shared steps ---------------------------------------------------------------------------
 
     @property
+    def last_offsets(self) -> dict[tuple[str, int], int]:
+        """Where each Faust-consumed partition was last read (``Intake``)."""
+        return self.intake.last_offsets
+
+    @property
     def fleet(self) -> FleetState:
         """The folded fleet state now (a new object after a rewind of ``fleet.actions``)."""
         return self.fold.fleet
@@ -232,7 +236,7 @@ class DetectApp:
         if consumer is None:
             return []
         out = []
-        for (topic, partition), last in sorted(self.last_offsets.items()):
+        for (topic, partition), last in sorted(self.intake.last_offsets.items()):
             try:
                 high = consumer.highwater(faust.types.TP(topic, partition))
             except Exception:  # not assigned any more, or no fetch yet
@@ -240,22 +244,3 @@ class DetectApp:
             if high is not None:
                 out.append((topic, partition, max(0, high - last - 1)))
         return out + self.samples_stage.lag()
-
-    def _advance_watermark(self, ts: int) -> None:
-        if ts > self.watermark:
-            self.watermark = ts
-            self.metrics.watermark.set(ts)
-
-    async def valid_record(self, event: faust.types.EventT) -> dict[str, Any] | None:
-        """Decode and validate; dead-letter and return None if it fails."""
-        msg = event.message
-        self.last_offsets[(msg.topic, msg.partition)] = msg.offset
-        value = event.value
-        try:
-            record = decode_checked(self.codec, value, self.policy.validation, int(self.clock() * 1000))
-        except (DecodeError, InvalidRecordError) as exc:
-            await self.outputs.send_dead_letter(exc, faust_source(msg, value))
-            return None
-        self.metrics.consumed(msg.topic, record["event_type"])
-        self._advance_watermark(record["ts"])
-        return record

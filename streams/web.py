@@ -66,7 +66,7 @@ def health(detect: DetectApp, reads: FleetReads) -> dict[str, Any]:
     return {
         "status": "ok" if ready else "starting",
         "app_id": detect.settings.detect.app_id,
-        "watermark_ms": detect.watermark,
+        "watermark_ms": detect.intake.watermark,
         "hosts_in_inventory": len(reads.inventory.hosts),
         "actions_applied": reads.fleet.count,
         "assigned": assigned,
