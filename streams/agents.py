@@ -3,37 +3,72 @@
 The errors agent (repeat offenders, keyed by host), the cluster agent (the samples stage's
 summaries, keyed by cluster) and the planner agent (findings and progress marks, keyed by
 maintenance domain); the arrival-order tick and the event-time progress timers; the rebalance
-handler; the tailers and the samples stage as tasks. ``streams.app`` builds what they use.
+handler; the tailers and the samples stage as tasks. ``streams.app`` builds what they use
+(``AgentParts``) once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import faust
 import msgspec
 
+from streams.cache import CheckpointCache
 from streams.core.classify import classify
 from streams.core.errors import InvalidRecordError
+from streams.core.inventory import Inventory
 from streams.core.messages import planner_message, to_wire
 from streams.core.peers.messages import cluster_message, items_of
+from streams.core.peers.stage import ClusterStage
 from streams.core.peers.state import ClusterMeta
+from streams.core.policy import Policy
 from streams.core.stages import peer_step, repeat_step
+from streams.core.state import CoreState
 from streams.deadletter import faust_source
-from streams.tailer import catch_up_retrying
+from streams.fleet_fold import FleetFold
+from streams.intake import Intake
+from streams.metrics import DetectMetrics
+from streams.outputs import Outputs
+from streams.planner_shell import PlannerShell
+from streams.samples import SamplesStage
+from streams.tailer import WorkerLogs, catch_up_retrying
 from streams.trains.error_days import ErrorDays
-
-if TYPE_CHECKING:
-    from streams.app import DetectApp
 
 PROGRESS_INTERVAL_S = 0.25  # how often the finding sources' marks are looked at (event-time planning)
 
 
-def register_agents(detect: DetectApp) -> None:
-    """The worker's agents, timers, rebalance handler and background tasks, on ``detect.app``."""
-    app = detect.app
+@dataclass(frozen=True)
+class AgentParts:
+    """What the agents, timers and tasks use: the topics they consume or feed, the detection core's
+    state and stages, the planner shell, the fleet fold, the outputs and the worker's logs."""
+
+    errors_topic: faust.TopicT
+    summaries_topic: faust.TopicT
+    planner_topic: faust.TopicT
+    policy: Policy
+    inventory: Inventory
+    inventory_known: asyncio.Event  # set once the inventory has been read to its end
+    intake: Intake
+    fold: FleetFold
+    state: CoreState
+    cluster_stage: ClusterStage
+    cluster_cache: CheckpointCache
+    plans: PlannerShell
+    outputs: Outputs
+    logs: WorkerLogs
+    samples_stage: SamplesStage
+    metrics: DetectMetrics
+    tick_interval_s: float
+    internal_partitions: int
+
+
+def register_agents(app: faust.App, detect: AgentParts) -> dict[str, Any]:
+    """The worker's agents, timers, rebalance handler and background tasks, on ``app``; returns the
+    agents by name (tests drive them with ``test_context``)."""
     policy = detect.policy
     fold, intake = detect.fold, detect.intake
     error_days = ErrorDays(policy, detect.inventory.domain_of)  # errors the campaigns' safety test counts
@@ -111,13 +146,7 @@ def register_agents(detect: DetectApp) -> None:
                 await detect.outputs.publish(detect.plans.decide(fold.fleet, msg, event.message.partition))
                 detect.plans.settle(event.message.partition)  # only now may decided findings leave the table
 
-    detect.agents = {
-        "errors": errors,
-        "cluster": cluster,
-        "planner": planner,
-    }
-
-    @app.timer(detect.settings.detect.tick_interval_s)
+    @app.timer(detect.tick_interval_s)
     async def tick() -> None:
         detect.metrics.sample_rate()
         if not detect.plans.ordered and detect.logs.planner_ready:
@@ -126,7 +155,7 @@ def register_agents(detect: DetectApp) -> None:
 
     @app.timer(PROGRESS_INTERVAL_S)
     async def progress() -> None:
-        await send_progress(detect)  # sent only when a mark changed, or as a keepalive
+        await send_progress(app, detect)  # sent only when a mark changed, or as a keepalive
 
     async def on_revoked(sender: Any, revoked: set[Any], *args: Any, **kwargs: Any) -> None:
         detect.cluster_cache.drop()  # the table is the truth again after a rebalance
@@ -153,10 +182,12 @@ def register_agents(detect: DetectApp) -> None:
     async def samples() -> None:
         await detect.samples_stage.run_until_stopped()
 
+    return {"errors": errors, "cluster": cluster, "planner": planner}
 
-async def send_progress(detect: DetectApp) -> None:
+
+async def send_progress(app: faust.App, detect: AgentParts) -> None:
     """Tell every planner partition how far the finding sources this worker owns have got."""
-    consumer = getattr(detect.app, "_consumer", None)
+    consumer = getattr(app, "_consumer", None)
     if consumer is None or not detect.plans.ordered:
         return
     # Faust keeps the offsets committed at assignment only here; a partition with nothing handled
@@ -171,7 +202,7 @@ async def send_progress(detect: DetectApp) -> None:
     if progress is None:
         return
     value = to_wire(progress)
-    for partition in range(detect.settings.detect.internal_partitions):
+    for partition in range(detect.internal_partitions):
         await detect.planner_topic.send(key=None, partition=partition, value=value, force=True)
 
 

@@ -20,7 +20,7 @@ import faust
 
 from schemas import Codec, FindingRaised, HostInventoried, HostVersionsReported
 from streams import state_store
-from streams.agents import register_agents
+from streams.agents import AgentParts, register_agents
 from streams.alerts import DlqSurge
 from streams.cache import CheckpointCache
 from streams.console import register_console
@@ -91,7 +91,6 @@ class DetectApp:
         )
         self.planner = Planner(policy, members=self.inventory.hosts_in, view=self.inventory)
         self.cluster_stage = ClusterStage(policy.slow_host)
-        self.agents: dict[str, Any] = {}  # name -> Faust agent (tests drive them with test_context)
         t = settings.topics
         parts = partitions or {}
         self.instance_id = instance_id(d, data_dir)
@@ -212,7 +211,29 @@ class DetectApp:
         self.metrics.registry.register(
             FleetCollector(lambda: fleet_view(self.fleet, self.planner, self.inventory))
         )
-        register_agents(self)
+        self.agents = register_agents(
+            self.app,
+            AgentParts(
+                errors_topic=self.errors_topic,
+                summaries_topic=self.summaries_topic,
+                planner_topic=self.planner_topic,
+                policy=policy,
+                inventory=self.inventory,
+                inventory_known=self.inventory_known,
+                intake=self.intake,
+                fold=self.fold,
+                state=self.state,
+                cluster_stage=self.cluster_stage,
+                cluster_cache=self.cluster_cache,
+                plans=self.plans,
+                outputs=self.outputs,
+                logs=self.logs,
+                samples_stage=self.samples_stage,
+                metrics=self.metrics,
+                tick_interval_s=d.tick_interval_s,
+                internal_partitions=d.internal_partitions,
+            ),
+        )
         self.reads = FleetReads(
             self.fold, self.inventory, self.planner, self.findings_log, policy.planner.reset_within
         )
