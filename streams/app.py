@@ -76,7 +76,7 @@ class DetectApp:
         self.codec = Codec()
         self.metrics = DetectMetrics()
         self.inventory = Inventory()
-        self.inventory_known = asyncio.Event()  # set once the inventory has been read to its end
+        inventory_known = asyncio.Event()  # set once the inventory has been read to its end
         d = settings.detect
         self.exit_now = exit_process  # ends the worker when its fold and its log disagree (tests replace it)
         self.fold = FleetFold(
@@ -89,18 +89,18 @@ class DetectApp:
             ),
             clock,
         )
-        self.planner = Planner(policy, members=self.inventory.hosts_in, view=self.inventory)
-        self.cluster_stage = ClusterStage(policy.slow_host)
+        planner = Planner(policy, members=self.inventory.hosts_in, view=self.inventory)
+        cluster_stage = ClusterStage(policy.slow_host)
         t = settings.topics
         parts = partitions or {}
         self.instance_id = instance_id(d, data_dir)
         self.app = faust_app(settings, data_dir, self.instance_id)
         raw: dict[str, Any] = {"key_serializer": "raw", "value_serializer": "raw"}
         self.errors_topic = self.app.topic(t.errors.name, **raw)
-        self.findings_topic = self.app.topic(t.findings.name, **raw)
+        findings_topic = self.app.topic(t.findings.name, **raw)
         self.actions_topic = self.app.topic(t.actions.name, **raw)
-        self.alerts_topic = self.app.topic(t.alerts.name, **raw)
-        self.dlq_topic = self.app.topic(t.dlq.name, **raw)
+        alerts_topic = self.app.topic(t.alerts.name, **raw)
+        dlq_topic = self.app.topic(t.dlq.name, **raw)
         internal: dict[str, Any] = {
             "internal": True,
             "partitions": d.internal_partitions,
@@ -122,7 +122,7 @@ class DetectApp:
         # findings the planner holds until every source has passed their event time (streams.core.planning.order)
         self.held_table = self.app.Table("planner-held", partitions=d.internal_partitions, **table)
         self.plans = PlannerShell(
-            self.planner,
+            planner,
             self.held_table,
             size=self.inventory.domain_size,
             sources=all_sources(parts.get(t.errors.name, t.errors.partitions), d.internal_partitions),
@@ -135,11 +135,9 @@ class DetectApp:
             quiet_s=d.plan_quiet_s,
             domain_of=self.inventory.domain_of,
         )
-        self.cluster_cache = CheckpointCache(
-            self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")
-        )
+        cluster_cache = CheckpointCache(self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta"))
         # the detection core's keyed state, in this worker's tables (the cluster stage's behind its cache)
-        self.state = CoreState(repeat=self.repeat_table, clusters=self.cluster_cache)
+        state = CoreState(repeat=self.repeat_table, clusters=cluster_cache)
         # aiokafka retries a lost broker every retry_backoff_ms (100 by default): with the broker gone
         # the tailers and the samples stage would reconnect, fail and log ten times a second each
         client = {**settings.kafka.aiokafka(settings.bootstrap_servers), "retry_backoff_ms": RETRY_BACKOFF_MS}
@@ -161,9 +159,7 @@ class DetectApp:
             on_progress=self.fold.progress,
         )
         self.outputs = Outputs(
-            OutputTopics(
-                self.findings_topic, self.actions_topic, self.alerts_topic, self.dlq_topic, self.planner_topic
-            ),
+            OutputTopics(findings_topic, self.actions_topic, alerts_topic, dlq_topic, self.planner_topic),
             self.codec,
             self.metrics,
             DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window),
@@ -209,7 +205,7 @@ class DetectApp:
         )
         self.metrics.add_lag_source(self._lag)
         self.metrics.registry.register(
-            FleetCollector(lambda: fleet_view(self.fleet, self.planner, self.inventory))
+            FleetCollector(lambda: fleet_view(self.fleet, planner, self.inventory))
         )
         self.agents = register_agents(
             self.app,
@@ -219,12 +215,12 @@ class DetectApp:
                 planner_topic=self.planner_topic,
                 policy=policy,
                 inventory=self.inventory,
-                inventory_known=self.inventory_known,
+                inventory_known=inventory_known,
                 intake=self.intake,
                 fold=self.fold,
-                state=self.state,
-                cluster_stage=self.cluster_stage,
-                cluster_cache=self.cluster_cache,
+                state=state,
+                cluster_stage=cluster_stage,
+                cluster_cache=cluster_cache,
                 plans=self.plans,
                 outputs=self.outputs,
                 logs=self.logs,
@@ -235,7 +231,7 @@ class DetectApp:
             ),
         )
         self.reads = FleetReads(
-            self.fold, self.inventory, self.planner, self.findings_log, policy.planner.reset_within
+            self.fold, self.inventory, planner, self.findings_log, policy.planner.reset_within
         )
         register_views(self, self.reads)
         register_console(self)
