@@ -48,7 +48,7 @@ from streams.sample_partitions import SamplePartitions
 from streams.samples import SamplesStage
 from streams.tailer import LogTailer, WorkerLogs
 from streams.topology import checkpoint_topic, samples_group
-from streams.web import register_views
+from streams.web import WorkerStatus, register_views
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -233,7 +233,8 @@ class DetectApp:
         self.reads = FleetReads(
             self.fold, self.inventory, planner, self.findings_log, policy.planner.reset_within
         )
-        register_views(self, self.reads)
+        status = WorkerStatus(self.app, d.app_id, self.intake, self.logs, self.samples_stage)
+        register_views(self, self.reads, status)
         register_console(self)
 
     # -- shared steps ---------------------------------------------------------------------------

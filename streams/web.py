@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+import faust
 from aiohttp import web
 from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -21,7 +22,10 @@ from schemas import EncodeError
 from streams.core.fleet.lifecycle import HostState, Operation
 from streams.fleet_reads import FleetReads
 from streams.http_auth import authorized_body
+from streams.intake import Intake
 from streams.operator_events import MAX_STEP_BYTES, StepError, operator_record, parse_step_body
+from streams.samples import SamplesStage
+from streams.tailer import WorkerLogs
 from streams.trains.web import host_versions, register_train_views
 
 if TYPE_CHECKING:
@@ -56,22 +60,34 @@ def describe_host(host: HostState) -> dict[str, Any]:
     }
 
 
-def health(detect: DetectApp, reads: FleetReads) -> dict[str, Any]:
+@dataclass(frozen=True)
+class WorkerStatus:
+    """What ``/health`` reports beyond the fleet: the partitions this worker holds (its Faust consumer's
+    and its samples stage's), whether its logs are read, and its watermark."""
+
+    app: faust.App
+    app_id: str
+    intake: Intake
+    logs: WorkerLogs
+    samples_stage: SamplesStage
+
+
+def health(status: WorkerStatus, reads: FleetReads) -> dict[str, Any]:
     assigned: list[str] = []
-    consumer = getattr(detect.app, "_consumer", None)
+    consumer = getattr(status.app, "_consumer", None)
     if consumer is not None:
         assigned = sorted(f"{tp.topic}[{tp.partition}]" for tp in consumer.assignment())
-    assigned = sorted(assigned + detect.samples_stage.assignment())
-    ready = detect.logs.planner_ready
+    stage = status.samples_stage
+    assigned = sorted(assigned + stage.assignment())
     return {
-        "status": "ok" if ready else "starting",
-        "app_id": detect.settings.detect.app_id,
-        "watermark_ms": detect.intake.watermark,
+        "status": "ok" if status.logs.planner_ready else "starting",
+        "app_id": status.app_id,
+        "watermark_ms": status.intake.watermark,
         "hosts_in_inventory": len(reads.inventory.hosts),
         "actions_applied": reads.fleet.count,
         "assigned": assigned,
-        "idle": detect.samples_stage.idle_partitions(),
-        "samples_stage_restarts": detect.samples_stage.restarts,
+        "idle": stage.idle_partitions(),
+        "samples_stage_restarts": stage.restarts,
     }
 
 
@@ -135,14 +151,14 @@ class OpsEvents(View):
         return self.json(body, status=status)
 
 
-def register_views(detect: DetectApp, reads: FleetReads) -> None:
-    """The JSON views on ``detect.app``: the fleet's from ``reads``; health, operator steps, trains and
-    metrics from the worker."""
+def register_views(detect: DetectApp, reads: FleetReads, status: WorkerStatus) -> None:
+    """The JSON views on ``detect.app``: the fleet's from ``reads``, health from ``status``; operator
+    steps, trains and metrics from the worker."""
     app = detect.app
 
     @app.page("/health")
     async def health_view(self: View, request: Request) -> Response:
-        return self.json(health(detect, reads))
+        return self.json(health(status, reads))
 
     @app.page("/hosts")
     async def hosts_view(self: View, request: Request) -> Response:
