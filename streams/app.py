@@ -18,15 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import faust
 
-from schemas import Codec, DecodeError, FindingRaised, HostInventoried, HostVersionsReported
-from schemas.bounds import check_not_ahead
+from schemas import Codec, FindingRaised, HostInventoried, HostVersionsReported
 from streams import state_store
-from streams.agents import register_agents
+from streams.agents import AgentParts, register_agents
 from streams.alerts import DlqSurge
 from streams.cache import CheckpointCache
 from streams.console import register_console
-from streams.core.errors import InvalidRecordError
-from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState, apply_logged
+from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState
 from streams.core.fleet.snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.core.inventory import Inventory
 from streams.core.peers.stage import ClusterStage
@@ -35,12 +33,13 @@ from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
 from streams.core.samples.folder import SampleFolder
 from streams.core.state import CoreState
-from streams.core.validate import decode_checked
-from streams.deadletter import faust_source
 from streams.fatal import exit_process
 from streams.faust_app import faust_app
 from streams.findings_log import FindingsLog
+from streams.fleet_fold import FleetFold
 from streams.fleet_metrics import FleetCollector, fleet_view
+from streams.fleet_reads import FleetReads
+from streams.intake import Intake
 from streams.membership import instance_id, stage_instance_id
 from streams.metrics import DetectMetrics
 from streams.outputs import Outputs, OutputTopics
@@ -49,7 +48,7 @@ from streams.sample_partitions import SamplePartitions
 from streams.samples import SamplesStage
 from streams.tailer import LogTailer, WorkerLogs
 from streams.topology import checkpoint_topic, samples_group
-from streams.web import register_views
+from streams.web import WorkerStatus, register_views
 
 if TYPE_CHECKING:
     from ground.settings import Settings
@@ -77,34 +76,31 @@ class DetectApp:
         self.codec = Codec()
         self.metrics = DetectMetrics()
         self.inventory = Inventory()
-        self.inventory_known = asyncio.Event()  # set once the inventory has been read to its end
+        inventory_known = asyncio.Event()  # set once the inventory has been read to its end
         d = settings.detect
         self.exit_now = exit_process  # ends the worker when its fold and its log disagree (tests replace it)
-        self.unacked = 0  # planner events whose actions are applied here but not yet acknowledged
-        self.snapshots = FleetSnapshots(
-            data_dir / SNAPSHOT_NAME,
-            settings.topics.actions.name,
-            every=d.snapshot_every,
-            keep_ids=d.remember_ids,
-            ended_horizon_ms=round(d.forget_ended_after_s * 1000),
-            busy=lambda: self.unacked > 0,
+        self.fold = FleetFold(
+            FleetSnapshots(
+                data_dir / SNAPSHOT_NAME,
+                settings.topics.actions.name,
+                every=d.snapshot_every,
+                keep_ids=d.remember_ids,
+                ended_horizon_ms=round(d.forget_ended_after_s * 1000),
+            ),
+            clock,
         )
-        self.fleet, fleet_offsets = self.snapshots.load()
-        self.planner = Planner(policy, members=self.inventory.hosts_in, view=self.inventory)
-        self.cluster_stage = ClusterStage(policy.slow_host)
-        self.watermark = 0
-        self.agents: dict[str, Any] = {}  # name -> Faust agent (tests drive them with test_context)
-        self.last_offsets: dict[tuple[str, int], int] = {}
+        planner = Planner(policy, members=self.inventory.hosts_in, view=self.inventory)
+        cluster_stage = ClusterStage(policy.slow_host)
         t = settings.topics
         parts = partitions or {}
         self.instance_id = instance_id(d, data_dir)
         self.app = faust_app(settings, data_dir, self.instance_id)
         raw: dict[str, Any] = {"key_serializer": "raw", "value_serializer": "raw"}
         self.errors_topic = self.app.topic(t.errors.name, **raw)
-        self.findings_topic = self.app.topic(t.findings.name, **raw)
+        findings_topic = self.app.topic(t.findings.name, **raw)
         self.actions_topic = self.app.topic(t.actions.name, **raw)
-        self.alerts_topic = self.app.topic(t.alerts.name, **raw)
-        self.dlq_topic = self.app.topic(t.dlq.name, **raw)
+        alerts_topic = self.app.topic(t.alerts.name, **raw)
+        dlq_topic = self.app.topic(t.dlq.name, **raw)
         internal: dict[str, Any] = {
             "internal": True,
             "partitions": d.internal_partitions,
@@ -126,7 +122,7 @@ class DetectApp:
         # findings the planner holds until every source has passed their event time (streams.core.planning.order)
         self.held_table = self.app.Table("planner-held", partitions=d.internal_partitions, **table)
         self.plans = PlannerShell(
-            self.planner,
+            planner,
             self.held_table,
             size=self.inventory.domain_size,
             sources=all_sources(parts.get(t.errors.name, t.errors.partitions), d.internal_partitions),
@@ -139,11 +135,9 @@ class DetectApp:
             quiet_s=d.plan_quiet_s,
             domain_of=self.inventory.domain_of,
         )
-        self.cluster_cache = CheckpointCache(
-            self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta")
-        )
+        cluster_cache = CheckpointCache(self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta"))
         # the detection core's keyed state, in this worker's tables (the cluster stage's behind its cache)
-        self.state = CoreState(repeat=self.repeat_table, clusters=self.cluster_cache)
+        state = CoreState(repeat=self.repeat_table, clusters=cluster_cache)
         # aiokafka retries a lost broker every retry_backoff_ms (100 by default): with the broker gone
         # the tailers and the samples stage would reconnect, fail and log ten times a second each
         client = {**settings.kafka.aiokafka(settings.bootstrap_servers), "retry_backoff_ms": RETRY_BACKOFF_MS}
@@ -157,17 +151,15 @@ class DetectApp:
         actions_log = LogTailer(
             t.actions.name,
             client,
-            self._apply_logged_action,
+            self.fold.apply,
             self.codec,
             event_type=LOG_EVENT_TYPES,
-            start=fleet_offsets,
-            on_rewind=self._rewind_fleet,
-            on_progress=lambda positions: self.snapshots.progress(self.fleet, positions),
+            start=self.fold.start,
+            on_rewind=self.fold.rewind,
+            on_progress=self.fold.progress,
         )
         self.outputs = Outputs(
-            OutputTopics(
-                self.findings_topic, self.actions_topic, self.alerts_topic, self.dlq_topic, self.planner_topic
-            ),
+            OutputTopics(findings_topic, self.actions_topic, alerts_topic, dlq_topic, self.planner_topic),
             self.codec,
             self.metrics,
             DlqSurge(policy.alerts.dlq_surge_count, policy.alerts.dlq_surge_window),
@@ -175,6 +167,9 @@ class DetectApp:
             inventory=self.inventory,
             inventory_tailer=inventory_log,
             exit_now=lambda code: self.exit_now(code),  # read when called: tests replace ``exit_now``
+        )
+        self.intake = Intake(
+            self.codec, policy.validation, self.metrics, self.outputs.send_dead_letter, clock
         )
         self.findings_log = FindingsLog()
         findings_log = LogTailer(
@@ -195,7 +190,7 @@ class DetectApp:
             policy=policy,
             metrics=self.metrics,
             dead_letter=self.outputs.send_dead_letter,
-            on_watermark=self._advance_watermark,
+            on_watermark=self.intake.advance_watermark,
             clock=clock,
         )
         self.samples_stage = SamplesStage(
@@ -210,29 +205,56 @@ class DetectApp:
         )
         self.metrics.add_lag_source(self._lag)
         self.metrics.registry.register(
-            FleetCollector(lambda: fleet_view(self.fleet, self.planner, self.inventory))
+            FleetCollector(lambda: fleet_view(self.fleet, planner, self.inventory))
         )
-        register_agents(self)
-        register_views(self)
+        self.agents = register_agents(
+            self.app,
+            AgentParts(
+                errors_topic=self.errors_topic,
+                summaries_topic=self.summaries_topic,
+                planner_topic=self.planner_topic,
+                policy=policy,
+                inventory=self.inventory,
+                inventory_known=inventory_known,
+                intake=self.intake,
+                fold=self.fold,
+                state=state,
+                cluster_stage=cluster_stage,
+                cluster_cache=cluster_cache,
+                plans=self.plans,
+                outputs=self.outputs,
+                logs=self.logs,
+                samples_stage=self.samples_stage,
+                metrics=self.metrics,
+                tick_interval_s=d.tick_interval_s,
+                internal_partitions=d.internal_partitions,
+            ),
+        )
+        self.reads = FleetReads(
+            self.fold, self.inventory, planner, self.findings_log, policy.planner.reset_within
+        )
+        status = WorkerStatus(self.app, d.app_id, self.intake, self.logs, self.samples_stage)
+        register_views(self, self.reads, status)
         register_console(self)
 
     # -- shared steps ---------------------------------------------------------------------------
 
-    def _apply_logged_action(self, record: dict[str, Any]) -> None:
-        # any writer the ACLs let on the log may send a year-3000 record: the tailer skips it (BoundsError)
-        check_not_ahead(record["ts"], int(self.clock() * 1000), what=f"{record['event_type']} ts")
-        apply_logged(self.fleet, record)
+    @property
+    def last_offsets(self) -> dict[tuple[str, int], int]:
+        """Where each Faust-consumed partition was last read (``Intake``)."""
+        return self.intake.last_offsets
 
-    def _rewind_fleet(self) -> None:
-        self.fleet = FleetState()  # the snapshot is of another log: fold this one from its start
-        self.snapshots.rewound()
+    @property
+    def fleet(self) -> FleetState:
+        """The folded fleet state now (a new object after a rewind of ``fleet.actions``)."""
+        return self.fold.fleet
 
     def _lag(self) -> Iterable[tuple[str, int, int]]:
         consumer = getattr(self.app, "_consumer", None)
         if consumer is None:
             return []
         out = []
-        for (topic, partition), last in sorted(self.last_offsets.items()):
+        for (topic, partition), last in sorted(self.intake.last_offsets.items()):
             try:
                 high = consumer.highwater(faust.types.TP(topic, partition))
             except Exception:  # not assigned any more, or no fetch yet
@@ -240,22 +262,3 @@ class DetectApp:
             if high is not None:
                 out.append((topic, partition, max(0, high - last - 1)))
         return out + self.samples_stage.lag()
-
-    def _advance_watermark(self, ts: int) -> None:
-        if ts > self.watermark:
-            self.watermark = ts
-            self.metrics.watermark.set(ts)
-
-    async def valid_record(self, event: faust.types.EventT) -> dict[str, Any] | None:
-        """Decode and validate; dead-letter and return None if it fails."""
-        msg = event.message
-        self.last_offsets[(msg.topic, msg.partition)] = msg.offset
-        value = event.value
-        try:
-            record = decode_checked(self.codec, value, self.policy.validation, int(self.clock() * 1000))
-        except (DecodeError, InvalidRecordError) as exc:
-            await self.outputs.send_dead_letter(exc, faust_source(msg, value))
-            return None
-        self.metrics.consumed(msg.topic, record["event_type"])
-        self._advance_watermark(record["ts"])
-        return record

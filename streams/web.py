@@ -10,17 +10,22 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+import faust
 from aiohttp import web
 from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from schemas import EncodeError
 from streams.core.fleet.lifecycle import HostState, Operation
+from streams.fleet_reads import FleetReads
 from streams.http_auth import authorized_body
+from streams.intake import Intake
 from streams.operator_events import MAX_STEP_BYTES, StepError, operator_record, parse_step_body
+from streams.samples import SamplesStage
+from streams.tailer import WorkerLogs
 from streams.trains.web import host_versions, register_train_views
 
 if TYPE_CHECKING:
@@ -55,40 +60,52 @@ def describe_host(host: HostState) -> dict[str, Any]:
     }
 
 
-def health(detect: DetectApp) -> dict[str, Any]:
-    app = detect.app
+@dataclass(frozen=True)
+class WorkerStatus:
+    """What ``/health`` reports beyond the fleet: the partitions this worker holds (its Faust consumer's
+    and its samples stage's), whether its logs are read, and its watermark."""
+
+    app: faust.App
+    app_id: str
+    intake: Intake
+    logs: WorkerLogs
+    samples_stage: SamplesStage
+
+
+def health(status: WorkerStatus, reads: FleetReads) -> dict[str, Any]:
     assigned: list[str] = []
-    consumer = getattr(app, "_consumer", None)
+    consumer = getattr(status.app, "_consumer", None)
     if consumer is not None:
         assigned = sorted(f"{tp.topic}[{tp.partition}]" for tp in consumer.assignment())
-    assigned = sorted(assigned + detect.samples_stage.assignment())
-    ready = detect.logs.planner_ready
+    stage = status.samples_stage
+    assigned = sorted(assigned + stage.assignment())
     return {
-        "status": "ok" if ready else "starting",
-        "app_id": detect.settings.detect.app_id,
-        "watermark_ms": detect.watermark,
-        "hosts_in_inventory": len(detect.inventory.hosts),
-        "actions_applied": detect.fleet.count,
+        "status": "ok" if status.logs.planner_ready else "starting",
+        "app_id": status.app_id,
+        "watermark_ms": status.intake.watermark,
+        "hosts_in_inventory": len(reads.inventory.hosts),
+        "actions_applied": reads.fleet.count,
         "assigned": assigned,
-        "idle": detect.samples_stage.idle_partitions(),
-        "samples_stage_restarts": detect.samples_stage.restarts,
+        "idle": stage.idle_partitions(),
+        "samples_stage_restarts": stage.restarts,
     }
 
 
-def open_work(detect: DetectApp) -> list[dict[str, Any]]:
+def open_work(reads: FleetReads) -> list[dict[str, Any]]:
     """Hosts with an operation in progress or waiting (the open findings and their actions)."""
-    return [describe_host(h) for _, h in sorted(detect.fleet.hosts.items()) if h.has_failure]
+    return [describe_host(h) for _, h in sorted(reads.fleet.hosts.items()) if h.has_failure]
 
 
-def budgets(detect: DetectApp) -> list[dict[str, Any]]:
-    domains = sorted(set(detect.inventory.domains()) | set(detect.fleet.domains))
-    return [asdict(detect.planner.budgets(detect.fleet, d, detect.inventory.domain_size(d))) for d in domains]
+def budgets(reads: FleetReads) -> list[dict[str, Any]]:
+    fleet, inventory = reads.fleet, reads.inventory
+    domains = sorted(set(inventory.domains()) | set(fleet.domains))
+    return [asdict(reads.planner.budgets(fleet, d, inventory.domain_size(d))) for d in domains]
 
 
-def repair_times(detect: DetectApp) -> list[dict[str, Any]]:
+def repair_times(reads: FleetReads) -> list[dict[str, Any]]:
     """Measured time out per cause (from incidents and operators' steps), and per operation kind what
     the planner draws its repair times from (a reset, under ``reset_within``, being no repair)."""
-    return [asdict(s) for s in detect.fleet.outages.repair_stats(detect.policy.planner.reset_within)]
+    return [asdict(s) for s in reads.fleet.outages.repair_stats(reads.reset_within)]
 
 
 async def record_operator_step(
@@ -134,25 +151,28 @@ class OpsEvents(View):
         return self.json(body, status=status)
 
 
-def register_views(detect: DetectApp) -> None:
+def register_views(detect: DetectApp, reads: FleetReads, status: WorkerStatus) -> None:
+    """The JSON views on ``detect.app``: the fleet's from ``reads``, health from ``status``; operator
+    steps, trains and metrics from the worker."""
     app = detect.app
 
     @app.page("/health")
     async def health_view(self: View, request: Request) -> Response:
-        return self.json(health(detect))
+        return self.json(health(status, reads))
 
     @app.page("/hosts")
     async def hosts_view(self: View, request: Request) -> Response:
-        return self.json([describe_host(h) for _, h in sorted(detect.fleet.hosts.items())])
+        return self.json([describe_host(h) for _, h in sorted(reads.fleet.hosts.items())])
 
     @app.page("/hosts/{host_id}")
     async def host_view(self: View, request: Request, host_id: str) -> Response:
-        host = detect.fleet.hosts.get(host_id)
-        info = detect.inventory.hosts.get(host_id)
+        fleet = reads.fleet
+        host = fleet.hosts.get(host_id)
+        info = reads.inventory.hosts.get(host_id)
         if host is None and info is None:
             return self.json({"error": f"unknown host {host_id}"}, status=404)
         body: dict[str, Any] = describe_host(host) if host else {"host_id": host_id, "status": "in_service"}
-        body["out_for"] = [asdict(o) for o in detect.fleet.outages.open_at(host_id, detect.fleet.clock)]
+        body["out_for"] = [asdict(o) for o in fleet.outages.open_at(host_id, fleet.clock)]
         if info is not None:
             body["inventory"] = asdict(info)
         body["versions"] = host_versions(detect, host_id)
@@ -162,20 +182,20 @@ def register_views(detect: DetectApp) -> None:
     async def findings_view(self: View, request: Request) -> Response:
         """Every finding raised in the fleet (``?host=`` for one host's), oldest first."""
         host = request.query.get("host")
-        return self.json(detect.findings_log.view(detect.fleet.findings, host_id=host))
+        return self.json(reads.findings_log.view(reads.fleet.findings, host_id=host))
 
     @app.page("/work")
     async def work_view(self: View, request: Request) -> Response:
         """Hosts with an operation in progress or waiting."""
-        return self.json(open_work(detect))
+        return self.json(open_work(reads))
 
     @app.page("/domains")
     async def domains_view(self: View, request: Request) -> Response:
-        return self.json(budgets(detect))
+        return self.json(budgets(reads))
 
     @app.page("/repair-times")
     async def repair_times_view(self: View, request: Request) -> Response:
-        return self.json(repair_times(detect))
+        return self.json(repair_times(reads))
 
     app.page("/ops/events")(type("OpsEventsView", (OpsEvents,), {"detect": detect}))
     register_train_views(detect)

@@ -28,11 +28,11 @@ BASE = "/console"
 
 
 def overview_html(detect: DetectApp) -> str:
-    domains = budgets(detect)
+    domains = budgets(detect.reads)
     return pages.overview(
         domains=domains,
         out_hosts={d["domain"]: sorted(detect.fleet.out_hosts(d["domain"])) for d in domains},
-        work=open_work(detect),
+        work=open_work(detect.reads),
         trains=campaigns(detect),
         findings=detect.findings_log.view(detect.fleet.findings),
         base=BASE,

@@ -7,12 +7,13 @@ any writer the ACLs let on the log, not only this project's tools) moved it forw
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
+from pathlib import Path
 
 from schemas import Codec
 from schemas.bounds import FUTURE_TOLERANCE_MS
-from streams.app import DetectApp
-from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState
+from streams.core.fleet.lifecycle import LOG_EVENT_TYPES
+from streams.core.fleet.snapshot import SNAPSHOT_NAME, FleetSnapshots
+from streams.fleet_fold import FleetFold
 from streams.operator_events import operator_record, parse_step
 from streams.tailer import LogTailer
 
@@ -27,12 +28,15 @@ def step_at(ts: int, ticket: str) -> bytes:
     return CODEC.encode({**operator_record(step, cluster="c0", now_ms=NOW_MS), "ts": ts})
 
 
-def test_a_record_beyond_a_day_ahead_is_skipped_and_the_clock_stays() -> None:
-    worker = SimpleNamespace(fleet=FleetState(), clock=lambda: NOW_MS / 1000)
+def test_a_record_beyond_a_day_ahead_is_skipped_and_the_clock_stays(tmp_path: Path) -> None:
+    snapshots = FleetSnapshots(
+        tmp_path / SNAPSHOT_NAME, "fleet.actions", every=1000, keep_ids=1000, ended_horizon_ms=86_400_000
+    )
+    worker = FleetFold(snapshots, clock=lambda: NOW_MS / 1000)
     tailer = LogTailer(
         "fleet.actions",
         {},
-        lambda record: DetectApp._apply_logged_action(worker, record),  # type: ignore[arg-type]
+        worker.apply,
         CODEC,
         event_type=LOG_EVENT_TYPES,
     )
