@@ -2,7 +2,10 @@
 
 A campaign visits its domains in name order, at most ``max_parallel_domains`` at once. A domain is
 passed once each host in it has the version, or waits behind a repair for it (the change is handed
-over when the repair is verified). Reads the inventory (``FleetView``) and the fold; decides nothing.
+over when the repair is verified). A domain with an open visit (a change queued, behind a repair,
+applying or in burn-in) holds one of those slots until the visit is done, passed or not: the
+hand-over after a repair needs no turn, so only a slot kept for it keeps the limit. Reads the
+inventory (``FleetView``) and the fold; decides nothing.
 """
 
 from __future__ import annotations
@@ -92,15 +95,20 @@ class Route:
         host = state.hosts.get(host_id)
         return visit.queued_ts is not None and host is not None and behind_repair(host, camp.campaign_id)
 
+    def busy(self, camp: Campaign) -> set[str]:
+        """The domains with an open visit of the campaign (queued, behind a repair, applying, in burn-in)."""
+        return {camp.visits[h].domain for h in camp.tallies().open}
+
     def domain_turn(self, state: FleetState, camp: Campaign, domain: str) -> bool:
         """Whether ``domain`` is among the first ``max_parallel_domains`` the campaign has not passed."""
         return domain in self.todo(state, camp, camp.max_parallel_domains)
 
     def todo(self, state: FleetState, camp: Campaign, limit: int | None = None) -> list[str]:
-        """The campaign's domains not passed yet, in order (the first ``limit`` of them).
+        """The domains holding the campaign's slots, in order: every domain with an open visit, then those
+        not passed yet, up to ``limit`` slots in all.
 
-        A passed domain stays passed: its hosts are done or wait behind repairs, whose hand-over
-        and completion do not depend on the domain's turn.
+        A passed domain stays passed (its hosts are done or wait behind repairs), but it holds its slot
+        while a visit in it is open: a change handed over after a repair takes a host out with no turn.
         """
         # what the answer depends on: the fold's records (visits, hosts' work, versions on the log) and
         # the inventory (hosts, their agents' versions); unchanged between them, so is the answer
@@ -110,16 +118,20 @@ class Route:
         if memo is not None and memo[0] == read:
             return list(memo[1])
         passed = self._passed.setdefault((id(state.trains), camp.campaign_id), set())
-        out: list[str] = []
+        busy = self.busy(camp)
+        free = None if limit is None else limit - len(busy)
+        fresh: list[str] = []  # domains not passed and with no open visit, for the slots left
         for d in self.domains(camp):
-            if d in passed:
+            if free is not None and len(fresh) >= free:
+                break
+            if d in busy or d in passed:
                 continue
             if all(self.settled(state, camp, h) for h in self.targets(camp, d)):
                 passed.add(d)
                 continue
-            out.append(d)
-            if limit is not None and len(out) >= limit:
-                break
+            fresh.append(d)
+        order = {d: i for i, d in enumerate(self.domains(camp))}
+        out = sorted(busy | set(fresh), key=lambda d: order.get(d, len(order)))
         self._todo[key] = (read, out)
         return list(out)
 
