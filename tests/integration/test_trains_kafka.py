@@ -163,16 +163,7 @@ def test_a_bad_change_halts_the_live_worker_from_its_hosts_error_rates(kafka, tm
     (port,) = free_ports(1)
     worker = spawn_worker(settings, web_port=port, data_dir=tmp_path / "w", log_path=tmp_path / "w.log")
     try:
-        worker.wait_ready(60)
-        produce(settings, agent_records(t0, "550.54.15", HOSTS, inventory=True))
-        start = start_record(CampaignSpec(change="driver=560.35", actor="test", canary=2), t0)
-        send_records(settings, [start])
-        cid = start["payload"]["campaign_id"]
-        wait_for(
-            lambda: any(c["campaign_id"] == cid for c in worker.get_json("/trains")),
-            30,
-            "the worker folds the campaign",
-        )
+        cid = start_campaign(settings, worker, t0)
         upgraded: set[str] = set()
         status, xids = "running", dict.fromkeys((h for h, _, _ in HOSTS), 0)
         for step in range(1, 40):
@@ -211,6 +202,21 @@ def test_a_bad_change_halts_the_live_worker_from_its_hosts_error_rates(kafka, tm
     finally:
         assert worker.stop() == 0, (tmp_path / "w.log").read_text()[-3000:]
         admin.delete_topics(settings, [s.name for s in settings.topics.all()])
+
+
+def start_campaign(settings: Settings, worker: WorkerProcess, t0: int) -> str:
+    """HOSTS report driver 550.54.15 at ``t0``; a campaign to 560.35 (2 canaries) starts and the worker folds it."""
+    worker.wait_ready(60)
+    produce(settings, agent_records(t0, "550.54.15", HOSTS, inventory=True))
+    start = start_record(CampaignSpec(change="driver=560.35", actor="test", canary=2), t0)
+    send_records(settings, [start])
+    cid: str = start["payload"]["campaign_id"]
+    wait_for(
+        lambda: any(c["campaign_id"] == cid for c in worker.get_json("/trains")),
+        30,
+        "the worker folds the campaign",
+    )
+    return cid
 
 
 def answer_changes(settings: Settings, cid: str, upgraded: set[str], ts: int) -> None:

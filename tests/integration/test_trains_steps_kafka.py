@@ -12,12 +12,10 @@ import pytest
 from ground.kafka import admin
 from schemas import Codec, HostSampled, kafka_key
 from streams.core.policy import DEFAULT_POLICY_FILE
-from streams.trains.commands import CampaignSpec, start_record
-from streams.trains.log_io import send_records
 from streams.worker import spawn_worker
 from tests.conftest import free_ports
-from tests.integration.test_trains_kafka import HOSTS, agent_records, answer_changes, campaign_of
-from tests.streams.kafka_io import decoded, isolated_settings, produce, wait_for
+from tests.integration.test_trains_kafka import HOSTS, answer_changes, campaign_of, start_campaign
+from tests.streams.kafka_io import decoded, isolated_settings, produce
 
 pytestmark = pytest.mark.integration
 CODEC = Codec()
@@ -68,16 +66,7 @@ def test_a_change_that_slows_its_hosts_halts_the_live_worker_from_their_step_tim
     )
     rng = random.Random(39)
     try:
-        worker.wait_ready(60)
-        produce(settings, agent_records(t0, "550.54.15", HOSTS, inventory=True))
-        start = start_record(CampaignSpec(change="driver=560.35", actor="test", canary=2), t0)
-        send_records(settings, [start])
-        cid = start["payload"]["campaign_id"]
-        wait_for(
-            lambda: any(c["campaign_id"] == cid for c in worker.get_json("/trains")),
-            30,
-            "the worker folds the campaign",
-        )
+        cid = start_campaign(settings, worker, t0)
         upgraded: set[str] = set()
         status, camp = "running", {}
         for step in range(1, 60):
