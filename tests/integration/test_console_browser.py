@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from streams.testing import Scenario
+from streams.testing import START_TS, Scenario
 from streams.trains.commands import CampaignSpec, start_record
 from streams.trains.log_io import send_records
 from streams.worker import spawn_worker
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 SCENARIO = Scenario()
 TOKEN = secrets.token_urlsafe(24)
 OPEN_HOSTS = SCENARIO.lemon_hosts | SCENARIO.slow_host_ids
-T0 = 1_798_761_600_000
+T0 = START_TS  # the scenario's start: in the past, as the worker requires of fleet.actions
 
 
 def cells(b: Browser, table: str, column: int) -> list[str]:
