@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 
+from fleetpulse.evaluation.sources import training_by_segment
 from schemas import FLEET
 
 
@@ -33,15 +34,9 @@ def truth_hosts(segments: list[Path]) -> tuple[set[str], set[str]]:
 
 def segment_jobs(segments: list[Path]) -> list[dict[str, Any]]:
     """Each closed-loop segment's jobs (ETTR, goodput, losses: its manifest's ``closed_loop.jobs``), with its days."""
-    out = []
-    for folder in segments:
-        path = folder / "manifest.json"
-        manifest = json.loads(path.read_text()) if path.exists() else {}
-        jobs = (manifest.get("closed_loop") or {}).get("jobs")
-        if jobs:
-            days = (manifest["end_ts"] - manifest["start_ts"]) / 86_400_000
-            out.append({**jobs, "days": round(days, 3)})
-    return out
+    manifests = [json.loads(p.read_text()) for p in (f / "manifest.json" for f in segments) if p.exists()]
+    jobs: list[dict[str, Any]] = training_by_segment(manifests).get("jobs_by_segment", [])
+    return jobs
 
 
 def loop_figures(

@@ -101,7 +101,7 @@ def join_segments(segments: Sequence[Truth], names: Sequence[Path]) -> Truth:
 
 
 def training_by_segment(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Each segment's jobs figures and the run's goodput over all of them.
+    """Each closed-loop segment's jobs figures (with its mode and days) and the run's goodput over all of them.
 
     A segment replays its jobs over its own window only, so its ETTR is its own; useful, available and
     lost GPU-hours add up across segments (their windows do not overlap), which gives the run's goodput.
@@ -115,11 +115,9 @@ def training_by_segment(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any
             lost[cause] = lost.get(cause, 0.0) + gpu_h
     useful = sum(j["useful_gpu_h"] for _, j in parts)
     available = sum(j["available_gpu_h"] for _, j in parts)
-    keys = ("jobs", "interruptions", "ettr_mean", "ettr_min", "goodput")
     return {
         "jobs_by_segment": [
-            {"mode": m.get("mode"), "days": (m["end_ts"] - m["start_ts"]) / DAY_MS}
-            | {k: j.get(k) for k in keys}
+            j | {"mode": m.get("mode"), "days": round((m["end_ts"] - m["start_ts"]) / DAY_MS, 3)}
             for m, j in parts
         ],
         "jobs_whole_run": {
