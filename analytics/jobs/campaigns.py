@@ -133,19 +133,8 @@ def versions_over_time(started_: pl.LazyFrame, visits_: pl.LazyFrame) -> pl.Lazy
     losses = seq.filter(pl.col("before").is_not_null()).select(
         "campaign_id", "ts", pl.col("before").alias("version"), pl.lit(-1).alias("delta")
     )
-    return (
-        pl.concat([gains, losses])
-        .group_by("campaign_id", "ts", "version")
-        .agg(pl.col("delta").sum())
-        .sort("campaign_id", "version", "ts")
-        .select(
-            "campaign_id",
-            "ts",
-            "version",
-            pl.col("delta").cum_sum().over("campaign_id", "version").alias("hosts"),
-        )
-        .sort("campaign_id", "ts", "version")
-    )
+    hosts = _running(pl.concat([gains, losses]), ("campaign_id", "version"), "hosts")
+    return hosts.select("campaign_id", "ts", "version", "hosts").sort("campaign_id", "ts", "version")
 
 
 def out_over_time(visits_: pl.LazyFrame) -> pl.LazyFrame:
@@ -161,31 +150,26 @@ def out_over_time(visits_: pl.LazyFrame) -> pl.LazyFrame:
             ),
         ]
     )
-    return (
-        spans.group_by(
-            "campaign_id", "domain", "ts"
-        )  # one change at a time: a swap at one instant is no peak
-        .agg(pl.col("delta").sum())
-        .sort("campaign_id", "domain", "ts")
-        .select(
-            "campaign_id",
-            "domain",
-            "ts",
-            pl.col("delta").cum_sum().over("campaign_id", "domain").alias("out"),
-        )
-    )
+    return _running(spans, ("campaign_id", "domain"), "out")
 
 
 def domains_over_time(out: pl.LazyFrame) -> pl.LazyFrame:
     """How many domains had a host out for the campaign's change, after each change."""
     busy = (pl.col("out") > 0).cast(pl.Int64)
-    moved = out.with_columns((busy - busy.shift(1, fill_value=0).over("campaign_id", "domain")).alias("move"))
+    moved = out.with_columns(
+        (busy - busy.shift(1, fill_value=0).over("campaign_id", "domain")).alias("delta")
+    )
+    return _running(moved.filter(pl.col("delta") != 0), ("campaign_id",), "domains")
+
+
+def _running(deltas: pl.LazyFrame, by: tuple[str, ...], name: str) -> pl.LazyFrame:
+    """The running sum of ``delta`` per ``by`` after each instant: changes at one instant count together,
+    so a host leaving as another comes (or a domain freed as another starts) is no peak."""
     return (
-        moved.filter(pl.col("move") != 0)
-        .group_by("campaign_id", "ts")
-        .agg(pl.col("move").sum())
-        .sort("campaign_id", "ts")
-        .select("campaign_id", "ts", pl.col("move").cum_sum().over("campaign_id").alias("domains"))
+        deltas.group_by(*by, "ts")
+        .agg(pl.col("delta").sum())
+        .sort(*by, "ts")
+        .select(*by, "ts", pl.col("delta").cum_sum().over(*by).alias(name))
     )
 
 
