@@ -29,12 +29,13 @@ EVENT_TYPES = {
 }
 
 
-def _read(lake: Lake, table: str) -> tuple[pl.LazyFrame, bool]:
-    """The table's events once each, or an empty frame of its columns when the lake has none (False)."""
+def _read(lake: Lake, table: str, rows: pl.Expr | None = None) -> tuple[pl.LazyFrame, bool]:
+    """The table's events (those ``rows`` keeps) once each, or an empty frame of its columns when the lake
+    has none (False)."""
     found = scan_optional(lake, table)
     if found is None:
         return pl.LazyFrame(pl.from_arrow(table_schema(EVENT_TYPES[table]).empty_table())), False
-    return unique_events(found), True
+    return unique_events(found if rows is None else found.filter(rows)), True
 
 
 def run_campaigns(
@@ -46,7 +47,7 @@ def run_campaigns(
     notes: list[str] = []
     pct = PACKAGED_CAPACITY_BUFFER_PCT if capacity_buffer_pct is None else capacity_buffer_pct
     records, has_campaigns = _read(lake, CAMPAIGNS_TABLE)
-    actions, has_actions = _read(lake, ACTIONS_TABLE)
+    actions, has_actions = _read(lake, ACTIONS_TABLE, pl.col("operation") == c.CHANGE)  # not every repair
     inventory, has_inventory = _read(lake, INVENTORY_TABLE)
     inventory = latest_inventory(inventory).collect().lazy()
     if has_campaigns and not has_actions:
