@@ -15,7 +15,15 @@ from ground.tables import FormatOpt, OutputFormat, Sheet, messages, show
 
 app = typer.Typer()
 
-JOB_NAMES = ("early-life", "fabric", "offenders", "maintenance-domain", "interruptions", "incidents")
+JOB_NAMES = (
+    "early-life",
+    "fabric",
+    "offenders",
+    "maintenance-domain",
+    "interruptions",
+    "incidents",
+    "campaigns",
+)
 
 # A str, not a Path, so that a URI reaches _lake intact and is refused by name.
 LakeOpt = Annotated[

@@ -4,29 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 
+from analytics.jobs.campaign_plots import plot_campaigns
 from analytics.jobs.faults import EARLY_LIFE_KINDS
+from analytics.jobs.figures import pyplot as _pyplot
+from analytics.jobs.figures import save as _save
 from analytics.jobs.result import JobResult
 from analytics.jobs.survival import power_law_intensity
-
-
-def _pyplot() -> Any:
-    matplotlib.use("Agg")
-
-    return plt
-
-
-def _save(fig: Any, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    _pyplot().close(fig)
-    return path
 
 
 def _smooth_rate(frame: pl.DataFrame, width: int = 4) -> tuple[np.ndarray, np.ndarray]:
@@ -260,6 +247,7 @@ PLOTTERS: dict[str, Callable[[JobResult, Path], list[Path]]] = {
     "maintenance-domain": plot_maintenance_domain,
     "interruptions": plot_interruptions,
     "incidents": plot_incidents,
+    "campaigns": plot_campaigns,
 }
 
 

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import polars as pl
 from rich.progress import Progress
 
+from analytics.jobs.campaign_job import summary_lines as campaign_lines
 from analytics.jobs.closed_loop import ClosedLoop, closed_loop
 from analytics.jobs.coverage import coverage_text
 from analytics.jobs.errors import JobError
@@ -42,6 +43,7 @@ SHOWN: dict[str, tuple[str, ...]] = {
     "maintenance-domain": ("sensitivity",),
     "interruptions": ("root_causes", "mttf_by_size", "projected_mttf"),
     "incidents": ("causes", "unclassified_classes", "time_to_repair", "time_to_repair_by_operation"),
+    "campaigns": ("campaigns", "halts"),
 }
 
 
@@ -106,6 +108,8 @@ def _summary_lines(result: JobResult) -> list[str]:
                 f"{s['unclassified_source_classes']} source classes had no mapping",
             )
         return lines
+    if result.name == "campaigns":
+        return campaign_lines(s)
     if result.name == "offenders":
         return [
             f"{s['repeat_offenders']} repeat offenders (≥ {s['min_events']} faults of one class); "

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from analytics.jobs import early_life, fabric, offenders, slow_view
+from analytics.jobs.campaign_job import run_campaigns
 from analytics.jobs.coverage import Coverage, coverage_of
 from analytics.jobs.early_life_fit import EarlyLifeFit, fit_early_life
 from analytics.jobs.errors import InsufficientDataError, UnknownJobError
@@ -314,6 +315,7 @@ JOBS: dict[str, Callable[..., JobResult]] = {
     "maintenance-domain": run_maintenance_domain,
     "interruptions": run_interruptions,
     "incidents": run_incidents,
+    "campaigns": run_campaigns,
 }
 
 

@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from ground.halt_evidence import class_evidence
+
 DAY_MS = 86_400_000
 ERRORS_RULE = "errors/"  # the rule of an error counted for the test (streams.trains.error_days): + its class
 State = Literal["watching", "accepted", "halt"]
@@ -72,14 +74,13 @@ class ClassVerdict:
         return (est, est * math.exp(-half), est * math.exp(half))
 
     def evidence(self) -> str:
-        est, lo, hi = self.rate_ratio
-        up = self.faults_upgraded / self.days_upgraded if self.days_upgraded > 0 else math.nan
-        ctl = self.faults_control / self.days_control if self.days_control > 0 else math.nan
-        return (
-            f"{self.fault_class}: {self.faults_upgraded} faults in {self.days_upgraded:.1f} host-days on the new "
-            f"version ({up:.4f}/host-day) vs {self.faults_control} in {self.days_control:.1f} on the old "
-            f"({ctl:.4f}/host-day), rate ratio {est:.2f} [95 % {lo:.2f}, {hi:.2f}], "
-            f"log LR {self.llr:.2f} of {self.upper:.2f}"
+        return class_evidence(
+            self.fault_class,
+            (self.faults_upgraded, self.days_upgraded),
+            (self.faults_control, self.days_control),
+            self.rate_ratio,
+            self.llr,
+            self.upper,
         )
 
 

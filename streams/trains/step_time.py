@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ground.halt_evidence import step_evidence
+
 State = Literal["watching", "accepted", "halt"]
 
 
@@ -70,14 +72,11 @@ class StepVerdict:
     se: float
 
     def evidence(self) -> str:
-        slower, lo, hi = (
+        est, lo, hi = (
             100 * (math.exp(x) - 1)
             for x in (self.diff, self.diff - 1.96 * self.se, self.diff + 1.96 * self.se)
         )
-        return (
-            f"step time: {slower:+.1f} % on the new version [95 % {lo:+.1f}, {hi:+.1f}] over {self.windows} "
-            f"windows, log LR {self.llr:.2f} of {self.upper:.2f}"
-        )
+        return step_evidence((est, lo, hi), self.windows, self.llr, self.upper)
 
 
 class StepTest:

@@ -10,6 +10,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.analytics.jobs.campaign_lake import halted_and_rolled_back, write_twin_lake
 from tests.analytics.jobs.factories import SyntheticFleet, build_lake
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
@@ -43,9 +44,17 @@ def test_fleet_health_runs_on_a_simulated_week(simulated_week: Path, monkeypatch
 
 
 def run_notebook(name: str, lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    book = execute(nbformat.read(NOTEBOOKS / name, as_version=4), lake, monkeypatch)
+    images = [o for c in book.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert images  # the plots were drawn
+
+
+def execute(
+    book: nbformat.NotebookNode, lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> nbformat.NotebookNode:
+    """Run ``book`` on ``lake`` (no truth dir); no cell may end in an error."""
     monkeypatch.setenv("FLEETPULSE_NOTEBOOK_LAKE", str(lake))
     monkeypatch.delenv("FLEETPULSE_NOTEBOOK_TRUTH", raising=False)
-    book = nbformat.read(NOTEBOOKS / name, as_version=4)
     NotebookClient(
         book, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
     ).execute()
@@ -57,5 +66,22 @@ def run_notebook(name: str, lake: Path, monkeypatch: pytest.MonkeyPatch) -> None
         if o.output_type == "error"
     ]
     assert not errors
-    images = [o for c in book.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
-    assert images  # the plots were drawn
+    return book
+
+
+@pytest.mark.slow
+def test_fleet_health_draws_each_campaign_and_its_halt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notebook's campaign cells (after its parameters) on a lake with a halted and rolled-back campaign."""
+    twin, cid, people = halted_and_rolled_back()
+    write_twin_lake(tmp_path, twin, people)
+    book = nbformat.read(NOTEBOOKS / "fleet_health.ipynb", as_version=4)
+    book.cells = [book.cells[1], *(c for c in book.cells if "campaigns" in c.metadata.get("tags", []))]
+    book = execute(book, tmp_path, monkeypatch)
+    outputs = [o for c in book.cells for o in c.get("outputs", [])]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 1  # the campaign, its rollback on it
+    text = " ".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/html", "")) for o in outputs)
+    assert (
+        "2 campaign(s) (1 aborted, 1 completed), 1 halt(s)" in text and cid in text and "rate ratio" in text
+    )

@@ -6,17 +6,12 @@ incidents the fleet recorded and operators' steps (``streams.core.fleet.outages`
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ground.domain_buffer import budget
 from streams.core.fleet.lifecycle import FleetState
 from streams.core.policy import Policy
-
-
-def budget(size: int, pct: float) -> int:
-    """Hosts a buffer of ``pct`` per cent allows in a domain of ``size`` hosts (never below one)."""
-    return max(1, math.floor(size * pct / 100.0 + 1e-9))
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ def test_every_shown_table_states_its_coverage(synthetic_lake: Lake, tmp_path: P
         "maintenance-domain",
         "interruptions",
         "incidents",
+        "campaigns",
     }
     shown = [(name, t) for name, r in rep.results.items() for t in SHOWN[name] if t in r.tables]
     missing = [(name, t) for name, t in shown if coverage_text(rep.results[name].summary, t) is None]
