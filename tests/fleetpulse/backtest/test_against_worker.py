@@ -7,6 +7,7 @@ range no other test draws from, so the runners cannot have been tuned to it.
 
 from __future__ import annotations
 
+import inspect
 import random
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ from fleetpulse.backtest.events import (
     read_tables,
 )
 from fleetpulse.backtest.replay import replay
+from fleetpulse.demo import demo
 from ground.kafka import admin
 from schemas import Codec, MaintenanceActionRecorded
 from schemas.events import topic_family
@@ -40,6 +42,7 @@ MAINTENANCE_ACTION = MaintenanceActionRecorded.EVENT_TYPE
 
 HIDDEN_SEEDS = range(100_000, 1_000_000)  # no other test or preset uses a seed from this range
 IDLE_TIMEOUT = 'idle_partition_timeout = "30s"'
+DEMO = inspect.signature(demo).parameters  # fleetpulse demo's defaults: its preset and seed
 
 
 @pytest.mark.parametrize("seed", [21, 4057])
@@ -49,16 +52,31 @@ def test_the_backtest_finds_what_the_worker_finds(kafka: Any, tmp_path: Path, se
 
 
 def test_the_runners_agree_on_a_history_from_a_hidden_seed(kafka: Any, tmp_path: Path) -> None:
-    """A two-day history from a seed drawn now; the worker declares its caught-up samples partitions
-    idle after 2 s instead of 30 (a wall-clock bound the backtest never reads), to stay short."""
+    """A two-day history from a seed drawn now."""
     seed = random.SystemRandom().choice(HIDDEN_SEEDS)
     print(f"hidden seed: {seed}")  # shown with a failure: simulated_lake(folder, seed, days=2) replays it
+    lake = Lake(simulated_lake(tmp_path / "lake", seed, days=2))
+    policy_file = quick_idle_policy(tmp_path)
+    assert_the_runners_agree(kafka, tmp_path, lake, load_policy(policy_file), policy_file)
+
+
+def test_the_runners_agree_on_the_demos_history(kafka: Any, tmp_path: Path) -> None:
+    """The first day of the history ``fleetpulse demo`` runs on by default (its preset and seed)."""
+    lake = Lake(
+        simulated_lake(tmp_path / "lake", DEMO["seed"].default, days=1, preset=DEMO["preset"].default)
+    )
+    policy_file = quick_idle_policy(tmp_path)
+    assert_the_runners_agree(kafka, tmp_path, lake, load_policy(policy_file), policy_file)
+
+
+def quick_idle_policy(tmp_path: Path) -> Path:
+    """The packaged policy but for the worker declaring caught-up samples partitions idle after 2 s
+    instead of 30 (a wall-clock bound the backtest never reads), so that a case stays short."""
     text = DEFAULT_POLICY_FILE.read_text()
     assert IDLE_TIMEOUT in text
     policy_file = tmp_path / "policy.toml"
     policy_file.write_text(text.replace(IDLE_TIMEOUT, 'idle_partition_timeout = "2s"'))
-    lake = Lake(simulated_lake(tmp_path / "lake", seed, days=2))
-    assert_the_runners_agree(kafka, tmp_path, lake, load_policy(policy_file), policy_file)
+    return policy_file
 
 
 def assert_the_runners_agree(
