@@ -72,7 +72,6 @@ class DetectApp:
     ) -> None:
         self.settings = settings
         self.policy = policy
-        self.clock = clock
         self.codec = Codec()
         self.metrics = DetectMetrics()
         self.inventory = Inventory()
@@ -170,11 +169,11 @@ class DetectApp:
         self.intake = Intake(
             self.codec, policy.validation, self.metrics, self.outputs.send_dead_letter, clock
         )
-        self.findings_log = FindingsLog()
-        findings_log = LogTailer(
-            t.findings.name, client, self.findings_log.apply, self.codec, event_type=FindingRaised.EVENT_TYPE
+        findings_log = FindingsLog()
+        findings_tailer = LogTailer(
+            t.findings.name, client, findings_log.apply, self.codec, event_type=FindingRaised.EVENT_TYPE
         )
-        self.logs = WorkerLogs(inventory_log, actions_log, findings_log)
+        self.logs = WorkerLogs(inventory_log, actions_log, findings_tailer)
         samples = SamplePartitions(
             topic=t.samples.name,
             summaries_topic=self.summaries_topic.get_topic_name(),
@@ -247,13 +246,11 @@ class DetectApp:
             ),
             logs=LogParts(self.logs, inventory_known),
         )
-        self.reads = FleetReads(
-            self.fold, self.inventory, planner, self.findings_log, policy.planner.reset_within
-        )
+        reads = FleetReads(self.fold, self.inventory, planner, findings_log, policy.planner.reset_within)
         status = WorkerStatus(self.app, d.app_id, self.intake, self.logs, self.samples_stage)
         actions = ActionsInput(settings.detect.ops_token, self.codec, self.actions_topic)
-        register_views(self.app, self.reads, status, actions, self.metrics)
-        register_console(self.app, ConsoleInput(self.reads, settings.detect.ops_token, clock))
+        register_views(self.app, reads, status, actions, self.metrics)
+        register_console(self.app, ConsoleInput(reads, settings.detect.ops_token, clock))
 
     # -- shared steps ---------------------------------------------------------------------------
 
