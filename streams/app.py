@@ -20,10 +20,11 @@ import faust
 
 from schemas import Codec, FindingRaised, HostInventoried, HostVersionsReported
 from streams import state_store
-from streams.agents import AgentParts, register_agents
+from streams.actions_input import ActionsInput
+from streams.agents import ClusterParts, ErrorsParts, LogParts, PlannerParts, register_agents
 from streams.alerts import DlqSurge
 from streams.cache import CheckpointCache
-from streams.console import register_console
+from streams.console import ConsoleInput, register_console
 from streams.core.fleet.lifecycle import LOG_EVENT_TYPES, FleetState
 from streams.core.fleet.snapshot import SNAPSHOT_NAME, FleetSnapshots
 from streams.core.inventory import Inventory
@@ -32,7 +33,6 @@ from streams.core.planning.order import all_sources
 from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
 from streams.core.samples.folder import SampleFolder
-from streams.core.state import CoreState
 from streams.fatal import exit_process
 from streams.faust_app import faust_app
 from streams.findings_log import FindingsLog
@@ -72,7 +72,6 @@ class DetectApp:
     ) -> None:
         self.settings = settings
         self.policy = policy
-        self.clock = clock
         self.codec = Codec()
         self.metrics = DetectMetrics()
         self.inventory = Inventory()
@@ -135,9 +134,8 @@ class DetectApp:
             quiet_s=d.plan_quiet_s,
             domain_of=self.inventory.domain_of,
         )
+        # the detection core's keyed state is in this worker's tables: the cluster stage's behind a cache
         cluster_cache = CheckpointCache(self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta"))
-        # the detection core's keyed state, in this worker's tables (the cluster stage's behind its cache)
-        state = CoreState(repeat=self.repeat_table, clusters=cluster_cache)
         # aiokafka retries a lost broker every retry_backoff_ms (100 by default): with the broker gone
         # the tailers and the samples stage would reconnect, fail and log ten times a second each
         client = {**settings.kafka.aiokafka(settings.bootstrap_servers), "retry_backoff_ms": RETRY_BACKOFF_MS}
@@ -171,11 +169,11 @@ class DetectApp:
         self.intake = Intake(
             self.codec, policy.validation, self.metrics, self.outputs.send_dead_letter, clock
         )
-        self.findings_log = FindingsLog()
-        findings_log = LogTailer(
-            t.findings.name, client, self.findings_log.apply, self.codec, event_type=FindingRaised.EVENT_TYPE
+        findings_log = FindingsLog()
+        findings_tailer = LogTailer(
+            t.findings.name, client, findings_log.apply, self.codec, event_type=FindingRaised.EVENT_TYPE
         )
-        self.logs = WorkerLogs(inventory_log, actions_log, findings_log)
+        self.logs = WorkerLogs(inventory_log, actions_log, findings_tailer)
         samples = SamplePartitions(
             topic=t.samples.name,
             summaries_topic=self.summaries_topic.get_topic_name(),
@@ -209,33 +207,50 @@ class DetectApp:
         )
         self.agents = register_agents(
             self.app,
-            AgentParts(
-                errors_topic=self.errors_topic,
-                summaries_topic=self.summaries_topic,
-                planner_topic=self.planner_topic,
+            errors=ErrorsParts(
+                topic=self.errors_topic,
                 policy=policy,
-                inventory=self.inventory,
-                inventory_known=inventory_known,
                 intake=self.intake,
+                repeat=self.repeat_table,
                 fold=self.fold,
-                state=state,
-                cluster_stage=cluster_stage,
-                cluster_cache=cluster_cache,
-                plans=self.plans,
+                domain_of=self.inventory.domain_of,
                 outputs=self.outputs,
-                logs=self.logs,
-                samples_stage=self.samples_stage,
                 metrics=self.metrics,
+                source_times=self.plans.source_times,
+            ),
+            cluster=ClusterParts(
+                topic=self.summaries_topic,
+                intake=self.intake,
+                stage=cluster_stage,
+                cache=cluster_cache,
+                fold=self.fold,
+                domain_of=self.inventory.domain_of,
+                outputs=self.outputs,
+                metrics=self.metrics,
+                source_times=self.plans.source_times,
+                samples_stage=self.samples_stage,
+            ),
+            planner=PlannerParts(
+                topic=self.planner_topic,
+                plans=self.plans,
+                fold=self.fold,
+                logs=self.logs,
+                intake=self.intake,
+                outputs=self.outputs,
+                metrics=self.metrics,
+                samples_lag=self.samples_stage.lag,
+                clusters=self.inventory.clusters,
+                inventory_known=inventory_known,
                 tick_interval_s=d.tick_interval_s,
                 internal_partitions=d.internal_partitions,
             ),
+            logs=LogParts(self.logs, inventory_known),
         )
-        self.reads = FleetReads(
-            self.fold, self.inventory, planner, self.findings_log, policy.planner.reset_within
-        )
+        reads = FleetReads(self.fold, self.inventory, planner, findings_log, policy.planner.reset_within)
         status = WorkerStatus(self.app, d.app_id, self.intake, self.logs, self.samples_stage)
-        register_views(self, self.reads, status)
-        register_console(self)
+        actions = ActionsInput(settings.detect.ops_token, self.codec, self.actions_topic)
+        register_views(self.app, reads, status, actions, self.metrics)
+        register_console(self.app, ConsoleInput(reads, settings.detect.ops_token, clock))
 
     # -- shared steps ---------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import faust
 from aiohttp import web
@@ -19,17 +19,17 @@ from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from schemas import EncodeError
+from streams.actions_input import ActionsInput
 from streams.core.fleet.lifecycle import HostState, Operation
+from streams.core.inventory import Inventory
 from streams.fleet_reads import FleetReads
 from streams.http_auth import authorized_body
 from streams.intake import Intake
+from streams.metrics import DetectMetrics
 from streams.operator_events import MAX_STEP_BYTES, StepError, operator_record, parse_step_body
 from streams.samples import SamplesStage
 from streams.tailer import WorkerLogs
-from streams.trains.web import host_versions, register_train_views
-
-if TYPE_CHECKING:
-    from streams.app import DetectApp
+from streams.trains.web import TrainsInput, host_versions, register_train_views
 
 log = logging.getLogger(__name__)
 
@@ -108,32 +108,39 @@ def repair_times(reads: FleetReads) -> list[dict[str, Any]]:
     return [asdict(s) for s in reads.fleet.outages.repair_stats(reads.reset_within)]
 
 
+@dataclass(frozen=True)
+class OperatorSteps:
+    """What ``POST /ops/events`` uses: the inventory (a step's cluster) and where the step is written."""
+
+    actions: ActionsInput
+    inventory: Inventory
+
+
 async def record_operator_step(
-    detect: DetectApp, headers: Any, read_body: Callable[[], Awaitable[bytes]]
+    steps: OperatorSteps, headers: Any, read_body: Callable[[], Awaitable[bytes]]
 ) -> tuple[int, dict[str, Any]]:
     """(status, JSON body) for a POSTed operator step: the token first, a body of at most
     ``MAX_STEP_BYTES`` (``streams.http_auth``); a bad step is a 400."""
-    body = await authorized_body(detect.settings.detect.ops_token, headers, read_body, MAX_STEP_BYTES)
+    body = await authorized_body(steps.actions.token, headers, read_body, MAX_STEP_BYTES)
     if isinstance(body, tuple):
         return body
     now_ms = int(time.time() * 1000)
     try:
         step = parse_step_body(body, now_ms)
-        info = detect.inventory.hosts.get(step.host_id)
+        info = steps.inventory.hosts.get(step.host_id)
         record = operator_record(step, cluster=info.cluster if info else "-", now_ms=now_ms)
-        value = detect.codec.encode(record)
+        value = steps.actions.codec.encode(record)
     except (StepError, EncodeError) as exc:
         return 400, {"error": f"not an operator step: {exc}"}
-    sent = await detect.actions_topic.send(key=step.host_id.encode(), value=value, force=True)
-    await sent  # acknowledged by the broker before the caller is told so
+    await steps.actions.send(step.host_id.encode(), value)  # acknowledged before the caller is told so
     return 202, {"event_id": record["event_id"], "known_host": info is not None}
 
 
-async def answer_operator_post(detect: DetectApp, request: web.Request) -> tuple[int, dict[str, Any]]:
+async def answer_operator_post(steps: OperatorSteps, request: web.Request) -> tuple[int, dict[str, Any]]:
     """The answer to ``POST /ops/events``: never a 500, one log line for every refusal."""
     try:
         status, body = await record_operator_step(
-            detect, request.headers, request.read
+            steps, request.headers, request.read
         )  # capped: client_max_size
     except Exception as exc:  # the broker, mostly: one line, no traceback; the caller may retry
         log.warning("POST /ops/events: cannot record the step: %s: %s", type(exc).__name__, exc)
@@ -144,17 +151,22 @@ async def answer_operator_post(detect: DetectApp, request: web.Request) -> tuple
 
 
 class OpsEvents(View):
-    detect: DetectApp
+    steps: OperatorSteps
 
     async def post(self, request: Request, **kwargs: Any) -> Response:
-        status, body = await answer_operator_post(self.detect, request)  # type: ignore[arg-type]  # aiohttp's
+        status, body = await answer_operator_post(self.steps, request)  # type: ignore[arg-type]  # aiohttp's
         return self.json(body, status=status)
 
 
-def register_views(detect: DetectApp, reads: FleetReads, status: WorkerStatus) -> None:
-    """The JSON views on ``detect.app``: the fleet's from ``reads``, health from ``status``; operator
-    steps, trains and metrics from the worker."""
-    app = detect.app
+def register_views(
+    app: faust.App,
+    reads: FleetReads,
+    status: WorkerStatus,
+    actions: ActionsInput,
+    metrics: DetectMetrics,
+) -> None:
+    """The JSON views on ``app``: the fleet's from ``reads``, health from ``status``, operator steps and
+    campaign steps written through ``actions``, ``/metrics`` from ``metrics``."""
 
     @app.page("/health")
     async def health_view(self: View, request: Request) -> Response:
@@ -175,7 +187,7 @@ def register_views(detect: DetectApp, reads: FleetReads, status: WorkerStatus) -
         body["out_for"] = [asdict(o) for o in fleet.outages.open_at(host_id, fleet.clock)]
         if info is not None:
             body["inventory"] = asdict(info)
-        body["versions"] = host_versions(detect, host_id)
+        body["versions"] = host_versions(reads, host_id)
         return self.json(body)
 
     @app.page("/findings")
@@ -197,9 +209,10 @@ def register_views(detect: DetectApp, reads: FleetReads, status: WorkerStatus) -
     async def repair_times_view(self: View, request: Request) -> Response:
         return self.json(repair_times(reads))
 
-    app.page("/ops/events")(type("OpsEventsView", (OpsEvents,), {"detect": detect}))
-    register_train_views(detect)
+    steps = OperatorSteps(actions, reads.inventory)
+    app.page("/ops/events")(type("OpsEventsView", (OpsEvents,), {"steps": steps}))
+    register_train_views(app, TrainsInput(reads, actions))
 
     @app.page("/metrics")
     async def metrics_view(self: View, request: Request) -> Response:
-        return self.bytes(detect.metrics.exposition(), content_type=CONTENT_TYPE_LATEST.split(";")[0])
+        return self.bytes(metrics.exposition(), content_type=CONTENT_TYPE_LATEST.split(";")[0])

@@ -7,49 +7,63 @@ A thin shell: it gathers the worker's JSON views (``streams.web``) and hands the
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
 from urllib.parse import quote
 
+import faust
 from aiohttp import web as aioweb
 from faust.web import Request, Response, View
+from pydantic import SecretStr
 
 from streams.console import access, pages
 from streams.console.history import host_history
+from streams.fleet_reads import FleetReads
 from streams.operator_events import bearer_ok
 from streams.trains.web import campaigns, host_versions
 from streams.web import budgets, describe_host, open_work
-
-if TYPE_CHECKING:
-    from streams.app import DetectApp
 
 log = logging.getLogger(__name__)
 BASE = "/console"
 
 
-def overview_html(detect: DetectApp) -> str:
-    domains = budgets(detect.reads)
+@dataclass(frozen=True)
+class ConsoleInput:
+    """What the console reads: the worker's read model, the ops token (None: the console is off) and
+    the clock its pages are stamped with."""
+
+    reads: FleetReads
+    token: SecretStr | None
+    clock: Callable[[], float]
+
+
+def overview_html(console: ConsoleInput) -> str:
+    reads = console.reads
+    domains = budgets(reads)
     return pages.overview(
         domains=domains,
-        out_hosts={d["domain"]: sorted(detect.fleet.out_hosts(d["domain"])) for d in domains},
-        work=open_work(detect.reads),
-        trains=campaigns(detect),
-        findings=detect.findings_log.view(detect.fleet.findings),
+        out_hosts={d["domain"]: sorted(reads.fleet.out_hosts(d["domain"])) for d in domains},
+        work=open_work(reads),
+        trains=campaigns(reads),
+        findings=reads.findings_log.view(reads.fleet.findings),
         base=BASE,
-        now_ms=int(detect.clock() * 1000),
+        now_ms=int(console.clock() * 1000),
     )
 
 
-def host_html(detect: DetectApp, host_id: str) -> str | None:
+def host_html(console: ConsoleInput, host_id: str) -> str | None:
     """The host's page, None for a host the worker knows nothing of."""
-    state = detect.fleet.hosts.get(host_id)
-    info = detect.inventory.hosts.get(host_id)
-    findings = detect.findings_log.view(detect.fleet.findings, host_id=host_id)
+    reads = console.reads
+    fleet = reads.fleet
+    state = fleet.hosts.get(host_id)
+    info = reads.inventory.hosts.get(host_id)
+    findings = reads.findings_log.view(fleet.findings, host_id=host_id)
     if state is None and info is None and not findings:
         return None
     host = describe_host(state) if state else None
-    versions = host_versions(detect, host_id)
-    outages = [asdict(o) for o in detect.fleet.outages.by_host.get(host_id, {}).values()]
+    versions = host_versions(reads, host_id)
+    outages = [asdict(o) for o in fleet.outages.by_host.get(host_id, {}).values()]
     history = host_history(host, findings, outages, state.repairs if state else [], versions)
     return pages.host_page(
         host_id,
@@ -59,24 +73,24 @@ def host_html(detect: DetectApp, host_id: str) -> str | None:
         findings=findings,
         history=history,
         base=BASE,
-        now_ms=int(detect.clock() * 1000),
+        now_ms=int(console.clock() * 1000),
     )
 
 
 class ConsoleView(View):
     """Every console page: the token first, then the page; HTML with the console's headers."""
 
-    detect: DetectApp
+    console: ConsoleInput
 
     def answer(self, html: str, status: int = 200, **extra: str) -> Response:
         return self.html(html, status=status, headers={**access.HEADERS, **extra})
 
     def message(self, title: str, text: str, status: int, *, form: bool = False) -> Response:
-        now = int(self.detect.clock() * 1000)
+        now = int(self.console.clock() * 1000)
         return self.answer(pages.message_page(title, text, base=BASE, now_ms=now, form=form), status)
 
     def refused(self, request: Request) -> Response | None:
-        token = self.detect.settings.detect.ops_token
+        token = self.console.token
         if token is None:
             return self.message("Console off", "no detect.ops_token is set: the console is off", 403)
         if access.allowed(token, request.headers.get("Authorization"), request.cookies):  # type: ignore[attr-defined]
@@ -86,7 +100,7 @@ class ConsoleView(View):
 
 class Overview(ConsoleView):
     async def get(self, request: Request, **kwargs: Any) -> Response:
-        return self.refused(request) or self.answer(overview_html(self.detect))
+        return self.refused(request) or self.answer(overview_html(self.console))
 
 
 class HostSearch(ConsoleView):
@@ -103,7 +117,7 @@ class HostPage(ConsoleView):
     async def get(self, request: Request, host_id: str, **kwargs: Any) -> Response:
         if (refusal := self.refused(request)) is not None:
             return refusal
-        html = host_html(self.detect, host_id)
+        html = host_html(self.console, host_id)
         if html is None:
             return self.message(
                 "Unknown host", f"no host {host_id} in the inventory, the actions or the findings", 404
@@ -113,7 +127,7 @@ class HostPage(ConsoleView):
 
 class Login(ConsoleView):
     async def post(self, request: Request, **kwargs: Any) -> Response:
-        token = self.detect.settings.detect.ops_token
+        token = self.console.token
         if token is None:
             return self.message("Console off", "no detect.ops_token is set: the console is off", 403)
         declared = request.headers.get("Content-Length", "")
@@ -131,7 +145,7 @@ class Login(ConsoleView):
         return self.answer("", 303, Location=BASE, **{"Set-Cookie": cookie})
 
 
-def register_console(detect: DetectApp) -> None:
+def register_console(app: faust.App, console: ConsoleInput) -> None:
     """Serve the console on the worker's web port."""
     for path, view in [
         (BASE, Overview),
@@ -140,4 +154,4 @@ def register_console(detect: DetectApp) -> None:
         (f"{BASE}/hosts/{{host_id}}", HostPage),
         (f"{BASE}/login", Login),
     ]:
-        detect.app.page(path)(type(f"Console{view.__name__}", (view,), {"detect": detect}))
+        app.page(path)(type(f"Console{view.__name__}", (view,), {"console": console}))

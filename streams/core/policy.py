@@ -167,10 +167,10 @@ class TrainsPolicy(PolicyModel):
     alpha: float = Field(packaged("trains", "alpha"), gt=0, lt=0.5)
     beta: float = Field(packaged("trains", "beta"), gt=0, lt=0.5)
     classes: dict[str, list[str]] = {}  # fault class -> error classes (a finding's class: its rule's first)
-    step_slowdown: float = Field(
-        0.03, gt=0, lt=1
-    )  # the step-time test's H1: the new version this much slower
-    errors_per_host_day: int = Field(3, ge=1)  # a host's errors of one class a day the test counts, at most
+    # the step-time test's H1: the new version this much slower
+    step_slowdown: float = Field(packaged("trains", "step_slowdown"), gt=0, lt=1)
+    # a host's errors of one class a day the test counts, at most
+    errors_per_host_day: int = Field(packaged("trains", "errors_per_host_day"), ge=1)
 
 
 class AlertPolicy(PolicyModel):

@@ -11,20 +11,22 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
+import faust
 from faust.web import Request, Response, View
 from pydantic import ValidationError
 
+from streams.actions_input import ActionsInput
 from streams.core.errors import CampaignError
+from streams.fleet_reads import FleetReads
 from streams.http_auth import authorized_body
 from streams.operator_events import MAX_STEP_BYTES
 from streams.trains.commands import CampaignSpec, describe, rollback_records, start_record, step_record
 
 log = logging.getLogger(__name__)
 
-if TYPE_CHECKING:
-    from streams.app import DetectApp
 
 STEPS: dict[str, Literal["paused", "resumed", "aborted"]] = {
     "pause": "paused",
@@ -33,21 +35,29 @@ STEPS: dict[str, Literal["paused", "resumed", "aborted"]] = {
 }
 
 
-def campaigns(detect: DetectApp) -> list[dict[str, Any]]:
-    return [describe(c) for c in detect.fleet.trains.campaigns.values()]
+@dataclass(frozen=True)
+class TrainsInput:
+    """What the /trains views use: the campaigns folded so far (``reads``) and where a step is written."""
+
+    reads: FleetReads
+    actions: ActionsInput
 
 
-def host_versions(detect: DetectApp, host_id: str) -> dict[str, Any]:
+def campaigns(reads: FleetReads) -> list[dict[str, Any]]:
+    return [describe(c) for c in reads.fleet.trains.campaigns.values()]
+
+
+def host_versions(reads: FleetReads, host_id: str) -> dict[str, Any]:
     """The host's newest reported version of each component, from its agent or its side's record."""
-    found = dict(detect.inventory.versions_of(host_id))
-    for component, got in detect.fleet.trains.reported.get(host_id, {}).items():
+    found = dict(reads.inventory.versions_of(host_id))
+    for component, got in reads.fleet.trains.reported.get(host_id, {}).items():
         if component not in found or found[component][1] <= got[1]:
             found[component] = got
     return {c: {"version": v, "reported_ts": ts} for c, (v, ts) in sorted(found.items())}
 
 
 async def campaign_command(
-    detect: DetectApp,
+    trains: TrainsInput,
     headers: Any,
     read_body: Callable[[], Awaitable[bytes]],
     campaign: str | None,
@@ -55,7 +65,7 @@ async def campaign_command(
 ) -> tuple[int, dict[str, Any]]:
     """(status, JSON body): 401 without the token (checked before the body is read), 413 for a body over
     ``MAX_STEP_BYTES``, 400 for a bad request, 409 when the campaign's status forbids it."""
-    body = await authorized_body(detect.settings.detect.ops_token, headers, read_body, MAX_STEP_BYTES)
+    body = await authorized_body(trains.actions.token, headers, read_body, MAX_STEP_BYTES)
     if isinstance(body, tuple):
         return body
     now = int(time.time() * 1000)
@@ -67,12 +77,12 @@ async def campaign_command(
             records = [start_record(CampaignSpec.model_validate(data), now)]
         elif step == "rollback":
             records = rollback_records(
-                detect.fleet.trains, campaign, actor=str(data.get("actor") or "api"), now_ms=now
+                trains.reads.fleet.trains, campaign, actor=str(data.get("actor") or "api"), now_ms=now
             )
         elif step in STEPS:
             records = [
                 step_record(
-                    detect.fleet.trains,
+                    trains.reads.fleet.trains,
                     campaign,
                     STEPS[step],
                     actor=str(data.get("actor") or "api"),
@@ -87,8 +97,7 @@ async def campaign_command(
     except CampaignError as exc:
         return 409, {"error": str(exc)}
     for record in records:
-        sent = await detect.actions_topic.send(key=b"-", value=detect.codec.encode(record), force=True)
-        await sent
+        await trains.actions.send(b"-", trains.actions.codec.encode(record))
     return 202, {
         "event_ids": [r["event_id"] for r in records],
         "campaign_ids": [r["payload"]["campaign_id"] for r in records],
@@ -96,11 +105,11 @@ async def campaign_command(
 
 
 async def answer_campaign_post(
-    detect: DetectApp, request: Request, campaign: str | None, step: str | None
+    trains: TrainsInput, request: Request, campaign: str | None, step: str | None
 ) -> tuple[int, dict[str, Any]]:
     """The answer to ``POST /trains…``: never a 500, one log line for every refusal."""
     try:
-        status, body = await campaign_command(detect, request.headers, request.read, campaign, step)  # type: ignore[arg-type]
+        status, body = await campaign_command(trains, request.headers, request.read, campaign, step)  # type: ignore[arg-type]
     except Exception as exc:  # the broker, mostly: one line, no traceback; the caller may retry
         log.warning("POST /trains: cannot record the step: %s: %s", type(exc).__name__, exc)
         return 503, {"error": "cannot record the campaign step now; retry later"}
@@ -109,20 +118,19 @@ async def answer_campaign_post(
     return status, body
 
 
-def register_train_views(detect: DetectApp) -> None:
-    app = detect.app
+def register_train_views(app: faust.App, trains: TrainsInput) -> None:
 
     class Trains(View):
         async def get(self, request: Request, **kwargs: Any) -> Response:
-            return self.json(campaigns(detect))
+            return self.json(campaigns(trains.reads))
 
         async def post(self, request: Request, **kwargs: Any) -> Response:
-            status, body = await answer_campaign_post(detect, request, None, None)
+            status, body = await answer_campaign_post(trains, request, None, None)
             return self.json(body, status=status)
 
     class TrainStep(View):
         async def post(self, request: Request, campaign: str, step: str, **kwargs: Any) -> Response:
-            status, body = await answer_campaign_post(detect, request, campaign, step)
+            status, body = await answer_campaign_post(trains, request, campaign, step)
             return self.json(body, status=status)
 
     app.page("/trains")(Trains)

@@ -17,8 +17,9 @@ from aiohttp import web
 
 from ground.settings import Settings
 from schemas import Codec
+from streams.actions_input import ActionsInput
 from streams.operator_events import MAX_STEP_BYTES
-from streams.web import answer_operator_post
+from streams.web import OperatorSteps, answer_operator_post
 
 
 class RecordingTopic:
@@ -33,22 +34,21 @@ class RecordingTopic:
 
 
 def fake_detect(token: str) -> Any:
-    """What the endpoint reads of a DetectApp: settings, inventory, codec and the actions topic."""
-    return SimpleNamespace(
-        settings=Settings.model_validate({"detect": {"ops_token": token}}),
-        inventory=SimpleNamespace(hosts={}),
-        codec=Codec(),
-        actions_topic=RecordingTopic(),
-    )
+    """What the endpoint uses (``OperatorSteps``): the ops token, the codec, the inventory, and an
+    actions topic that records (``actions_topic``, the one the tests read)."""
+    topic = RecordingTopic()
+    settings = Settings.model_validate({"detect": {"ops_token": token}})
+    actions = ActionsInput(settings.detect.ops_token, Codec(), topic)  # type: ignore[arg-type]
+    return SimpleNamespace(steps=OperatorSteps(actions, SimpleNamespace(hosts={})), actions_topic=topic)  # type: ignore[arg-type]
 
 
 @contextlib.contextmanager
 def ops_events_server(detect: Any) -> Iterator[tuple[str, int]]:
-    """(URL, port) of ``POST /ops/events`` answered for ``detect`` until the block ends."""
+    """(URL, port) of ``POST /ops/events`` answered for ``detect.steps`` until the block ends."""
     loop = asyncio.new_event_loop()
 
     async def handler(request: web.Request) -> web.Response:
-        status, body = await answer_operator_post(detect, request)
+        status, body = await answer_operator_post(detect.steps, request)
         return web.json_response(body, status=status)
 
     async def start() -> tuple[web.AppRunner, int]:

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 from fleetpulse.cli import app
 
 
-def simulated_lake(folder: Path, seed: int = 21, days: int = 4) -> Path:
-    sim = ["simulate", "--preset", "small", "--days", str(days), "--seed", str(seed)]
+def simulated_lake(folder: Path, seed: int = 21, days: int = 4, preset: str = "small") -> Path:
+    sim = ["simulate", "--preset", preset, "--days", str(days), "--seed", str(seed)]
     sim += ["--sink", "parquet", "--no-progress"]
     result = CliRunner().invoke(app, [*sim, "--out", str(folder)])
     assert result.exit_code == 0, result.output

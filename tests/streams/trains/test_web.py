@@ -10,9 +10,10 @@ from typing import Any
 from pydantic import SecretStr
 
 from schemas import Codec
+from streams.actions_input import ActionsInput
 from streams.core.fleet.lifecycle import FleetState, apply_logged
 from streams.operator_events import MAX_STEP_BYTES
-from streams.trains.web import campaign_command
+from streams.trains.web import TrainsInput, campaign_command
 
 
 class Topic:
@@ -28,10 +29,17 @@ class Topic:
         return done
 
 
+class Detect(TrainsInput):
+    """The /trains views' input, and the fleet state the recording topic folds into (what the tests read)."""
+
+    @property
+    def fleet(self) -> FleetState:
+        return self.reads.fleet
+
+
 def detect() -> Any:
     state = FleetState()
-    settings = SimpleNamespace(detect=SimpleNamespace(ops_token=SecretStr("s3cret")))
-    return SimpleNamespace(settings=settings, fleet=state, actions_topic=Topic(state), codec=Codec())
+    return Detect(SimpleNamespace(fleet=state), ActionsInput(SecretStr("s3cret"), Codec(), Topic(state)))  # type: ignore[arg-type]
 
 
 AUTH = {"Authorization": "Bearer s3cret"}
