@@ -48,7 +48,8 @@ DEMO = inspect.signature(demo).parameters  # fleetpulse demo's defaults: its pre
 @pytest.mark.parametrize("seed", [21, 4057])
 def test_the_backtest_finds_what_the_worker_finds(kafka: Any, tmp_path: Path, seed: int) -> None:
     lake = Lake(simulated_lake(tmp_path / "lake", seed))
-    assert_the_runners_agree(kafka, tmp_path, lake, load_policy())
+    policy_file = quick_idle_policy(tmp_path)
+    assert_the_runners_agree(kafka, tmp_path, lake, load_policy(policy_file), policy_file)
 
 
 def test_the_runners_agree_on_a_history_from_a_hidden_seed(kafka: Any, tmp_path: Path) -> None:
