@@ -59,6 +59,9 @@ class LakeSettings(BaseModel):
     # delta-rs storage options for an object-store lake (endpoint, region, credentials; ``AWS_*`` variables also work).
     storage_options: dict[str, str] = Field(default_factory=dict)
     quality: QualitySettings = QualitySettings()
+    # `fleetpulse archive` serves Prometheus metrics on this port (0: off; --metrics-port overrides; the demo
+    # picks a free one for 0).
+    metrics_port: int = Field(0, ge=0, le=65535)
     # At each start the archiver reads back the ids of source-stamped rows (samples, errors, inventory) whose event
     # time is within this many seconds of their table's newest, so a resend straddling a restart is stored once.
     # A resend keeps its ts: the simulator's comes within 60 s of sim time (late_max_delay_s), an agent's within its

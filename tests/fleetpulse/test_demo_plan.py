@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from fleetpulse.demo_run import DemoPlan
@@ -29,3 +30,12 @@ def test_the_plan_repr_masks_its_webhook_secret(tmp_path: Path) -> None:
     check_secret(secret.encode())  # strong enough for the dispatcher and the receiver
     assert secret not in repr(made) and secret not in str(made)
     assert plan(tmp_path).webhook_secret.get_secret_value() != secret  # fresh per run
+
+
+def test_the_plan_names_every_part_that_serves_metrics(tmp_path: Path) -> None:
+    made = replace(plan(tmp_path), web_ports=[2, 3], dispatch_metrics_port=4, archive_metrics_port=0)
+    assert made.metrics_urls == {
+        "detect-0": "http://127.0.0.1:2/metrics",
+        "detect-1": "http://127.0.0.1:3/metrics",
+        "dispatch": "http://127.0.0.1:4/metrics",
+    }

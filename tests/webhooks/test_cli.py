@@ -47,3 +47,27 @@ def test_a_weak_receiver_secret_is_refused_naming_its_variable(
     argv = ["receiver", "--out", str(tmp_path / "a.jsonl"), "--port", "0", "--secret-env", "RECEIVER_KEY"]
     result = CliRunner().invoke(app, argv, env=env)
     assert "RECEIVER_KEY cannot be used: it is a placeholder value" in str(result.exception)
+
+
+@pytest.mark.parametrize(("command", "variable"), [("dispatch", "WEBHOOKS"), ("archive", "LAKE")])
+def test_the_metrics_port_comes_from_the_settings_without_the_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, variable: str
+) -> None:
+    seen: dict[str, Any] = {}
+
+    def start_http_server(port: int, addr: str = "0.0.0.0", **kw: Any) -> None:
+        seen.update(port=port, addr=addr)
+        raise Bound
+
+    monkeypatch.setattr(prometheus_client, "start_http_server", start_http_server)
+    monkeypatch.chdir(tmp_path)
+    env = {
+        "FLEETPULSE_WEBHOOKS__SECRET": SECRET,
+        "FLEETPULSE_WEBHOOKS__URLS": '["http://a.example/hook"]',
+        "FLEETPULSE_WEBHOOKS__DATA_DIR": str(tmp_path / "outbox"),
+        "FLEETPULSE_LAKE__PATH": str(tmp_path / "lake"),
+        f"FLEETPULSE_{variable}__METRICS_PORT": "9465",
+    }
+    result = CliRunner().invoke(app, [command], env=env)
+    assert isinstance(result.exception, Bound), result.output
+    assert seen == {"port": 9465, "addr": "127.0.0.1"}
