@@ -43,10 +43,11 @@ class RecentIds:
     def preload(self, keys: list[tuple[str, str]]) -> None:
         """Remember ids read from the lake at a start, oldest first; the window grows to hold them all."""
         self.capacity = max(self.capacity, len(keys))
-        for key in keys:
-            if key not in self._ids:
-                self._ids.add(key)
-                self._order.append(key)
+        fresh = dict.fromkeys(keys)  # in order, each once; built in C (a start may read millions)
+        if self._ids:
+            fresh = dict.fromkeys(k for k in fresh if k not in self._ids)
+        self._ids.update(fresh)
+        self._order.extend(fresh)
         self._forget()
 
     def _forget(self) -> None:

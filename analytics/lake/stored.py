@@ -54,9 +54,9 @@ def newest_ts(table: DeltaTable) -> int | None:
     return int(adds["max.ts"].max())  # type: ignore[arg-type]
 
 
-def window_rows(lake: Lake, event_type: str, window_ms: int) -> pl.LazyFrame:
-    """(event_type, event_id, ts) of ``event_type``'s rows within ``window_ms`` of its table's newest event time."""
-    empty = pl.LazyFrame(schema={"event_type": pl.String, "event_id": pl.String, "ts": pl.Int64})
+def window_rows(lake: Lake, event_type: str, window_ms: int, number: int = 0) -> pl.LazyFrame:
+    """(``number``, event_id, ts) of ``event_type``'s rows within ``window_ms`` of its table's newest event time."""
+    empty = pl.LazyFrame(schema={"type": pl.UInt16, "event_id": pl.String, "ts": pl.Int64})
     found = lake.delta.open(table_name(event_type))
     newest = None if found is None else newest_ts(found)
     if found is None or newest is None:
@@ -65,19 +65,20 @@ def window_rows(lake: Lake, event_type: str, window_ms: int) -> pl.LazyFrame:
     return (
         pl.scan_delta(found)
         .filter(pl.col(DATE) >= pl.lit(date_of(low)).str.to_date(), pl.col("ts") >= low)
-        .select(pl.lit(event_type).alias("event_type"), pl.col("event_id").cast(pl.String), "ts")
+        .select(pl.lit(number, pl.UInt16).alias("type"), pl.col("event_id").cast(pl.String), "ts")
     )
 
 
 def window_keys(lake: Lake, event_types: Iterable[str], window_ms: int) -> list[tuple[str, str]]:
     """(event type, event id) of every ``event_types`` row within its table's window, oldest first."""
-    frames = [window_rows(lake, t, window_ms) for t in event_types]
-    if not frames:
+    names = list(event_types)
+    if not names:
         return []
-    rows = pl.concat(frames).sort("ts", "event_type", "event_id").collect()
-    return list(
-        zip(rows.get_column("event_type").to_list(), rows.get_column("event_id").to_list(), strict=True)
-    )
+    frames = [window_rows(lake, t, window_ms, n) for n, t in enumerate(names)]
+    rows = pl.concat(frames).sort("ts", "type", "event_id").collect()
+    # one str per event type shared by every key (a str per row would add ~60 bytes an id)
+    types = map(names.__getitem__, rows.get_column("type").to_list())
+    return list(zip(types, rows.get_column("event_id").to_list(), strict=True))
 
 
 class StoredIds:
