@@ -184,10 +184,18 @@ def outbox(
     import time
 
     from webhooks.dispatcher import data_dir_of
+    from webhooks.errors import OutboxError
     from webhooks.metrics import redact_url
-    from webhooks.outbox import Outbox
+    from webhooks.outbox import OUTBOX_FILE, Outbox
 
     directory = data_dir or data_dir_of(settings_of(ctx))
+    if not (
+        directory / OUTBOX_FILE
+    ).is_file():  # opening would create an empty one: a wrong path looking fine
+        raise OutboxError(
+            directory / OUTBOX_FILE,
+            "no outbox there (pass --data-dir or set FLEETPULSE_WEBHOOKS__DATA_DIR; `fleetpulse dispatch` makes it)",
+        )
     console = messages(fmt)
     with Outbox.in_dir(directory) as box:
         if requeue_dead:

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from fleetpulse.cli import app
 from tests.webhooks.conftest import SECRET
+from webhooks.errors import OutboxError
 
 
 class Bound(Exception):
@@ -71,3 +72,14 @@ def test_the_metrics_port_comes_from_the_settings_without_the_option(
     result = CliRunner().invoke(app, [command], env=env)
     assert isinstance(result.exception, Bound), result.output
     assert seen == {"port": 9465, "addr": "127.0.0.1"}
+
+
+def test_outbox_on_a_folder_without_one_is_a_one_line_error_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["outbox", "--data-dir", str(tmp_path / "nope")])
+    error = result.exception  # ``fleetpulse.cli.main`` prints it as one line and exits 2
+    assert isinstance(error, OutboxError), result.output
+    assert "no outbox there" in str(error) and "\n" not in str(error)
+    assert not (tmp_path / "nope").exists()
