@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -21,7 +22,6 @@ import pytest
 from pydantic import SecretStr
 
 from fleetpulse.demo_parts import start_parts, wait_http
-from fleetpulse.demo_run import DemoPlan
 from fleetpulse.supervisor import Part, Supervisor
 from ground.kafka import admin
 from ground.launch import child_env, fleetpulse_argv
@@ -29,6 +29,7 @@ from ground.settings import Settings
 from tests.conftest import KafkaCluster, free_ports
 from tests.deploy.exported import scraped_names
 from tests.deploy.panels import Named, missing, panel_metrics
+from tests.fleetpulse.test_demo_plan import plan as demo_plan
 from tests.streams.kafka_io import isolated_settings, with_own_lake
 
 pytestmark = pytest.mark.integration
@@ -63,15 +64,8 @@ def test_every_metric_a_panel_names_is_in_a_scrape_of_the_running_parts(
     admin.create_topics(settings)
     named = panel_metrics()
     assert named, "no dashboard names a fleetpulse metric"
-    plan = DemoPlan(
-        run_id="scrape",
-        run_dir=tmp_path,
-        preset="small",
-        history_days=1.0,
-        live_seconds=0.0,
-        speed=1.0,
-        seed=7,
-        workers=1,
+    plan = replace(
+        demo_plan(tmp_path),
         receiver_port=receiver,
         web_ports=[web],
         dispatch_metrics_port=dispatch,

@@ -18,10 +18,9 @@ class Bound(Exception):
     """Raised by the stand-in server once it has seen where it was asked to bind."""
 
 
-@pytest.mark.parametrize(("argv", "addr"), [([], "127.0.0.1"), (["--metrics-host", "0.0.0.0"], "0.0.0.0")])
-def test_the_metrics_port_binds_loopback_by_default(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], addr: str
-) -> None:
+@pytest.fixture
+def binds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Where the command asked its metrics server to bind (the stand-in raises ``Bound`` once asked)."""
     seen: dict[str, Any] = {}
 
     def start_http_server(port: int, addr: str = "0.0.0.0", **kw: Any) -> None:  # the library's own default
@@ -30,14 +29,25 @@ def test_the_metrics_port_binds_loopback_by_default(
 
     monkeypatch.setattr(prometheus_client, "start_http_server", start_http_server)
     monkeypatch.chdir(tmp_path)
-    env = {
+    return seen
+
+
+def dispatch_env(tmp_path: Path) -> dict[str, str]:
+    return {
         "FLEETPULSE_WEBHOOKS__SECRET": SECRET,
         "FLEETPULSE_WEBHOOKS__URLS": '["http://a.example/hook"]',
         "FLEETPULSE_WEBHOOKS__DATA_DIR": str(tmp_path / "outbox"),
     }
+
+
+@pytest.mark.parametrize(("argv", "addr"), [([], "127.0.0.1"), (["--metrics-host", "0.0.0.0"], "0.0.0.0")])
+def test_the_metrics_port_binds_loopback_by_default(
+    tmp_path: Path, binds: dict[str, Any], argv: list[str], addr: str
+) -> None:
+    env = dispatch_env(tmp_path)
     result = CliRunner().invoke(app, ["dispatch", "--metrics-port", "9464", *argv], env=env)
     assert isinstance(result.exception, Bound), result.output
-    assert seen == {"port": 9464, "addr": addr}
+    assert binds == {"port": 9464, "addr": addr}
 
 
 def test_a_weak_receiver_secret_is_refused_naming_its_variable(
@@ -52,26 +62,15 @@ def test_a_weak_receiver_secret_is_refused_naming_its_variable(
 
 @pytest.mark.parametrize(("command", "variable"), [("dispatch", "WEBHOOKS"), ("archive", "LAKE")])
 def test_the_metrics_port_comes_from_the_settings_without_the_option(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, variable: str
+    tmp_path: Path, binds: dict[str, Any], command: str, variable: str
 ) -> None:
-    seen: dict[str, Any] = {}
-
-    def start_http_server(port: int, addr: str = "0.0.0.0", **kw: Any) -> None:
-        seen.update(port=port, addr=addr)
-        raise Bound
-
-    monkeypatch.setattr(prometheus_client, "start_http_server", start_http_server)
-    monkeypatch.chdir(tmp_path)
-    env = {
-        "FLEETPULSE_WEBHOOKS__SECRET": SECRET,
-        "FLEETPULSE_WEBHOOKS__URLS": '["http://a.example/hook"]',
-        "FLEETPULSE_WEBHOOKS__DATA_DIR": str(tmp_path / "outbox"),
+    env = dispatch_env(tmp_path) | {
         "FLEETPULSE_LAKE__PATH": str(tmp_path / "lake"),
         f"FLEETPULSE_{variable}__METRICS_PORT": "9465",
     }
     result = CliRunner().invoke(app, [command], env=env)
     assert isinstance(result.exception, Bound), result.output
-    assert seen == {"port": 9465, "addr": "127.0.0.1"}
+    assert binds == {"port": 9465, "addr": "127.0.0.1"}
 
 
 def test_outbox_on_a_folder_without_one_is_a_one_line_error_and_creates_nothing(
