@@ -48,7 +48,10 @@ def archive(
             "the old split has stopped; the others of the new one need no flag.",
         ),
     ] = False,
-    metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.")] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(help="Serve Prometheus metrics on this port (default lake.metrics_port; 0: off)."),
+    ] = None,
     metrics_host: Annotated[
         str, typer.Option(help="Address the metrics port binds (loopback by default).")
     ] = "127.0.0.1",
@@ -73,10 +76,10 @@ def archive(
         )
 
     metrics = ArchiverMetrics()
-    if metrics_port is not None:
+    if port := settings.lake.metrics_port if metrics_port is None else metrics_port:
         from prometheus_client import start_http_server
 
-        start_http_server(metrics_port, addr=metrics_host, registry=metrics.registry)
+        start_http_server(port, addr=metrics_host, registry=metrics.registry)
 
     def on_batch(done: PublishedBatch, s: ArchiveStats) -> None:
         metrics.observe(done, s)

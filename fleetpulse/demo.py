@@ -76,7 +76,10 @@ def demo(
     from fleetpulse.supervisor import free_ports
 
     settings = settings_of(ctx)
-    ports = free_ports(1 + workers)
+    ports = free_ports(3 + workers)
+    # a fixed port from the settings lets a static scrape config find the part; else a free one
+    dispatch_port = settings.webhooks.metrics_port or ports[1 + workers]
+    archive_port = settings.lake.metrics_port or ports[2 + workers]
     run_id = time.strftime("demo-%Y%m%d-%H%M%S")
     plan = DemoPlan(
         run_id=run_id,
@@ -88,7 +91,9 @@ def demo(
         seed=seed,
         workers=workers,
         receiver_port=ports[0],
-        web_ports=ports[1:],
+        web_ports=ports[1 : 1 + workers],
+        dispatch_metrics_port=dispatch_port,
+        archive_metrics_port=archive_port,
         closed_loop=not open_loop,
         answer_every=answer_every,
     )

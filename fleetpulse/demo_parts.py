@@ -42,12 +42,19 @@ def start_parts(sup: Supervisor, plan: DemoPlan) -> RunningParts:
         )
         for i, port in enumerate(plan.web_ports)
     ]
-    dispatcher = sup.start("dispatch", fleetpulse_argv("dispatch"))
-    archiver = sup.start("archive", fleetpulse_argv("archive"))
+    dispatcher = sup.start(
+        "dispatch", fleetpulse_argv("dispatch", *metrics_port_args(plan.dispatch_metrics_port))
+    )
+    archiver = sup.start("archive", fleetpulse_argv("archive", *metrics_port_args(plan.archive_metrics_port)))
     wait_http(f"{plan.receiver_url}/stats", 30, sup, receiver)
     for port, part in zip(plan.web_ports, detectors, strict=True):
         wait_http(f"http://127.0.0.1:{port}/health", 90, sup, part)
     return RunningParts(receiver, detectors, dispatcher, archiver)
+
+
+def metrics_port_args(port: int) -> list[str]:
+    """``--metrics-port`` for a part given a port; 0 says off explicitly, so a setting cannot open one."""
+    return ["--metrics-port", str(port)]
 
 
 def simulator_command(plan: DemoPlan) -> str:

@@ -21,7 +21,7 @@ from rich.console import Console
 from analytics.lake import Lake
 from fleetpulse.broker import ensure_running
 from fleetpulse.demo_loop import loop_figures, segment_jobs
-from fleetpulse.demo_parts import live_simulator_argv, simulator_command, start_parts
+from fleetpulse.demo_parts import live_simulator_argv, metrics_port_args, simulator_command, start_parts
 from fleetpulse.demo_summary import print_summary
 from fleetpulse.supervisor import Supervisor, wait_until
 from ground.kafka.admin import ensure_topics
@@ -47,7 +47,9 @@ class DemoPlan:
     seed: int
     workers: int
     receiver_port: int
-    web_ports: list[int]
+    web_ports: list[int]  # each detector's API, which serves its /metrics too
+    dispatch_metrics_port: int = 0  # 0: the part serves no metrics
+    archive_metrics_port: int = 0
     drain_timeout_s: float = 120.0
     closed_loop: bool = True  # the simulated fleet answers the planner's actions (``fleetpulse loop``)
     # closed loop, fast-forward: the fleet answers before every Nth 6-hour tick (``fleetpulse loop --answer-every``):
@@ -85,6 +87,13 @@ class DemoPlan:
     @property
     def receiver_url(self) -> str:
         return f"http://127.0.0.1:{self.receiver_port}"
+
+    @property
+    def metrics_urls(self) -> dict[str, str]:
+        """Each long-running part's Prometheus endpoint (a part without a port has none)."""
+        ports = {f"detect-{i}": p for i, p in enumerate(self.web_ports)}
+        ports |= {"dispatch": self.dispatch_metrics_port, "archive": self.archive_metrics_port}
+        return {part: f"http://127.0.0.1:{port}/metrics" for part, port in ports.items() if port}
 
 
 def run_settings(settings: Settings, plan: DemoPlan, bootstrap: str) -> Settings:
@@ -138,10 +147,16 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
     with phases.phase("topics"):
         ensure_topics(parts_settings)
 
-    summary: dict[str, Any] = {"run_id": plan.run_id, "run_dir": str(plan.run_dir)}
+    summary: dict[str, Any] = {
+        "run_id": plan.run_id,
+        "run_dir": str(plan.run_dir),
+        "metrics": plan.metrics_urls,
+    }
     with Supervisor(plan.run_dir / "logs", env) as sup:
         with phases.phase("parts started: webhook receiver, detectors, dispatcher, archiver"):
             parts = start_parts(sup, plan)
+        for part, url in plan.metrics_urls.items():
+            console.print(f"  metrics: {part} [cyan]{url}[/]")
 
         loop = "closed loop, in lockstep with the pipeline" if plan.closed_loop else "open loop"
         with phases.phase(
@@ -171,7 +186,8 @@ def run_demo(settings: Settings, plan: DemoPlan) -> dict[str, Any]:
             _drain(parts_settings, plan, sup, [*parts.detectors, parts.dispatcher, parts.receiver])
         with phases.phase("archiver catches up (exactly once into the lake)"):
             parts.archiver.stop()
-            sup.run("archive-final", fleetpulse_argv("archive", "--until-idle"), timeout_s=600)
+            final = fleetpulse_argv("archive", "--until-idle", *metrics_port_args(plan.archive_metrics_port))
+            sup.run("archive-final", final, timeout_s=600)
         stats = _receiver_stats(plan)
         api = _api_snapshot(plan)
 

@@ -102,6 +102,14 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def folded(table: Table) -> Table:
+    """``table`` with cells that do not fit folded onto the next line, not cut to "…" (80-column logs)."""
+    for column in table.columns:
+        if column.overflow == "ellipsis":  # Rich's default; a column that chose otherwise keeps its choice
+            column.overflow = "fold"
+    return table
+
+
 def show(
     fmt: OutputFormat, *tables: Table | Sheet, console: Console | None = None, out: IO[str] | None = None
 ) -> None:
@@ -109,7 +117,7 @@ def show(
     if fmt is OutputFormat.table:
         console = console or Console()
         for t in tables:
-            console.print(t.table() if isinstance(t, Sheet) else t)
+            console.print(t.table() if isinstance(t, Sheet) else folded(t))
         return
     out = out or sys.stdout
     sheets = [t if isinstance(t, Sheet) else Sheet.of_table(t) for t in tables]

@@ -51,7 +51,10 @@ def dispatch(
         typer.Option(help="Outbox directory (default webhooks.data_dir, else <paths.home>/webhooks)."),
     ] = None,
     topic: Annotated[str | None, typer.Option(help="Alerts topic (default topics.alerts.name).")] = None,
-    metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.")] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(help="Serve Prometheus metrics on this port (default webhooks.metrics_port; 0: off)."),
+    ] = None,
     metrics_host: Annotated[
         str,
         typer.Option(help="Address the metrics port binds (as the other listeners: loopback by default)."),
@@ -77,10 +80,10 @@ def dispatch(
     if update:
         settings = settings.model_copy(update={"webhooks": settings.webhooks.model_copy(update=update)})
     dispatcher = Dispatcher(settings, topic=topic)
-    if metrics_port is not None:
+    if port := settings.webhooks.metrics_port if metrics_port is None else metrics_port:
         from prometheus_client import start_http_server
 
-        start_http_server(metrics_port, addr=metrics_host, registry=dispatcher.metrics.registry)
+        start_http_server(port, addr=metrics_host, registry=dispatcher.metrics.registry)
     console = Console(stderr=True)
     m = dispatcher.metrics
 
@@ -181,10 +184,18 @@ def outbox(
     import time
 
     from webhooks.dispatcher import data_dir_of
+    from webhooks.errors import OutboxError
     from webhooks.metrics import redact_url
-    from webhooks.outbox import Outbox
+    from webhooks.outbox import OUTBOX_FILE, Outbox
 
     directory = data_dir or data_dir_of(settings_of(ctx))
+    if not (
+        directory / OUTBOX_FILE
+    ).is_file():  # opening would create an empty one: a wrong path looking fine
+        raise OutboxError(
+            directory / OUTBOX_FILE,
+            "no outbox there (pass --data-dir or set FLEETPULSE_WEBHOOKS__DATA_DIR; `fleetpulse dispatch` makes it)",
+        )
     console = messages(fmt)
     with Outbox.in_dir(directory) as box:
         if requeue_dead:

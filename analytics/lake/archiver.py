@@ -27,7 +27,7 @@ from analytics.lake.members import CATCH_UP_S, InventoryWatch, owned, read_to_en
 from analytics.lake.publish import Clock, PublishedBatch, Publisher, utc_now
 from analytics.lake.reader import Lake
 from analytics.lake.records import ConsumedRecord
-from analytics.lake.stored import StoredIds, rederived_types
+from analytics.lake.stored import StoredIds, rederived_types, stamped_types
 from analytics.quality.gate import QualityGate
 from ground.delta import DeltaTables
 from ground.errors import LakeStorageError
@@ -144,7 +144,11 @@ class Archiver:
             offsets.commit(self.lake, group, dict.fromkeys(marks), marks, self.clock(), members)
         self._retention.report(lost)
         source.mirror_offsets(consumer, tps, frontier)
-        self._stored.load(Lake(self.lake), rederived_types(self.topics.values()))
+        families = self.topics.values()
+        window_ms = int(self.settings.lake.resend_window_s * 1000)
+        self._stored.load(
+            Lake(self.lake), rederived_types(families), stamped_types(families), window_ms=window_ms
+        )
         quality = self.settings.lake.quality
         known = Lake(self.lake).known_hosts() if quality.enabled and quality.check_known_hosts else None
         if known is not None and self._watch is not None:

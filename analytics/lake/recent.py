@@ -4,8 +4,8 @@ A producer's retry (or the simulator's resend) delivers an event again moments l
 partition (keyed by host), so it falls in the same batch or one of the next few. Remembering the
 last ``capacity`` ids (about 100 bytes each) catches those without reading the lake. Ids enter
 only once their batch is committed: a batch the lake refused is read again, and its rows must not
-look stored. A restart starts empty: a resend straddling a restart is stored twice, and
-``fleetpulse lake validate`` reports it.
+look stored. A restart starts from the ids of the rows the lake holds within the resend window
+(``analytics.lake.stored``, ``preload``), so a resend straddling a restart is a repeat too.
 """
 
 from __future__ import annotations
@@ -38,5 +38,18 @@ class RecentIds:
                 if key not in self._ids:
                     self._ids.add(key)
                     self._order.append(key)
+        self._forget()
+
+    def preload(self, keys: list[tuple[str, str]]) -> None:
+        """Remember ids read from the lake at a start, oldest first; the window grows to hold them all."""
+        self.capacity = max(self.capacity, len(keys))
+        fresh = dict.fromkeys(keys)  # in order, each once; built in C (a start may read millions)
+        if self._ids:
+            fresh = dict.fromkeys(k for k in fresh if k not in self._ids)
+        self._ids.update(fresh)
+        self._order.extend(fresh)
+        self._forget()
+
+    def _forget(self) -> None:
         while len(self._order) > self.capacity:
             self._ids.discard(self._order.popleft())

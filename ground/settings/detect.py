@@ -128,6 +128,13 @@ class WebhookSettings(BaseModel):
     console_url: str = Field(
         "", description="the detector's API as people reach it: alerts' generatorURL links to its host pages"
     )
+    metrics_port: int = Field(
+        0,
+        ge=0,
+        le=65535,
+        description="`fleetpulse dispatch` serves Prometheus metrics on this port (0: off; --metrics-port "
+        "overrides; the demo picks a free one for 0)",
+    )
     timeout_s: float = Field(10.0, gt=0)
     backoff_base_s: float = Field(1.0, gt=0)
     backoff_max_s: float = Field(300.0, gt=0)

@@ -59,6 +59,14 @@ class LakeSettings(BaseModel):
     # delta-rs storage options for an object-store lake (endpoint, region, credentials; ``AWS_*`` variables also work).
     storage_options: dict[str, str] = Field(default_factory=dict)
     quality: QualitySettings = QualitySettings()
+    # `fleetpulse archive` serves Prometheus metrics on this port (0: off; --metrics-port overrides; the demo
+    # picks a free one for 0).
+    metrics_port: int = Field(0, ge=0, le=65535)
+    # At each start the archiver reads back the ids of source-stamped rows (samples, errors, inventory) whose event
+    # time is within this many seconds of their table's newest, so a resend straddling a restart is stored once.
+    # A resend keeps its ts: the simulator's comes within 60 s of sim time (late_max_delay_s), an agent's within its
+    # retry of a spooled batch (seconds; longer only for a spool backlog after a broker outage). 0: off.
+    resend_window_s: float = Field(600.0, ge=0)
     # Archivers sharing the work: ``member`` (0-based) of ``members`` archives partition p of every topic where
     # p % members == member. Each member needs its own value; together they must cover 0 .. members - 1.
     members: int = Field(1, ge=1)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
@@ -80,3 +81,17 @@ def test_every_command_that_prints_a_table_takes_format() -> None:
             missing.append(name)
     assert len(checked) >= 10, checked  # the pattern still finds the table commands
     assert missing == [], f"these print a table but have no --format: {missing}"
+
+
+def test_a_narrow_log_folds_a_long_cell_instead_of_cutting_it() -> None:
+    t = Table(title="quality")
+    for c in ("table", "date", "files", "rows", "result", "failed expectations"):
+        t.add_column(c)
+    t.add_row("link_event_observed", "2025-01-01", "1", "5", "pass", "expect_column_values_to_be_unique")
+    out = io.StringIO()
+    show(OutputFormat.table, t, console=Console(file=out, width=60))
+    text = out.getvalue()
+    assert "…" not in text
+    body = [line.split("│") for line in text.splitlines() if line.startswith("│")]
+    first = "".join(cells[1].strip() for cells in body)  # the header's row is drawn with ┃
+    assert first == "link_event_observed"

@@ -2,9 +2,9 @@
 
 The registry test (tests/deploy/test_grafana_dashboards.py) builds each part's registry in-process,
 with stand-ins for what the part wires in. This one starts the long-running parts as the demo does
-(``fleetpulse detect``, ``dispatch``, ``archive`` and ``agent`` as child processes with their
-settings in the environment, a webhook receiver for the dispatcher) with each one's metrics port
-as its option says, feeds them a day of the small simulated fleet, and reads their ``/metrics``
+(``fleetpulse.demo_parts.start_parts``: ``fleetpulse detect``, ``dispatch``, ``archive`` as child
+processes with their settings in the environment, a webhook receiver for the dispatcher; and an
+``agent``) on the metrics ports the demo's plan names, feeds them a day of the small simulated fleet, and reads their ``/metrics``
 over HTTP. So it also proves: every part actually serves its metrics on the port its option names,
 the collectors are registered in the real process (fleet gauges, consumer lag), and families that
 appear only once a part has worked (the agent's last delivery) appear when it runs.
@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import secrets
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
 from pydantic import SecretStr
 
-from fleetpulse.demo_parts import wait_http
+from fleetpulse.demo_parts import start_parts, wait_http
 from fleetpulse.supervisor import Part, Supervisor
 from ground.kafka import admin
 from ground.launch import child_env, fleetpulse_argv
@@ -28,6 +29,7 @@ from ground.settings import Settings
 from tests.conftest import KafkaCluster, free_ports
 from tests.deploy.exported import scraped_names
 from tests.deploy.panels import Named, missing, panel_metrics
+from tests.fleetpulse.test_demo_plan import plan as demo_plan
 from tests.streams.kafka_io import isolated_settings, with_own_lake
 
 pytestmark = pytest.mark.integration
@@ -62,24 +64,19 @@ def test_every_metric_a_panel_names_is_in_a_scrape_of_the_running_parts(
     admin.create_topics(settings)
     named = panel_metrics()
     assert named, "no dashboard names a fleetpulse metric"
-    metrics = {
-        "detect": f"http://127.0.0.1:{web}/metrics",
-        "dispatch": f"http://127.0.0.1:{dispatch}/metrics",
-        "archive": f"http://127.0.0.1:{archive}/metrics",
-        "agent": f"http://127.0.0.1:{agent}/metrics",
-    }
+    plan = replace(
+        demo_plan(tmp_path),
+        receiver_port=receiver,
+        web_ports=[web],
+        dispatch_metrics_port=dispatch,
+        archive_metrics_port=archive,
+    )
+    metrics = {part.split("-")[0]: url for part, url in plan.metrics_urls.items()}
+    metrics["agent"] = f"http://127.0.0.1:{agent}/metrics"
     with Supervisor(tmp_path / "logs", child_env(settings)) as sup:
+        demo = start_parts(sup, plan)  # as `fleetpulse demo` starts them, on the ports its plan prints
         parts: list[Part] = [
-            sup.start(
-                "receiver",
-                fleetpulse_argv("receiver", "--port", str(receiver), "--out", str(tmp_path / "alerts.jsonl")),
-            ),
-            sup.start(
-                "detect",
-                fleetpulse_argv("detect", "--web-port", str(web), "--data-dir", str(tmp_path / "detect")),
-            ),
-            sup.start("dispatch", fleetpulse_argv("dispatch", "--metrics-port", str(dispatch))),
-            sup.start("archive", fleetpulse_argv("archive", "--metrics-port", str(archive))),
+            *demo.all(),
             sup.start(
                 "agent",
                 fleetpulse_argv(
@@ -96,8 +93,7 @@ def test_every_metric_a_panel_names_is_in_a_scrape_of_the_running_parts(
             ),
         ]
         # every part answers on its metrics port before the data comes (the archiver's imports take a while)
-        wait_http(f"http://127.0.0.1:{receiver}/stats", 60, sup, parts[0])
-        for part in parts[1:]:
+        for part in (demo.dispatcher, demo.archiver, parts[-1]):
             wait_http(metrics[part.name], 90, sup, part)
         day = ["--preset", "small", "--mode", "fast-forward", "--days", "1", "--seed", "7", "--no-progress"]
         sup.run("simulate", fleetpulse_argv("simulate", *day), timeout_s=60)

@@ -66,3 +66,14 @@ def test_resends_in_later_batches_land_once(
     ids = [i for t in lake.tables() for i in lake.scan(t).select("event_id").collect()["event_id"]]
     assert sorted(ids) == sorted(r["event_id"] for r in records)  # each once, none lost to a refused batch
     assert stats.repeats == len(resent) and left["n"] == 0
+
+
+def test_ids_read_at_a_start_widen_the_window_and_go_first() -> None:
+    recent = RecentIds(capacity=2)
+    recent.stored({"XidRaised": {"a"}})
+    recent.preload([("HostSampled", "p"), ("HostSampled", "q"), ("XidRaised", "a"), ("HostSampled", "r")])
+    assert recent.capacity == 4 and len(recent) == 4  # "a" was held already: once
+    recent.stored({"HostSampled": {"s"}})
+    assert (
+        ("XidRaised", "a") not in recent and ("HostSampled", "p") in recent and ("HostSampled", "s") in recent
+    )
