@@ -6,12 +6,17 @@ again after a crash or a re-delivery yields the same ids, and ``emit`` skips tho
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from schemas import FLEET
 from streams.core.actions import REQUEST_KIND, Action
 from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import FleetState, HostState, Operation, apply
 from streams.core.ids import action_id
 from streams.core.planning.budget import DomainBudget
+
+# why a host's next operation may not start now (None: it may): a change waiting for its campaign's turn
+Wait = Callable[[HostState, Operation], str | None]
 
 
 def emit(state: FleetState, out: list[Action], action: Action) -> None:
@@ -73,15 +78,26 @@ def hand_over_or_return(
     when: int,
     prev: str | None,
     reason: str = "handed over",
+    wait: Wait | None = None,
 ) -> None:
-    """After ``op`` is verified: start the host's next operation without returning it in between, else return it."""
-    if host.waiting:
-        nxt = host.waiting[0]
-        if nxt.phase == "deferred":
-            prev = op_action(state, out, host, nxt, "released", when, caused_by=prev)
-        op_action(state, out, host, nxt, REQUEST_KIND[nxt.operation], when, caused_by=prev, reason=reason)
-    else:
+    """After ``op`` is verified: start the host's next operation without returning it in between, else return it.
+
+    A next operation that may not start yet (``wait`` says why: a change whose campaign gives its domain
+    no turn now) is deferred, and the host stays out, ``op`` verified, until it may (asked again at the
+    domain's next reconcile): the change is still applied before the host returns.
+    """
+    if not host.waiting:
         op_action(state, out, host, op, "returned", when, caused_by=prev)
+        return
+    nxt = host.waiting[0]
+    why = wait(host, nxt) if wait is not None else None
+    if why is not None:
+        if nxt.phase != "deferred":
+            op_action(state, out, host, nxt, "deferred", when, caused_by=nxt.last_action_id, reason=why)
+        return
+    if nxt.phase == "deferred":
+        prev = op_action(state, out, host, nxt, "released", when, caused_by=prev)
+    op_action(state, out, host, nxt, REQUEST_KIND[nxt.operation], when, caused_by=prev, reason=reason)
 
 
 def halt_action(state: FleetState, b: DomainBudget, now: int) -> Action:
