@@ -64,7 +64,7 @@ class Conductor:
         camp = state.trains.campaigns.get(op.finding_id) if op.operation == CHANGE else None
         if camp is None or self.route.domain_turn(state, camp, host.domain):
             return None
-        return f"waiting for a turn in campaign {camp.campaign_id} ({camp.max_parallel_domains} domains at a time)"
+        return f"waiting for a turn in campaign {camp.campaign_id} (max_parallel_domains {camp.max_parallel_domains})"
 
     def due_domains(self, state: FleetState) -> set[str]:
         """The domains an open campaign moves in next: its turn's, or its first one to close it (a domain with
