@@ -208,7 +208,13 @@ class Planner:
             assert op is not None
             prev = op.last_action_id
             # kept out after its repair for its change's turn (``hand_over_or_return``): it starts now
-            if op.phase == "verified" and host.waiting and host.waiting[0].phase == "deferred":
+            nxt = host.waiting[0] if host.waiting else None
+            if (
+                op.phase == "verified"
+                and nxt is not None
+                and nxt.operation == CHANGE
+                and nxt.phase == "deferred"
+            ):
                 when = now
             for kind in ("repaired", "verified"):
                 prev = op_action(state, out, host, op, kind, when, caused_by=prev)
@@ -285,8 +291,8 @@ class Planner:
                 why = "train halted"
             elif not away and self.buffers.counts(state, domain, now)[0] >= capacity:
                 why = f"domain at capacity ({capacity} hosts out)"
-            elif (wait := self._wait(state)) is not None:
-                why = wait(host, op)  # a change revisited after a repair starts on its domain's turn only
+            elif (wait := self._wait(state)) is not None and (hold := wait(host, op)) is not None:
+                why = hold.reason  # a change starts on its domain's turn in its running campaign only
             if why is not None:
                 if op.phase != "deferred":
                     op_action(state, out, host, op, "deferred", now, caused_by=op.last_action_id, reason=why)

@@ -12,7 +12,7 @@ from streams.core.inventory import Inventory
 from streams.core.planning.planner import Planner
 from streams.core.policy import load_policy
 from streams.trains.campaign import CHANGE, Campaign
-from streams.trains.commands import CampaignSpec, start_record
+from streams.trains.commands import CampaignSpec, start_record, step_record
 from tests.streams import factories as f
 
 MINUTE = 60_000
@@ -144,3 +144,29 @@ def test_a_long_repair_does_not_hold_the_train_and_the_repaired_host_waits_for_a
     assert kinds.count(("change", "deferred")) == 1  # waiting for its turn, on the log
     assert max(len(s) for s in seen) == 1, [s for s in seen if len(s) > 1][:3]
     assert {"md0"} in seen and {"md1"} in seen
+
+
+def test_a_repaired_host_held_for_its_turn_returns_while_its_campaign_is_paused() -> None:
+    domains = {"h0": "md0", "g0": "md1", "g1": "md1"}
+    inv, state = inventory(domains), FleetState()
+    planner = planner_over(inv)
+    actions = planner.on_finding(state, f.finding("h0", action="reboot"), "md0", 1)
+    reboot = state.hosts["h0"].current
+    assert reboot is not None and reboot.started_ts is not None
+    ends = reboot.started_ts + planner.repair_time_ms(state, reboot)
+    camp = start(state, f.START_TS + MINUTE)
+    # md1 has the turn when the reboot ends: h0 is kept out for its change
+    actions += drive(planner, inv, state, camp, f.START_TS + MINUTE, ends + 10 * MINUTE)[0]
+    h0 = state.hosts["h0"]
+    assert h0.current is reboot and reboot.phase == "verified" and changing(state, domains) == {"md1"}
+    now = ends + 20 * MINUTE
+    apply_logged(state, step_record(state.trains, camp.campaign_id, "paused", actor="ana", now_ms=now))
+    for domain in ("md0", "md1"):
+        actions += planner.reconcile(state, domain, len(inv.hosts_in(domain)), now)
+    assert h0.current is None and [op.phase for op in h0.waiting] == ["deferred"]  # back in service
+    apply_logged(state, step_record(state.trains, camp.campaign_id, "resumed", actor="ana", now_ms=now))
+    more, seen = drive(planner, inv, state, camp, now, now + 2 * f.DAY)
+    actions += more
+    assert camp.status == "completed" and max(len(s) for s in seen) == 1
+    kinds = [(a.operation, a.kind) for a in actions if a.host_id == "h0"]
+    assert kinds.index(("reboot", "returned")) < kinds.index(("change", "drain_requested"))  # drained later
