@@ -75,7 +75,14 @@ def main() -> None:
     t0 = time.process_time()
     ticks.tick(state, now, counting)  # nothing changed: signatures only
     idle = time.process_time() - t0
-    cluster = [h for h, c, _ in twin.hosts if c == "c0"]
+
+    def split(name: str) -> int:  # the smaller side of the comparison: hosts changed, or not asked yet
+        hosts = [h for h, c, _ in twin.hosts if c == name]
+        changed = sum(h in camp.visits and camp.visits[h].applied_ts is not None for h in hosts)
+        return min(changed, len(hosts) - changed)
+
+    name = max(sorted({c for _, c, _ in twin.hosts}), key=split)  # a cluster with both sides
+    cluster = [h for h, c, _ in twin.hosts if c == name]
     forward, codec, rng = StepForward(twin.inventory.domain_of), Codec(), np.random.default_rng(1)
     timed: dict[str, list[float]] = {"observe": [], "encode": [], "fold": [], "tick": []}
     domains_moved: list[int] = []
@@ -87,7 +94,7 @@ def main() -> None:
             for h, r in zip(cluster, rel, strict=True)
         ]
         t = time.process_time()
-        actions = forward.observe(state, "c0", verdicts)
+        actions = forward.observe(state, name, verdicts)
         timed["observe"].append(time.process_time() - t)
         t = time.process_time()
         for a in actions:
@@ -105,7 +112,7 @@ def main() -> None:
     up = sum(v.applied_ts is not None for v in camp.visits.values())
     print(
         f"{len(twin.hosts):,} hosts, {len(state.domains)} domains in the fold, campaign {camp.status} after "
-        f"{args.days:g} d ({up:,} hosts changed, {len(camp.steps)} step windows); {len(cluster):,} hosts a cluster"
+        f"{args.days:g} d ({up:,} hosts changed, {len(camp.steps)} step windows); cluster {name}: {len(cluster):,} hosts, {split(name):,} on the smaller side"
     )
     print(f"  an idle tick (no change): {idle * 1000:.1f} ms")
     per = {k: statistics.median(v) for k, v in timed.items()}
