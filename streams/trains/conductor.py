@@ -6,8 +6,9 @@ host out, whatever took it out) so repairs keep their place, and a host in repai
 queued behind its repair, never drained while in it, never visited twice; it holds no slot of the
 route while it waits (a long repair does not hold the train), and when the repair is verified the
 change asks for a turn (``turn``): handed over when its domain has one, the host kept out until then
-(while the campaign is paused or halted the host returns, and its change waits). The host side completes the change (its agent reports the version, or ``fleetpulse
-ops record HOST change_applied``); a burn-in with no hardware finding verifies it, then it returns.
+(while the campaign is paused or halted the host returns, and its change waits). The host side
+completes the change (its agent reports the version, or ``fleetpulse ops record HOST
+change_applied``); a burn-in with no hardware finding verifies it, then it returns.
 How many may start, and when the train halts by itself: ``streams.trains.gate``.
 """
 
