@@ -3,9 +3,12 @@
 A visit is a planner operation, ``change``: it is queued only on the domain's turn in the campaign's
 route (``streams.trains.route``) and while the domain's capacity buffer has room (counting every
 host out, whatever took it out) so repairs keep their place, and a host in repair has the change
-queued behind its repair: handed over when the repair is verified, never drained while in it, never
-visited twice. The host side completes the change (its agent reports the version, or ``fleetpulse
-ops record HOST change_applied``); a burn-in with no hardware finding verifies it, then it returns.
+queued behind its repair, never drained while in it, never visited twice; it holds no slot of the
+route while it waits (a long repair does not hold the train), and when the repair is verified the
+change asks for a turn (``turn``): handed over when its domain has one, the host kept out until then
+(while the campaign is paused or halted the host returns, and its change waits). The host side
+completes the change (its agent reports the version, or ``fleetpulse ops record HOST
+change_applied``); a burn-in with no hardware finding verifies it, then it returns.
 How many may start, and when the train halts by itself: ``streams.trains.gate``.
 """
 
@@ -14,10 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 from streams.core.actions import Action
-from streams.core.fleet.lifecycle import FleetState
+from streams.core.fleet.lifecycle import FleetState, HostState, Operation
 from streams.core.ids import action_id
 from streams.core.planning.budget import DomainBuffers
-from streams.core.planning.emit import emit, hand_over_or_return, op_action
+from streams.core.planning.emit import Hold, Wait, emit, hand_over_or_return, op_action
 from streams.core.policy import Policy
 from streams.trains.campaign import CHANGE, Campaign
 from streams.trains.gate import Gate, campaign_action
@@ -56,6 +59,20 @@ class Conductor:
                     campaign_action(camp, "campaign_completed", domain, now, "every host has the version"),
                 )
         return out
+
+    def turn(self, state: FleetState, host: HostState, op: Operation) -> Hold | None:
+        """Why ``op`` may not start on ``host`` now (None: it may): a change whose domain holds no slot in its
+        campaign (the host is kept out for it: its turn comes when a slot frees), or whose campaign is not
+        running (the host returns: the change waits for a resume, or is withdrawn by an abort)."""
+        camp = state.trains.campaigns.get(op.finding_id) if op.operation == CHANGE else None
+        if camp is None:
+            return None
+        if camp.status != "running":
+            return Hold(f"campaign {camp.campaign_id} {camp.status}", keep_out=False)
+        if self.route.domain_turn(state, camp, host.domain):
+            return None
+        why = f"waiting for a turn in campaign {camp.campaign_id} (max_parallel_domains {camp.max_parallel_domains})"
+        return Hold(why, keep_out=True)
 
     def due_domains(self, state: FleetState) -> set[str]:
         """The domains an open campaign moves in next: its turn's, or its first one to close it (a domain with
@@ -165,9 +182,12 @@ class Conductor:
                 prev = op_action(
                     state, out, host, op, "verified", now, caused_by=op.last_action_id, reason=why
                 )
-                hand_over_or_return(state, out, host, op, now, prev)
+                hand_over_or_return(state, out, host, op, now, prev, wait=self._wait(state))
             elif op.phase == "verified":  # a crash cut the chain short
-                hand_over_or_return(state, out, host, op, now, op.last_action_id)
+                hand_over_or_return(state, out, host, op, now, op.last_action_id, wait=self._wait(state))
+
+    def _wait(self, state: FleetState) -> Wait:
+        return lambda host, op: self.turn(state, host, op)
 
     def _withdraw(self, state: FleetState, camp: Campaign, domain: str, now: int, out: list[Action]) -> None:
         """Take back an aborted campaign's visits that have not started (hosts changing finish their change)."""

@@ -1,11 +1,12 @@
 """A campaign's route through the fleet: its domains in visiting order, its hosts, and which domains it has passed.
 
 A campaign visits its domains in name order, at most ``max_parallel_domains`` at once. A domain is
-passed once each host in it has the version, or waits behind a repair for it (the change is handed
-over when the repair is verified). A domain with an open visit (a change queued, behind a repair,
-applying or in burn-in) holds one of those slots until the visit is done, passed or not: the
-hand-over after a repair needs no turn, so only a slot kept for it keeps the limit. Reads the
-inventory (``FleetView``) and the fold; decides nothing.
+passed once each host in it has the version, or waits behind a repair for it. A domain with a change
+started (a host out for it, or in burn-in) holds one of those slots until the change is verified;
+the others go to the domains not passed yet, in order. A domain whose only open visits wait behind
+repairs holds none, so a long repair does not hold the train: when the repair is verified the host's
+domain is no longer passed, and its change starts (handed over, or drained later) only on a turn,
+like any other (``turn``). Reads the inventory (``FleetView``) and the fold; decides nothing.
 """
 
 from __future__ import annotations
@@ -85,30 +86,40 @@ class Route:
         got = self.reported(state, host_id, camp.component)
         return got is not None and got[0] == camp.version
 
-    def settled(self, state: FleetState, camp: Campaign, host_id: str) -> bool:
-        """Passed: done, already at the version, or queued behind a repair (changed when it is repaired)."""
+    def done(self, state: FleetState, camp: Campaign, host_id: str) -> bool:
+        """Passed for good: its visit done, or no visit and already at the version."""
         visit = camp.visits.get(host_id)
         if visit is None:
             return self.at_version(state, camp, host_id)
-        if visit.done_ts is not None:
+        return visit.done_ts is not None
+
+    def settled(self, state: FleetState, camp: Campaign, host_id: str) -> bool:
+        """Passed: done, or queued behind a repair (revisited when the repair is verified)."""
+        if self.done(state, camp, host_id):
             return True
+        visit = camp.visits.get(host_id)
         host = state.hosts.get(host_id)
-        return visit.queued_ts is not None and host is not None and behind_repair(host, camp.campaign_id)
+        return (
+            visit is not None
+            and visit.queued_ts is not None
+            and host is not None
+            and behind_repair(host, camp.campaign_id)
+        )
 
     def busy(self, camp: Campaign) -> set[str]:
-        """The domains with an open visit of the campaign (queued, behind a repair, applying, in burn-in)."""
-        return {camp.visits[h].domain for h in camp.tallies().open}
+        """The domains with a change of the campaign started and not verified (a host out for it, in burn-in)."""
+        return {camp.visits[h].domain for h in camp.tallies().open if camp.visits[h].requested_ts is not None}
 
     def domain_turn(self, state: FleetState, camp: Campaign, domain: str) -> bool:
-        """Whether ``domain`` is among the first ``max_parallel_domains`` the campaign has not passed."""
+        """Whether ``domain`` holds one of the campaign's ``max_parallel_domains`` slots (``todo``)."""
         return domain in self.todo(state, camp, camp.max_parallel_domains)
 
     def todo(self, state: FleetState, camp: Campaign, limit: int | None = None) -> list[str]:
-        """The domains holding the campaign's slots, in order: every domain with an open visit, then those
-        not passed yet, up to ``limit`` slots in all.
+        """The domains holding the campaign's slots, in order: every domain with a change started (``busy``),
+        then those not passed yet, up to ``limit`` slots in all.
 
-        A passed domain stays passed (its hosts are done or wait behind repairs), but it holds its slot
-        while a visit in it is open: a change handed over after a repair takes a host out with no turn.
+        A domain whose hosts are all done stays passed; one passed only because its changes wait behind
+        repairs is read again (a repair verified takes it back: its host needs a turn).
         """
         # what the answer depends on: the fold's records (visits, hosts' work, versions on the log) and
         # the inventory (hosts, their agents' versions); unchanged between them, so is the answer
@@ -120,14 +131,16 @@ class Route:
         passed = self._passed.setdefault((id(state.trains), camp.campaign_id), set())
         busy = self.busy(camp)
         free = None if limit is None else limit - len(busy)
-        fresh: list[str] = []  # domains not passed and with no open visit, for the slots left
+        fresh: list[str] = []  # domains not passed and with no change started, for the slots left
         for d in self.domains(camp):
             if free is not None and len(fresh) >= free:
                 break
             if d in busy or d in passed:
                 continue
-            if all(self.settled(state, camp, h) for h in self.targets(camp, d)):
-                passed.add(d)
+            targets = self.targets(camp, d)
+            if all(self.settled(state, camp, h) for h in targets):
+                if all(self.done(state, camp, h) for h in targets):
+                    passed.add(d)
                 continue
             fresh.append(d)
         order = {d: i for i, d in enumerate(self.domains(camp))}
@@ -137,6 +150,8 @@ class Route:
 
 
 def behind_repair(host: HostState, campaign_id: str) -> bool:
-    """The campaign's change waits on the host behind other work (a repair)."""
+    """The campaign's change waits on the host behind other work (a repair) not verified yet: once the
+    work ahead of it is verified, the change is next and asks for a turn."""
     mine = [op for op in host.waiting if op.operation == CHANGE and op.finding_id == campaign_id]
-    return bool(mine) and (host.current is not None or host.waiting[0] is not mine[0])
+    ahead = host.current is not None and host.current.phase != "verified"
+    return bool(mine) and (ahead or host.waiting[0] is not mine[0])

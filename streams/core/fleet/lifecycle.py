@@ -71,9 +71,10 @@ class HostState:
 
     @property
     def has_failure(self) -> bool:
-        """Out or waiting for a repair (a campaign's planned change is not a failure)."""
-        ops = ([self.current] if self.current else []) + self.waiting
-        return any(op.operation != CHANGE for op in ops)
+        """Out or waiting for a repair (a campaign's planned change is not a failure, nor a verified repair a
+        host is kept out after, until its campaign's change has its turn)."""
+        current = [self.current] if self.current and self.current.phase != "verified" else []
+        return any(op.operation != CHANGE for op in current + self.waiting)
 
 
 @dataclass(slots=True)

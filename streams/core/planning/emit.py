@@ -6,12 +6,25 @@ again after a crash or a re-delivery yields the same ids, and ``emit`` skips tho
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 from schemas import FLEET
 from streams.core.actions import REQUEST_KIND, Action
 from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import FleetState, HostState, Operation, apply
 from streams.core.ids import action_id
 from streams.core.planning.budget import DomainBudget
+
+
+class Hold(NamedTuple):
+    """Why a host's next operation may not start now, and whether the host stays out for it meanwhile."""
+
+    reason: str
+    keep_out: bool  # a change waiting for its turn: applied before the host returns
+
+
+Wait = Callable[[HostState, Operation], Hold | None]  # a host's next operation: None when it may start
 
 
 def emit(state: FleetState, out: list[Action], action: Action) -> None:
@@ -73,15 +86,26 @@ def hand_over_or_return(
     when: int,
     prev: str | None,
     reason: str = "handed over",
+    wait: Wait | None = None,
 ) -> None:
-    """After ``op`` is verified: start the host's next operation without returning it in between, else return it."""
-    if host.waiting:
-        nxt = host.waiting[0]
+    """After ``op`` is verified: start the host's next operation without returning it in between, else return it.
+
+    A next operation that may not start yet (``wait`` says why: a change whose campaign gives its domain
+    no turn now) is deferred; the host stays out, ``op`` verified, until it may (asked again at the
+    domain's next reconcile) when the hold keeps it out (the change is applied before it returns), else
+    it returns and the change is drained later.
+    """
+    nxt = host.waiting[0] if host.waiting else None
+    hold = wait(host, nxt) if nxt is not None and wait is not None else None
+    if nxt is not None and hold is None:
         if nxt.phase == "deferred":
             prev = op_action(state, out, host, nxt, "released", when, caused_by=prev)
         op_action(state, out, host, nxt, REQUEST_KIND[nxt.operation], when, caused_by=prev, reason=reason)
-    else:
+        return
+    if hold is None or not hold.keep_out:
         op_action(state, out, host, op, "returned", when, caused_by=prev)
+    if nxt is not None and hold is not None and nxt.phase != "deferred":
+        op_action(state, out, host, nxt, "deferred", when, caused_by=nxt.last_action_id, reason=hold.reason)
 
 
 def halt_action(state: FleetState, b: DomainBudget, now: int) -> Action:

@@ -28,6 +28,7 @@ from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import FleetState, HostState, Operation
 from streams.core.planning.budget import DomainBudget, DomainBuffers
 from streams.core.planning.emit import (
+    Wait,
     emit,
     finding_action,
     halt_action,
@@ -189,12 +190,13 @@ class Planner:
         One pass over the repairs open at the start would leave an operation handed over at T and
         due before ``now`` open, and the halt decision that follows would count a host that is back.
         """
+        held: set[str] = set()  # verified, their next operation (a change) waiting for its turn
         while True:
             earliest = min(
                 (
                     (self._due(state, h.current), h.host_id)
                     for h in self._hosts(state, domain)
-                    if h.current and self._in_repair(h)
+                    if h.current and self._in_repair(h) and h.host_id not in held
                 ),
                 default=None,
             )
@@ -205,9 +207,27 @@ class Planner:
             op = host.current
             assert op is not None
             prev = op.last_action_id
+            # kept out after its repair for its change's turn (``hand_over_or_return``): it starts now
+            nxt = host.waiting[0] if host.waiting else None
+            if (
+                op.phase == "verified"
+                and nxt is not None
+                and nxt.operation == CHANGE
+                and nxt.phase == "deferred"
+            ):
+                when = now
             for kind in ("repaired", "verified"):
                 prev = op_action(state, out, host, op, kind, when, caused_by=prev)
-            hand_over_or_return(state, out, host, op, when, prev)
+            hand_over_or_return(state, out, host, op, when, prev, wait=self._wait(state))
+            if host.current is op:
+                held.add(host_id)
+
+    def _wait(self, state: FleetState) -> Wait | None:
+        """Why a host's next operation may not start now: a change needs its domain's turn (``Conductor.turn``)."""
+        trains = self.trains
+        if trains is None:
+            return None
+        return lambda host, op: trains.turn(state, host, op)
 
     @staticmethod
     def _in_repair(host: HostState) -> bool:
@@ -266,9 +286,15 @@ class Planner:
                 continue  # serialised: the host is busy or has earlier work; handed over later
             # a host already out (an incident, an operator's step) costs no capacity to take in
             away = state.outages.out_at(host.host_id, now)
-            if dom.halted or (not away and self.buffers.counts(state, domain, now)[0] >= capacity):
+            why: str | None = None
+            if dom.halted:
+                why = "train halted"
+            elif not away and self.buffers.counts(state, domain, now)[0] >= capacity:
+                why = f"domain at capacity ({capacity} hosts out)"
+            elif (wait := self._wait(state)) is not None and (hold := wait(host, op)) is not None:
+                why = hold.reason  # a change starts on its domain's turn in its running campaign only
+            if why is not None:
                 if op.phase != "deferred":
-                    why = "train halted" if dom.halted else f"domain at capacity ({capacity} hosts out)"
                     op_action(state, out, host, op, "deferred", now, caused_by=op.last_action_id, reason=why)
                 continue
             prev = op.last_action_id
