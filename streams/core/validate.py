@@ -51,7 +51,7 @@ def _count(record: Mapping[str, Any], name: str, value: Any, limits: ValidationL
 
 
 @functools.lru_cache(maxsize=1 << 16)  # a fleet repeats its ids: checked once each, not per record
-def _valid_id(value: str) -> bool:
+def envelope_id_ok(value: str) -> bool:
     return value == FLEET or valid_id(value)  # the rule every way in checks (schemas.bounds)
 
 
@@ -59,7 +59,7 @@ def _check_id(record: Mapping[str, Any], field: str) -> None:
     value = record.get(field)
     if not value:
         raise _bad(f"missing_{field}", record)
-    if not isinstance(value, str) or not _valid_id(value):
+    if not isinstance(value, str) or not envelope_id_ok(value):
         shown = value[:40] if isinstance(value, str) else value
         raise _bad(f"malformed_{field}: {shown!r} ({ID_RULE})", record)
 
