@@ -94,3 +94,36 @@ class SampleFolder:
 def capped(ts: int, now_ms: int | None) -> int:
     """An event time no later than now: validation lets a clock run ``max_future`` ahead."""
     return ts if now_ms is None else min(ts, now_ms)
+
+
+class FetchedBatch:
+    """One fetched batch of a partition: valid records in, messages per cluster out (``bundles``).
+
+    Samples are held and folded as one column batch (``fold_columns``) at ``fold``, or when a record of
+    another type comes, which only moves the partition's event time, in its place among them.
+    """
+
+    def __init__(self, folder: SampleFolder, state: PartitionState, now_ms: int | None) -> None:
+        self.folder, self.state, self.now_ms = folder, state, now_ms
+        self.bundles: dict[str, list[ClusterItem]] = {}
+        self.late = 0  # samples too late to count
+        self._run: list[dict[str, Any]] = []
+
+    def add(self, record: dict[str, Any]) -> None:
+        if record["event_type"] == "HostSampled":
+            self._run.append(record)
+            return
+        self.fold()
+        self._keep(self.folder.fold(self.state, record, self.now_ms)[0])
+
+    def fold(self) -> None:
+        """Fold the samples held so far."""
+        if self._run:
+            out, late = self.folder.fold_columns(self.state, SampleColumns.of_records(self._run), self.now_ms)
+            self._run = []
+            self.late += late
+            self._keep(out)
+
+    def _keep(self, messages: list[ClusterItem]) -> None:
+        for msg in messages:
+            self.bundles.setdefault(msg.cluster, []).append(msg)
