@@ -94,10 +94,17 @@ def test_column_batches_decide_what_records_decide(
     )
     seen: list[tuple[str, int]] = []  # what the core was handed, in order: a record read, an outage logged
     read_at, logged = Replay._read, Replay.logged
-    monkeypatch.setattr(Replay, "_read", lambda self, ts: (seen.append(("read", ts)), read_at(self, ts))[1])
-    monkeypatch.setattr(
-        Replay, "logged", lambda self, r: (seen.append(("logged", r["ts"])), logged(self, r))[1]
-    )
+
+    def reading(self: Replay, ts: int) -> None:
+        seen.append(("read", ts))
+        read_at(self, ts)
+
+    def logging(self: Replay, record: dict[str, Any]) -> None:
+        seen.append(("logged", record["ts"]))
+        logged(self, record)
+
+    monkeypatch.setattr(Replay, "_read", reading)
+    monkeypatch.setattr(Replay, "logged", logging)
     ours = replay(history, policy)
     ours_seen, seen[:] = list(seen), []
     theirs = replay(records, policy)
