@@ -53,21 +53,26 @@ class HostStage:
         windows = dict(state.w)
         key = str(start)
         acc = windows.get(key)
-        deg = dict(state.deg)
+        deg = state.deg  # copied before it changes (most samples leave it as it is)
         if cols.degraded[i]:
+            deg = dict(deg)
             deg[key] = deg.get(key, 0) + 1
         # the job is the window's last one (a host changing jobs mid-window is compared with the new one)
         if acc is None:
             windows[key] = Window(step, bus_bw, 1, end, job)
         else:
             windows[key] = Window(acc.step_ms + step, acc.bus_bw + bus_bw, acc.n + 1, end, job)
-        wm = ts if state.wm is None else max(state.wm, ts)
+        wm = ts if state.wm is None or ts > state.wm else state.wm
         summaries = []
-        for key in sorted(windows, key=int):
+        grace = self.policy.host_grace
+        for key in sorted(windows, key=int) if len(windows) > 1 else list(windows):
             w = windows[key]
-            if w.end + self.policy.host_grace <= wm and w.end <= start:
+            if w.end + grace <= wm and w.end <= start:
                 del windows[key]
-                bad = deg.pop(key, 0)
+                bad = 0
+                if key in deg:
+                    deg = dict(deg) if deg is state.deg else deg
+                    bad = deg.pop(key)
                 closed = w.end if closed is None else max(closed, w.end)
                 summaries.append(
                     HostSummary(
