@@ -116,9 +116,10 @@ class DetectionCore:
 
     def samples(self, cols: SampleColumns, lo: int = 0, hi: int | None = None) -> None:
         """Rows ``lo:hi`` of a batch of valid samples, read at the next offsets (as ``step`` of each)."""
-        for i in range(lo, len(cols) if hi is None else hi):
+        hi = len(cols) if hi is None else hi
+        self.replayed[HostSampled.EVENT_TYPE] += max(0, hi - lo)
+        for i in range(lo, hi):
             self._read(cols.ts[i])
-            self.replayed[HostSampled.EVENT_TYPE] += 1
             self._sample(cols, i)
 
     def _read(self, ts: int) -> None:
