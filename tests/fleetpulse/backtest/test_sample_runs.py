@@ -22,9 +22,9 @@ from fleetpulse.backtest.events import (
 from fleetpulse.backtest.frames import nested
 from fleetpulse.backtest.replay import Replay, replay
 from fleetpulse.backtest.sample_runs import SampleRun, sample_columns
-from schemas import IncidentReported
 from streams.core.policy import Policy, load_policy
 from streams.core.samples.columns import SampleColumns
+from tests.fleetpulse.backtest.lake import incident
 from tests.fleetpulse.backtest.simulated import simulated_lake
 
 
@@ -40,23 +40,7 @@ def outages(runs: list[SampleRun], hosts: list[str]) -> list[dict[str, Any]]:
         mid = (run.lo + run.hi) // 2
         for ts in (run.cols.ts[mid], run.cols.ts[mid] + 1):
             host = hosts[(n * 7 + ts) % len(hosts)]
-            out.append(
-                IncidentReported(
-                    event_id=f"inc-{host}-{ts}",
-                    host_id=host,
-                    cluster=run.cols.cluster[mid],
-                    ts=ts,
-                    payload={
-                        "cause": "network",
-                        "source_class": "link down",
-                        "source_text": "",
-                        "component": None,
-                        "component_kind": None,
-                        "start_ts": ts,
-                        "end_ts": ts + 7_200_000,
-                    },
-                ).to_record()
-            )
+            out.append(dict(incident(host, ts, ts + 7_200_000), cluster=run.cols.cluster[mid]))
     return sorted(out, key=lambda r: (r["ts"], r["event_id"]))
 
 
