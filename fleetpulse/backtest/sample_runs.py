@@ -40,7 +40,7 @@ def sample_columns(frame: pl.DataFrame) -> SampleColumns:
         pl.col("host_id").cast(pl.String),
         pl.col("cluster").cast(pl.String),
         pl.col("interval_s").cast(pl.Int64),
-        pl.col("job_id").cast(pl.String),
+        (pl.col("job_id") if "job_id" in names else pl.lit(None)).cast(pl.String).alias("job_id"),
         step_time().cast(pl.Float64),
         pl.col("bus_bw_gbps").cast(pl.Float64),
         degraded_expr(names),
@@ -78,8 +78,16 @@ def fits_expr(frame: pl.DataFrame, limits: ValidationLimits) -> pl.Expr:
     return test.alias("fits")
 
 
+NEEDED = frozenset({"agent_seq", "interval_s", "step_time_ms", "bus_bw_gbps", "gpus", "nics"})
+
+
 def sample_items(frame: pl.DataFrame, limits: ValidationLimits) -> tuple[SampleColumns, list[bool]]:
-    """A day's samples (in replay order) as columns, and which rows may be folded without a record."""
+    """A day's samples (in replay order) as columns, and which rows may be folded without a record.
+
+    A table lacking a column the validator reads has no row that fits: each goes the per-record way.
+    """
+    if not set(frame.columns) >= NEEDED:
+        return SampleColumns([], [], [], [], [], [], [], []), [False] * frame.height
     fits = frame.select(fits_expr(frame, limits)).to_series().to_list()
     return sample_columns(frame), fits
 

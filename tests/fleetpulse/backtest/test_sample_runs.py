@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import polars as pl
 import pytest
 
 from analytics.lake import Lake
@@ -21,11 +22,13 @@ from fleetpulse.backtest.events import (
 )
 from fleetpulse.backtest.frames import nested
 from fleetpulse.backtest.replay import Replay, replay
-from fleetpulse.backtest.sample_runs import SampleRun, sample_columns
+from fleetpulse.backtest.sample_runs import SampleRun, sample_columns, sample_items
+from schemas.arrow import to_table
 from streams.core.policy import Policy, load_policy
 from streams.core.samples.columns import SampleColumns
 from tests.fleetpulse.backtest.lake import incident
 from tests.fleetpulse.backtest.simulated import simulated_lake
+from tests.streams import factories as f
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +103,15 @@ def test_column_batches_decide_what_records_decide(
     assert (ours.start_ts, ours.end_ts) == (theirs.start_ts, theirs.end_ts)
     if max_temp_c is not None:
         assert ours.rejected.get("absurd_value", 0) > 10  # refused rows fell inside runs of valid ones
+
+
+def test_only_rows_the_validator_passes_fit_a_run() -> None:
+    limits = load_policy().validation
+    records = [f.sample(), f.sample(None, job=None), f.sample(), f.sample(), f.sample(host="bad host")]
+    records[2]["payload"]["gpus"][5]["temp_c"] = limits.max_temp_c + 1
+    records[3]["payload"]["nics"][0]["rx_gbps"] = float("nan")
+    frame = pl.from_arrow(to_table("HostSampled", records))
+    assert isinstance(frame, pl.DataFrame)
+    cols, fits = sample_items(frame, limits)
+    assert fits == [True, True, False, False, False] and len(cols) == 5
+    assert sample_items(frame.drop("nics"), limits)[1] == [False] * 5  # each row goes the per-record way
