@@ -51,7 +51,9 @@ def sample_columns(frame: pl.DataFrame) -> SampleColumns:
 
 def _within(expr: pl.Expr, bound: Bound) -> pl.Expr:
     _, low, high = bound
-    return expr.is_between(low, high).fill_null(False)  # NaN sorts above every number in Polars
+    # as the per-record check compares: in float64 (a float32 column would compare with the bound rounded
+    # to float32); NaN sorts above every number in Polars, so it is never within
+    return expr.cast(pl.Float64).is_between(low, high).fill_null(False)
 
 
 def fits_expr(frame: pl.DataFrame, limits: ValidationLimits) -> pl.Expr:

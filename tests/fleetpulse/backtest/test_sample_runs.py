@@ -115,3 +115,14 @@ def test_only_rows_the_validator_passes_fit_a_run() -> None:
     cols, fits = sample_items(frame, limits)
     assert fits == [True, True, False, False, False] and len(cols) == 5
     assert sample_items(frame.drop("nics"), limits)[1] == [False] * 5  # each row goes the per-record way
+
+
+def test_a_float32_value_just_over_a_bound_does_not_fit() -> None:
+    """A lake's float32 value rounded up past a float64 bound is refused as the per-record check refuses it."""
+    limits = load_policy().validation.model_copy(update={"max_temp_c": 60.2})
+    records = [f.sample()]
+    records[0]["payload"]["gpus"][0]["temp_c"] = 60.2  # stored as float32: 60.200000762939453
+    frame = pl.from_arrow(to_table("HostSampled", records))
+    assert isinstance(frame, pl.DataFrame)
+    assert frame["gpus"][0][0]["temp_c"] > limits.max_temp_c  # the record is refused
+    assert sample_items(frame, limits)[1] == [False]
