@@ -8,15 +8,15 @@ folds it for every runner.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ground.slow_peers import sample_degraded
 from schemas.events import job_step_time
 
 
-@dataclass(frozen=True, slots=True)
-class SampleColumns:
+class SampleColumns(msgspec.Struct, frozen=True):
     """Valid HostSampled records, one list per field the host windows read (row ``i`` is record ``i``)."""
 
     ts: Sequence[int]
@@ -34,18 +34,27 @@ class SampleColumns:
     @classmethod
     def of_records(cls, records: Sequence[Mapping[str, Any]]) -> SampleColumns:
         """From decoded, validated HostSampled records."""
-        payloads = [r["payload"] for r in records]
-        steps = [job_step_time(p.get("step_time_ms")) for p in payloads]
-        return cls(
-            ts=[r["ts"] for r in records],
-            host_id=[r["host_id"] for r in records],
-            cluster=[r["cluster"] for r in records],
-            interval_s=[p.get("interval_s", 0) for p in payloads],
-            job_id=[p.get("job_id") for p in payloads],
-            step_ms=steps,
-            bus_bw=[p.get("bus_bw_gbps") for p in payloads],
-            degraded=[
-                step is not None and sample_degraded(p.get("gpus") or (), p.get("nics") or ())
-                for p, step in zip(payloads, steps, strict=True)
-            ],
-        )
+        if not records:
+            return cls((), (), (), (), (), (), (), ())
+        ts, host, cluster, interval, job, step, bus_bw, degraded = zip(*map(_row, records), strict=True)
+        return cls(ts, host, cluster, interval, job, step, bus_bw, degraded)
+
+
+Row = tuple[int, str, str, int, str | None, float | None, float, bool]
+
+
+def _row(record: Mapping[str, Any]) -> Row:
+    """What the host windows read of one record, in ``SampleColumns``' field order."""
+    p = record["payload"]
+    step = job_step_time(p.get("step_time_ms"))
+    degraded = step is not None and sample_degraded(p.get("gpus") or (), p.get("nics") or ())
+    return (
+        record["ts"],
+        record["host_id"],
+        record["cluster"],
+        p.get("interval_s", 0),
+        p.get("job_id"),
+        step,
+        p.get("bus_bw_gbps"),
+        degraded,
+    )

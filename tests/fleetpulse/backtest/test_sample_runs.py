@@ -57,7 +57,7 @@ def test_lake_columns_are_the_records_columns(lake: Lake) -> None:
     frame = lake.scan(SAMPLE_TABLE).drop("date", strict=False).collect()
     ours, theirs = sample_columns(frame), SampleColumns.of_records(nested(frame))
     assert len(ours) == frame.height > 100 and any(ours.degraded) and None in ours.job_id
-    for field in SampleColumns.__slots__:
+    for field in SampleColumns.__struct_fields__:
         assert list(getattr(ours, field)) == list(getattr(theirs, field)), field
 
 
