@@ -1,4 +1,4 @@
-"""CPU per sample of the slow-host detector's pure stages (not a test): host windows (``SampleFolder``),
+"""CPU per sample of the slow-host detector's pure stages (not a test): host windows (``FetchedBatch``),
 then the cluster stage (``ClusterStage.add_bundle``: peer test and the verdict fold), as the worker runs them.
 
     .venv/bin/python bench/bench_slow_fold.py [--hosts 512] [--hours 6] [--reps 3]
@@ -23,7 +23,8 @@ from streams.core.peers.messages import ClusterItem  # noqa: E402
 from streams.core.peers.stage import ClusterStage  # noqa: E402
 from streams.core.policy import Policy  # noqa: E402
 from streams.core.samples.checkpoint import PartitionState  # noqa: E402
-from streams.core.samples.folder import SampleFolder  # noqa: E402
+from streams.core.samples.folder import FetchedBatch, SampleFolder  # noqa: E402
+from streams.sample_partitions import YIELD_EVERY  # noqa: E402
 
 START_TS = 1_767_225_600_000
 SIZES = (128, 64, 32, 16, 8, 4, 3, 2, 2, 1, 1)
@@ -80,9 +81,13 @@ def run(records: list[dict[str, Any]]) -> tuple[float, list[tuple[str, int]]]:
     found: list[tuple[str, int]] = []
     t0 = time.process_time()
     for i in range(0, len(records), 2_000):
-        items: list[ClusterItem] = []
-        for record in records[i : i + 2_000]:
-            items += folder.fold(state, record)[0]
+        batch = FetchedBatch(folder, state, None)  # as the samples stage folds one fetched batch
+        for n, record in enumerate(records[i : i + 2_000], 1):
+            if n % YIELD_EVERY == 0:
+                batch.fold()
+            batch.add(record)
+        batch.fold()
+        items: list[ClusterItem] = batch.bundles.get("c0", [])
         findings, _, _ = stage.add_bundle(store, "c0", items, f"0:{i}")
         found += [(f.host_id, f.ts) for f in findings]
     return time.process_time() - t0, found

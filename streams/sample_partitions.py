@@ -1,7 +1,8 @@
 """The partitions a samples stage owns: their host windows, the summaries sent for them, their checkpoints.
 
 Each batch a partition's consumer fetches is folded into per-host event-time windows
-(``SampleFolder``, pure) held in memory; each closed window's summary, and each partition's
+(``FetchedBatch``, pure: its valid samples folded as column batches, the fold the backtest runs) held
+in memory; each closed window's summary, and each partition's
 event-time progress, goes to the cluster stage's topic, bundled per cluster per batch so that
 Faust handles one event per batch rather than one per summary (``SummaryBundle``,
 ``streams.core.peers.messages``).
@@ -48,7 +49,7 @@ from streams.core.errors import InvalidRecordError
 from streams.core.peers.messages import ClusterItem, SummaryBundle, encode
 from streams.core.policy import Policy
 from streams.core.samples.checkpoint import PartitionState
-from streams.core.samples.folder import SampleFolder, capped
+from streams.core.samples.folder import FetchedBatch, SampleFolder, capped
 from streams.core.samples.idle import IdleSources, caught_up
 from streams.core.validate import decode_checked
 from streams.deadletter import DeadLetter, consumer_source
@@ -121,12 +122,12 @@ class SamplePartitions:
             return  # revoked while this batch was in flight
         self.torn.add(partition)  # until its summaries are sent, a checkpoint would lose them
         counts: Counter[str] = Counter()
-        bundles: dict[str, list[ClusterItem]] = {}
-        late = 0
-        newest = -1
         now_ms = int(self.clock() * 1000)
+        batch = FetchedBatch(self.folder, state, now_ms)
+        newest = -1
         for n, message in enumerate(messages, 1):
             if n % YIELD_EVERY == 0:
+                batch.fold()
                 await asyncio.sleep(0)  # let the API, the heartbeats and the other stages run
             if message.offset < state.next_offset:
                 continue  # already inside the checkpoint this partition resumed from
@@ -136,11 +137,10 @@ class SamplePartitions:
             elif record is not None:
                 counts[record["event_type"]] += 1
                 newest = max(newest, capped(record["ts"], now_ms))  # a fast clock must not run ticks early
-                out, was_late = self.folder.fold(state, record, now_ms)
-                late += was_late
-                for msg in out:
-                    bundles.setdefault(msg.cluster, []).append(msg)
+                batch.add(record)
             state.next_offset = message.offset + 1
+        batch.fold()
+        bundles, late = batch.bundles, batch.late
         if messages and self.idle.resume(partition) and state.wm >= 0:
             for msg in self.folder.progress(state):  # count this partition in the watermark again
                 bundles.setdefault(msg.cluster, []).append(msg)

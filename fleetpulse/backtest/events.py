@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from typing import Any
 
 import polars as pl
 
 from analytics.lake import Lake
-from schemas.events import ENVELOPE_FIELDS
+from fleetpulse.backtest.frames import Record, nested, ordered
+from fleetpulse.backtest.sample_runs import SampleRun, one_record, sample_items
+from schemas import HostSampled
+from streams.core.policy import ValidationLimits
 
 ERROR_TABLES = ("xid_raised", "ecc_error_observed", "pcie_aer_reported", "link_event_observed")
 SAMPLE_TABLE = "host_sampled"
@@ -27,7 +28,7 @@ REPLAYED_TABLES = (*ERROR_TABLES, SAMPLE_TABLE)
 DAY_MS = 86_400_000
 TS_STATS = (pl.len().alias("n"), pl.col("ts").min().alias("lo"), pl.col("ts").max().alias("hi"))
 
-Record = dict[str, Any]
+Item = Record | SampleRun  # what a replay reads next: a record, or a run of valid samples as columns
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +67,22 @@ class DayByDay:
         return self.count
 
     def __iter__(self) -> Iterator[Record]:
+        for day in self._days():
+            yield from read_tables(self.lake, self.tables, day)
+
+    def items(self, limits: ValidationLimits) -> Iterator[Item]:
+        """The same stream with runs of valid samples as column batches (``read_items``)."""
+        for day in self._days():
+            yield from read_items(self.lake, self.tables, day, limits)
+
+    def _days(self) -> Iterator[Period]:
         if self.first is None or self.last is None:
             return
         for day in range(self.first // DAY_MS, self.last // DAY_MS + 1):
             lo, hi = day * DAY_MS, (day + 1) * DAY_MS
             start = lo if self.period.start is None else max(lo, self.period.start)
             end = hi if self.period.end is None else min(hi, self.period.end)
-            yield from read_tables(self.lake, self.tables, Period(start, end))
+            yield Period(start, end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,26 +101,6 @@ def in_order(records: Iterable[Record]) -> list[Record]:
     return sorted(records, key=lambda r: (r["ts"], r["event_id"]))
 
 
-def nested(frame: pl.DataFrame) -> list[Record]:
-    """A frame of flat lake rows as ``unflatten`` makes them, decoded column by column: Arrow turns each
-    column (samples' nested gpus and nics too) into Python values in one pass, then rows are zipped."""
-    body = [c for c in frame.columns if c not in ENVELOPE_FIELDS and c != "date"]
-    envelopes = zip(*(_values(frame, c) for c in ENVELOPE_FIELDS), strict=True)
-    payloads = zip(*(_values(frame, c) for c in body), strict=True) if body else repeat(())
-    out = []
-    for envelope, payload in zip(envelopes, payloads, strict=False):  # no body: payloads repeats ()
-        record: Record = dict(zip(ENVELOPE_FIELDS, envelope, strict=True))
-        record["payload"] = dict(zip(body, payload, strict=True))
-        out.append(record)
-    return out
-
-
-def _values(frame: pl.DataFrame, column: str) -> list[Any]:
-    # Arrow's conversion is about twice as fast as Polars' on nested columns (samples' gpus, nics).
-    values: list[Any] = frame[column].to_arrow().to_pylist()
-    return values
-
-
 def read_table(lake: Lake, table: str, period: Period) -> list[Record]:
     """One table's records within ``period`` (the reader gives an empty frame for a missing table)."""
     return nested(lake.scan(table).filter(period.expr()).drop("date", strict=False).collect())
@@ -118,23 +108,38 @@ def read_table(lake: Lake, table: str, period: Period) -> list[Record]:
 
 def read_tables(lake: Lake, tables: Sequence[str], period: Period) -> list[Record]:
     """The tables' records within ``period`` in ``in_order``'s order, sorted on the key columns."""
-    frames = [lake.scan(t).filter(period.expr()).drop("date", strict=False).collect() for t in tables]
-    frames = [f for f in frames if f.height]
-    if not frames:
-        return []
-    keys = pl.concat(
-        [
-            f.select(
-                pl.col("ts").cast(pl.Int64),
-                pl.col("event_id").cast(pl.String),
-                pl.lit(n, pl.UInt32).alias("table"),
-                pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"),
-            )
-            for n, f in enumerate(frames)
-        ]
-    ).sort("ts", "event_id")
+    frames, table, row = ordered(lake, tables, period.expr())
     records = [nested(f) for f in frames]
-    return [records[t][i] for t, i in zip(keys["table"].to_list(), keys["row"].to_list(), strict=True)]
+    return [records[t][i] for t, i in zip(table, row, strict=True)]
+
+
+def read_items(lake: Lake, tables: Sequence[str], period: Period, limits: ValidationLimits) -> list[Item]:
+    """``read_tables``, but runs of valid samples come as column batches (``SampleRun``), not records."""
+    frames, table, row = ordered(lake, tables, period.expr())
+    sample = next((n for n, f in enumerate(frames) if f["event_type"][0] == HostSampled.EVENT_TYPE), None)
+    records = [nested(f) if n != sample else [] for n, f in enumerate(frames)]
+    if sample is None:
+        return [records[t][i] for t, i in zip(table, row, strict=True)]
+    samples = frames[sample][[i for t, i in zip(table, row, strict=True) if t == sample]]  # replay order
+    cols, fits = sample_items(samples, limits)
+    items: list[Item] = []
+    k = 0  # the next sample row
+    lo = 0  # where the current run of valid rows began
+    for t, i in zip(table, row, strict=True):
+        if t == sample and fits[k]:
+            k += 1
+            continue
+        if lo < k:
+            items.append(SampleRun(cols, lo, k))
+        if t == sample:
+            items.append(one_record(samples, k))
+            k += 1
+        else:
+            items.append(records[t][i])
+        lo = k
+    if lo < k:
+        items.append(SampleRun(cols, lo, k))
+    return items
 
 
 def read_history(lake: Lake, period: Period = Period()) -> History:

@@ -3,17 +3,20 @@
 ``streams.core.detection.DetectionCore`` is the one wiring of validation, the repeat rules, the
 sample folding, the peer comparison and the planner over the lifecycle fold (the live worker runs
 the same steps in its agents). This runner feeds it a lake's history in event-time order, with the
-incidents and operators' steps it recorded folded in at their times, and reads what it decided.
+incidents and operators' steps it recorded folded in at their times, and reads what it decided. A lake's
+valid samples reach the core as column batches (``DayByDay.items``), each run cut where an outage falls.
 """
 
 from __future__ import annotations
 
 import gc
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from fleetpulse.backtest.events import History, Record
+from fleetpulse.backtest.events import DayByDay, History, Record
+from fleetpulse.backtest.sample_runs import SampleRun
 from ground.settings.detect import PlanOrder
 from streams.core.actions import Action
 from streams.core.detection import DEFAULT_TICK_MS, DetectionCore
@@ -85,13 +88,27 @@ class Replay(DetectionCore):
         outages = iter(history.outages)
         pending = next(outages, None)
         first: int | None = None
-        for record in history.events:
+        events = history.events
+        items = events.items(self.policy.validation) if isinstance(events, DayByDay) else events
+        for item in items:
+            if isinstance(item, SampleRun):
+                ts, lo = item.cols.ts, item.lo
+                if first is None:
+                    first = ts[lo]
+                while pending is not None and pending["ts"] <= ts[item.hi - 1]:
+                    cut = bisect_left(ts, pending["ts"], lo, item.hi)  # rows before the outage's time
+                    self.samples(item.cols, lo, cut)
+                    self.logged(pending)
+                    pending = next(outages, None)
+                    lo = cut
+                self.samples(item.cols, lo, item.hi)
+                continue
             if first is None:
-                first = record["ts"]
-            while pending is not None and pending["ts"] <= record["ts"]:
+                first = item["ts"]
+            while pending is not None and pending["ts"] <= item["ts"]:
                 self.logged(pending)
                 pending = next(outages, None)
-            self.step(record)
+            self.step(item)
         while pending is not None:  # recorded before the end of the period, after the last event
             self.logged(pending)
             pending = next(outages, None)

@@ -2,9 +2,10 @@
 
 validate -> classify -> repeat fold (errors, ``stages.repeat_step``) | sample folding (``SampleFolder``)
 -> peer comparison (``stages.peer_step``) -> planner over the lifecycle fold (``OrderedPlan`` in event-time
-order, or ``Planner`` ticks in arrival order). The backtest and the twin drive it record by record; the
-live worker runs the same steps in its agents, one stage per topic. One source partition, event time
-only, state in a ``CoreState``: the same records and policy give the same findings and actions.
+order, or ``Planner`` ticks in arrival order). The backtest and the twin drive it record by record, or with
+runs of valid samples as column batches (``samples``); the live worker runs the same steps in its agents,
+one stage per topic. One source partition, event time only, state in a ``CoreState``: the same records
+and policy give the same findings and actions.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from streams.core.planning.sources import SourceTimes
 from streams.core.planning.ticks import TickSchedule
 from streams.core.policy import Policy
 from streams.core.samples.checkpoint import PartitionState
+from streams.core.samples.columns import SampleColumns
 from streams.core.samples.folder import SampleFolder
 from streams.core.stages import peer_step, repeat_step
 from streams.core.state import CoreState
@@ -97,13 +99,7 @@ class DetectionCore:
     def step(self, record: dict[str, Any]) -> None:
         """One error or sample, read at the next offset of the one source partition."""
         ts = record["ts"]
-        if self.next_tick is not None and ts >= self.next_tick:
-            self._flush()
-            self.tick()
-        self.watermark = ts if self.watermark is None else max(self.watermark, ts)
-        if self.next_tick is None or ts >= self.next_tick:
-            self.next_tick = (ts // self.tick_ms + 1) * self.tick_ms
-        self.offset += 1
+        self._read(ts)
         try:
             check(
                 record, self.policy.validation, ts
@@ -113,10 +109,28 @@ class DetectionCore:
             return
         self.replayed[record["event_type"]] += 1
         if record["event_type"] == HostSampled.EVENT_TYPE:
-            self._sample(record)
+            self._sample(SampleColumns.of_records([record]), 0)
         else:
             self._error(record)
             self.times.errors_read(PARTITION, ts)
+
+    def samples(self, cols: SampleColumns, lo: int = 0, hi: int | None = None) -> None:
+        """Rows ``lo:hi`` of a batch of valid samples, read at the next offsets (as ``step`` of each)."""
+        hi = len(cols) if hi is None else hi
+        self.replayed[HostSampled.EVENT_TYPE] += max(0, hi - lo)
+        for i in range(lo, hi):
+            self._read(cols.ts[i])
+            self._sample(cols, i)
+
+    def _read(self, ts: int) -> None:
+        """A record at event time ``ts`` is read: tick first if it starts a new tick, then move the offset."""
+        if self.next_tick is not None and ts >= self.next_tick:
+            self._flush()
+            self.tick()
+        self.watermark = ts if self.watermark is None else max(self.watermark, ts)
+        if self.next_tick is None or ts >= self.next_tick:
+            self.next_tick = (ts // self.tick_ms + 1) * self.tick_ms
+        self.offset += 1
 
     def _error(self, record: dict[str, Any]) -> None:
         self._flush()  # samples before this error reach the planner before it does
@@ -128,9 +142,9 @@ class DetectionCore:
         if step.finding is not None:
             self._plan(step.finding)
 
-    def _sample(self, record: dict[str, Any]) -> None:
+    def _sample(self, cols: SampleColumns, i: int) -> None:
         self.sampled = True
-        messages, late = self.folder.fold(self.partition, record)
+        messages, late = self.folder.fold_row(self.partition, cols, i)
         if late:
             self.late["samples"] += 1
         self.pending += messages

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from schemas import FLEET, Codec, DecodeError
@@ -50,7 +51,7 @@ def _count(record: Mapping[str, Any], name: str, value: Any, limits: ValidationL
 
 
 @functools.lru_cache(maxsize=1 << 16)  # a fleet repeats its ids: checked once each, not per record
-def _valid_id(value: str) -> bool:
+def envelope_id_ok(value: str) -> bool:
     return value == FLEET or valid_id(value)  # the rule every way in checks (schemas.bounds)
 
 
@@ -58,7 +59,7 @@ def _check_id(record: Mapping[str, Any], field: str) -> None:
     value = record.get(field)
     if not value:
         raise _bad(f"missing_{field}", record)
-    if not isinstance(value, str) or not _valid_id(value):
+    if not isinstance(value, str) or not envelope_id_ok(value):
         shown = value[:40] if isinstance(value, str) else value
         raise _bad(f"malformed_{field}: {shown!r} ({ID_RULE})", record)
 
@@ -106,8 +107,51 @@ def _check_sample(record: Mapping[str, Any], p: Mapping[str, Any], limits: Valid
             _count(record, name, nic[name], limits)
 
 
+Bound = tuple[str, float, float]  # field, lowest and highest believable value
+
+
+@dataclass(frozen=True, slots=True)
+class SampleBounds:
+    """The ranges a HostSampled payload's numbers must lie in (``_check_sample`` names which one failed).
+
+    One table for every way a sample is checked: record by record here (``_sample_believable``) and over
+    a batch's columns (the backtest's lake reader builds its column test from the same table).
+    """
+
+    top: tuple[Bound, ...]  # payload fields; ``step_time_ms`` may also be null (no job)
+    gpus: tuple[Bound, ...]  # every item of ``gpus``
+    nics: tuple[Bound, ...]  # every item of ``nics``
+    nullable: frozenset[str] = frozenset({"step_time_ms"})
+
+
+@functools.lru_cache(maxsize=8)
+def sample_bounds(limits: ValidationLimits) -> SampleBounds:
+    mc, mbw = limits.max_count, limits.max_bus_bw_gbps
+    counts = tuple((name, 0, mc) for name in GPU_COUNTERS)
+    return SampleBounds(
+        top=(
+            ("interval_s", 1, limits.max_interval_s),
+            ("step_time_ms", 0.0, limits.max_step_time_ms),
+            ("bus_bw_gbps", 0.0, mbw),
+        ),
+        gpus=(
+            ("gpu", 0, limits.max_gpu_index),
+            ("temp_c", -50.0, limits.max_temp_c),
+            ("power_w", 0.0, limits.max_power_w),
+            ("util_pct", 0.0, 100.0),
+            *counts,
+        ),
+        nics=(
+            ("port", 0, limits.max_port_index),
+            ("rx_gbps", 0.0, mbw),
+            ("tx_gbps", 0.0, mbw),
+            *((name, 0, mc) for name in NIC_COUNTERS),
+        ),
+    )
+
+
 def _sample_believable(p: Mapping[str, Any], limits: ValidationLimits) -> bool:
-    """The hot path: True when every range check of ``_check_sample`` passes.
+    """The hot path: True when every range check of ``_check_sample`` passes (``sample_bounds``).
 
     Values come typed by the Avro schema, and a chained comparison against finite bounds is
     already False for NaN and infinities, so no isinstance/isfinite calls are needed here;
@@ -115,38 +159,16 @@ def _sample_believable(p: Mapping[str, Any], limits: ValidationLimits) -> bool:
     names the problem. Same verdicts, a fraction of the function calls (samples are most of
     a worker's input).
     """
-    mg, mt, mp, mc = limits.max_gpu_index, limits.max_temp_c, limits.max_power_w, limits.max_count
-    mbw, mport = limits.max_bus_bw_gbps, limits.max_port_index
-    step = p["step_time_ms"]  # null since v2: no job reports on the host
-    if not (
-        1 <= p["interval_s"] <= limits.max_interval_s
-        and (step is None or 0.0 <= step <= limits.max_step_time_ms)
-        and 0.0 <= p["bus_bw_gbps"] <= mbw
-    ):
-        return False
-    for g in p["gpus"]:
-        if not (
-            0 <= g["gpu"] <= mg
-            and -50.0 <= g["temp_c"] <= mt
-            and 0.0 <= g["power_w"] <= mp
-            and 0.0 <= g["util_pct"] <= 100.0
-            and 0 <= g["ecc_sbe"] <= mc
-            and 0 <= g["ecc_dbe"] <= mc
-            and 0 <= g["retired_pages"] <= mc
-            and 0 <= g["pcie_replay"] <= mc
-            and 0 <= g["nvlink_errors"] <= mc
-        ):
+    bounds = sample_bounds(limits)
+    for name, low, high in bounds.top:
+        value = p[name]
+        if not ((value is None and name in bounds.nullable) or low <= value <= high):
             return False
-    for nic in p["nics"]:
-        if not (
-            0 <= nic["port"] <= mport
-            and 0.0 <= nic["rx_gbps"] <= mbw
-            and 0.0 <= nic["tx_gbps"] <= mbw
-            and 0 <= nic["symbol_errors"] <= mc
-            and 0 <= nic["link_downed"] <= mc
-            and 0 <= nic["carrier_changes"] <= mc
-        ):
-            return False
+    for items, table in ((p["gpus"], bounds.gpus), (p["nics"], bounds.nics)):
+        for item in items:
+            for name, low, high in table:
+                if not low <= item[name] <= high:
+                    return False
     return True
 
 

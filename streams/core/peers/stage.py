@@ -22,6 +22,7 @@ from streams.core.policy import SlowHostPolicy
 from streams.core.state import KeyedState
 
 Store = KeyedState  # the cluster stage's table: JSON-able values
+NEVER = 2**63  # an event time no watermark reaches
 
 
 class ClusterStage:
@@ -91,7 +92,9 @@ class ClusterStage:
             findings += [Finding.from_record(r) for r in _emitted(store, cluster, bundle_id)]
         verdicts: list[Verdict] = []
         late = 0
+        advanced: int | None = None  # the watermark windows were last closed at in this bundle
         for item in items:
+            opened = NEVER  # when the window this item opened closes
             if not isinstance(item, HostSummary):
                 self._note(meta, item.src, item.nsrc, item.wm, idle=isinstance(item, SourceIdle))
             elif self._late(item, meta.closed):
@@ -106,6 +109,11 @@ class ClusterStage:
                 ]
                 meta.open[str(item.window_start)] = item.window_end
                 self._note(meta, item.src, item.nsrc, item.wm)
+                opened = self.closes_at(item.window_start, item.window_end)
+            wm = self.watermark(meta)
+            if wm is None or (wm == advanced and opened > wm):
+                continue  # the watermark has not moved and no window it closes was opened: nothing closes
+            advanced = wm
             f, v = self._advance(store, cluster, meta, staged, bundle_id if replayable else None)
             findings += f
             verdicts += v

@@ -1,4 +1,4 @@
-"""The pure part of the host-window stage: one decoded sample -> messages for the cluster stage.
+"""The pure part of the host-window stage: a batch of samples (or one record) -> messages for the cluster stage.
 
 ``SampleFolder`` folds a partition's samples into per-host windows (``HostStage``) and says when the
 partition's event time enters a new window; ``streams.samples`` runs it over a consumer.
@@ -14,11 +14,13 @@ import msgspec
 from streams.core.peers.messages import ClusterItem, SourceIdle, SourceProgress
 from streams.core.policy import Policy
 from streams.core.samples.checkpoint import PartitionState
+from streams.core.samples.columns import SampleColumns
 from streams.core.samples.windows import HostStage, window_bounds
 
 
 class SampleFolder:
-    """The pure part: one decoded sample -> messages for the cluster stage (summaries, progress)."""
+    """The pure part: samples, a batch (``fold_columns``) or one record at a time -> messages for the
+    cluster stage (summaries, progress)."""
 
     def __init__(self, policy: Policy, nsrc: int, clusters: Callable[[], Iterable[str]]) -> None:
         self.stage = HostStage(policy.slow_host)
@@ -32,30 +34,51 @@ class SampleFolder:
     ) -> tuple[list[ClusterItem], bool]:
         """Fold one valid record; (messages keyed by their ``cluster``, was_late).
 
+        A HostSampled record is a one-row batch (``fold_row``); any other record only moves the
+        partition's event time.
+        """
+        if record["event_type"] == "HostSampled":
+            return self.fold_row(state, SampleColumns.of_records([record]), 0, now_ms)
+        return self._progress(state, record["ts"], 0, record["cluster"], now_ms), False
+
+    def fold_columns(
+        self, state: PartitionState, cols: SampleColumns, now_ms: int | None = None
+    ) -> tuple[list[ClusterItem], int]:
+        """Fold a batch of valid samples in order; (messages keyed by their ``cluster``, rows late)."""
+        out: list[ClusterItem] = []
+        late = 0
+        for i in range(len(cols)):
+            messages, was_late = self.fold_row(state, cols, i, now_ms)
+            out += messages
+            late += was_late
+        return out, late
+
+    def fold_row(
+        self, state: PartitionState, cols: SampleColumns, i: int, now_ms: int | None = None
+    ) -> tuple[list[ClusterItem], bool]:
+        """Fold row ``i`` of a batch; (messages keyed by their ``cluster``, was_late).
+
         With ``now_ms``, the event time reported downstream (progress, summaries' ``wm``) is
         capped at it: one host's fast clock must not close every cluster's windows early.
         """
         out: list[ClusterItem] = []
-        late = False
-        if record["event_type"] == "HostSampled":
-            summaries, late = self.stage.add_sample(state.hosts, record)
-            for summary in summaries:
-                wm = capped(summary.wm, now_ms)
-                out.append(msgspec.structs.replace(summary, src=state.partition, nsrc=self.nsrc, wm=wm))
-        out += self._progress(state, record, now_ms)
+        summaries, late = self.stage.add_row(state.hosts, cols, i)
+        for summary in summaries:
+            wm = capped(summary.wm, now_ms)
+            out.append(msgspec.structs.replace(summary, src=state.partition, nsrc=self.nsrc, wm=wm))
+        out += self._progress(state, cols.ts[i], cols.interval_s[i], cols.cluster[i], now_ms)
         return out, late
 
     def _progress(
-        self, state: PartitionState, record: dict[str, Any], now_ms: int | None = None
+        self, state: PartitionState, ts: int, interval_s: int, cluster: str, now_ms: int | None = None
     ) -> list[ClusterItem]:
         """Tell every cluster when this partition's event time (capped at ``now_ms``) enters a new window."""
-        ts = capped(record["ts"], now_ms)
+        ts = capped(ts, now_ms)
         if ts <= state.wm:
             return []
         state.wm = ts
-        interval = record["payload"].get("interval_s", 0) if record["event_type"] == "HostSampled" else 0
-        start, _ = window_bounds(ts, interval, self.window)
-        self.seen_clusters.add(record["cluster"])
+        start, _ = window_bounds(ts, interval_s, self.window)
+        self.seen_clusters.add(cluster)
         if state.wm_window == start:
             return []
         state.wm_window = start
@@ -71,3 +94,36 @@ class SampleFolder:
 def capped(ts: int, now_ms: int | None) -> int:
     """An event time no later than now: validation lets a clock run ``max_future`` ahead."""
     return ts if now_ms is None else min(ts, now_ms)
+
+
+class FetchedBatch:
+    """One fetched batch of a partition: valid records in, messages per cluster out (``bundles``).
+
+    Samples are held and folded as one column batch (``fold_columns``) at ``fold``, or when a record of
+    another type comes, which only moves the partition's event time, in its place among them.
+    """
+
+    def __init__(self, folder: SampleFolder, state: PartitionState, now_ms: int | None) -> None:
+        self.folder, self.state, self.now_ms = folder, state, now_ms
+        self.bundles: dict[str, list[ClusterItem]] = {}
+        self.late = 0  # samples too late to count
+        self._run: list[dict[str, Any]] = []
+
+    def add(self, record: dict[str, Any]) -> None:
+        if record["event_type"] == "HostSampled":
+            self._run.append(record)
+            return
+        self.fold()
+        self._keep(self.folder.fold(self.state, record, self.now_ms)[0])
+
+    def fold(self) -> None:
+        """Fold the samples held so far."""
+        if self._run:
+            out, late = self.folder.fold_columns(self.state, SampleColumns.of_records(self._run), self.now_ms)
+            self._run = []
+            self.late += late
+            self._keep(out)
+
+    def _keep(self, messages: list[ClusterItem]) -> None:
+        for msg in messages:
+            self.bundles.setdefault(msg.cluster, []).append(msg)

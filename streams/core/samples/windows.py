@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
-from ground.slow_peers import sample_degraded, window_bounds
-from schemas.events import job_step_time
+from ground.slow_peers import window_bounds
 from streams.core.peers.messages import HostSummary
 from streams.core.peers.state import HostWindows, Window
 from streams.core.policy import SlowHostPolicy
+from streams.core.samples.columns import SampleColumns
 
 HostStore = MutableMapping[str, HostWindows]  # the host windows of one samples partition
 _NO_WINDOWS = HostWindows()
@@ -30,45 +30,54 @@ class HostStage:
         self.policy = policy
 
     def add_sample(self, store: HostStore, record: dict[str, Any]) -> tuple[list[HostSummary], bool]:
-        """Fold one HostSampled record; return (summaries of windows it closed, was_late).
+        """Fold one HostSampled record (``add_row`` of a one-row batch)."""
+        return self.add_row(store, SampleColumns.of_records([record]), 0)
+
+    def add_row(self, store: HostStore, cols: SampleColumns, i: int) -> tuple[list[HostSummary], bool]:
+        """Fold row ``i`` of a batch of samples; return (summaries of windows it closed, was_late).
 
         A summary's ``src``/``nsrc`` are left at one partition: the caller knows where it read the record.
         """
-        p = record["payload"]
-        host = record["host_id"]
-        step = job_step_time(p.get("step_time_ms"))
-        if p.get("job_id") is None or step is None:
+        job = cols.job_id[i]
+        step = cols.step_ms[i]
+        if job is None or step is None:
             return [], False  # no job on the host: nothing to compare
+        host = cols.host_id[i]
+        ts = cols.ts[i]
+        bus_bw = cols.bus_bw[i]
         state = store.get(host) or _NO_WINDOWS
-        start, end = window_bounds(record["ts"], p["interval_s"], self.policy.window)
+        start, end = window_bounds(ts, cols.interval_s[i], self.policy.window)
         closed = state.closed
         if closed is not None and end <= closed:
             return [], True
         windows = dict(state.w)
         key = str(start)
         acc = windows.get(key)
-        deg = dict(state.deg)
-        if sample_degraded(p.get("gpus") or (), p.get("nics") or ()):
+        deg = state.deg  # copied before it changes (most samples leave it as it is)
+        if cols.degraded[i]:
+            deg = dict(deg)
             deg[key] = deg.get(key, 0) + 1
         # the job is the window's last one (a host changing jobs mid-window is compared with the new one)
         if acc is None:
-            windows[key] = Window(step, p["bus_bw_gbps"], 1, end, p["job_id"])
+            windows[key] = Window(step, bus_bw, 1, end, job)
         else:
-            windows[key] = Window(
-                acc.step_ms + step, acc.bus_bw + p["bus_bw_gbps"], acc.n + 1, end, p["job_id"]
-            )
-        wm = record["ts"] if state.wm is None else max(state.wm, record["ts"])
+            windows[key] = Window(acc.step_ms + step, acc.bus_bw + bus_bw, acc.n + 1, end, job)
+        wm = ts if state.wm is None or ts > state.wm else state.wm
         summaries = []
-        for key in sorted(windows, key=int):
+        grace = self.policy.host_grace
+        for key in sorted(windows, key=int) if len(windows) > 1 else list(windows):
             w = windows[key]
-            if w.end + self.policy.host_grace <= wm and w.end <= start:
+            if w.end + grace <= wm and w.end <= start:
                 del windows[key]
-                bad = deg.pop(key, 0)
+                bad = 0
+                if key in deg:
+                    deg = dict(deg) if deg is state.deg else deg
+                    bad = deg.pop(key)
                 closed = w.end if closed is None else max(closed, w.end)
                 summaries.append(
                     HostSummary(
                         host_id=host,
-                        cluster=record["cluster"],
+                        cluster=cols.cluster[i],
                         window_start=int(key),
                         window_end=w.end,
                         step_ms=w.step_ms / w.n,
