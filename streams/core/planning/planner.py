@@ -148,8 +148,8 @@ class Planner:
             or self._halt_due(state, b, now)
         )
         trains = self.trains.signature(state, domain, now) if self.trains is not None else None
-        if trains is not None:
-            return (due, b.out, b.queued, b.halted, trains)
+        if trains is not None:  # ``work`` too: a repair falling due moves its domain while a campaign is open
+            return (due, b.out, b.queued, b.halted, bool(work), trains)
         return (due, b.out, b.queued, b.halted, state.count) if work else None
 
     # -- steps --------------------------------------------------------------------------------
