@@ -9,8 +9,8 @@ from streams.core.fleet.lifecycle import FleetState, apply
 from streams.core.planning.planner import Planner
 from streams.core.planning.ticks import TickSchedule
 from streams.core.policy import load_policy
-from streams.trains.campaign import CHANGE, STEPS_COUNTED, STEPS_RULE
-from streams.trains.step_time import StepSettings, StepTest
+from streams.trains.step_forward import steps_action
+from streams.trains.step_time import StepSettings, StepTest, StepWindow
 from tests.streams.trains.test_error_days import T0, campaign, inventory
 
 W = 5 * 60_000
@@ -18,19 +18,10 @@ HOUR = 3_600_000
 HOSTS = {f"h{i}": "md0" if i < 4 else "md1" for i in range(8)}
 
 
-def window(cid: str, i: int, diff: float, se: float) -> Action:
+def window(state: FleetState, cid: str, i: int, diff: float, se: float) -> Action:
     """A window of step times as the cluster stage forwards it (``streams.trains.step_forward``)."""
-    return Action(
-        action_id=f"steps-{i}",
-        kind=STEPS_COUNTED,
-        host_id="-",
-        cluster="c0",
-        domain="-",
-        operation=CHANGE,
-        ts=T0 + HOUR + i * W,
-        finding_id=cid,
-        rule=f"{STEPS_RULE}2,6,{diff!r},{se!r}",
-    )
+    w = StepWindow(T0 + HOUR + i * W, 2, 6, diff, se)
+    return steps_action(state.trains.campaigns[cid], "c0", w.ts, w)
 
 
 def test_a_step_time_halt_is_decided_at_the_tick_after_the_window_that_crosses_the_bound() -> None:
@@ -67,7 +58,8 @@ def test_a_step_time_halt_is_decided_at_the_tick_after_the_window_that_crosses_t
     crossed = None
     for i in range(1, 40):
         now = T0 + HOUR + i * W
-        apply(state, window(cid, i, math.log(1.04), 0.05))  # 4 % slower, noisy: several windows to halt
+        # 4 % slower, noisy: several windows to halt
+        apply(state, window(state, cid, i, math.log(1.04), 0.05))
         expected.feed(camp.steps)
         verdict = expected.verdict()
         assert verdict is not None
@@ -79,10 +71,12 @@ def test_a_step_time_halt_is_decided_at_the_tick_after_the_window_that_crosses_t
         break
     assert crossed is not None and crossed > 2, "the test needs a halt a few windows in"
     # the window that crosses the bound halts the campaign at the very next tick, in the first domain
-    assert moved[0] == "md0" and camp.status == "halted"
+    assert camp.status == "halted" and halts, f"window {crossed} crossed the bound: the next tick halts"
+    assert moved[0] == "md0"
     [halt] = halts
     assert (halt.ts, halt.domain, halt.finding_id) == (T0 + HOUR + crossed * W, "md0", cid)
-    assert "step time" in (halt.reason or "") or "steps" in (halt.reason or "")
+    reason = halt.reason or ""
+    assert reason.startswith("step time: +4.0 % on the new version") and f"over {crossed} windows" in reason
 
 
 def test_a_repair_falling_due_moves_its_domain_while_a_campaign_is_open() -> None:
