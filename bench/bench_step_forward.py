@@ -3,9 +3,9 @@
 Each window the cluster stage closes becomes one ``steps_counted`` action per open campaign
 (``streams.trains.step_forward``): with 5-minute windows, 288 a day per cluster and campaign. Each
 costs the cluster worker the comparison (``StepForward.observe``) and the record's encoding, and
-every worker the fold of the action; it also changes every domain's work signature (the campaign's
-step windows are in it), so the planner's next tick (``streams.core.planning.ticks``) reconciles
-every domain of the fold once. This runs a good campaign on meta-48k's shape in the twin for
+every worker the fold of the action and the planner's next tick (``streams.core.planning.ticks``),
+which takes every domain's work signature again; only a window that halts the campaign changes them
+(``Conductor.signature``), so a tick reconciles no domain for the others. This runs a good campaign on meta-48k's shape in the twin for
 ``--days`` (so the fold holds the domains a live planner would), then times those parts on that
 state, one window at a time; the broker's send is not counted.
 

@@ -86,7 +86,12 @@ class Conductor:
         return due
 
     def signature(self, state: FleetState, domain: str, now: int) -> tuple[Any, ...] | None:
-        """What ``step`` would act on in ``domain`` (None: no campaign open), for the planner's ticks."""
+        """What ``step`` would act on in ``domain`` (None: no campaign open), for the planner's ticks.
+
+        Of the step windows only the step-time verdict's halt is in it, not their count: a ``steps_counted``
+        action (one a cluster and window) moves no domain unless it halts the campaign, and then the first
+        domain ticked halts it, as when every domain was moved after each window.
+        """
         open_ = [c for c in state.trains.campaigns.values() if c.status != "completed"]
         if not open_:
             return None
@@ -99,7 +104,8 @@ class Conductor:
                 len(c.visits),
                 c.upgraded,
                 len(c.faults),
-                len(c.steps),
+                self.gate.step_halts(state, c),  # a window that does not flip it changes nothing here
+                self.gate.soak_passed(c, now),
                 c.tallies().verified,
                 sum(
                     v.applied_ts is not None and v.done_ts is None and v.applied_ts + burn_in <= now

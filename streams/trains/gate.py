@@ -50,6 +50,19 @@ class Gate:
         test.feed(camp.steps)
         return test.verdict()
 
+    def step_halts(self, state: FleetState, camp: Campaign) -> bool:
+        """Whether the step-time test says halt: all that ``check`` reads of the step windows, so a window
+        that leaves it unchanged moves nothing (the planner's ticks: ``Conductor.signature``)."""
+        verdict = self.step_verdict(state, camp)
+        return verdict is not None and verdict.state == "halt"
+
+    def soak_passed(self, camp: Campaign, now: int) -> bool:
+        """Whether ``check`` would open the gate by time alone (its hosts ran ``gate_soak`` verified)."""
+        if camp.accepted:
+            return False
+        filled = self._gate_filled(camp)
+        return filled is not None and now - filled >= self.policy.trains.gate_soak
+
     def check(self, state: FleetState, camp: Campaign, domain: str, now: int, out: list[Action]) -> bool:
         """Halt the campaign when a fault class or step time is worse on the new version (True), open
         the gate when accepted."""

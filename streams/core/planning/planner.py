@@ -10,7 +10,7 @@ operator's step) takes no capacity from its own operation; when the hosts with o
 ``failure_buffer_pct`` the train halts (``train_halted``, by a new finding or an outage starting) instead of draining more; it resumes by
 itself once they fall back within the buffer, or when a person resumes it (``resume``), after
 which the backlog drains within capacity and the next new failure over the buffer halts it again.
-Repairs complete in event time: ``repaired``/``verified``/``returned`` at start + repair time (drawn,
+Repairs complete in event time (``streams.core.planning.completion``): ``repaired``/``verified``/``returned`` at start + repair time (drawn,
 seeded by the operation, from the times measured for the repair's cause and kind when known, else the policy's). Both buffers count every
 host of the domain that is out, whatever took it out: the planner's own work, incidents the
 fleet recorded and operators' steps (``streams.core.fleet.outages``), at the decision's event time.
@@ -25,21 +25,12 @@ from typing import Any
 
 from streams.core.actions import ABSORBED, ESCALATED, REQUEST_KIND, Action
 from streams.core.findings import Finding
-from streams.core.fleet.lifecycle import FleetState, HostState, Operation
+from streams.core.fleet.lifecycle import FleetState, Operation
 from streams.core.planning.budget import DomainBudget, DomainBuffers
-from streams.core.planning.emit import (
-    Wait,
-    emit,
-    finding_action,
-    halt_action,
-    hand_over_or_return,
-    op_action,
-    resume_action,
-)
+from streams.core.planning.completion import Completions, domain_hosts
+from streams.core.planning.emit import emit, finding_action, halt_action, op_action, resume_action
 from streams.core.planning.escalation import escalation_of
-from streams.core.planning.repair_times import RepairTimes
 from streams.core.policy import Policy
-from streams.trains.campaign import CHANGE
 from streams.trains.conductor import Conductor, FleetView
 
 
@@ -57,7 +48,7 @@ class Planner:
         self.policy = policy
         self.buffers = DomainBuffers(policy, members)
         self.trains = Conductor(policy, view, self.buffers) if view is not None else None
-        self.repair_times = RepairTimes(policy)
+        self.completions = Completions(policy, self.trains)
 
     def budgets(self, state: FleetState, domain: str, size: int, now: int | None = None) -> DomainBudget:
         """The domain's buffers at event time ``now`` (default: the newest event folded)."""
@@ -70,7 +61,7 @@ class Planner:
         out: list[Action] = []
         # Repairs due by the finding's event time complete first, so the decision below depends on
         # event time only, never on whether a wall-clock tick happened to run reconcile() before.
-        self._complete_due(state, domain, finding.ts, out)
+        self.completions.complete_due(state, domain, finding.ts, out)
         if finding.finding_id in state.findings:
             pass  # re-delivered (a replay upstream): decided before
         elif (absorber := self._absorbing(state, finding)) is not None:
@@ -96,7 +87,7 @@ class Planner:
         Called at every time the domain's capacity may change (``next_wake``), not only at findings.
         """
         out: list[Action] = []
-        self._complete_due(state, domain, now, out)
+        self.completions.complete_due(state, domain, now, out)
         self._maybe_halt(state, domain, size, now, out)
         self._maybe_resume(state, domain, size, now, out)
         if self.trains is not None:  # change campaigns queue within the buffer before waiting work starts
@@ -106,12 +97,7 @@ class Planner:
 
     def next_due(self, state: FleetState, domain: str) -> int | None:
         """Event time of the next repair completion in the domain (for tick scheduling)."""
-        dues = [
-            self._due(state, h.current)
-            for h in self._hosts(state, domain)
-            if h.current and h.current.started_ts is not None and h.current.operation != CHANGE
-        ]
-        return min(dues) if dues else None
+        return self.completions.next_due(state, domain)
 
     def next_wake(
         self, state: FleetState, domain: str, after: int, changes: list[int] | None = None
@@ -126,8 +112,10 @@ class Planner:
         """
         times = [
             t
-            for h in self._hosts(state, domain)
-            if h.current and h.current.started_ts is not None and (t := self._due(state, h.current)) > after
+            for h in domain_hosts(state, domain)
+            if h.current
+            and h.current.started_ts is not None
+            and (t := self.completions.due(state, h.current)) > after
         ]
         if changes is None:
             changes = self.wake_changes(state, domain, after)
@@ -160,8 +148,8 @@ class Planner:
             or self._halt_due(state, b, now)
         )
         trains = self.trains.signature(state, domain, now) if self.trains is not None else None
-        if trains is not None:
-            return (due, b.out, b.queued, b.halted, trains)
+        if trains is not None:  # ``work`` too: a repair falling due moves its domain while a campaign is open
+            return (due, b.out, b.queued, b.halted, bool(work), trains)
         return (due, b.out, b.queued, b.halted, state.count) if work else None
 
     # -- steps --------------------------------------------------------------------------------
@@ -174,70 +162,9 @@ class Planner:
         ops = ([host.current] if host.current else []) + host.waiting
         return next((op for op in ops if op.operation == finding.recommended_action), None)
 
-    def _due(self, state: FleetState, op: Operation) -> int:
-        return (op.started_ts or 0) + self.repair_time_ms(state, op)
-
     def repair_time_ms(self, state: FleetState, op: Operation) -> int:
         """The operation's repair time (``RepairTimes``): the same in every worker and replay."""
-        return self.repair_times.of(state, op)
-
-    def _hosts(self, state: FleetState, domain: str) -> list[HostState]:
-        return [state.hosts[h] for h in sorted(state.peek_domain(domain).hosts)]
-
-    def _complete_due(self, state: FleetState, domain: str, now: int, out: list[Action]) -> None:
-        """Complete every repair due by ``now``, earliest first, including work handed over meanwhile.
-
-        One pass over the repairs open at the start would leave an operation handed over at T and
-        due before ``now`` open, and the halt decision that follows would count a host that is back.
-        """
-        held: set[str] = set()  # verified, their next operation (a change) waiting for its turn
-        while True:
-            earliest = min(
-                (
-                    (self._due(state, h.current), h.host_id)
-                    for h in self._hosts(state, domain)
-                    if h.current and self._in_repair(h) and h.host_id not in held
-                ),
-                default=None,
-            )
-            if earliest is None or earliest[0] > now:
-                break
-            when, host_id = earliest
-            host = state.hosts[host_id]
-            op = host.current
-            assert op is not None
-            prev = op.last_action_id
-            # kept out after its repair for its change's turn (``hand_over_or_return``): it starts now
-            nxt = host.waiting[0] if host.waiting else None
-            if (
-                op.phase == "verified"
-                and nxt is not None
-                and nxt.operation == CHANGE
-                and nxt.phase == "deferred"
-            ):
-                when = now
-            for kind in ("repaired", "verified"):
-                prev = op_action(state, out, host, op, kind, when, caused_by=prev)
-            hand_over_or_return(state, out, host, op, when, prev, wait=self._wait(state))
-            if host.current is op:
-                held.add(host_id)
-
-    def _wait(self, state: FleetState) -> Wait | None:
-        """Why a host's next operation may not start now: a change needs its domain's turn (``Conductor.turn``)."""
-        trains = self.trains
-        if trains is None:
-            return None
-        return lambda host, op: trains.turn(state, host, op)
-
-    @staticmethod
-    def _in_repair(host: HostState) -> bool:
-        """In repair, or past it in a completion chain a crash cut short (its missing steps are re-emitted)."""
-        return (
-            host.current is not None
-            and host.current.phase in ("in_repair", "repaired", "verified")
-            and host.current.started_ts is not None
-            and host.current.operation != CHANGE  # a campaign's change completes by the host's report
-        )
+        return self.completions.repair_times.of(state, op)
 
     def _maybe_halt(self, state: FleetState, domain: str, size: int, now: int, out: list[Action]) -> None:
         """Halt when a failure pushes the domain past its failure buffer, whatever brought the failure:
@@ -291,7 +218,7 @@ class Planner:
                 why = "train halted"
             elif not away and self.buffers.counts(state, domain, now)[0] >= capacity:
                 why = f"domain at capacity ({capacity} hosts out)"
-            elif (wait := self._wait(state)) is not None and (hold := wait(host, op)) is not None:
+            elif (wait := self.completions.wait(state)) is not None and (hold := wait(host, op)) is not None:
                 why = hold.reason  # a change starts on its domain's turn in its running campaign only
             if why is not None:
                 if op.phase != "deferred":
@@ -311,7 +238,7 @@ class Planner:
         operation no finding, queue or due time would ever move again, and its host out for good.
         The ids are deterministic, so steps already in the log are not emitted twice.
         """
-        for host in self._hosts(state, domain):
+        for host in domain_hosts(state, domain):
             op = host.current
             if op is None or op.phase not in ("draining", "drained"):
                 continue
