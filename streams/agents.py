@@ -33,13 +33,11 @@ from streams.fleet_fold import FleetFold
 from streams.intake import Intake
 from streams.metrics import DetectMetrics
 from streams.outputs import Outputs
-from streams.planner_shell import PlannerShell
+from streams.planner_shell import PlannerShell, upstream_caught_up
 from streams.samples import SamplesStage
 from streams.tailer import WorkerLogs, catch_up_retrying
 from streams.trains.error_days import ErrorDays
 from streams.trains.step_forward import StepForward
-
-PROGRESS_INTERVAL_S = 0.25  # how often the finding sources' marks are looked at (event-time planning)
 
 
 @dataclass(frozen=True)
@@ -141,10 +139,11 @@ def register_agents(app: faust.App, parts: AgentParts) -> dict[str, Any]:
                 continue
             # the fleet state has every action published so far, the inventory every domain's size:
             # a restarted worker deciding a re-delivered message on an unread inventory sized a domain
-            # by the hosts it had seen fail, and halted its train
-            await asyncio.gather(
-                catch_up_retrying(parts.logs.actions), catch_up_retrying(parts.logs.inventory)
-            )
+            # by the hosts it had seen fail, and halted its train (marks releasing nothing read neither)
+            if parts.plans.needs_fleet(msg, event.message.partition):
+                await asyncio.gather(
+                    catch_up_retrying(parts.logs.actions), catch_up_retrying(parts.logs.inventory)
+                )
             # a failed publish ends the worker (Outputs.publish): no snapshot may keep actions the log never got
             with fold.in_flight():
                 await parts.outputs.publish(parts.plans.decide(fold.fleet, msg, event.message.partition))
@@ -157,7 +156,7 @@ def register_agents(app: faust.App, parts: AgentParts) -> dict[str, Any]:
             for tick in parts.plans.ticks(fold.fleet, intake.watermark):
                 await parts.planner_topic.send(key=tick.domain.encode(), value=to_wire(tick), force=True)
 
-    @app.timer(PROGRESS_INTERVAL_S)
+    @app.timer(parts.plans.look_s)  # a fifth of detect.plan_quiet_s (streams.planner_shell)
     async def progress() -> None:
         await send_progress(app, parts)  # sent only when a mark changed, or as a keepalive
 
@@ -197,8 +196,7 @@ async def send_progress(app: faust.App, parts: AgentParts) -> None:
     # Faust keeps the offsets committed at assignment only here; a partition with nothing handled
     # since is caught up when they reach its end
     committed = getattr(consumer, "_committed_offset", {})
-    lag = parts.samples_stage.lag()
-    upstream_quiet = bool(lag) and all(behind == 0 for _, _, behind in lag)
+    upstream_quiet = upstream_caught_up(parts.samples_stage.lag(), parts.samples_stage.partitions.torn)
     clusters = parts.inventory.clusters() if parts.inventory_known.is_set() else None
     progress = await parts.plans.progress(
         consumer, parts.intake.last_offsets, committed, upstream_quiet=upstream_quiet, clusters=clusters

@@ -8,11 +8,15 @@ from typing import Any, NamedTuple
 
 from aiokafka.partitioner import DefaultPartitioner
 
-from streams.core.messages import PlanProgress
+from ground.settings.detect import DetectSettings
+from streams.core.fleet.lifecycle import FleetState
+from streams.core.messages import PlanFinding, PlanProgress
 from streams.core.planning.order import all_sources
 from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
-from streams.planner_shell import PlannerShell
+from streams.planner_shell import PlannerShell, upstream_caught_up
+from streams.testing import START_TS
+from tests.streams import factories as f
 
 
 class TP(NamedTuple):
@@ -215,3 +219,55 @@ def test_a_clusters_summaries_partition_is_the_one_the_samples_stage_producer_pi
     partitions = list(range(6))
     for cluster in ["rsc1", "rsc2", "c0", "ib-east", "roce-west-17"]:
         assert s.partition_of(cluster) == DefaultPartitioner()(cluster.encode(), partitions, partitions)
+
+
+def test_with_the_default_quiet_time_a_quiet_fleet_decides_a_finding_well_within_half_a_second(
+    policy: Policy,
+) -> None:
+    """The newest finding waits for its own source to be quiet: ``plan_quiet_s`` and at most two looks.
+
+    Half a second is the page's goal (event -> action p99); the planner's own path needs the rest.
+    """
+    quiet_s = DetectSettings().plan_quiet_s
+    now = [0.0]
+    s = shell(policy, quiet_s=quiet_s, clock=lambda: now[0])
+    errors, summaries = TP("errors", 0), TP("summaries", 0)
+    consumer = Consumer({errors: 4, summaries: 0}, ends={})
+    fleet = FleetState()
+    asyncio.run(s.progress(consumer, {("errors", 0): 3}, {}))  # quiet for long: every source idle
+    now[0] = 10.0
+    s.source_times.errors_read(0, START_TS)
+    mark = asyncio.run(s.progress(consumer, {("errors", 0): 3}, {}))
+    assert mark is not None and s.decide(fleet, mark, 0) == []
+    # an error record at 10.02 s raises a finding; the worker looks at its marks every look_s
+    consumer.fetched[errors] = 5
+    s.source_times.errors_read(0, START_TS + 1_000)
+    finding = f.finding("h1", ts=START_TS + 1_000)
+    assert s.decide(fleet, PlanFinding(domain="d0", finding=finding.to_record()), 0) == []
+    decided_at = None
+    now[0] = 10.0 + s.look_s
+    while decided_at is None and now[0] < 12.0:
+        progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
+        if progress is not None and [a for a in s.decide(fleet, progress, 0) if a.host_id == "h1"]:
+            decided_at = now[0] - 10.02
+        now[0] += s.look_s
+    assert decided_at is not None and decided_at <= quiet_s + 2 * s.look_s < 0.5
+
+
+def test_progress_marks_that_release_nothing_need_no_fresh_fleet_state(policy: Policy) -> None:
+    """The planner agent catches up on its logs (a broker round trip each) only for the other messages."""
+    s = shell(policy)
+    busy = PlanProgress([])  # no source heard of yet: nothing can be released
+    assert not s.needs_fleet(busy, 0)
+    finding = PlanFinding(domain="d0", finding=f.finding("h1", ts=START_TS).to_record())
+    assert s.needs_fleet(finding, 0)
+    s.ordered = False  # arrival order: no marks
+    assert s.needs_fleet(busy, 0)
+
+
+def test_a_cluster_source_is_not_idle_while_the_samples_stage_is_folding_a_batch() -> None:
+    """Its position is at the end of what it fetched before the batch's summaries are sent."""
+    assert upstream_caught_up([("samples", 0, 0), ("samples", 1, 0)], folding=set())
+    assert not upstream_caught_up([("samples", 0, 0), ("samples", 1, 0)], folding={1})
+    assert not upstream_caught_up([("samples", 0, 0), ("samples", 1, 3)], folding=set())
+    assert not upstream_caught_up([], folding=set())  # no fetch answer yet
