@@ -11,7 +11,8 @@ behind it on any source, so no source's time ever passes it: it waits until ever
 that is caught up with nothing new for ``quiet_s`` (``detect.plan_quiet_s``, 0.25 s), counted from
 the first look that saw its own source caught up. Marks are looked at every ``look_s`` (a fifth of
 the quiet time), so a page waits ``quiet_s`` plus at most two looks (0.35 s by default), then the
-planner's own path. The quiet time is a grace for records another producer has in flight at about
+planner's own path. A look sends the marks at once when a source turned idle or busy; when only times
+moved (sources busy) at most every ``LOOK_MAX_S``: each send is a message on every planner partition. The quiet time is a grace for records another producer has in flight at about
 the same wall time (a retry after a broker restart): 2.5 fetch waits of the samples stage
 (``FETCH_MAX_WAIT_MS``), far more than a producer's linger and a fetch answer, and the samples
 stage's own bundle in flight is not left to it: a cluster source is not idle while that stage is
@@ -44,7 +45,7 @@ log = logging.getLogger(__name__)
 
 PROGRESS_KEEPALIVE_S = 10.0  # a planner that restarted hears every source again within this long
 LIST_OFFSETS_TIMEOUT_S = 5.0
-LOOK_MAX_S = 0.25  # marks are looked at at least this often (a quiet time of 0: as soon as they change)
+LOOK_MAX_S = 0.25  # marks are looked at at least this often; times that moved are sent at most this often
 LOOKS_PER_QUIET = 5  # a source's quiet time is seen to end within a fifth of it
 
 
@@ -189,11 +190,17 @@ class PlannerShell:
                 (tp.partition, self._idle(tp, handled.get((tp.topic, tp.partition)), caught_up))
             )
         marks = self.source_times.marks(read["errors"], read["cluster"])
-        now = time.monotonic()
+        now = self.clock()
         if not marks or (
             tuple(marks) == self._marks_sent and now - self._marks_sent_at < PROGRESS_KEEPALIVE_S
         ):
             return None
+        idle = [(source, m.idle) for source, m in marks]
+        if (
+            idle == [(source, m.idle) for source, m in self._marks_sent]
+            and now - self._marks_sent_at < LOOK_MAX_S
+        ):
+            return None  # only times moved (sources busy): at most every LOOK_MAX_S, each a planner round
         self._marks_sent, self._marks_sent_at = tuple(marks), now
         return PlanProgress([SourceMark(source, m.ts, m.idle) for source, m in marks])
 

@@ -14,7 +14,7 @@ from streams.core.messages import PlanFinding, PlanProgress
 from streams.core.planning.order import all_sources
 from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
-from streams.planner_shell import PlannerShell, upstream_caught_up
+from streams.planner_shell import LOOK_MAX_S, PlannerShell, upstream_caught_up
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -82,13 +82,35 @@ def test_a_partition_with_records_left_since_its_commit_is_not_caught_up(policy:
 def test_progress_is_sent_again_only_when_a_mark_changes(policy: Policy) -> None:
     errors = TP("errors", 0)
     consumer = Consumer({errors: 5, TP("summaries", 0): 0}, ends={})
-    s = shell(policy)
+    now = [0.0]
+    s = shell(policy, clock=lambda: now[0])
     s.source_times.errors_read(0, 1_000)
     assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is not None
     assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is None
     s.source_times.errors_read(0, 2_000)
+    now[0] = LOOK_MAX_S  # only a time moved: sent at the pace of LOOK_MAX_S (see the test below)
     progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
     assert progress is not None and {m.source: m.ts for m in progress.marks}["errors/0"] == 1_999
+
+
+def test_marks_whose_times_only_moved_are_sent_at_most_every_look_max_s(policy: Policy) -> None:
+    """A busy source's time moves with nearly every record: each send is a round on every planner
+    partition. A source turning idle or busy goes out at the next look (a page waits on it)."""
+    errors = TP("errors", 0)
+    consumer = Consumer({errors: 5, TP("summaries", 0): 0}, ends={})
+    now = [0.0]
+    s = shell(policy, clock=lambda: now[0])
+    s.source_times.errors_read(0, 1_000)
+    assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is not None
+    now[0] = 0.05
+    s.source_times.errors_read(0, 2_000)
+    assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is None  # a time only: not yet
+    consumer.fetched[errors] = 6  # a new record: errors/0 busy
+    progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
+    assert progress is not None and idle(progress)["errors/0"] is False  # sent at once
+    now[0] = 0.05 + LOOK_MAX_S
+    s.source_times.errors_read(0, 3_000)
+    assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is not None
 
 
 def test_a_source_is_idle_only_once_it_has_been_quiet_for_a_while(policy: Policy) -> None:
