@@ -79,12 +79,16 @@ def test_a_partition_with_records_left_since_its_commit_is_not_caught_up(policy:
     assert consumer.listed == 0
 
 
-def test_progress_is_sent_again_only_when_a_mark_changes(policy: Policy) -> None:
-    errors = TP("errors", 0)
-    consumer = Consumer({errors: 5, TP("summaries", 0): 0}, ends={})
+def on_a_clock(policy: Policy) -> tuple[PlannerShell, list[float], Consumer]:
+    """A shell on a clock the test moves (``now[0]``), its errors partition caught up at a record of 1_000."""
     now = [0.0]
     s = shell(policy, clock=lambda: now[0])
     s.source_times.errors_read(0, 1_000)
+    return s, now, Consumer({TP("errors", 0): 5, TP("summaries", 0): 0}, ends={})
+
+
+def test_progress_is_sent_again_only_when_a_mark_changes(policy: Policy) -> None:
+    s, now, consumer = on_a_clock(policy)
     assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is not None
     assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is None
     s.source_times.errors_read(0, 2_000)
@@ -96,16 +100,12 @@ def test_progress_is_sent_again_only_when_a_mark_changes(policy: Policy) -> None
 def test_marks_whose_times_only_moved_are_sent_at_most_every_look_max_s(policy: Policy) -> None:
     """A busy source's time moves with nearly every record: each send is a round on every planner
     partition. A source turning idle or busy goes out at the next look (a page waits on it)."""
-    errors = TP("errors", 0)
-    consumer = Consumer({errors: 5, TP("summaries", 0): 0}, ends={})
-    now = [0.0]
-    s = shell(policy, clock=lambda: now[0])
-    s.source_times.errors_read(0, 1_000)
+    s, now, consumer = on_a_clock(policy)
     assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is not None
     now[0] = 0.05
     s.source_times.errors_read(0, 2_000)
     assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is None  # a time only: not yet
-    consumer.fetched[errors] = 6  # a new record: errors/0 busy
+    consumer.fetched[TP("errors", 0)] = 6  # a new record: errors/0 busy
     progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
     assert progress is not None and idle(progress)["errors/0"] is False  # sent at once
     now[0] = 0.05 + LOOK_MAX_S
