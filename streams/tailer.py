@@ -179,7 +179,11 @@ class LogTailer:
         assert self._consumer is not None
         if self._ends is None:
             ends = AIOKafkaConsumer(enable_auto_commit=False, group_id=None, **self.client_config)
-            await ends.start()
+            try:
+                await ends.start()
+            except BaseException:  # the broker is gone: the caller retries, with a new one
+                await ends.stop()
+                raise
             if self._ends is None and self._consumer is not None:
                 self._ends = ends
             else:  # another caller made one meanwhile, or the tailer stopped
