@@ -11,14 +11,18 @@ behind it on any source, so no source's time ever passes it: it waits until ever
 that is caught up with nothing new for ``quiet_s`` (``detect.plan_quiet_s``, 0.25 s), counted from
 the first look that saw its own source caught up. Marks are looked at every ``look_s`` (a fifth of
 the quiet time), so a page waits ``quiet_s`` plus at most two looks (0.35 s by default), then the
-planner's own path. A look sends the marks at once when a source turned idle or busy; when only times
-moved (sources busy) at most every ``LOOK_MAX_S``: each send is a message on every planner partition. The quiet time is a grace for records another producer has in flight at about
-the same wall time (a retry after a broker restart): 2.5 fetch waits of the samples stage
-(``FETCH_MAX_WAIT_MS``), far more than a producer's linger and a fetch answer, and the samples
-stage's own bundle in flight is not left to it: a cluster source is not idle while that stage is
-folding a batch (``upstream_caught_up``). Rejected: releasing on the instant a source is caught up
-(lost exact actions in three fault scenarios), and waiting only for every source's time to pass
-(never releases the newest finding while the fleet is quiet).
+planner's own path. A look sends the marks at once when a source turned idle or busy; when only
+times moved (sources busy), at most every ``LOOK_MAX_S``: each send is a message on every planner
+partition. While a cluster source is busy (samples flowing), its time trails the samples' event
+time (``cluster_floor``): a finding waits up to a window plus the grace of event time (10 minutes).
+
+The quiet time is a grace for records another producer has in flight at about the same wall time
+(a retry after a broker restart): 2.5 fetch waits of the samples stage (``FETCH_MAX_WAIT_MS``),
+far more than a producer's linger and a fetch answer. The samples stage's own bundle in flight is
+not left to it: a cluster source is not idle while that stage is folding a batch
+(``upstream_caught_up``). Rejected: releasing on the instant a source is caught up (lost exact
+actions in three fault scenarios), and waiting only for every source's time to pass (never releases
+the newest finding while the fleet is quiet). The rule is deterministic for a given clock (injected).
 """
 
 from __future__ import annotations
