@@ -78,12 +78,12 @@ class DetectSettings(BaseModel):
         "arrive in (a page waits until the slowest busy source has passed it); arrival: at once, as they come",
     )
     plan_quiet_s: float = Field(
-        0.25,
+        1.0,
         ge=0,
         description="event_time: a finding source counts as idle (holds no finding back) once it has been "
-        "caught up, with nothing new, this long; a finding of another source still in flight gets this long "
-        "to arrive, and a page waits this long plus at most two looks at the marks (a fifth of it each) "
-        "while every source is quiet (streams.planner_shell)",
+        "caught up, with nothing new, this long; a finding of another source still in flight (a producer's "
+        "retry) gets this long to arrive, and a page waits this long plus at most 0.1 s while every source "
+        "is quiet (streams.planner_shell)",
     )
     snapshot_every: int = Field(
         100_000,

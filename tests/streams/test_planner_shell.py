@@ -14,7 +14,7 @@ from streams.core.messages import PlanFinding, PlanProgress
 from streams.core.planning.order import all_sources
 from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
-from streams.planner_shell import LOOK_MAX_S, PlannerShell, upstream_caught_up
+from streams.planner_shell import TIMES_EVERY_S, PlannerShell, upstream_caught_up
 from streams.testing import START_TS
 from tests.streams import factories as f
 
@@ -92,12 +92,12 @@ def test_progress_is_sent_again_only_when_a_mark_changes(policy: Policy) -> None
     assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is not None
     assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is None
     s.source_times.errors_read(0, 2_000)
-    now[0] = LOOK_MAX_S  # only a time moved: sent at the pace of LOOK_MAX_S (see the test below)
+    now[0] = TIMES_EVERY_S  # only a time moved: sent at the pace of TIMES_EVERY_S (see the test below)
     progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
     assert progress is not None and {m.source: m.ts for m in progress.marks}["errors/0"] == 1_999
 
 
-def test_marks_whose_times_only_moved_are_sent_at_most_every_look_max_s(policy: Policy) -> None:
+def test_marks_whose_times_only_moved_are_sent_at_most_every_times_every_s(policy: Policy) -> None:
     """A busy source's time moves with nearly every record: each send is a round on every planner
     partition. A source turning idle or busy goes out at the next look (a page waits on it)."""
     s, now, consumer = on_a_clock(policy)
@@ -108,7 +108,7 @@ def test_marks_whose_times_only_moved_are_sent_at_most_every_look_max_s(policy: 
     consumer.fetched[TP("errors", 0)] = 6  # a new record: errors/0 busy
     progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
     assert progress is not None and idle(progress)["errors/0"] is False  # sent at once
-    now[0] = 0.05 + LOOK_MAX_S
+    now[0] = 0.05 + TIMES_EVERY_S
     s.source_times.errors_read(0, 3_000)
     assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is not None
 
@@ -243,13 +243,9 @@ def test_a_clusters_summaries_partition_is_the_one_the_samples_stage_producer_pi
         assert s.partition_of(cluster) == DefaultPartitioner()(cluster.encode(), partitions, partitions)
 
 
-def test_with_the_default_quiet_time_a_quiet_fleet_decides_a_finding_well_within_half_a_second(
-    policy: Policy,
-) -> None:
-    """The newest finding waits for its own source to be quiet: ``plan_quiet_s`` and at most two looks.
-
-    Half a second is the page's goal (event -> action p99); the planner's own path needs the rest.
-    """
+def test_a_quiet_fleet_decides_a_finding_within_the_quiet_time_and_two_looks(policy: Policy) -> None:
+    """The newest finding waits for its own source to be quiet: ``plan_quiet_s`` and at most two looks
+    at the marks (0.1 s; they were 0.25 s apart, and the quiet time started at the first)."""
     quiet_s = DetectSettings().plan_quiet_s
     now = [0.0]
     s = shell(policy, quiet_s=quiet_s, clock=lambda: now[0])
@@ -273,7 +269,7 @@ def test_with_the_default_quiet_time_a_quiet_fleet_decides_a_finding_well_within
         if progress is not None and [a for a in s.decide(fleet, progress, 0) if a.host_id == "h1"]:
             decided_at = now[0] - 10.02
         now[0] += s.look_s
-    assert decided_at is not None and decided_at <= quiet_s + 2 * s.look_s < 0.5
+    assert decided_at is not None and decided_at <= quiet_s + 2 * s.look_s <= quiet_s + 0.1
 
 
 def test_progress_marks_that_release_nothing_need_no_fresh_fleet_state(policy: Policy) -> None:
