@@ -30,7 +30,6 @@ from pathlib import Path
 
 import aiokafka
 import faust
-import psutil
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from benchkit import exit_on_sigterm
 from kafka import KafkaProducer
@@ -48,7 +47,6 @@ class Report:
 
     lines: list[str] = field(default_factory=list)
     rates: list[tuple[str, float]] = field(default_factory=list)
-    cpu: dict[str, float] = field(default_factory=dict)  # CPU µs per event, by what was measured
     latency: str = "no actions seen"
 
     def add(self, text: str) -> None:
@@ -82,11 +80,6 @@ def markdown(report: Report, command: str, load_start: float) -> str:
     ]
     for name, rate in report.rates:
         lines.append(f"| {name} | {rate:,.0f} | {ratio(rate, bare)} | {ratio(rate, noop)} |")
-    bare_cpu = report.cpu.get("bare", 0.0)
-    for name, us in report.cpu.items():
-        lines.append(
-            f"\nCPU per event, {name}: {us:.1f} µs ({ratio(bare_cpu, us)} of the bare loop's events per CPU second)"
-        )
     lines += ["", f"Event -> action latency: {report.latency}.", "", "Output of the run:", "", "```"]
     lines += [*report.lines, "```", ""]
     return "\n".join(lines)
@@ -125,11 +118,8 @@ def produce(settings: Settings, records: list[tuple[str, bytes, bytes]]) -> None
     producer.close()
 
 
-async def bare_loop(settings: Settings, topics: list[str], expected: int) -> tuple[float, float]:
-    """(events/s, CPU µs per event) of consume + Codec.decode over the topics, nothing else.
-
-    CPU time is this process's, from the first batch to the last: on a shared machine it moves far
-    less than the wall-clock rate does."""
+async def bare_loop(settings: Settings, topics: list[str], expected: int) -> float:
+    """Events/s of consume + Codec.decode over the topics, nothing else."""
     codec = Codec()
     consumer = AIOKafkaConsumer(
         enable_auto_commit=False, group_id=None, **settings.kafka.aiokafka(settings.bootstrap_servers)
@@ -140,19 +130,19 @@ async def bare_loop(settings: Settings, topics: list[str], expected: int) -> tup
         tps = [TopicPartition(t, p) for t in topics for p in sorted(consumer.partitions_for_topic(t) or ())]
         consumer.assign(tps)
         await consumer.seek_to_beginning(*tps)
-        n, t0, cpu0 = 0, None, 0.0
+        n, t0 = 0, None
         while n < expected:
             batches = await consumer.getmany(timeout_ms=500, max_records=5000)
             for messages in batches.values():
                 if t0 is None:
-                    t0, cpu0 = time.perf_counter(), time.process_time()
+                    t0 = time.perf_counter()
                 for m in messages:
                     with contextlib.suppress(
                         DecodeError
                     ):  # poison records count as consumed, as in the worker
                         codec.decode(m.value)
                     n += 1
-        return n / (time.perf_counter() - (t0 or time.perf_counter())), 1e6 * (time.process_time() - cpu0) / n
+        return n / (time.perf_counter() - (t0 or time.perf_counter()))
     finally:
         await consumer.stop()
 
@@ -315,10 +305,9 @@ def parse_args() -> argparse.Namespace:
 
 def measure_baselines(report: Report, settings: Settings, topics: list[str], expected: int) -> float:
     """The bare loop's and the decode-only Faust agent's rates; returns the bare loop's (the main baseline)."""
-    bare, bare_cpu = asyncio.run(bare_loop(settings, topics, expected))
+    bare = asyncio.run(bare_loop(settings, topics, expected))
     report.rate("bare aiokafka consume + decode", bare)
-    report.cpu["bare"] = bare_cpu
-    report.add(f"bare aiokafka consume+decode: {bare:,.0f} events/s, {bare_cpu:.1f} µs CPU per event")
+    report.add(f"bare aiokafka consume+decode: {bare:,.0f} events/s")
     noop_n, noop = faust_noop(settings, topics)
     report.rate("Faust agent, decode only", noop)
     report.add(
@@ -327,58 +316,31 @@ def measure_baselines(report: Report, settings: Settings, topics: list[str], exp
     return bare
 
 
-def cpu_seconds(pid: int) -> float:
-    times = psutil.Process(pid).cpu_times()
-    return float(times.user + times.system)
-
-
-@dataclass
-class Consumed:
-    """How far the worker got, as its /metrics report it, and the worker's CPU time meanwhile."""
-
-    events: float = 0.0
-    first: float | None = None  # perf time the first events were seen consumed
-    last: float | None = None  # perf time of the last look
-    cpu_s: float = 0.0  # the worker process's CPU seconds between the two
-
-
-def watch_consumed(worker: WorkerProcess, expected: int) -> Consumed:
-    seen = Consumed()
-    cpu0 = 0.0
-    deadline = time.time() + 600
-    while seen.events < expected and time.time() < deadline:
-        seen.events = events_total(worker.get("/metrics").decode())
-        now, cpu = time.perf_counter(), cpu_seconds(worker.pid)
-        if seen.first is None and seen.events > 0:
-            seen.first, cpu0 = now, cpu
-        seen.last, seen.cpu_s = now, cpu - cpu0
-        time.sleep(0.1)
-    return seen
-
-
 def consumed_window(worker: WorkerProcess, expected: int) -> tuple[float, float | None, float | None]:
     """(events consumed, perf time of the first, perf time of the last) as the worker's /metrics report them."""
-    seen = watch_consumed(worker, expected)
-    return seen.events, seen.first, seen.last
+    t0 = t1 = None
+    done = 0.0
+    deadline = time.time() + 600
+    while done < expected and time.time() < deadline:
+        done = events_total(worker.get("/metrics").decode())
+        now = time.perf_counter()
+        if t0 is None and done > 0:
+            t0 = now
+        t1 = now
+        time.sleep(0.1)
+    return done, t0, t1
 
 
 def measure_worker(report: Report, worker: WorkerProcess, expected: int, bare: float) -> None:
     """The worker's rate while consuming, and again until its later stages have gone idle."""
     noop = dict(report.rates).get("Faust agent, decode only", 0.0)
-    seen = watch_consumed(worker, expected)
-    done, t0, t1, cpu = seen.events, seen.first, seen.last, seen.cpu_s
+    done, t0, t1 = consumed_window(worker, expected)
     rate = done / (t1 - t0) if t0 and t1 and t1 > t0 else 0.0
     report.rate("detect worker, first to last event consumed", rate)
     report.add(
         f"detect worker:                {rate:,.0f} events/s ({ratio(rate, bare)} of the bare loop, "
         f"{ratio(rate, noop)} of the Faust decode-only agent), {done:.0f} events"
     )
-    if done:
-        report.cpu["detect worker"] = us = 1e6 * cpu / done
-        report.add(
-            f"  CPU per event:              {us:.1f} µs (the bare loop's events per CPU second: "
-            f"{ratio(report.cpu.get('bare', 0.0), us)} of it)"
-        )
     idle = wait_idle(worker)
     whole = done / (idle - t0) if t0 and idle > t0 else 0.0
     report.rate("detect worker, until every stage is idle", whole)

@@ -238,7 +238,7 @@ class DetectApp:
                 intake=self.intake,
                 outputs=self.outputs,
                 metrics=self.metrics,
-                samples_caught_up=self.samples_stage.caught_up,
+                samples_lag=self.samples_stage.lag,
                 clusters=self.inventory.clusters,
                 inventory_known=inventory_known,
                 tick_interval_s=d.tick_interval_s,

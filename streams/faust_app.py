@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import faust
 
 from streams import state_store
-from streams.faust_transport import ShortWaitTransport
 from streams.operator_events import MAX_STEP_BYTES
 
 if TYPE_CHECKING:
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
 def faust_app(settings: Settings, data_dir: Path, instance_id: str | None) -> faust.App:
     """At-least-once, raw bytes in and out (the codec is ours), static membership when ``instance_id`` is set."""
     d = settings.detect
-    app = faust.App(
+    return faust.App(
         d.app_id,
         broker=[f"kafka://{b.strip()}" for b in settings.bootstrap_servers.split(",")],
         broker_credentials=settings.kafka.faust_credentials(),
@@ -48,5 +47,3 @@ def faust_app(settings: Settings, data_dir: Path, instance_id: str | None) -> fa
         key_serializer="raw",
         value_serializer="raw",
     )
-    app.transport = ShortWaitTransport(app.conf.broker_consumer, app)  # see streams.faust_transport
-    return app

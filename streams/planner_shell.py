@@ -4,26 +4,6 @@ The planner agent and the timers in ``streams.agents`` only move bytes. This she
 state around the pure ``Planner``: one ``OrderedPlan`` per planner partition in event-time order,
 the finding sources' times, and what was last sent. It also asks the consumer how far each
 source partition this worker owns has been read.
-
-What holds a finding back (event-time order), and for how long. A finding is decided once every
-source that is not idle has passed its time. The newest finding of a burst has no later record
-behind it on any source, so no source's time ever passes it: it waits until every source is idle,
-that is caught up with nothing new for ``quiet_s`` (``detect.plan_quiet_s``, 1 s), counted from
-the first look that saw its own source caught up. Marks are looked at every ``LOOK_S`` (0.05 s), so
-a page waits ``quiet_s`` plus at most two looks, then the planner's own path. A look sends the marks
-at once when a source turned idle or busy; when only times moved (sources busy), at most every
-``TIMES_EVERY_S``: each send is a message on every planner partition. While a cluster source is busy (samples flowing), its time trails the samples' event
-time (``cluster_floor``): a finding waits up to a window plus the grace of event time (10 minutes).
-
-The quiet time is a grace for records another producer has in flight at about the same wall time:
-a producer's retry after a broker restart or a leader change. Tried: 0.25 s, which met a 0.5 s page
-p99 on bench_detect, but the poison scenario's strict comparison lost 8 actions in one of three runs
-(its reference run's producer retried NotLeaderForPartition on three errors partitions): a retry
-takes longer than that, so the default stays 1 s. The samples stage's own bundle in flight is not
-left to the grace: a cluster source is not idle while that stage is folding a batch
-(``upstream_caught_up``). Rejected: releasing on the instant a source is caught up (lost exact
-actions in three fault scenarios), and waiting only for every source's time to pass (never releases
-the newest finding while the fleet is quiet). The rule is deterministic for a given clock (injected).
 """
 
 from __future__ import annotations
@@ -31,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from aiokafka.errors import KafkaError
@@ -41,7 +21,7 @@ from streams.core.actions import Action
 from streams.core.fleet.lifecycle import FleetState
 from streams.core.messages import PlanProgress, PlanTick, SourceMark
 from streams.core.planning.decide import decide
-from streams.core.planning.order import Mark, OrderedPlan
+from streams.core.planning.order import OrderedPlan
 from streams.core.planning.planner import Planner
 from streams.core.planning.sources import SourceTimes
 from streams.core.planning.ticks import TickSchedule
@@ -50,15 +30,6 @@ log = logging.getLogger(__name__)
 
 PROGRESS_KEEPALIVE_S = 10.0  # a planner that restarted hears every source again within this long
 LIST_OFFSETS_TIMEOUT_S = 5.0
-LOOK_S = 0.05  # marks are looked at this often: a source's quiet time is seen to end within it
-TIMES_EVERY_S = 0.25  # marks whose times only moved are sent at most this often
-
-
-def upstream_caught_up(lag: Iterable[tuple[str, int, int]], folding: Collection[int]) -> bool:
-    """Whether the samples stage has handed on everything it read: every partition it owns read to
-    its end (``lag``), and no batch half folded (``folding``: its summaries are not sent yet)."""
-    behind = [n for _, _, n in lag]
-    return bool(behind) and not any(behind) and not folding
 
 
 class SourceConsumer(Protocol):
@@ -98,7 +69,6 @@ class PlannerShell:
         self.stage_of = dict(stage_of)
         self.ordered = ordered
         self.quiet_s = quiet_s
-        self.look_s = LOOK_S
         self.clock = clock
         self.source_times = SourceTimes()
         self.plans: dict[int, OrderedPlan] = {}
@@ -130,14 +100,6 @@ class PlannerShell:
         """The actions for one planner-topic message (``streams.core.planning.decide``: in event-time
         order or as they come, each escalation followed by the host's retirement when the policy says so)."""
         return decide(self.planner, self.plan_of(partition) if self.ordered else None, fleet, msg, self.size)
-
-    def needs_fleet(self, msg: Any, partition: int) -> bool:
-        """Whether deciding ``msg`` reads the fleet state: all but progress marks that release nothing
-        (``OrderedPlan.may_release``), most of them while a source is busy. The planner agent brings
-        the fleet state up to date (a broker round trip per log) only for the others."""
-        if not (self.ordered and isinstance(msg, PlanProgress)):
-            return True
-        return self.plan_of(partition).may_release((m.source, Mark(m.ts, m.idle)) for m in msg.marks)
 
     def settle(self, partition: int) -> None:
         """The actions of the last message of ``partition`` are in the log: drop what they decided."""
@@ -189,17 +151,11 @@ class PlannerShell:
                 (tp.partition, self._idle(tp, handled.get((tp.topic, tp.partition)), caught_up))
             )
         marks = self.source_times.marks(read["errors"], read["cluster"])
-        now = self.clock()
+        now = time.monotonic()
         if not marks or (
             tuple(marks) == self._marks_sent and now - self._marks_sent_at < PROGRESS_KEEPALIVE_S
         ):
             return None
-        idle = [(source, m.idle) for source, m in marks]
-        if (
-            idle == [(source, m.idle) for source, m in self._marks_sent]
-            and now - self._marks_sent_at < TIMES_EVERY_S
-        ):
-            return None  # only times moved (sources busy): at most every TIMES_EVERY_S, each a planner round
         self._marks_sent, self._marks_sent_at = tuple(marks), now
         return PlanProgress([SourceMark(source, m.ts, m.idle) for source, m in marks])
 

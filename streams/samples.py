@@ -18,7 +18,6 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 
-from streams.planner_shell import upstream_caught_up
 from streams.sample_partitions import FETCH_MAX_WAIT_MS, SamplePartitions
 
 log = logging.getLogger(__name__)
@@ -58,10 +57,6 @@ class SamplesStage:
     def idle_partitions(self) -> list[str]:
         """Owned partitions declared idle (caught up, nothing new for the idle timeout)."""
         return [f"{self.topic}[{p}]" for p in self.partitions.idle.declared()]
-
-    def caught_up(self) -> bool:
-        """Whether this stage has handed on everything it read (the planner's upstream is quiet)."""
-        return upstream_caught_up(self.lag(), self.partitions.torn)
 
     def lag(self) -> list[tuple[str, int, int]]:
         consumer = self.partitions.consumer

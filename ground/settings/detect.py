@@ -81,9 +81,8 @@ class DetectSettings(BaseModel):
         1.0,
         ge=0,
         description="event_time: a finding source counts as idle (holds no finding back) once it has been "
-        "caught up, with nothing new, this long; a finding of another source still in flight (a producer's "
-        "retry) gets this long to arrive, and a page waits this long plus at most 0.1 s while every source "
-        "is quiet (streams.planner_shell)",
+        "caught up, with nothing new, this long; a finding of another source still in flight gets this long "
+        "to arrive, and it is about what a page waits while every source is quiet",
     )
     snapshot_every: int = Field(
         100_000,

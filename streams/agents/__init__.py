@@ -14,9 +14,10 @@ import faust
 from streams.agents.cluster import ClusterParts, register_cluster, register_samples
 from streams.agents.errors import ErrorsParts, register_errors
 from streams.agents.logs import LogParts, register_tailers
-from streams.agents.planner import PlannerParts, register_planner, send_progress
+from streams.agents.planner import PROGRESS_INTERVAL_S, PlannerParts, register_planner, send_progress
 
 __all__ = [
+    "PROGRESS_INTERVAL_S",
     "ClusterParts",
     "ErrorsParts",
     "LogParts",

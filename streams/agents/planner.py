@@ -20,12 +20,14 @@ from streams.outputs import Outputs
 from streams.planner_shell import PlannerShell
 from streams.tailer import WorkerLogs, catch_up_retrying
 
+PROGRESS_INTERVAL_S = 0.25  # how often the finding sources' marks are looked at (event-time planning)
+
 
 @dataclass(frozen=True)
 class PlannerParts:
     """What the planner agent and its timers use: the planner topic and shell, the fleet fold and the
-    logs it must have read before deciding, the offsets and watermark read, whether the samples stage
-    has handed on all it read and the inventory's clusters (for the progress marks)."""
+    logs it must have read before deciding, the offsets and watermark read, the samples stage's lag
+    and the inventory's clusters (for the progress marks)."""
 
     topic: faust.TopicT
     plans: PlannerShell
@@ -34,7 +36,7 @@ class PlannerParts:
     intake: Intake
     outputs: Outputs
     metrics: DetectMetrics
-    samples_caught_up: Callable[[], bool]  # the samples stage has handed on all it read (upstream_caught_up)
+    samples_lag: Callable[[], list[tuple[str, int, int]]]  # (topic, partition, behind) of the samples stage
     clusters: Callable[[], set[str]]  # the inventory's, read once it is known
     inventory_known: asyncio.Event  # set once the inventory has been read to its end
     tick_interval_s: float
@@ -55,11 +57,10 @@ def register_planner(app: faust.App, parts: PlannerParts) -> faust.types.AgentT:
                 continue
             # the fleet state has every action published so far, the inventory every domain's size:
             # a restarted worker deciding a re-delivered message on an unread inventory sized a domain
-            # by the hosts it had seen fail, and halted its train (marks releasing nothing read neither)
-            if plans.needs_fleet(msg, event.message.partition):
-                await asyncio.gather(
-                    catch_up_retrying(parts.logs.actions), catch_up_retrying(parts.logs.inventory)
-                )
+            # by the hosts it had seen fail, and halted its train
+            await asyncio.gather(
+                catch_up_retrying(parts.logs.actions), catch_up_retrying(parts.logs.inventory)
+            )
             # a failed publish ends the worker (Outputs.publish): no snapshot may keep actions the log never got
             with fold.in_flight():
                 await parts.outputs.publish(plans.decide(fold.fleet, msg, event.message.partition))
@@ -72,7 +73,7 @@ def register_planner(app: faust.App, parts: PlannerParts) -> faust.types.AgentT:
             for tick in plans.ticks(fold.fleet, parts.intake.watermark):
                 await parts.topic.send(key=tick.domain.encode(), value=to_wire(tick), force=True)
 
-    @app.timer(plans.look_s)  # a fifth of detect.plan_quiet_s (streams.planner_shell)
+    @app.timer(PROGRESS_INTERVAL_S)
     async def progress() -> None:
         await send_progress(app, parts)  # sent only when a mark changed, or as a keepalive
 
@@ -87,7 +88,8 @@ async def send_progress(app: faust.App, parts: PlannerParts) -> None:
     # Faust keeps the offsets committed at assignment only here; a partition with nothing handled
     # since is caught up when they reach its end
     committed = getattr(consumer, "_committed_offset", {})
-    upstream_quiet = parts.samples_caught_up()
+    lag = parts.samples_lag()
+    upstream_quiet = bool(lag) and all(behind == 0 for _, _, behind in lag)
     clusters = parts.clusters() if parts.inventory_known.is_set() else None
     progress = await parts.plans.progress(
         consumer, parts.intake.last_offsets, committed, upstream_quiet=upstream_quiet, clusters=clusters

@@ -8,15 +8,11 @@ from typing import Any, NamedTuple
 
 from aiokafka.partitioner import DefaultPartitioner
 
-from ground.settings.detect import DetectSettings
-from streams.core.fleet.lifecycle import FleetState
-from streams.core.messages import PlanFinding, PlanProgress
+from streams.core.messages import PlanProgress
 from streams.core.planning.order import all_sources
 from streams.core.planning.planner import Planner
 from streams.core.policy import Policy
-from streams.planner_shell import TIMES_EVERY_S, PlannerShell, upstream_caught_up
-from streams.testing import START_TS
-from tests.streams import factories as f
+from streams.planner_shell import PlannerShell
 
 
 class TP(NamedTuple):
@@ -79,38 +75,16 @@ def test_a_partition_with_records_left_since_its_commit_is_not_caught_up(policy:
     assert consumer.listed == 0
 
 
-def on_a_clock(policy: Policy) -> tuple[PlannerShell, list[float], Consumer]:
-    """A shell on a clock the test moves (``now[0]``), its errors partition caught up at a record of 1_000."""
-    now = [0.0]
-    s = shell(policy, clock=lambda: now[0])
-    s.source_times.errors_read(0, 1_000)
-    return s, now, Consumer({TP("errors", 0): 5, TP("summaries", 0): 0}, ends={})
-
-
 def test_progress_is_sent_again_only_when_a_mark_changes(policy: Policy) -> None:
-    s, now, consumer = on_a_clock(policy)
+    errors = TP("errors", 0)
+    consumer = Consumer({errors: 5, TP("summaries", 0): 0}, ends={})
+    s = shell(policy)
+    s.source_times.errors_read(0, 1_000)
     assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is not None
     assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is None
     s.source_times.errors_read(0, 2_000)
-    now[0] = TIMES_EVERY_S  # only a time moved: sent at the pace of TIMES_EVERY_S (see the test below)
     progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
     assert progress is not None and {m.source: m.ts for m in progress.marks}["errors/0"] == 1_999
-
-
-def test_marks_whose_times_only_moved_are_sent_at_most_every_times_every_s(policy: Policy) -> None:
-    """A busy source's time moves with nearly every record: each send is a round on every planner
-    partition. A source turning idle or busy goes out at the next look (a page waits on it)."""
-    s, now, consumer = on_a_clock(policy)
-    assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is not None
-    now[0] = 0.05
-    s.source_times.errors_read(0, 2_000)
-    assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is None  # a time only: not yet
-    consumer.fetched[TP("errors", 0)] = 6  # a new record: errors/0 busy
-    progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
-    assert progress is not None and idle(progress)["errors/0"] is False  # sent at once
-    now[0] = 0.05 + TIMES_EVERY_S
-    s.source_times.errors_read(0, 3_000)
-    assert asyncio.run(s.progress(consumer, {("errors", 0): 4}, {})) is not None
 
 
 def test_a_source_is_idle_only_once_it_has_been_quiet_for_a_while(policy: Policy) -> None:
@@ -241,51 +215,3 @@ def test_a_clusters_summaries_partition_is_the_one_the_samples_stage_producer_pi
     partitions = list(range(6))
     for cluster in ["rsc1", "rsc2", "c0", "ib-east", "roce-west-17"]:
         assert s.partition_of(cluster) == DefaultPartitioner()(cluster.encode(), partitions, partitions)
-
-
-def test_a_quiet_fleet_decides_a_finding_within_the_quiet_time_and_two_looks(policy: Policy) -> None:
-    """The newest finding waits for its own source to be quiet: ``plan_quiet_s`` and at most two looks
-    at the marks (0.1 s; they were 0.25 s apart, and the quiet time started at the first)."""
-    quiet_s = DetectSettings().plan_quiet_s
-    now = [0.0]
-    s = shell(policy, quiet_s=quiet_s, clock=lambda: now[0])
-    errors, summaries = TP("errors", 0), TP("summaries", 0)
-    consumer = Consumer({errors: 4, summaries: 0}, ends={})
-    fleet = FleetState()
-    asyncio.run(s.progress(consumer, {("errors", 0): 3}, {}))  # quiet for long: every source idle
-    now[0] = 10.0
-    s.source_times.errors_read(0, START_TS)
-    mark = asyncio.run(s.progress(consumer, {("errors", 0): 3}, {}))
-    assert mark is not None and s.decide(fleet, mark, 0) == []
-    # an error record at 10.02 s raises a finding; the worker looks at its marks every look_s
-    consumer.fetched[errors] = 5
-    s.source_times.errors_read(0, START_TS + 1_000)
-    finding = f.finding("h1", ts=START_TS + 1_000)
-    assert s.decide(fleet, PlanFinding(domain="d0", finding=finding.to_record()), 0) == []
-    decided_at = None
-    now[0] = 10.0 + s.look_s
-    while decided_at is None and now[0] < 12.0:
-        progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
-        if progress is not None and [a for a in s.decide(fleet, progress, 0) if a.host_id == "h1"]:
-            decided_at = now[0] - 10.02
-        now[0] += s.look_s
-    assert decided_at is not None and decided_at <= quiet_s + 2 * s.look_s <= quiet_s + 0.1
-
-
-def test_progress_marks_that_release_nothing_need_no_fresh_fleet_state(policy: Policy) -> None:
-    """The planner agent catches up on its logs (a broker round trip each) only for the other messages."""
-    s = shell(policy)
-    busy = PlanProgress([])  # no source heard of yet: nothing can be released
-    assert not s.needs_fleet(busy, 0)
-    finding = PlanFinding(domain="d0", finding=f.finding("h1", ts=START_TS).to_record())
-    assert s.needs_fleet(finding, 0)
-    s.ordered = False  # arrival order: no marks
-    assert s.needs_fleet(busy, 0)
-
-
-def test_a_cluster_source_is_not_idle_while_the_samples_stage_is_folding_a_batch() -> None:
-    """Its position is at the end of what it fetched before the batch's summaries are sent."""
-    assert upstream_caught_up([("samples", 0, 0), ("samples", 1, 0)], folding=set())
-    assert not upstream_caught_up([("samples", 0, 0), ("samples", 1, 0)], folding={1})
-    assert not upstream_caught_up([("samples", 0, 0), ("samples", 1, 3)], folding=set())
-    assert not upstream_caught_up([], folding=set())  # no fetch answer yet

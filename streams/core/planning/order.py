@@ -141,21 +141,6 @@ class OrderedPlan:
         before, self.released = self.released, h
         return self.release(state, h, since=before)
 
-    def may_release(self, marks: Iterable[tuple[str, Mark]]) -> bool:
-        """Whether ``progress`` with these marks could decide anything; notes nothing.
-
-        False only while some source is busy and the horizon would stay at or before what was
-        released: ``progress`` then reads nothing of the fleet state either, so a caller may skip
-        bringing that state up to date (the planner's catch-up on its logs) for such a message.
-        """
-        horizon = Horizon(self.horizon.sources, dict(self.horizon.marks))
-        for source, mark in marks:
-            horizon.note(source, mark)
-        if horizon.all_idle():
-            return True
-        h = horizon.value()
-        return h is not None and (self.released is None or h > self.released)
-
     def _reach(self, state: FleetState) -> int | None:
         """The horizon; with every source idle, the newest held finding or outage change if later.
 

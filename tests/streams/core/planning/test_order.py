@@ -190,34 +190,3 @@ def test_any_arrival_order_gives_the_same_actions(
     one = run(ordered(policy), interleave(per_source, a))
     other = run(ordered(policy), interleave(per_source, b))
     assert [x.action_id for x in one] == [x.action_id for x in other]
-
-
-@settings(max_examples=60, deadline=None)
-@given(per_source=sources(), picks=st.lists(st.integers(0, 2), max_size=40))
-def test_marks_said_to_release_nothing_decide_nothing(
-    policy: Policy, per_source: dict[str, list[Step]], picks: list[int]
-) -> None:
-    """The worker's planner skips its catch-up on the logs for such marks (``may_release`` False)."""
-    plan, state = ordered(policy), FleetState()
-    skipped = 0
-    for source, item in interleave(per_source, picks):
-        if isinstance(item, Finding):
-            plan.finding(state, item, "d0")
-        elif not plan.may_release([(source, item)]):
-            skipped += 1
-            assert plan.progress(state, [(source, item)]) == []
-        else:
-            plan.progress(state, [(source, item)])
-        plan.settle()
-    assert plan.held == {}  # the idle marks at the end released everything
-
-
-def test_a_busy_source_behind_what_was_released_releases_nothing(policy: Policy) -> None:
-    plan, state = ordered(policy), FleetState()
-    run(plan, [(s, Mark(START_TS + HOUR, idle=True)) for s in SOURCES], state)
-    plan.finding(state, f.finding("h1", ts=START_TS + 2 * HOUR), "d0")
-    busy = [("errors/0", Mark(START_TS + HOUR))]  # it handled a record: busy again, its time unchanged
-    assert not plan.may_release(busy)
-    assert plan.may_release([("errors/0", Mark(START_TS + 3 * HOUR))])  # its time passes the finding
-    assert plan.may_release([("errors/0", Mark(START_TS + HOUR, idle=True))])  # every source idle
-    assert plan.progress(state, busy) == [] and len(plan.held) == 1  # may_release noted nothing
