@@ -10,7 +10,8 @@ import polars as pl
 
 from analytics.jobs import slow_view
 from analytics.jobs.slow_view import degraded_expr
-from ground.slow_peers import PeerRule, sample_degraded
+from ground.degraded import DEGRADED, AnyBit, BelowMax, DegradedRule, PortDrop, sample_degraded
+from ground.slow_peers import PeerRule
 from streams.core.peers.stage import ClusterStage
 from streams.core.policy import SlowHostPolicy, load_policy
 from streams.core.samples.windows import HostStage
@@ -21,7 +22,7 @@ MIN = 60_000
 # one cluster, jobs at the simulator's pace spread (×0.6 to ×1.8), a pair and a host alone in its job
 JOBS = {"fast": (12, 0.6), "mid": (10, 1.0), "slow-paced": (9, 1.8), "pair": (2, 1.3), "solo": (1, 1.1)}
 SLOW = {"pair-1": 1.10, "slow-paced-3": 1.08, "solo-0": 1.05}  # slower than their own job's other hosts
-DEGRADED = {"solo-0"}  # alone in its job: found by its thermal throttling
+THROTTLED = {"solo-0"}  # alone in its job: found by its thermal throttling
 
 
 def _fleet(minutes: int = 90, seed: int = 5) -> list[dict[str, Any]]:
@@ -40,7 +41,7 @@ def _fleet(minutes: int = 90, seed: int = 5) -> list[dict[str, Any]]:
                     host=host,
                     ts=ts,
                 )
-                if host in DEGRADED:
+                if host in THROTTLED:
                     record["payload"]["gpus"][0] |= {"throttle_reasons": 0x20}
                 records.append(record)
     return records
@@ -93,8 +94,21 @@ def test_the_shared_defaults_are_the_shipped_policys() -> None:
     assert PeerRule.of(load_policy().slow_host) == PeerRule()
 
 
-def test_the_batch_and_the_detector_read_degradation_from_a_sample_alike() -> None:
-    """``degraded_expr`` over lake columns is ``sample_degraded`` over a payload, case by case."""
+def _degraded_both_ways(
+    records: list[dict[str, Any]], rule: DegradedRule = DEGRADED
+) -> tuple[list[bool], list[bool]]:
+    """The rule's column form over a frame of the payloads, and its per-record form over each payload."""
+    frame = pl.DataFrame(
+        {"gpus": [r["gpus"] for r in records], "nics": [r["nics"] for r in records]},
+        schema={"gpus": pl.List(pl.Struct(GPU_FIELDS)), "nics": pl.List(pl.Struct(NIC_FIELDS))},
+    )
+    columns = frame.select(degraded_expr(frame.columns, rule))["degraded"].to_list()
+    return columns, [sample_degraded(r["gpus"], r["nics"], rule) for r in records]
+
+
+def test_the_one_degraded_rule_reads_a_sample_alike_record_by_record_and_by_column() -> None:
+    """``DEGRADED``, case by case: its column form (``degraded_expr``) over lake columns is its per-record
+    form (``sample_degraded``) over a payload, and both are what the table says."""
     cases = {
         "healthy": {},
         "gen": {"pcie_link_gen": 4},
@@ -126,3 +140,53 @@ def test_the_batch_and_the_detector_read_degradation_from_a_sample_alike() -> No
         == stream
         == {"healthy": False, "gen": True, "width": True, "thermal": True, "idle": False, "nic": True}
     )
+
+
+GPU_FIELDS = {
+    "pcie_link_gen": pl.Int64,
+    "pcie_link_gen_max": pl.Int64,
+    "pcie_link_width": pl.Int64,
+    "pcie_link_width_max": pl.Int64,
+    "throttle_reasons": pl.Int64,
+}
+NIC_FIELDS = {"rx_gbps": pl.Float64}
+# another rule of the same shape: one link test, another throttle bit, a larger drop over at least 3 ports
+OTHER = DegradedRule(
+    below_max=(BelowMax("pcie_link_width", "pcie_link_width_max"),),
+    bits=(AnyBit("throttle_reasons", 0x4),),
+    port=PortDrop("rx_gbps", 0.2, min_ports=3),
+)
+
+
+def _payloads(n: int, seed: int) -> list[dict[str, Any]]:
+    """Payloads with missing fields, empty lists, near-bound NIC ports and stray throttle bits."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        gpus = [
+            {
+                "pcie_link_gen": rng.choice([None, 3, 4, 5]),
+                "pcie_link_gen_max": rng.choice([None, 4, 5, 5, 5]),
+                "pcie_link_width": rng.choice([None, 8, 16, 16]),
+                "pcie_link_width_max": rng.choice([None, 16, 16]),
+                "throttle_reasons": rng.choice([None, 0, 0, 0x1, 0x4, 0x20, 0x40, 0x24]),
+            }
+            for _ in range(rng.randrange(3))
+        ]
+        base = rng.choice([0.0, 1.0, 100.0])
+        nics = [
+            {"rx_gbps": rng.choice([None, base, base, base * rng.choice([0.5, 0.7, 0.85, 0.94, 0.95, 0.96])])}
+            for _ in range(rng.randrange(6))
+        ]
+        out.append({"gpus": gpus, "nics": nics})
+    return out
+
+
+def test_both_forms_of_the_degraded_rule_are_read_off_its_one_table() -> None:
+    """On random payloads, the column and the per-record forms agree for ``DEGRADED`` and for another table:
+    neither form holds a field or a bound of its own."""
+    payloads = _payloads(600, seed=3)
+    columns, records = _degraded_both_ways(payloads)
+    assert columns == records and 0 < sum(records) < len(records)
+    other_columns, other_records = _degraded_both_ways(payloads, OTHER)
+    assert other_columns == other_records and other_records != records
