@@ -7,19 +7,12 @@ from pydantic import Field, field_validator
 from schemas.taxonomy import KIND_CAUSE, IncidentCause, Operation
 from streams.core.policy_fields import DurationMs, PolicyModel, packaged, parse_duration_ms
 
-# The incident cause of each error class, so a repair takes the time measured for its cause: a class
-# named after a fault kind has that kind's cause (``schemas.taxonomy``; the NIC kind's class is nic_lost).
+# The incident cause of each error class, so a repair takes the time measured for its cause: a class named
+# after a fault kind has that kind's cause (``schemas.taxonomy``; the NIC kind's class is nic_lost), and the
+# packaged ``[planner.causes]`` names the others' (and may name a kind's class too).
 DEFAULT_CLASS_CAUSES: dict[str, IncidentCause] = {
     **{kind: cause for kind, cause in KIND_CAUSE.items() if kind != "nic"},
-    "unrecovered_ecc": "hbm3",
-    "nic_lost": "nic",
-    "nic_fault": "nic",
-    "link_fault": "network",
-    "pcie_fault": "pcie",
-    "psu_fault": "psu",
-    "fan_fault": "fan",
-    "power_fault": "power",
-    "gpu_fault": "faulty_gpu",
+    **packaged("planner", "causes"),
 }
 
 
