@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from schemas.taxonomy import KIND_CAUSE
 from streams.core.planning.policy import PlannerPolicy
-from streams.core.policy import AlertPolicy, Policy, SlowHostPolicy, TrainsPolicy, ValidationLimits
+from streams.core.policy import (
+    AlertPolicy,
+    Policy,
+    SlowHostPolicy,
+    TrainsPolicy,
+    ValidationLimits,
+    load_policy,
+    parse_policy,
+)
 from streams.core.policy_fields import PACKAGED, PolicyModel
 
 TABLES: dict[str, type[PolicyModel]] = {
@@ -40,3 +48,10 @@ def test_the_planners_class_causes_are_the_files_and_a_kinds_class_its_kinds() -
         c: KIND_CAUSE[c] for c in default if c not in named and c in KIND_CAUSE
     }
     assert set(default) == {c["name"] for c in PACKAGED["classes"]}
+    assert load_policy().planner.causes == default  # the packaged file read as a file: the same table
+
+
+def test_a_file_naming_some_class_causes_keeps_the_others() -> None:
+    causes = parse_policy({"planner": {"causes": {"gpu_fault": "hbm3"}}}).planner.causes
+    default = PlannerPolicy.model_fields["causes"].default
+    assert causes == {**default, "gpu_fault": "hbm3"} and default["gpu_fault"] == "faulty_gpu"
