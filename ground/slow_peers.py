@@ -9,16 +9,14 @@ this before its shutdown deadline blocks signals, and polars' thread pool would 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from ground.slow_evidence import SequentialTest
 
 MAD_TO_SD = 1.4826
 MINUTE_MS = 60_000
-THERMAL_THROTTLE = 0x20 | 0x40  # NVML clock event reasons: SW and HW thermal slowdown
-NIC_PORT_DROP = 0.05  # a port this far below the median of its host's ports is degraded
 TELEMETRY_SHARE = (
     0.5  # a host alone in its job is slow in a window when this share of its samples is degraded
 )
@@ -112,26 +110,6 @@ class PeerVerdict:
     degraded: float = 0.0  # share of its window's samples with degraded job-independent telemetry
 
 
-def sample_degraded(gpus: Sequence[Mapping[str, Any]], nics: Sequence[Mapping[str, Any]]) -> bool:
-    """Job-independent evidence in one HostSampled payload: a GPU whose PCIe link trained below its
-    maximum generation or width, a GPU throttled for heat, or a NIC port ``NIC_PORT_DROP`` below the
-    median of its host's ports. None of it depends on what job runs, so a host without peers has it."""
-    for g in gpus:  # on every sample of the worker's hot path: plain lookups, early exits
-        gen, gen_max = g.get("pcie_link_gen"), g.get("pcie_link_gen_max")
-        if gen is not None and gen_max is not None and gen < gen_max:
-            return True
-        width, width_max = g.get("pcie_link_width"), g.get("pcie_link_width_max")
-        if width is not None and width_max is not None and width < width_max:
-            return True
-        if (g.get("throttle_reasons") or 0) & THERMAL_THROTTLE:
-            return True
-    rx = sorted(n["rx_gbps"] for n in nics if n.get("rx_gbps") is not None)
-    if len(rx) < 2:
-        return False
-    med = (rx[(len(rx) - 1) // 2] + rx[len(rx) // 2]) / 2
-    return med > 0 and rx[0] < (1 - NIC_PORT_DROP) * med
-
-
 Member = tuple[float, float, str | None]  # a host's window: mean step time, mean bus bandwidth, job
 
 
@@ -194,8 +172,8 @@ def judge_window(
     window's judged hosts (one cluster). A window is slow when a ratio is both an outlier (robust z)
     and worse than 1 by at least ``min_slowdown``: significant and large enough to matter to a
     synchronous job. A host alone in its job has no peer; it is judged by its job-independent telemetry
-    instead (``degraded``: per host, the share of its window's samples ``sample_degraded``), slow when
-    at least ``TELEMETRY_SHARE`` of them show it. In a job of 2-3 hosts both count (its other hosts may be
+    instead (``degraded``: per host, the share of its window's samples ``ground.degraded.sample_degraded``),
+    slow when at least ``TELEMETRY_SHARE`` of them show it. In a job of 2-3 hosts both count (its other hosts may be
     slow too: a pair of slow hosts compared with each other reads as healthy); in a job of
     ``min_job_peers`` or more the peers alone decide.
     """

@@ -64,9 +64,7 @@ def incident_intervals(incidents: pl.LazyFrame, operator: pl.LazyFrame | None = 
         pl.lit("incident").alias("how"),
     )
     if operator is not None:
-        back = operator.filter(pl.col("kind") == "returned_to_service").select(
-            "host_id", pl.col("ts").alias("_back")
-        )
+        back = operator.filter(pl.col("kind") == RETURNED).select("host_id", pl.col("ts").alias("_back"))
         open_then = (pl.col("_back") >= pl.col("start_ts")) & (
             pl.col("end_ts").is_null() | (pl.col("_back") < pl.col("end_ts"))
         )

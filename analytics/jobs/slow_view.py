@@ -16,7 +16,8 @@ from collections.abc import Sequence
 import polars as pl
 
 from analytics.jobs.source import step_time
-from ground.slow_peers import NIC_PORT_DROP, THERMAL_THROTTLE, Member, PeerRule, judge_window
+from ground.degraded import DEGRADED, DegradedRule
+from ground.slow_peers import Member, PeerRule, judge_window
 
 DEFAULT_RULE = PeerRule()
 WINDOW_SCHEMA = {
@@ -35,23 +36,25 @@ WINDOW_SCHEMA = {
 }
 
 
-def degraded_expr(names: Sequence[str]) -> pl.Expr:
-    """``ground.slow_peers.sample_degraded`` over the lake's HostSampled columns (``gpus``, ``nics`` list-of-struct
-    columns; a table without them has no evidence): the same rule, for the batch view."""
+def degraded_expr(names: Sequence[str], rule: DegradedRule = DEGRADED) -> pl.Expr:
+    """``ground.degraded.sample_degraded`` over the lake's HostSampled columns (``gpus``, ``nics`` list-of-struct
+    columns; a table without them has no evidence): the column form of the same ``rule``, built from its
+    fields and bounds, test by test."""
     out = pl.lit(False)
     if "gpus" in names:
         f = pl.element().struct.field
-        bad = (
-            (f("pcie_link_gen") < f("pcie_link_gen_max")).fill_null(False)
-            | (f("pcie_link_width") < f("pcie_link_width_max")).fill_null(False)
-            | ((f("throttle_reasons").cast(pl.Int64) & THERMAL_THROTTLE) != 0).fill_null(False)
-        )
-        out = out | pl.col("gpus").list.eval(bad).list.any().fill_null(False)
+        gpu = pl.lit(False)
+        for b in rule.below_max:
+            gpu = gpu | (f(b.field) < f(b.limit)).fill_null(False)
+        for m in rule.bits:
+            gpu = gpu | ((f(m.field).cast(pl.Int64) & m.mask) != 0).fill_null(False)
+        out = out | pl.col("gpus").list.eval(gpu).list.any().fill_null(False)
     if "nics" in names:
-        rx = pl.col("nics").list.eval(pl.element().struct.field("rx_gbps").cast(pl.Float64).drop_nulls())
-        med = rx.list.median()
-        nic = (rx.list.len() >= 2) & (med > 0) & (rx.list.min() < (1 - NIC_PORT_DROP) * med)
-        out = out | nic.fill_null(False)
+        port = rule.port
+        values = pl.col("nics").list.eval(pl.element().struct.field(port.field).cast(pl.Float64).drop_nulls())
+        med = values.list.median()
+        low = values.list.min() < (1 - port.drop) * med
+        out = out | ((values.list.len() >= max(port.min_ports, 1)) & (med > 0) & low).fill_null(False)
     return out.alias("degraded")
 
 
