@@ -11,12 +11,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+from ground.packaged_policy import packaged, parse_duration_ms
 from ground.slow_evidence import SequentialTest
 
 MAD_TO_SD = 1.4826
-MINUTE_MS = 60_000
 TELEMETRY_SHARE = (
     0.5  # a host alone in its job is slow in a window when this share of its samples is degraded
 )
@@ -51,24 +51,30 @@ class PeerThresholds(Protocol):
     def evidence(self) -> float: ...
 
 
+def _default(key: str) -> Any:
+    return packaged("slow_host", key)
+
+
 @dataclass(frozen=True, slots=True)
 class PeerRule:
-    """The peer test's thresholds and the evidence that flags a host; the defaults are those of
-    ``[slow_host]`` in streams/core/policy.toml (a test holds them equal), for a batch job run without
-    the detection policy at hand."""
+    """The peer test's thresholds and the evidence that flags a host; the defaults are read from ``[slow_host]``
+    of the packaged policy file (``ground.packaged_policy``), for a batch job run without the detection
+    policy at hand."""
 
-    window: int = 5 * MINUTE_MS
-    z_step: float = 3.5
-    z_bus_bw: float = 3.5
-    min_mad_rel: float = 0.002
-    min_slowdown: float = 0.02
-    min_peers: int = 8
-    min_job_peers: int = 4
-    k: int = 2
-    n: int = 4
-    slow_share: float = 0.30  # the finding's CUSUM (ground.slow_evidence): H1, H0 and nats to flag
-    healthy_share: float = 0.0001
-    evidence: float = 15.5
+    window: int = parse_duration_ms(_default("window"))
+    z_step: float = _default("z_step")
+    z_bus_bw: float = _default("z_bus_bw")
+    min_mad_rel: float = _default("min_mad_rel")
+    min_slowdown: float = _default("min_slowdown")
+    min_peers: int = _default("min_peers")
+    min_job_peers: int = _default("min_job_peers")
+    k: int = _default("k")
+    n: int = _default("n")
+    slow_share: float = _default(
+        "slow_share"
+    )  # the finding's CUSUM (ground.slow_evidence): H1, H0 and nats to flag
+    healthy_share: float = _default("healthy_share")
+    evidence: float = _default("evidence")
 
     @property
     def sequential(self) -> SequentialTest:

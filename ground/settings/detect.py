@@ -17,7 +17,7 @@ class DetectSettings(BaseModel):
 
     app_id: str = "fleetpulse-detect"
     policy_file: Path | None = Field(
-        None, description="detection policy TOML; None = streams/core/policy.toml"
+        None, description="detection policy TOML; None = ground/policy.toml"
     )
     store: Literal["rocksdb", "memory"] = "rocksdb"
     data_dir: Path | None = Field(None, description="local table state; None = <paths.home>/detect/<app_id>")
