@@ -9,9 +9,9 @@ this before its shutdown deadline blocks signals, and polars' thread pool would 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ground.packaged_policy import packaged, parse_duration_ms
 from ground.slow_evidence import SequentialTest
@@ -119,9 +119,27 @@ class PeerVerdict:
 Member = tuple[float, float, str | None]  # a host's window: mean step time, mean bus bandwidth, job
 
 
-def window_bounds(ts: int, interval_s: int, window_ms: int) -> tuple[int, int]:
-    """The window a sample falls in; a sample longer than the window covers exactly one window."""
-    length = max(window_ms, interval_s * 1000)
+class Ticks(Protocol):
+    """Event times in ms: an int, or a column of them (a Polars expression: ``analytics.jobs.slow_view``)."""
+
+    def __add__(self, other: Any, /) -> Any: ...
+    def __sub__(self, other: Any, /) -> Any: ...
+    def __mul__(self, other: Any, /) -> Any: ...
+    def __mod__(self, other: Any, /) -> Any: ...
+
+
+T = TypeVar("T", bound=Ticks)
+
+
+def window_bounds(
+    ts: T, interval_s: T, window_ms: T | int, larger: Callable[[Any, Any], Any] = max
+) -> tuple[T, T]:
+    """The window a sample falls in; a sample longer than the window covers exactly one window.
+
+    The one rule of every form: on ints record by record (the samples fold), or on Polars columns with
+    ``larger`` their elementwise maximum (the batch view's ``host_windows``).
+    """
+    length = larger(window_ms, interval_s * 1000)
     start = ts - ts % length
     return start, start + length
 
