@@ -47,6 +47,7 @@ class Report:
 
     lines: list[str] = field(default_factory=list)
     rates: list[tuple[str, float]] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU µs per event, by what was measured
     latency: str = "no actions seen"
 
     def add(self, text: str) -> None:
@@ -80,6 +81,15 @@ def markdown(report: Report, command: str, load_start: float) -> str:
     ]
     for name, rate in report.rates:
         lines.append(f"| {name} | {rate:,.0f} | {ratio(rate, bare)} | {ratio(rate, noop)} |")
+    bare_cpu = report.cpu.get("bare aiokafka consume + decode", 0.0)
+    if report.cpu:
+        lines += [
+            "",
+            "| measured | CPU µs per event | bare loop's CPU per event / this (same run) |",
+            "|---|---:|---:|",
+        ]
+    for name, us in report.cpu.items():
+        lines.append(f"| {name} | {us:.1f} | {ratio(bare_cpu, us)} |")
     lines += ["", f"Event -> action latency: {report.latency}.", "", "Output of the run:", "", "```"]
     lines += [*report.lines, "```", ""]
     return "\n".join(lines)
@@ -118,8 +128,10 @@ def produce(settings: Settings, records: list[tuple[str, bytes, bytes]]) -> None
     producer.close()
 
 
-async def bare_loop(settings: Settings, topics: list[str], expected: int) -> float:
-    """Events/s of consume + Codec.decode over the topics, nothing else."""
+async def bare_loop(settings: Settings, topics: list[str], expected: int) -> tuple[float, float]:
+    """(events/s, CPU µs per event) of consume + Codec.decode over the topics, nothing else.
+
+    The CPU time is this whole process's (every thread, as for the worker), from the first batch to the last."""
     codec = Codec()
     consumer = AIOKafkaConsumer(
         enable_auto_commit=False, group_id=None, **settings.kafka.aiokafka(settings.bootstrap_servers)
@@ -130,19 +142,20 @@ async def bare_loop(settings: Settings, topics: list[str], expected: int) -> flo
         tps = [TopicPartition(t, p) for t in topics for p in sorted(consumer.partitions_for_topic(t) or ())]
         consumer.assign(tps)
         await consumer.seek_to_beginning(*tps)
-        n, t0 = 0, None
+        n, t0, cpu0 = 0, None, 0.0
         while n < expected:
             batches = await consumer.getmany(timeout_ms=500, max_records=5000)
             for messages in batches.values():
                 if t0 is None:
-                    t0 = time.perf_counter()
+                    t0, cpu0 = time.perf_counter(), time.process_time()
                 for m in messages:
                     with contextlib.suppress(
                         DecodeError
                     ):  # poison records count as consumed, as in the worker
                         codec.decode(m.value)
                     n += 1
-        return n / (time.perf_counter() - (t0 or time.perf_counter()))
+        wall, cpu = time.perf_counter() - (t0 or time.perf_counter()), time.process_time() - cpu0
+        return n / wall if wall else 0.0, 1e6 * cpu / n if n else 0.0
     finally:
         await consumer.stop()
 
@@ -305,9 +318,10 @@ def parse_args() -> argparse.Namespace:
 
 def measure_baselines(report: Report, settings: Settings, topics: list[str], expected: int) -> float:
     """The bare loop's and the decode-only Faust agent's rates; returns the bare loop's (the main baseline)."""
-    bare = asyncio.run(bare_loop(settings, topics, expected))
+    bare, bare_us = asyncio.run(bare_loop(settings, topics, expected))
     report.rate("bare aiokafka consume + decode", bare)
-    report.add(f"bare aiokafka consume+decode: {bare:,.0f} events/s")
+    report.cpu["bare aiokafka consume + decode"] = bare_us
+    report.add(f"bare aiokafka consume+decode: {bare:,.0f} events/s, {bare_us:.1f} µs CPU per event")
     noop_n, noop = faust_noop(settings, topics)
     report.rate("Faust agent, decode only", noop)
     report.add(
@@ -316,38 +330,77 @@ def measure_baselines(report: Report, settings: Settings, topics: list[str], exp
     return bare
 
 
-def consumed_window(worker: WorkerProcess, expected: int) -> tuple[float, float | None, float | None]:
-    """(events consumed, perf time of the first, perf time of the last) as the worker's /metrics report them."""
-    t0 = t1 = None
-    done = 0.0
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of every thread of ``pid`` so far (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Consumed:
+    """How far the worker got as its /metrics report it, between the first look that saw events and the last."""
+
+    events: float = 0.0  # consumed by the last look
+    first_events: float = 0.0  # consumed by the first look that saw any
+    first: float | None = None  # perf time of that first look
+    last: float | None = None  # perf time of the last look
+    cpu_first: float = 0.0  # the worker process's CPU seconds at the first look
+    cpu_s: float = 0.0  # its CPU seconds between the two looks
+
+
+def consumed_window(worker: WorkerProcess, expected: int) -> Consumed:
+    """Poll the worker's /metrics every 0.1 s until ``expected`` events are consumed (or 600 s pass)."""
+    seen = Consumed()
     deadline = time.time() + 600
-    while done < expected and time.time() < deadline:
-        done = events_total(worker.get("/metrics").decode())
-        now = time.perf_counter()
-        if t0 is None and done > 0:
-            t0 = now
-        t1 = now
+    while seen.events < expected and time.time() < deadline:
+        seen.events = events_total(worker.get("/metrics").decode())
+        now, cpu = time.perf_counter(), cpu_seconds(worker.pid)
+        if seen.first is None and seen.events > 0:
+            seen.first, seen.first_events, seen.cpu_first = now, seen.events, cpu
+        seen.last, seen.cpu_s = now, cpu - seen.cpu_first
         time.sleep(0.1)
-    return done, t0, t1
+    return seen
 
 
 def measure_worker(report: Report, worker: WorkerProcess, expected: int, bare: float) -> None:
     """The worker's rate while consuming, and again until its later stages have gone idle."""
     noop = dict(report.rates).get("Faust agent, decode only", 0.0)
-    done, t0, t1 = consumed_window(worker, expected)
+    seen = consumed_window(worker, expected)
+    done, t0, t1 = seen.events, seen.first, seen.last
     rate = done / (t1 - t0) if t0 and t1 and t1 > t0 else 0.0
     report.rate("detect worker, first to last event consumed", rate)
     report.add(
         f"detect worker:                {rate:,.0f} events/s ({ratio(rate, bare)} of the bare loop, "
         f"{ratio(rate, noop)} of the Faust decode-only agent), {done:.0f} events"
     )
+    bare_us = report.cpu.get("bare aiokafka consume + decode", 0.0)
+    counted = done - seen.first_events  # the events whose CPU time falls between the two looks
+    if counted > 0:
+        us = report.cpu["detect worker, first to last event consumed"] = 1e6 * seen.cpu_s / counted
+        report.add(
+            f"  CPU per event:              {us:.1f} µs over {counted:.0f} events "
+            f"(the bare loop's CPU per event is {ratio(bare_us, us)} of it)"
+        )
     idle = wait_idle(worker)
+    if counted > 0:
+        whole_us = report.cpu["detect worker, until every stage is idle"] = (
+            1e6 * (cpu_seconds(worker.pid) - seen.cpu_first) / counted
+        )
+
     whole = done / (idle - t0) if t0 and idle > t0 else 0.0
     report.rate("detect worker, until every stage is idle", whole)
     report.add(
         f"  until every stage is idle:  {whole:,.0f} events/s ({ratio(whole, bare)} of the bare loop; "
         f"cluster stage done {idle - (t1 or idle):.1f} s after the last sample was consumed)"
     )
+    if counted > 0:
+        report.add(
+            f"  CPU per event until idle:   {whole_us:.1f} µs (the bare loop's is {ratio(bare_us, whole_us)} of it; "
+            "it includes the 1 s of quiet that tells idle)"
+        )
 
 
 def measure_latency(report: Report, settings: Settings, scenario: Scenario, lemons: int) -> None:
