@@ -25,18 +25,22 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiokafka
 import faust
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.structs import ConsumerRecord
 from benchkit import exit_on_sigterm
 from kafka import KafkaProducer
 
 from ground.kafka import admin
 from ground.settings import Settings
 from schemas import Codec, DecodeError, EccErrorObserved
+from streams.core.policy import load_policy
+from streams.sample_wire import SampleWire
 from streams.testing import Scenario
 from streams.worker import WorkerProcess, spawn_worker
 
@@ -128,11 +132,39 @@ def produce(settings: Settings, records: list[tuple[str, bytes, bytes]]) -> None
     producer.close()
 
 
-async def bare_loop(settings: Settings, topics: list[str], expected: int) -> tuple[float, float]:
-    """(events/s, CPU µs per event) of consume + Codec.decode over the topics, nothing else.
+Decode = Callable[[list[ConsumerRecord[bytes, bytes]]], None]
+
+
+def per_record(codec: Codec) -> Decode:
+    """``Codec.decode`` on each value (the bare loop's decoding)."""
+
+    def decode(messages: list[ConsumerRecord[bytes, bytes]]) -> None:
+        for m in messages:
+            with contextlib.suppress(DecodeError):  # poison records count as consumed, as in the worker
+                codec.decode(m.value)
+
+    return decode
+
+
+def column_wise(codec: Codec, settings: Settings) -> Decode:
+    """The worker's own decoding of a fetched batch: column-wise (with its checks), else ``Codec.decode``."""
+    wire = SampleWire(codec, load_policy(settings.detect.policy_file).validation)
+    one = per_record(codec)
+
+    def decode(messages: list[ConsumerRecord[bytes, bytes]]) -> None:
+        rows = wire.decode([m.value for m in messages], int(time.time() * 1000)).row
+        one([m for m, row in zip(messages, rows, strict=True) if row < 0])
+
+    return decode
+
+
+async def bare_loop(
+    settings: Settings, topics: list[str], expected: int, decode: Decode | None = None
+) -> tuple[float, float]:
+    """(events/s, CPU µs per event) of consume + decode (``Codec.decode`` unless given) over the topics.
 
     The CPU time is this whole process's (every thread, as for the worker), from the first batch to the last."""
-    codec = Codec()
+    decode = decode or per_record(Codec())
     consumer = AIOKafkaConsumer(
         enable_auto_commit=False, group_id=None, **settings.kafka.aiokafka(settings.bootstrap_servers)
     )
@@ -148,12 +180,8 @@ async def bare_loop(settings: Settings, topics: list[str], expected: int) -> tup
             for messages in batches.values():
                 if t0 is None:
                     t0, cpu0 = time.perf_counter(), time.process_time()
-                for m in messages:
-                    with contextlib.suppress(
-                        DecodeError
-                    ):  # poison records count as consumed, as in the worker
-                        codec.decode(m.value)
-                    n += 1
+                decode(messages)
+                n += len(messages)
         wall, cpu = time.perf_counter() - (t0 or time.perf_counter()), time.process_time() - cpu0
         return n / wall if wall else 0.0, 1e6 * cpu / n if n else 0.0
     finally:
@@ -322,6 +350,12 @@ def measure_baselines(report: Report, settings: Settings, topics: list[str], exp
     report.rate("bare aiokafka consume + decode", bare)
     report.cpu["bare aiokafka consume + decode"] = bare_us
     report.add(f"bare aiokafka consume+decode: {bare:,.0f} events/s, {bare_us:.1f} µs CPU per event")
+    wire, wire_us = asyncio.run(bare_loop(settings, topics, expected, column_wise(Codec(), settings)))
+    report.rate("bare aiokafka consume + the worker's column-wise decode", wire)
+    report.cpu["bare aiokafka consume + the worker's column-wise decode"] = wire_us
+    report.add(
+        f"  with the worker's column-wise decode and checks: {wire:,.0f} events/s, {wire_us:.1f} µs CPU per event"
+    )
     noop_n, noop = faust_noop(settings, topics)
     report.rate("Faust agent, decode only", noop)
     report.add(
@@ -377,26 +411,25 @@ def measure_worker(report: Report, worker: WorkerProcess, expected: int, bare: f
         f"{ratio(rate, noop)} of the Faust decode-only agent), {done:.0f} events"
     )
     bare_us = report.cpu.get("bare aiokafka consume + decode", 0.0)
+    wire_us = report.cpu.get("bare aiokafka consume + the worker's column-wise decode", 0.0)
     counted = done - seen.first_events  # the events whose CPU time falls between the two looks
     if counted > 0:
         us = report.cpu["detect worker, first to last event consumed"] = 1e6 * seen.cpu_s / counted
         report.add(
             f"  CPU per event:              {us:.1f} µs over {counted:.0f} events "
-            f"(the bare loop's CPU per event is {ratio(bare_us, us)} of it)"
+            f"(the bare loop's CPU per event is {ratio(bare_us, us)} of it; "
+            f"with the worker's decode, {ratio(wire_us, us)})"
         )
     idle = wait_idle(worker)
-    if counted > 0:
-        whole_us = report.cpu["detect worker, until every stage is idle"] = (
-            1e6 * (cpu_seconds(worker.pid) - seen.cpu_first) / counted
-        )
-
+    whole_us = 1e6 * (cpu_seconds(worker.pid) - seen.cpu_first) / counted if counted > 0 else 0.0
     whole = done / (idle - t0) if t0 and idle > t0 else 0.0
     report.rate("detect worker, until every stage is idle", whole)
     report.add(
         f"  until every stage is idle:  {whole:,.0f} events/s ({ratio(whole, bare)} of the bare loop; "
         f"cluster stage done {idle - (t1 or idle):.1f} s after the last sample was consumed)"
     )
-    if counted > 0:
+    if whole_us:
+        report.cpu["detect worker, until every stage is idle"] = whole_us
         report.add(
             f"  CPU per event until idle:   {whole_us:.1f} µs (the bare loop's is {ratio(bare_us, whole_us)} of it; "
             "it includes the 1 s of quiet that tells idle)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import math
 import random
@@ -13,11 +14,13 @@ import pytest
 from schemas import Codec, DecodeError
 from streams.core.errors import InvalidRecordError
 from streams.core.policy import Policy
+from streams.core.samples.checkpoint import PartitionState
 from streams.core.samples.columns import SampleColumns
 from streams.core.validate import decode_checked
-from streams.sample_wire import SampleWire
+from streams.sample_wire import MIN_ROWS, SampleWire
 from streams.testing import START_TS
 from tests.streams import factories as f
+from tests.streams.test_samples import FakeProducer, messages, samples, stage
 
 NOW_MS = START_TS + 3_600_000
 CODEC = Codec()
@@ -121,5 +124,45 @@ def test_rows_taken_are_the_valid_ones_with_the_values_the_per_record_way_folds(
 
 
 def test_a_batch_of_nothing_but_broken_values_takes_no_row() -> None:
-    wire = SampleWire(CODEC, LIMITS).decode([None, b"", b"\x00\x00\x00\x00\x0e", b"\xff" * 40], NOW_MS)
-    assert wire.row == [-1, -1, -1, -1]
+    broken = [None, b"", b"\x00\x00\x00\x00\x0e", b"\xff" * 40] * (MIN_ROWS // 4 + 1)
+    assert SampleWire(CODEC, LIMITS).decode(broken, NOW_MS).row == [-1] * len(broken)
+
+
+def test_a_small_batch_is_left_to_the_per_record_way() -> None:
+    values = [CODEC.encode(f.sample(host="h1", cluster="c0", ts=NOW_MS - k)) for k in range(MIN_ROWS)]
+    wire = SampleWire(CODEC, LIMITS)
+    assert wire.decode(values[1:], NOW_MS).row == [-1] * (MIN_ROWS - 1)
+    assert wire.decode(values, NOW_MS).row == list(range(MIN_ROWS))
+
+
+def test_a_fetched_batch_folds_and_dead_letters_as_it_did_record_by_record() -> None:
+    """Column rows, dead letters and records taken one by one, interleaved: the same sends and state."""
+    records: list[dict[str, Any] | None] = list(samples(8, 40))
+    rng = random.Random(3)
+    for k in range(0, len(records), 19):
+        plain = records[k]
+        assert plain is not None
+        taken_alone = plain | {"payload": plain["payload"] | {"job_id": "jöb"}}  # valid, but not ASCII
+        xid = f.xid(79, host="h1", cluster="c0", ts=plain["ts"])
+        records[k] = rng.choice([None, xid, f.sample(-1.0, 380.0), taken_alone, taken_alone])
+    assert len(records) >= 2 * MIN_ROWS
+
+    def run(columns: bool) -> tuple[list[tuple[str, bytes]], list[str], PartitionState]:
+        dead: list[str] = []
+
+        async def dead_letter(exc: Exception, source: Any) -> Any:
+            dead.append(f"{source.offset}: {exc}")
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
+
+        producer = FakeProducer()
+        s = stage(producer, dead_letter)
+        if not columns:
+            s.partitions.wire.plan = None  # every value the per-record way
+        msgs = messages(records)
+        asyncio.run(s.partitions.fold_batch(0, msgs[:150]))
+        asyncio.run(s.partitions.fold_batch(0, msgs[150:]))
+        return producer.sent, dead, s.partitions.parts[0]
+
+    assert run(columns=True) == run(columns=False)
