@@ -33,7 +33,7 @@ import aiokafka
 import faust
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.structs import ConsumerRecord
-from benchkit import exit_on_sigterm
+from benchkit import cpu_s, exit_on_sigterm
 from kafka import KafkaProducer
 
 from ground.kafka import admin
@@ -364,15 +364,6 @@ def measure_baselines(report: Report, settings: Settings, topics: list[str], exp
     return bare
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of every thread of ``pid`` so far (Linux ``/proc``; 0 elsewhere)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 @dataclass
 class Consumed:
     """How far the worker got as its /metrics report it, between the first look that saw events and the last."""
@@ -391,7 +382,7 @@ def consumed_window(worker: WorkerProcess, expected: int) -> Consumed:
     deadline = time.time() + 600
     while seen.events < expected and time.time() < deadline:
         seen.events = events_total(worker.get("/metrics").decode())
-        now, cpu = time.perf_counter(), cpu_seconds(worker.pid)
+        now, cpu = time.perf_counter(), cpu_s(worker.pid)
         if seen.first is None and seen.events > 0:
             seen.first, seen.first_events, seen.cpu_first = now, seen.events, cpu
         seen.last, seen.cpu_s = now, cpu - seen.cpu_first
@@ -421,7 +412,7 @@ def measure_worker(report: Report, worker: WorkerProcess, expected: int, bare: f
             f"with the worker's decode, {ratio(wire_us, us)})"
         )
     idle = wait_idle(worker)
-    whole_us = 1e6 * (cpu_seconds(worker.pid) - seen.cpu_first) / counted if counted > 0 else 0.0
+    whole_us = 1e6 * (cpu_s(worker.pid) - seen.cpu_first) / counted if counted > 0 else 0.0
     whole = done / (idle - t0) if t0 and idle > t0 else 0.0
     report.rate("detect worker, until every stage is idle", whole)
     report.add(
