@@ -99,9 +99,8 @@ class SampleWire:
         high = np.concatenate(([0], np.cumsum(reader.buf >= 0x80)))
         ok = np.ones(len(reader.pos), dtype=bool)
         for (start, length), present in (v for v in top.values() if isinstance(v[0], tuple)):
-            stop = np.minimum(
-                start + np.maximum(length, 0), len(reader.buf)
-            )  # a bad row's length is anything
+            # a bad row's length is anything: its stop is kept inside the buffer
+            stop = np.minimum(start + np.maximum(length, 0), len(reader.buf))
             ok &= ~present | (high[stop] == high[start])
         (start, length), _ = top["event_type"]
         word = np.frombuffer(EVENT_TYPE.encode(), dtype=np.uint8)
