@@ -88,7 +88,7 @@ class DetectionCore:
         """The stages before the repeat fold and the planner, built from what they read of ``policy``.
 
         Nothing built here reads the planner, the fleet or the repeat state, so runs whose policies
-        agree on what these stages read share them (``fleetpulse.backtest.shared_front``).
+        agree on what these stages read share them (``fleetpulse.backtest.shared``).
         """
         self.folder = SampleFolder(policy, 1, self.inventory.clusters)
         self.partition = PartitionState(PARTITION)
