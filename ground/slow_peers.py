@@ -9,14 +9,14 @@ this before its shutdown deadline blocks signals, and polars' thread pool would 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
+from ground.packaged_policy import packaged, parse_duration_ms
 from ground.slow_evidence import SequentialTest
 
 MAD_TO_SD = 1.4826
-MINUTE_MS = 60_000
 TELEMETRY_SHARE = (
     0.5  # a host alone in its job is slow in a window when this share of its samples is degraded
 )
@@ -51,24 +51,30 @@ class PeerThresholds(Protocol):
     def evidence(self) -> float: ...
 
 
+def _default(key: str) -> Any:
+    return packaged("slow_host", key)
+
+
 @dataclass(frozen=True, slots=True)
 class PeerRule:
-    """The peer test's thresholds and the evidence that flags a host; the defaults are those of
-    ``[slow_host]`` in streams/core/policy.toml (a test holds them equal), for a batch job run without
-    the detection policy at hand."""
+    """The peer test's thresholds and the evidence that flags a host; the defaults are read from ``[slow_host]``
+    of the packaged policy file (``ground.packaged_policy``), for a batch job run without the detection
+    policy at hand."""
 
-    window: int = 5 * MINUTE_MS
-    z_step: float = 3.5
-    z_bus_bw: float = 3.5
-    min_mad_rel: float = 0.002
-    min_slowdown: float = 0.02
-    min_peers: int = 8
-    min_job_peers: int = 4
-    k: int = 2
-    n: int = 4
-    slow_share: float = 0.30  # the finding's CUSUM (ground.slow_evidence): H1, H0 and nats to flag
-    healthy_share: float = 0.0001
-    evidence: float = 15.5
+    window: int = parse_duration_ms(_default("window"))
+    z_step: float = _default("z_step")
+    z_bus_bw: float = _default("z_bus_bw")
+    min_mad_rel: float = _default("min_mad_rel")
+    min_slowdown: float = _default("min_slowdown")
+    min_peers: int = _default("min_peers")
+    min_job_peers: int = _default("min_job_peers")
+    k: int = _default("k")
+    n: int = _default("n")
+    slow_share: float = _default(
+        "slow_share"
+    )  # the finding's CUSUM (ground.slow_evidence): H1, H0 and nats to flag
+    healthy_share: float = _default("healthy_share")
+    evidence: float = _default("evidence")
 
     @property
     def sequential(self) -> SequentialTest:
@@ -113,9 +119,27 @@ class PeerVerdict:
 Member = tuple[float, float, str | None]  # a host's window: mean step time, mean bus bandwidth, job
 
 
-def window_bounds(ts: int, interval_s: int, window_ms: int) -> tuple[int, int]:
-    """The window a sample falls in; a sample longer than the window covers exactly one window."""
-    length = max(window_ms, interval_s * 1000)
+class Ticks(Protocol):
+    """Event times in ms: an int, or a column of them (a Polars expression: ``analytics.jobs.slow_view``)."""
+
+    def __add__(self, other: Any, /) -> Any: ...
+    def __sub__(self, other: Any, /) -> Any: ...
+    def __mul__(self, other: Any, /) -> Any: ...
+    def __mod__(self, other: Any, /) -> Any: ...
+
+
+T = TypeVar("T", bound=Ticks)
+
+
+def window_bounds(
+    ts: T, interval_s: T, window_ms: T | int, larger: Callable[[Any, Any], Any] = max
+) -> tuple[T, T]:
+    """The window a sample falls in; a sample longer than the window covers exactly one window.
+
+    The one rule of every form: on ints record by record (the samples fold), or on Polars columns with
+    ``larger`` their elementwise maximum (the batch view's ``host_windows``).
+    """
+    length = larger(window_ms, interval_s * 1000)
     start = ts - ts % length
     return start, start + length
 

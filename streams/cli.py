@@ -15,7 +15,7 @@ from ground.tables import FormatOpt, OutputFormat, messages, show
 app = typer.Typer()
 
 # Every command that reads a policy resolves it the same way, so one wording serves all their help texts.
-POLICY_DEFAULT = "settings detect.policy_file, else the packaged streams/core/policy.toml"
+POLICY_DEFAULT = "settings detect.policy_file, else the packaged ground/policy.toml"
 
 
 @app.command("detect")

@@ -17,7 +17,8 @@ import polars as pl
 
 from analytics.jobs.source import step_time
 from ground.degraded import DEGRADED, DegradedRule
-from ground.slow_peers import Member, PeerRule, judge_window
+from ground.slow_evidence import evidence_since
+from ground.slow_peers import Member, PeerRule, judge_window, window_bounds
 
 DEFAULT_RULE = PeerRule()
 WINDOW_SCHEMA = {
@@ -66,8 +67,8 @@ def host_windows(samples: pl.LazyFrame, window_ms: int) -> pl.LazyFrame:
     Samples without a job (no step time) make no window: there is nothing to compare.
     """
     names = samples.collect_schema().names()
-    interval = pl.col("interval_s").cast(pl.Int64) * 1000 if "interval_s" in names else pl.lit(0, pl.Int64)
-    length = pl.max_horizontal(pl.lit(window_ms, pl.Int64), interval)
+    interval = pl.col("interval_s").cast(pl.Int64) if "interval_s" in names else pl.lit(0, pl.Int64)
+    start, end = window_bounds(pl.col("ts"), interval, pl.lit(window_ms, pl.Int64), pl.max_horizontal)
     job = pl.col("job_id").cast(pl.String) if "job_id" in names else pl.lit(None, pl.String).alias("job_id")
     bw = (
         pl.col("bus_bw_gbps").cast(pl.Float64) if "bus_bw_gbps" in names else pl.lit(1.0).alias("bus_bw_gbps")
@@ -80,11 +81,11 @@ def host_windows(samples: pl.LazyFrame, window_ms: int) -> pl.LazyFrame:
             step_time().cast(pl.Float64),
             bw,
             job,
-            length.alias("length"),
+            (end - start).alias("length"),
+            start.alias("window"),
             degraded_expr(names),
         )
         .drop_nulls("step_time_ms")
-        .with_columns((pl.col("ts") - pl.col("ts") % pl.col("length")).alias("window"))
         .sort("ts")
         .group_by("cluster", "window", "host_id")
         .agg(
@@ -145,8 +146,8 @@ def slow_hosts(windows: pl.LazyFrame, rule: PeerRule | None = None) -> pl.LazyFr
     """Per host: windows judged, slow windows, median excess, its peak evidence in nats and whether it is slow.
 
     The evidence is the detector's CUSUM (``PeerRule.sequential``) over the host's windows in time order,
-    started afresh after the host was away ``n`` windows as ``streams.core.peers.scores.update_history``
-    does; a host is slow when it reaches the threshold, i.e. the detector would have raised a finding.
+    started afresh after the host was away ``n`` windows (``ground.slow_evidence.evidence_since``, as
+    ``streams.core.peers.scores.update_history`` does); a host is slow when it reaches the threshold, i.e. the detector would have raised a finding.
     """
     rule = rule or DEFAULT_RULE
     frame = (
@@ -159,7 +160,7 @@ def slow_hosts(windows: pl.LazyFrame, rule: PeerRule | None = None) -> pl.LazyFr
     for host, start, length, slow in zip(
         frame["host_id"], frame["window"], frame["length"], frame["slow"], strict=True
     ):
-        if last is None or last[0] != host or last[1] < start - (rule.n - 1) * length:
+        if last is None or last[0] != host or last[1] < evidence_since(start, length, rule.n):
             s = 0.0  # a new host, or back after an absence: its evidence forgotten
         s = min(test.step(s, bool(slow)), test.h)
         peaks[host] = max(peaks.get(host, 0.0), s)
