@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ground.slow_peers import sample_degraded
+from ground.degraded import DEGRADED, sample_degraded
 from schemas import Codec
 from schemas.codec import HEADER, MAGIC_BYTE
 from schemas.events import job_step_time
@@ -42,13 +42,9 @@ EVENT_TYPE = "HostSampled"
 # Reading a batch column-wise costs ~4 ms however few rows it has (NumPy calls per field): below this
 # many values (a caught-up worker's small fetches) each is decoded on its own, which is cheaper there.
 MIN_ROWS = 128
-DEGRADED_GPU = (
-    "pcie_link_gen",
-    "pcie_link_gen_max",
-    "pcie_link_width",
-    "pcie_link_width_max",
-    "throttle_reasons",
-)
+# the GPU and NIC fields ``sample_degraded`` reads, off its one table
+DEGRADED_GPU = (*(f for t in DEGRADED.below_max for f in t), *(t.field for t in DEGRADED.bits))
+DEGRADED_NIC = DEGRADED.port.field
 
 
 @dataclass
@@ -186,23 +182,17 @@ class SampleWire:
         nic_count, nic = items["payload.nics"]
         gpu_counts, nic_counts = gpu_count.tolist(), nic_count.tolist()
         gpu_cols = [_nullable_list(*gpu[name]) for name in DEGRADED_GPU]
-        rx = _nullable_list(*nic["rx_gbps"])
+        rx = _nullable_list(*nic[DEGRADED_NIC])
 
         def gpus(i: int) -> list[dict[str, Any]]:
             n = gpu_counts[i]
             return [
-                {
-                    "pcie_link_gen": a,
-                    "pcie_link_gen_max": b,
-                    "pcie_link_width": c,
-                    "pcie_link_width_max": d,
-                    "throttle_reasons": e,
-                }
-                for a, b, c, d, e in zip(*(col[i][:n] for col in gpu_cols), strict=True)
+                dict(zip(DEGRADED_GPU, values, strict=True))
+                for values in zip(*(col[i][:n] for col in gpu_cols), strict=True)
             ]
 
         def nics(i: int) -> list[dict[str, Any]]:
-            return [{"rx_gbps": v} for v in rx[i][: nic_counts[i]]]
+            return [{DEGRADED_NIC: v} for v in rx[i][: nic_counts[i]]]
 
         return gpus, nics
 
