@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ground.degraded import sample_degraded
+from ground.degraded import DEGRADED, sample_degraded
 from schemas import Codec
 from schemas.codec import HEADER, MAGIC_BYTE
 from schemas.events import job_step_time
@@ -42,6 +42,8 @@ EVENT_TYPE = "HostSampled"
 # Reading a batch column-wise costs ~4 ms however few rows it has (NumPy calls per field): below this
 # many values (a caught-up worker's small fetches) each is decoded on its own, which is cheaper there.
 MIN_ROWS = 128
+# the GPU fields ``sample_degraded`` reads (its table, ``DEGRADED``: a test holds them equal), written out
+# because ``_degraded_inputs`` builds their dicts as literals, 4× faster than from names on the hot path
 DEGRADED_GPU = (
     "pcie_link_gen",
     "pcie_link_gen_max",
@@ -49,6 +51,7 @@ DEGRADED_GPU = (
     "pcie_link_width_max",
     "throttle_reasons",
 )
+DEGRADED_NIC = DEGRADED.port.field
 
 
 @dataclass
@@ -186,7 +189,7 @@ class SampleWire:
         nic_count, nic = items["payload.nics"]
         gpu_counts, nic_counts = gpu_count.tolist(), nic_count.tolist()
         gpu_cols = [_nullable_list(*gpu[name]) for name in DEGRADED_GPU]
-        rx = _nullable_list(*nic["rx_gbps"])
+        rx = _nullable_list(*nic[DEGRADED_NIC])
 
         def gpus(i: int) -> list[dict[str, Any]]:
             n = gpu_counts[i]
@@ -202,7 +205,7 @@ class SampleWire:
             ]
 
         def nics(i: int) -> list[dict[str, Any]]:
-            return [{"rx_gbps": v} for v in rx[i][: nic_counts[i]]]
+            return [{DEGRADED_NIC: v} for v in rx[i][: nic_counts[i]]]
 
         return gpus, nics
 

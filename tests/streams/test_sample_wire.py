@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 
+from ground.degraded import DEGRADED
 from schemas import Codec, DecodeError
 from streams.core.errors import InvalidRecordError
 from streams.core.policy import Policy
 from streams.core.samples.checkpoint import PartitionState
 from streams.core.samples.columns import SampleColumns
 from streams.core.validate import decode_checked
-from streams.sample_wire import MIN_ROWS, SampleWire
+from streams.sample_wire import DEGRADED_GPU, MIN_ROWS, SampleWire
 from streams.testing import START_TS
 from tests.streams import factories as f
 from tests.streams.test_samples import FakeProducer, messages, samples, stage
@@ -126,6 +127,26 @@ def test_rows_taken_are_the_valid_ones_with_the_values_the_per_record_way_folds(
 def test_a_batch_of_nothing_but_broken_values_takes_no_row() -> None:
     broken = [None, b"", b"\x00\x00\x00\x00\x0e", b"\xff" * 40] * (MIN_ROWS // 4 + 1)
     assert SampleWire(CODEC, LIMITS).decode(broken, NOW_MS).row == [-1] * len(broken)
+
+
+def test_a_union_branch_other_than_null_or_value_is_not_taken() -> None:
+    """Branch 3 of ``["null", "float"]`` reads as long as branch 1 (the row stays in place), but the per-record
+    way refuses it; a reader taking every branch but 0 as the value would let it in."""
+    plain = f.sample(1000.0, host="h1", cluster="c0", ts=NOW_MS - 1)
+    raw = CODEC.encode(plain)
+    idle = CODEC.encode(plain | {"payload": plain["payload"] | {"step_time_ms": None}})
+    branch = next(i for i, (a, b) in enumerate(zip(raw, idle, strict=False)) if a != b)
+    assert (raw[branch], idle[branch]) == (2, 0)  # the step time's union branch: 1 (float), 0 (null)
+    odd = raw[:branch] + bytes([6]) + raw[branch + 1 :]
+    assert per_record(raw) is not None and per_record(odd) is None
+    values = [odd if k % 2 else raw for k in range(MIN_ROWS)]
+    wire = SampleWire(CODEC, LIMITS).decode(values, NOW_MS)
+    assert [row >= 0 for row in wire.row] == [k % 2 == 0 for k in range(MIN_ROWS)]
+
+
+def test_the_gpu_fields_read_for_degraded_are_the_rules() -> None:
+    rule = {field for test in DEGRADED.below_max for field in test} | {test.field for test in DEGRADED.bits}
+    assert set(DEGRADED_GPU) == rule
 
 
 def test_a_small_batch_is_left_to_the_per_record_way() -> None:
