@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ground.degraded import sample_degraded
+from ground.slow_peers import sample_degraded
 from schemas import Codec
 from schemas.codec import HEADER, MAGIC_BYTE
 from schemas.events import job_step_time
