@@ -70,7 +70,8 @@ def update_history(
     off) comes back with its evidence forgotten and its episode over, so a host still slow after its
     repair is reported again. A flagged host's episode also ends after ``clear_after`` without a slow
     window. The finding's window starts at the first slow window of the evidence run that reached the
-    threshold, so its id and times depend on the verdicts alone, whatever order the partitions came in.
+    threshold (a run ends with its episode), so its id and times depend on the verdicts alone, whatever
+    order the partitions came in, and two episodes never share an id.
     """
     # the policy's window, or the sample interval when samples are longer (window_bounds)
     length = verdict.window_end - verdict.window_start
@@ -86,13 +87,15 @@ def update_history(
     start, slow, seen = history.start, history.slow, history.seen
     if s == 0.0:
         start, slow, seen = None, 0, 0
-    else:
+    elif start is not None or verdict.slow:  # a run begins at a slow window
         start = verdict.window_start if start is None else start
         slow, seen = slow + int(verdict.slow), seen + 1
     last_slow = verdict.window_start if verdict.slow else history.last_slow
     flagged = history.flagged
     if flagged and (last_slow is None or verdict.window_end - last_slow > policy.clear_after):
-        flagged = False  # the episode is over: a later slowdown is a new finding
+        # The episode is over: a later slowdown is a new finding, so its run (its id) begins afresh,
+        # even where the evidence has not decayed to zero (windows as long as ``clear_after``).
+        flagged, start, slow, seen = False, None, 0, 0
     finding = None
     if not flagged and s >= test.h and start is not None:
         flagged = True
