@@ -72,7 +72,12 @@ def _dedup(findings: pl.DataFrame) -> pl.DataFrame:
     missing = {"host_id", "detector", "ts"} - set(findings.columns)
     if missing:
         raise ScoringError(f"findings lack column(s) {', '.join(sorted(missing))}")
-    return findings.unique(subset=["finding_id"]) if "finding_id" in findings.columns else findings
+    if "finding_id" not in findings.columns:
+        return findings
+    # a finding re-delivered counts once, at the time it was first raised (the planner keeps the first too)
+    return findings.sort("ts", maintain_order=True).unique(
+        subset=["finding_id"], keep="first", maintain_order=True
+    )
 
 
 def score_repeat_offender(

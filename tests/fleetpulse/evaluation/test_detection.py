@@ -583,3 +583,16 @@ def test_thresholds_left_out_are_the_shipped_policys() -> None:
         k: {"kinds": list(r.kinds), "count": r.count, "window_s": r.window_ms / 1000}
         for k, r in rules_from_policy(shipped).items()
     }
+
+
+def test_a_finding_delivered_again_later_counts_at_its_first_time() -> None:
+    """The same finding id read twice, the later copy first, is scored at the earlier time."""
+    first = finding("h1", "repeat_offender", S + 3 * DAY_MS + 60_000, fid="h1-a")
+    again = finding("h1", "repeat_offender", S + 9 * DAY_MS, fid="h1-a")
+    rest = [f for f in FINDINGS if f.host_id != "h1"]
+    found, hosts, faults = frames()
+    redelivered = pl.from_arrow(to_table("FindingRaised", [f.to_record() for f in [again, *rest, first]]))
+    assert isinstance(redelivered, pl.DataFrame)
+    expected = score(found, hosts, faults, MANIFEST).detectors["repeat_offender"]
+    got = score(redelivered, hosts, faults, MANIFEST).detectors["repeat_offender"]
+    assert got.ttd_median_s == expected.ttd_median_s and got.tp == expected.tp
