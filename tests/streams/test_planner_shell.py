@@ -8,9 +8,11 @@ from typing import Any, NamedTuple
 
 from aiokafka.partitioner import DefaultPartitioner
 
+from schemas.progress import WriterProgress
 from streams.core.messages import PlanProgress
 from streams.core.planning.order import all_sources
 from streams.core.planning.planner import Planner
+from streams.core.planning.writers import WriterMarks
 from streams.core.policy import Policy
 from streams.planner_shell import PlannerShell
 
@@ -215,3 +217,51 @@ def test_a_clusters_summaries_partition_is_the_one_the_samples_stage_producer_pi
     partitions = list(range(6))
     for cluster in ["rsc1", "rsc2", "c0", "ib-east", "roce-west-17"]:
         assert s.partition_of(cluster) == DefaultPartitioner()(cluster.encode(), partitions, partitions)
+
+
+def writers_shell(policy: Policy, writers: WriterMarks | None) -> PlannerShell:
+    return PlannerShell(
+        Planner(policy),
+        {},
+        size=lambda d: 10,
+        sources=all_sources(1, 1),
+        partitions=1,
+        stage_of={"errors": "errors", "summaries": "cluster"},
+        ordered=True,
+        quiet_s=1.0,
+        clock=lambda: 0.0,
+        writers=writers,
+    )
+
+
+def test_an_errors_partition_passes_its_declared_writers_time_with_no_quiet_time(policy: Policy) -> None:
+    """The writer said nothing at or before 2_000 follows once offset 4 is handled: no grace to wait out."""
+    consumer = Consumer({TP("errors", 0): 5, TP("summaries", 0): 0}, ends={})
+    writers = WriterMarks(frozenset({"sim"}))
+    s = writers_shell(policy, writers)
+    s.source_times.errors_read(0, 2_000, offset=3)
+    writers.note(WriterProgress("sim", "errors", 0, 4, 2_000))
+    progress = asyncio.run(s.progress(consumer, {("errors", 0): 3}, {}))
+    assert progress is not None and {m.source: (m.ts, m.idle) for m in progress.marks}["errors/0"] == (
+        1_999,
+        False,
+    )
+    assert not s.nudged.is_set()
+    s.source_times.errors_read(0, 2_000, offset=4)  # the record the report waited for
+    assert s.nudged.is_set()
+    progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
+    assert progress is not None and {m.source: (m.ts, m.idle) for m in progress.marks}["errors/0"] == (
+        2_000,
+        False,
+    )
+
+
+def test_without_declared_writers_a_report_changes_nothing(policy: Policy) -> None:
+    consumer = Consumer({TP("errors", 0): 5, TP("summaries", 0): 0}, ends={})
+    s = writers_shell(policy, None)
+    s.source_times.errors_read(0, 2_000, offset=4)
+    progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
+    assert progress is not None and {m.source: (m.ts, m.idle) for m in progress.marks}["errors/0"] == (
+        1_999,
+        False,
+    )
