@@ -39,7 +39,13 @@ class Consumer:
         return {tp: self.ends[tp] for tp in partitions}
 
 
-def shell(policy: Policy, *, quiet_s: float = 0.0, clock: Callable[[], float] = lambda: 0.0) -> PlannerShell:
+def shell(
+    policy: Policy,
+    *,
+    quiet_s: float = 0.0,
+    clock: Callable[[], float] = lambda: 0.0,
+    writers: WriterMarks | None = None,
+) -> PlannerShell:
     return PlannerShell(
         Planner(policy),
         {},
@@ -50,6 +56,7 @@ def shell(policy: Policy, *, quiet_s: float = 0.0, clock: Callable[[], float] = 
         ordered=True,
         quiet_s=quiet_s,
         clock=clock,
+        writers=writers,
     )
 
 
@@ -219,26 +226,11 @@ def test_a_clusters_summaries_partition_is_the_one_the_samples_stage_producer_pi
         assert s.partition_of(cluster) == DefaultPartitioner()(cluster.encode(), partitions, partitions)
 
 
-def writers_shell(policy: Policy, writers: WriterMarks | None) -> PlannerShell:
-    return PlannerShell(
-        Planner(policy),
-        {},
-        size=lambda d: 10,
-        sources=all_sources(1, 1),
-        partitions=1,
-        stage_of={"errors": "errors", "summaries": "cluster"},
-        ordered=True,
-        quiet_s=1.0,
-        clock=lambda: 0.0,
-        writers=writers,
-    )
-
-
 def test_an_errors_partition_passes_its_declared_writers_time_with_no_quiet_time(policy: Policy) -> None:
     """The writer said nothing at or before 2_000 follows once offset 4 is handled: no grace to wait out."""
     consumer = Consumer({TP("errors", 0): 5, TP("summaries", 0): 0}, ends={})
     writers = WriterMarks(frozenset({"sim"}))
-    s = writers_shell(policy, writers)
+    s = shell(policy, quiet_s=1.0, writers=writers)
     s.source_times.errors_read(0, 2_000, offset=3)
     writers.note(WriterProgress("sim", "errors", 0, 4, 2_000))
     progress = asyncio.run(s.progress(consumer, {("errors", 0): 3}, {}))
@@ -258,7 +250,7 @@ def test_an_errors_partition_passes_its_declared_writers_time_with_no_quiet_time
 
 def test_without_declared_writers_a_report_changes_nothing(policy: Policy) -> None:
     consumer = Consumer({TP("errors", 0): 5, TP("summaries", 0): 0}, ends={})
-    s = writers_shell(policy, None)
+    s = shell(policy, quiet_s=1.0)
     s.source_times.errors_read(0, 2_000, offset=4)
     progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
     assert progress is not None and {m.source: (m.ts, m.idle) for m in progress.marks}["errors/0"] == (
