@@ -82,6 +82,8 @@ class PlannerShell:
         self._listed: dict[Any, int] = {}  # end offsets asked of the broker for partitions not fetched yet
         self._quiet: dict[Any, tuple[int | None, float]] = {}  # partition -> (last handled, caught up since)
         self.writers = writers
+        self._owned_errors: list[Any] = []  # as of the last progress (``writer_reported``)
+        self._committed: Mapping[Any, int | None] = {}
         self.nudged = asyncio.Event()  # set when a writer's report may move a mark: send progress now
         self.sending = asyncio.Lock()  # one progress computation at a time (the timer and the nudges)
         if writers is not None:
@@ -171,7 +173,17 @@ class PlannerShell:
         return PlanProgress([SourceMark(source, m.ts, m.idle) for source, m in marks])
 
     def writer_reported(self) -> None:
-        """A declared writer's report arrived: its partition's mark may move."""
+        """A declared writer's report arrived: its partition's mark may move.
+
+        The progress goes at once, unless a report waits for a record this worker has still to
+        handle: then it goes when that record is (``_errors_done``), once instead of twice (each time
+        a message on every planner partition, which the planner catches up on its logs for).
+        """
+        if self.writers is not None and any(
+            self.writers.ahead(tp.topic, tp.partition, self._done(tp, self._committed))
+            for tp in self._owned_errors
+        ):
+            return
         self.nudged.set()
 
     def _errors_done(self, partition: int, offset: int) -> None:
@@ -186,16 +198,19 @@ class PlannerShell:
         """Per errors partition owned, the time its declared writers have passed (none declared: empty)."""
         if self.writers is None:
             return {}
+        self._owned_errors = [tp for tp in owned if self.stage_of[tp.topic] == "errors"]
+        self._committed = committed
         out: dict[int, int] = {}
-        for tp in owned:
-            if self.stage_of[tp.topic] != "errors":
-                continue
-            before = committed.get(tp)  # the records before the commit were handled by an earlier owner
-            done = _latest(self.source_times.done.get(tp.partition), None if before is None else before - 1)
-            passed = self.writers.passed(tp.topic, tp.partition, done)
+        for tp in self._owned_errors:
+            passed = self.writers.passed(tp.topic, tp.partition, self._done(tp, committed))
             if passed is not None:
                 out[tp.partition] = passed
         return out
+
+    def _done(self, tp: Any, committed: Mapping[Any, int | None]) -> int | None:
+        """The last offset of an errors partition whose findings are sent (before the commit: by an earlier owner)."""
+        before = committed.get(tp)
+        return _latest(self.source_times.done.get(tp.partition), None if before is None else before - 1)
 
     def revoked(self, partitions: Iterable[Any]) -> None:
         """Forget what was seen of partitions this worker no longer owns.

@@ -257,3 +257,21 @@ def test_without_declared_writers_a_report_changes_nothing(policy: Policy) -> No
         1_999,
         False,
     )
+
+
+def test_a_report_waiting_for_a_record_sends_progress_when_the_record_is_handled(policy: Policy) -> None:
+    """Not on the report and again on the record: each progress is a message on every planner partition."""
+    consumer = Consumer({TP("errors", 0): 5, TP("summaries", 0): 0}, ends={})
+    writers = WriterMarks(frozenset({"sim"}))
+    s = shell(policy, quiet_s=1.0, writers=writers)
+    s.source_times.errors_read(0, 2_000, offset=3)
+    asyncio.run(s.progress(consumer, {("errors", 0): 3}, {}))
+    writers.note(WriterProgress("sim", "errors", 0, 3, 2_500))
+    s.writer_reported()
+    assert s.nudged.is_set()  # nothing to wait for: at once
+    s.nudged.clear()
+    writers.note(WriterProgress("sim", "errors", 0, 4, 3_000))
+    s.writer_reported()
+    assert not s.nudged.is_set()  # offset 4 is not handled yet
+    s.source_times.errors_read(0, 3_000, offset=4)
+    assert s.nudged.is_set()

@@ -68,6 +68,12 @@ class WriterMarks:
             return None
         return min(t for t in times if t is not None)
 
+    def ahead(self, topic: str, partition: int, done: int | None) -> bool:
+        """A report of the partition waits for a record after offset ``done``."""
+        handled = -1 if done is None else done
+        writers = self._by_partition.get((topic, partition), {})
+        return any(w.waiting and w.waiting[-1][0] > handled for w in writers.values())
+
     def waiting(self, topic: str, partition: int, done: int) -> bool:
         """A report of the partition becomes usable once it is handled through ``done``."""
         writers = self._by_partition.get((topic, partition), {})

@@ -55,3 +55,10 @@ def test_with_no_writer_declared_nothing_passes() -> None:
     marks = WriterMarks(frozenset())
     marks.note(report("sim", -1, 1_000))
     assert marks.passed("errors", 0, 100) is None
+
+
+def test_a_report_is_ahead_while_the_record_it_waits_for_is_not_handled() -> None:
+    marks = WriterMarks(frozenset({"sim"}))
+    marks.note(report("sim", 9, 1_000))
+    assert marks.ahead("errors", 0, 8) and marks.ahead("errors", 0, None)
+    assert not marks.ahead("errors", 0, 9) and not marks.ahead("errors", 1, None)
