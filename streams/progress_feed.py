@@ -14,12 +14,15 @@ from collections.abc import Callable
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
 
 from schemas import DecodeError
 from schemas.progress import decode_progress
 from streams.core.planning.writers import WriterMarks
 
 log = logging.getLogger(__name__)
+
+RETRY_S = 1.0
 
 
 class ProgressFeed:
@@ -44,6 +47,15 @@ class ProgressFeed:
             log.warning("%s: skipping a record that is no progress report: %s", self.topic, exc.reason)
             return False
         return self.marks.note(progress)
+
+    async def run_retrying(self) -> None:
+        """``run``, started again after a broker error: without reports the worker keeps the quiet rule."""
+        while not self._stopping:
+            try:
+                await self.run()
+            except KafkaError as exc:
+                log.warning("%s: %s; reading it again from its end", self.topic, type(exc).__name__)
+                await asyncio.sleep(RETRY_S)
 
     async def run(self) -> None:
         """Consume until cancelled or ``stop()``."""

@@ -85,7 +85,7 @@ def register_planner(app: faust.App, parts: PlannerParts) -> faust.types.AgentT:
 
         @app.task
         async def writer_reports() -> None:
-            await feed.run()
+            await feed.run_retrying()
 
         @app.task
         async def progress_on_reports() -> None:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 from schemas.progress import WriterProgress
 
+MAX_WAITING = 1024  # reports kept per writer and partition until the worker has handled their offset
+
 
 @dataclass(slots=True)
 class _Writer:
@@ -29,6 +31,8 @@ class _Writer:
     def note(self, through: int, ts: int) -> None:
         if self.waiting and through < self.waiting[-1][0]:
             return  # an older report than one already kept: a writer's offsets only grow
+        if len(self.waiting) >= MAX_WAITING:  # a partition this worker does not own is never settled
+            self.waiting.popleft()  # dropping the oldest only passes its time later: never too early
         self.waiting.append((through, ts))
 
     def settle(self, done: int | None) -> int | None:

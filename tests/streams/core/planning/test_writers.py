@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from schemas.progress import WriterProgress
-from streams.core.planning.writers import WriterMarks
+from streams.core.planning.writers import MAX_WAITING, WriterMarks
 
 
 def report(writer: str, through: int, ts: int, partition: int = 0) -> WriterProgress:
@@ -62,3 +62,11 @@ def test_a_report_is_ahead_while_the_record_it_waits_for_is_not_handled() -> Non
     marks.note(report("sim", 9, 1_000))
     assert marks.ahead("errors", 0, 8) and marks.ahead("errors", 0, None)
     assert not marks.ahead("errors", 0, 9) and not marks.ahead("errors", 1, None)
+
+
+def test_reports_kept_per_partition_are_bounded_and_the_oldest_go_first() -> None:
+    marks = WriterMarks(frozenset({"sim"}))
+    for n in range(MAX_WAITING + 10):
+        marks.note(report("sim", n, 1_000 + n))
+    assert marks.passed("errors", 0, 5) is None  # those reports were dropped: later, never earlier
+    assert marks.passed("errors", 0, 20) == 1_020
