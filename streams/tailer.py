@@ -67,6 +67,7 @@ class LogTailer:
         self.records = 0
         self._consumer: AIOKafkaConsumer | None = None
         self._ends: AIOKafkaConsumer | None = None  # asks for end offsets only (see the module)
+        self._ends_made = asyncio.Lock()
         self._partitions: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._progress = asyncio.Condition()
@@ -177,17 +178,18 @@ class LogTailer:
 
     async def end_offsets(self) -> dict[TopicPartition, int]:
         assert self._consumer is not None
-        if self._ends is None:
-            ends = AIOKafkaConsumer(enable_auto_commit=False, group_id=None, **self.client_config)
-            try:
-                await ends.start()
-            except BaseException:  # the broker is gone: the caller retries, with a new one
-                await ends.stop()
-                raise
-            if self._ends is None and self._consumer is not None:
-                self._ends = ends
-            else:  # another caller made one meanwhile, or the tailer stopped
-                await ends.stop()
+        async with self._ends_made:  # one connection: concurrent callers (the planner, a stage) wait for it
+            if self._ends is None:
+                ends = AIOKafkaConsumer(enable_auto_commit=False, group_id=None, **self.client_config)
+                try:
+                    await ends.start()
+                except BaseException:  # the broker is gone: the caller retries, with a new one
+                    await _stop_started(ends)
+                    raise
+                if self._consumer is None:  # the tailer stopped meanwhile
+                    await _stop_started(ends)
+                else:
+                    self._ends = ends
         consumer = self._ends or self._consumer
         assert consumer is not None
         return await consumer.end_offsets(self._partitions)
@@ -206,6 +208,13 @@ class LogTailer:
     @property
     def started(self) -> bool:
         return self._started.is_set()
+
+
+async def _stop_started(consumer: AIOKafkaConsumer) -> None:
+    """Stop a consumer that has just started: aiokafka cancels a task of its own that has not run yet
+    and awaits it, which raised CancelledError in the caller (a stage's catch-up, which crashed its agent)."""
+    await asyncio.sleep(0)  # let that task start: cancelled then, it ends cleanly
+    await consumer.stop()
 
 
 CATCH_UP_RETRY_S = 1.0
