@@ -60,6 +60,11 @@ def shell(
     )
 
 
+def errors_mark(progress: PlanProgress | None) -> tuple[int | None, bool]:
+    assert progress is not None
+    return {m.source: (m.ts, m.idle) for m in progress.marks}["errors/0"]
+
+
 def idle(progress: PlanProgress | None) -> dict[str, bool]:
     assert progress is not None
     return {m.source: m.idle for m in progress.marks}
@@ -234,29 +239,20 @@ def test_an_errors_partition_passes_its_declared_writers_time_with_no_quiet_time
     s.source_times.errors_read(0, 2_000, offset=3)
     writers.note(WriterProgress("sim", "errors", 0, 4, 2_000))
     progress = asyncio.run(s.progress(consumer, {("errors", 0): 3}, {}))
-    assert progress is not None and {m.source: (m.ts, m.idle) for m in progress.marks}["errors/0"] == (
-        1_999,
-        False,
-    )
+    assert errors_mark(progress) == (1_999, False)
     assert not s.nudged.is_set()
     s.source_times.errors_read(0, 2_000, offset=4)  # the record the report waited for
     assert s.nudged.is_set()
     progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
-    assert progress is not None and {m.source: (m.ts, m.idle) for m in progress.marks}["errors/0"] == (
-        2_000,
-        False,
-    )
+    assert errors_mark(progress) == (2_000, False)
 
 
-def test_without_declared_writers_a_report_changes_nothing(policy: Policy) -> None:
+def test_without_declared_writers_the_mark_is_the_last_record_less_one(policy: Policy) -> None:
     consumer = Consumer({TP("errors", 0): 5, TP("summaries", 0): 0}, ends={})
     s = shell(policy, quiet_s=1.0)
     s.source_times.errors_read(0, 2_000, offset=4)
     progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
-    assert progress is not None and {m.source: (m.ts, m.idle) for m in progress.marks}["errors/0"] == (
-        1_999,
-        False,
-    )
+    assert errors_mark(progress) == (1_999, False)
 
 
 def test_a_report_waiting_for_a_record_sends_progress_when_the_record_is_handled(policy: Policy) -> None:
