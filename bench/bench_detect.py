@@ -38,6 +38,7 @@ from kafka import KafkaProducer
 
 from ground.kafka import admin
 from ground.settings import Settings
+from producers.writer_progress import ProgressReporter
 from schemas import Codec, DecodeError, EccErrorObserved
 from streams.core.policy import load_policy
 from streams.sample_wire import SampleWire
@@ -110,12 +111,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def isolated(settings: Settings, bootstrap: str) -> Settings:
+BENCH_WRITER = "bench"  # this benchmark's producers, as they report their progress (``schemas.progress``)
+
+
+def isolated(settings: Settings, bootstrap: str, *, writer_reports: bool = True) -> Settings:
+    """Topics and a worker of the run's own; with ``writer_reports`` the worker waits for no quiet time
+    on the errors partitions: this benchmark, their only writer, reports its own progress."""
     tag = uuid.uuid4().hex[:8]
     kafka = settings.kafka.model_copy(update={"bootstrap_servers": bootstrap})
     topics = settings.topics.model_copy(update={"prefix": f"bench{tag}."})
     topics = type(topics).model_validate(topics.model_dump())  # re-apply the prefix to every name
-    detect = settings.detect.model_copy(update={"app_id": f"bench-{tag}", "log_level": "error"})
+    writers = (BENCH_WRITER,) if writer_reports else ()
+    detect = settings.detect.model_copy(
+        update={"app_id": f"bench-{tag}", "log_level": "error", "progress_writers": writers}
+    )
     return settings.model_copy(update={"kafka": kafka, "topics": topics, "detect": detect})
 
 
@@ -126,10 +135,27 @@ def produce(settings: Settings, records: list[tuple[str, bytes, bytes]]) -> None
         linger_ms=20,
         batch_size=512 * 1024,
     )
+    reporter = writer_reporter(settings, producer)
     for family, key, value in records:
-        producer.send(getattr(settings.topics, family).name, key=key, value=value)
-    producer.flush(120)
+        reporter.sent(producer.send(getattr(settings.topics, family).name, key=key, value=value))
+    reporter.report(newest_ts(records))
     producer.close()
+
+
+def newest_ts(records: list[tuple[str, bytes, bytes]]) -> int:
+    """The newest event time of the records that decode (the scenario has poison records too)."""
+    codec, newest = Codec(), 0
+    for _, _, value in records:
+        with contextlib.suppress(DecodeError):
+            newest = max(newest, codec.decode(value).record["ts"])
+    return newest
+
+
+def writer_reporter(settings: Settings, producer: KafkaProducer) -> ProgressReporter:
+    """This benchmark's progress on the errors topic, reported as a producer that sends in event-time order does."""
+    return ProgressReporter(
+        producer, BENCH_WRITER, [settings.topics.errors.name], settings.topics.progress.name
+    )
 
 
 Decode = Callable[[list[ConsumerRecord[bytes, bytes]]], None]
@@ -309,17 +335,18 @@ async def latency(settings: Settings, lemons: list[list[dict]]) -> list[float]:
         **settings.kafka.kafka_python(settings.bootstrap_servers), acks="all", linger_ms=0
     )
     errors = settings.topics.errors.name
+    reporter = writer_reporter(settings, producer)
     for pair in lemons:  # first faults: not findings yet
-        producer.send(errors, key=pair[0]["host_id"].encode(), value=codec.encode(pair[0]))
-    producer.flush()
+        reporter.sent(producer.send(errors, key=pair[0]["host_id"].encode(), value=codec.encode(pair[0])))
+    reporter.report(max(pair[0]["ts"] for pair in lemons))
     await asyncio.sleep(3)
     sent: dict[str, float] = {}
     seen: dict[str, float] = {}
     for pair in lemons:
         second = pair[1]
         sent[second["host_id"]] = time.time()
-        producer.send(errors, key=second["host_id"].encode(), value=codec.encode(second))
-        producer.flush()
+        reporter.sent(producer.send(errors, key=second["host_id"].encode(), value=codec.encode(second)))
+        reporter.report(second["ts"])  # flushes first: the progress follows the record it covers
         deadline = time.time() + 10
         while second["host_id"] not in seen and time.time() < deadline:
             batches = await consumer.getmany(timeout_ms=50)
@@ -341,6 +368,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--interval", type=int, default=10)
     parser.add_argument("--lemons", type=int, default=40)
     parser.add_argument("--md", type=Path, help="also write the run's figures here (Markdown)")
+    parser.add_argument(
+        "--writer-reports",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the benchmark reports its progress as the errors topic's one writer, and the worker is told so "
+        "(detect.progress_writers); --no-writer-reports: the worker's quiet time alone",
+    )
     return parser.parse_args()
 
 
@@ -445,7 +479,7 @@ def main() -> None:
     load_start = os.getloadavg()[0]
     report = Report()
     base = Settings.load()
-    settings = isolated(base, args.bootstrap or base.bootstrap_servers)
+    settings = isolated(base, args.bootstrap or base.bootstrap_servers, writer_reports=args.writer_reports)
     scenario = Scenario(hosts=args.hosts, interval_s=args.interval, duration_min=args.minutes)
     records = list(scenario.records())
     stream = [r for r in records if r[0] in ("samples", "errors")]

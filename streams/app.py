@@ -31,10 +31,12 @@ from streams.core.inventory import Inventory
 from streams.core.peers.stage import ClusterStage
 from streams.core.planning.order import all_sources
 from streams.core.planning.planner import Planner
+from streams.core.planning.writers import WriterMarks
 from streams.core.policy import Policy
 from streams.core.samples.folder import SampleFolder
 from streams.fatal import exit_process
 from streams.faust_app import faust_app
+from streams.faust_transport import short_fetch_waits
 from streams.findings_log import FindingsLog
 from streams.fleet_fold import FleetFold
 from streams.fleet_metrics import FleetCollector, fleet_view
@@ -44,6 +46,7 @@ from streams.membership import instance_id, stage_instance_id
 from streams.metrics import DetectMetrics
 from streams.outputs import Outputs, OutputTopics
 from streams.planner_shell import PlannerShell
+from streams.progress_feed import ProgressFeed
 from streams.sample_partitions import SamplePartitions
 from streams.samples import SamplesStage
 from streams.tailer import LogTailer, WorkerLogs
@@ -94,6 +97,7 @@ class DetectApp:
         parts = partitions or {}
         self.instance_id = instance_id(d, data_dir)
         self.app = faust_app(settings, data_dir, self.instance_id)
+        short_fetch_waits(self.app)  # a finding or a progress mark is handled as it comes, not after 1.5 s
         raw: dict[str, Any] = {"key_serializer": "raw", "value_serializer": "raw"}
         self.errors_topic = self.app.topic(t.errors.name, **raw)
         findings_topic = self.app.topic(t.findings.name, **raw)
@@ -133,6 +137,7 @@ class DetectApp:
             ordered=d.plan_order == "event_time",
             quiet_s=d.plan_quiet_s,
             domain_of=self.inventory.domain_of,
+            writers=WriterMarks(frozenset(d.progress_writers)) if d.progress_writers else None,
         )
         # the detection core's keyed state is in this worker's tables: the cluster stage's behind a cache
         cluster_cache = CheckpointCache(self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta"))
@@ -243,6 +248,9 @@ class DetectApp:
                 inventory_known=inventory_known,
                 tick_interval_s=d.tick_interval_s,
                 internal_partitions=d.internal_partitions,
+                feed=None
+                if self.plans.writers is None
+                else ProgressFeed(t.progress.name, client, self.plans.writers, self.plans.writer_reported),
             ),
             logs=LogParts(self.logs, inventory_known),
         )

@@ -25,6 +25,7 @@ from streams.core.planning.order import OrderedPlan
 from streams.core.planning.planner import Planner
 from streams.core.planning.sources import SourceTimes
 from streams.core.planning.ticks import TickSchedule
+from streams.core.planning.writers import WriterMarks
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,10 @@ class PlannerShell:
         quiet_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         domain_of: Callable[[str], str] | None = None,
+        writers: WriterMarks | None = None,
     ) -> None:
+        """``writers``: the declared writers' own progress (``streams.core.planning.writers``); None:
+        marks come from what was read and the quiet rule alone."""
         self.planner = planner
         self.domain_of = domain_of
         self.held = held
@@ -77,6 +81,13 @@ class PlannerShell:
         self._ticks = TickSchedule(planner, size)
         self._listed: dict[Any, int] = {}  # end offsets asked of the broker for partitions not fetched yet
         self._quiet: dict[Any, tuple[int | None, float]] = {}  # partition -> (last handled, caught up since)
+        self.writers = writers
+        self._owned_errors: list[Any] = []  # as of the last progress (``writer_reported``)
+        self._committed: Mapping[Any, int | None] = {}
+        self.nudged = asyncio.Event()  # set when a writer's report may move a mark: send progress now
+        self.sending = asyncio.Lock()  # one progress computation at a time (the timer and the nudges)
+        if writers is not None:
+            self.source_times.on_done = self._errors_done
 
     def partition_of(self, key: str) -> int:
         """The internal partition a domain's planner messages, or a cluster's summaries, go to (Kafka's
@@ -150,7 +161,9 @@ class PlannerShell:
             read[stage].append(
                 (tp.partition, self._idle(tp, handled.get((tp.topic, tp.partition)), caught_up))
             )
-        marks = self.source_times.marks(read["errors"], read["cluster"])
+        marks = self.source_times.marks(
+            read["errors"], read["cluster"], self._writers_passed(owned, committed)
+        )
         now = time.monotonic()
         if not marks or (
             tuple(marks) == self._marks_sent and now - self._marks_sent_at < PROGRESS_KEEPALIVE_S
@@ -158,6 +171,46 @@ class PlannerShell:
             return None
         self._marks_sent, self._marks_sent_at = tuple(marks), now
         return PlanProgress([SourceMark(source, m.ts, m.idle) for source, m in marks])
+
+    def writer_reported(self) -> None:
+        """A declared writer's report arrived: its partition's mark may move.
+
+        The progress goes at once, unless a report waits for a record this worker has still to
+        handle: then it goes when that record is (``_errors_done``), once instead of twice (each time
+        a message on every planner partition, which the planner catches up on its logs for).
+        """
+        if self.writers is not None and any(
+            self.writers.ahead(tp.topic, tp.partition, self._done(tp, self._committed))
+            for tp in self._owned_errors
+        ):
+            return
+        self.nudged.set()
+
+    def _errors_done(self, partition: int, offset: int) -> None:
+        if self.writers is not None and any(
+            self.writers.waiting(topic, partition, offset)
+            for topic, stage in self.stage_of.items()
+            if stage == "errors"
+        ):
+            self.nudged.set()
+
+    def _writers_passed(self, owned: list[Any], committed: Mapping[Any, int | None]) -> dict[int, int]:
+        """Per errors partition owned, the time its declared writers have passed (none declared: empty)."""
+        if self.writers is None:
+            return {}
+        self._owned_errors = [tp for tp in owned if self.stage_of[tp.topic] == "errors"]
+        self._committed = committed
+        out: dict[int, int] = {}
+        for tp in self._owned_errors:
+            passed = self.writers.passed(tp.topic, tp.partition, self._done(tp, committed))
+            if passed is not None:
+                out[tp.partition] = passed
+        return out
+
+    def _done(self, tp: Any, committed: Mapping[Any, int | None]) -> int | None:
+        """The last offset of an errors partition whose findings are sent (before the commit: by an earlier owner)."""
+        before = committed.get(tp)
+        return _latest(self.source_times.done.get(tp.partition), None if before is None else before - 1)
 
     def revoked(self, partitions: Iterable[Any]) -> None:
         """Forget what was seen of partitions this worker no longer owns.
@@ -228,3 +281,7 @@ def _highwater(consumer: SourceConsumer, tp: Any) -> int | None:
         return consumer.highwater(tp)
     except Exception:  # not assigned any more
         return None
+
+
+def _latest(*values: int | None) -> int | None:
+    return max((v for v in values if v is not None), default=None)

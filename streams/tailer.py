@@ -2,7 +2,10 @@
 
 Used for the two logs every worker needs in full: the compacted ``fleet.inventory`` (host ->
 cluster, rack, maintenance domain) and ``fleet.actions`` (the fleet state is a fold over it).
-``catch_up()`` waits until everything written before the call has been applied.
+``catch_up()`` waits until everything written before the call has been applied. It asks for the
+log's end on a connection of its own: the broker answers one request at a time per connection, so on
+the follower's it would wait behind the fetch the follower keeps in flight (up to its 50 ms wait),
+and the planner catches up before each of its messages.
 
 Every worker reads these logs whole, on every start, so one bad record must not stop a worker:
 records that do not decode, are of another event type, or that ``on_record`` rejects are
@@ -63,6 +66,8 @@ class LogTailer:
         self.rejected = 0
         self.records = 0
         self._consumer: AIOKafkaConsumer | None = None
+        self._ends: AIOKafkaConsumer | None = None  # asks for end offsets only (see the module)
+        self._ends_made = asyncio.Lock()
         self._partitions: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._progress = asyncio.Condition()
@@ -108,7 +113,10 @@ class LogTailer:
                     self._progress.notify_all()
         finally:
             self._consumer = None
+            ends, self._ends = self._ends, None
             await consumer.stop()
+            if ends is not None:
+                await ends.stop()
 
     async def _resume(self, consumer: AIOKafkaConsumer) -> None:
         """Seek to ``start``, or rewind when it is not a position in this log."""
@@ -170,7 +178,21 @@ class LogTailer:
 
     async def end_offsets(self) -> dict[TopicPartition, int]:
         assert self._consumer is not None
-        return await self._consumer.end_offsets(self._partitions)
+        async with self._ends_made:  # one connection: concurrent callers (the planner, a stage) wait for it
+            if self._ends is None:
+                ends = AIOKafkaConsumer(enable_auto_commit=False, group_id=None, **self.client_config)
+                try:
+                    await ends.start()
+                except BaseException:  # the broker is gone: the caller retries, with a new one
+                    await _stop_started(ends)
+                    raise
+                if self._consumer is None:  # the tailer stopped meanwhile
+                    await _stop_started(ends)
+                else:
+                    self._ends = ends
+        consumer = self._ends or self._consumer
+        assert consumer is not None
+        return await consumer.end_offsets(self._partitions)
 
     async def catch_up(self, timeout_s: float = 30.0) -> None:
         """Wait until every record written before this call has been applied."""
@@ -186,6 +208,13 @@ class LogTailer:
     @property
     def started(self) -> bool:
         return self._started.is_set()
+
+
+async def _stop_started(consumer: AIOKafkaConsumer) -> None:
+    """Stop a consumer that has just started: aiokafka cancels a task of its own that has not run yet
+    and awaits it, which raised CancelledError in the caller (a stage's catch-up, which crashed its agent)."""
+    await asyncio.sleep(0)  # let that task start: cancelled then, it ends cleanly
+    await consumer.stop()
 
 
 CATCH_UP_RETRY_S = 1.0

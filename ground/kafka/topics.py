@@ -61,6 +61,8 @@ class TopicSettings(BaseModel):
     dlq: TopicSpec = TopicSpec(
         name="fleet.dlq", partitions=1, retention_ms=30 * DAY_MS, max_message_bytes=DLQ_MAX_MESSAGE_BYTES
     )
+    # producers' event-time progress (``schemas.progress``): read live from its end, never archived
+    progress: TopicSpec = TopicSpec(name="fleet.progress", partitions=1, retention_ms=DAY_MS)
 
     prefix: str = Field("", description="Prepended to every topic name, e.g. 'demo-1.' for an isolated run")
 
@@ -87,7 +89,16 @@ class TopicSettings(BaseModel):
         return self
 
     def all(self) -> list[TopicSpec]:
-        return [self.inventory, self.samples, self.errors, self.findings, self.actions, self.alerts, self.dlq]
+        return [
+            self.inventory,
+            self.samples,
+            self.errors,
+            self.findings,
+            self.actions,
+            self.alerts,
+            self.dlq,
+            self.progress,
+        ]
 
 
-_TOPIC_KEYS = ("inventory", "samples", "errors", "findings", "actions", "alerts", "dlq")
+_TOPIC_KEYS = ("inventory", "samples", "errors", "findings", "actions", "alerts", "dlq", "progress")

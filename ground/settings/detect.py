@@ -82,6 +82,13 @@ class DetectSettings(BaseModel):
         "caught up, with nothing new, this long; a finding of another source still in flight gets this long "
         "to arrive, and it is about what a page waits while every source is quiet",
     )
+    progress_writers: tuple[str, ...] = Field(
+        (),
+        description="event_time: every writer of the errors topic, when each reports its own progress on "
+        "the progress topic (schemas.progress); an errors partition then passes a time as soon as all of "
+        "them have reported past it, with no quiet time. A writer left out is not waited for: list all or "
+        "none. Empty: marks come from the records read and plan_quiet_s alone",
+    )
     snapshot_every: int = Field(
         100_000,
         ge=1,

@@ -43,7 +43,8 @@ def register_errors(app: faust.App, parts: ErrorsParts) -> faust.types.AgentT:
     async def errors(stream: faust.StreamT) -> None:
         async for event in stream.events():
             record = await intake.valid_record(event)
-            if record is None:
+            if record is None:  # dead-lettered: nothing more will come of it
+                parts.source_times.errors_done(event.message.partition, event.message.offset)
                 continue
             msg = event.message
             signal = classify(record, policy)
@@ -54,6 +55,6 @@ def register_errors(app: faust.App, parts: ErrorsParts) -> faust.types.AgentT:
                 parts.metrics.late.labels("errors").inc()
             if step.finding is not None:
                 await parts.outputs.send_finding(step.finding, msg)
-            parts.source_times.errors_read(msg.partition, record["ts"])
+            parts.source_times.errors_read(msg.partition, record["ts"], msg.offset)
 
     return errors

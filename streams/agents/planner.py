@@ -18,9 +18,11 @@ from streams.intake import Intake
 from streams.metrics import DetectMetrics
 from streams.outputs import Outputs
 from streams.planner_shell import PlannerShell
+from streams.progress_feed import ProgressFeed
 from streams.tailer import WorkerLogs, catch_up_retrying
 
 PROGRESS_INTERVAL_S = 0.25  # how often the finding sources' marks are looked at (event-time planning)
+NUDGE_GAP_S = 0.02  # at least this long between progress sent on writers' reports (they come in bursts)
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class PlannerParts:
     inventory_known: asyncio.Event  # set once the inventory has been read to its end
     tick_interval_s: float
     internal_partitions: int
+    feed: ProgressFeed | None = None  # the declared writers' reports (``detect.progress_writers``)
 
 
 def register_planner(app: faust.App, parts: PlannerParts) -> faust.types.AgentT:
@@ -77,6 +80,22 @@ def register_planner(app: faust.App, parts: PlannerParts) -> faust.types.AgentT:
     async def progress() -> None:
         await send_progress(app, parts)  # sent only when a mark changed, or as a keepalive
 
+    if parts.feed is not None:
+        feed = parts.feed
+
+        @app.task
+        async def writer_reports() -> None:
+            await feed.run_retrying()
+
+        @app.task
+        async def progress_on_reports() -> None:
+            """A writer's report, or the record it waited for handled: the marks at once, not at the next tick."""
+            while True:
+                await plans.nudged.wait()
+                plans.nudged.clear()
+                await send_progress(app, parts)
+                await asyncio.sleep(NUDGE_GAP_S)
+
     return planner
 
 
@@ -91,11 +110,12 @@ async def send_progress(app: faust.App, parts: PlannerParts) -> None:
     lag = parts.samples_lag()
     upstream_quiet = bool(lag) and all(behind == 0 for _, _, behind in lag)
     clusters = parts.clusters() if parts.inventory_known.is_set() else None
-    progress = await parts.plans.progress(
-        consumer, parts.intake.last_offsets, committed, upstream_quiet=upstream_quiet, clusters=clusters
-    )
-    if progress is None:
-        return
-    value = to_wire(progress)
-    for partition in range(parts.internal_partitions):
-        await parts.topic.send(key=None, partition=partition, value=value, force=True)
+    async with parts.plans.sending:
+        progress = await parts.plans.progress(
+            consumer, parts.intake.last_offsets, committed, upstream_quiet=upstream_quiet, clusters=clusters
+        )
+        if progress is None:
+            return
+        value = to_wire(progress)
+        for partition in range(parts.internal_partitions):
+            await parts.topic.send(key=None, partition=partition, value=value, force=True)

@@ -8,9 +8,11 @@ from typing import Any, NamedTuple
 
 from aiokafka.partitioner import DefaultPartitioner
 
+from schemas.progress import WriterProgress
 from streams.core.messages import PlanProgress
 from streams.core.planning.order import all_sources
 from streams.core.planning.planner import Planner
+from streams.core.planning.writers import WriterMarks
 from streams.core.policy import Policy
 from streams.planner_shell import PlannerShell
 
@@ -37,7 +39,13 @@ class Consumer:
         return {tp: self.ends[tp] for tp in partitions}
 
 
-def shell(policy: Policy, *, quiet_s: float = 0.0, clock: Callable[[], float] = lambda: 0.0) -> PlannerShell:
+def shell(
+    policy: Policy,
+    *,
+    quiet_s: float = 0.0,
+    clock: Callable[[], float] = lambda: 0.0,
+    writers: WriterMarks | None = None,
+) -> PlannerShell:
     return PlannerShell(
         Planner(policy),
         {},
@@ -48,7 +56,13 @@ def shell(policy: Policy, *, quiet_s: float = 0.0, clock: Callable[[], float] = 
         ordered=True,
         quiet_s=quiet_s,
         clock=clock,
+        writers=writers,
     )
+
+
+def errors_mark(progress: PlanProgress | None) -> tuple[int | None, bool]:
+    assert progress is not None
+    return {m.source: (m.ts, m.idle) for m in progress.marks}["errors/0"]
 
 
 def idle(progress: PlanProgress | None) -> dict[str, bool]:
@@ -215,3 +229,45 @@ def test_a_clusters_summaries_partition_is_the_one_the_samples_stage_producer_pi
     partitions = list(range(6))
     for cluster in ["rsc1", "rsc2", "c0", "ib-east", "roce-west-17"]:
         assert s.partition_of(cluster) == DefaultPartitioner()(cluster.encode(), partitions, partitions)
+
+
+def test_an_errors_partition_passes_its_declared_writers_time_with_no_quiet_time(policy: Policy) -> None:
+    """The writer said nothing at or before 2_000 follows once offset 4 is handled: no grace to wait out."""
+    consumer = Consumer({TP("errors", 0): 5, TP("summaries", 0): 0}, ends={})
+    writers = WriterMarks(frozenset({"sim"}))
+    s = shell(policy, quiet_s=1.0, writers=writers)
+    s.source_times.errors_read(0, 2_000, offset=3)
+    writers.note(WriterProgress("sim", "errors", 0, 4, 2_000))
+    progress = asyncio.run(s.progress(consumer, {("errors", 0): 3}, {}))
+    assert errors_mark(progress) == (1_999, False)
+    assert not s.nudged.is_set()
+    s.source_times.errors_read(0, 2_000, offset=4)  # the record the report waited for
+    assert s.nudged.is_set()
+    progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
+    assert errors_mark(progress) == (2_000, False)
+
+
+def test_without_declared_writers_the_mark_is_the_last_record_less_one(policy: Policy) -> None:
+    consumer = Consumer({TP("errors", 0): 5, TP("summaries", 0): 0}, ends={})
+    s = shell(policy, quiet_s=1.0)
+    s.source_times.errors_read(0, 2_000, offset=4)
+    progress = asyncio.run(s.progress(consumer, {("errors", 0): 4}, {}))
+    assert errors_mark(progress) == (1_999, False)
+
+
+def test_a_report_waiting_for_a_record_sends_progress_when_the_record_is_handled(policy: Policy) -> None:
+    """Not on the report and again on the record: each progress is a message on every planner partition."""
+    consumer = Consumer({TP("errors", 0): 5, TP("summaries", 0): 0}, ends={})
+    writers = WriterMarks(frozenset({"sim"}))
+    s = shell(policy, quiet_s=1.0, writers=writers)
+    s.source_times.errors_read(0, 2_000, offset=3)
+    asyncio.run(s.progress(consumer, {("errors", 0): 3}, {}))
+    writers.note(WriterProgress("sim", "errors", 0, 3, 2_500))
+    s.writer_reported()
+    assert s.nudged.is_set()  # nothing to wait for: at once
+    s.nudged.clear()
+    writers.note(WriterProgress("sim", "errors", 0, 4, 3_000))
+    s.writer_reported()
+    assert not s.nudged.is_set()  # offset 4 is not handled yet
+    s.source_times.errors_read(0, 3_000, offset=4)
+    assert s.nudged.is_set()

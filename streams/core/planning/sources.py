@@ -9,7 +9,7 @@ partition (``streams.core.planning.order``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from streams.core.peers.stage import ClusterStage
@@ -51,10 +51,23 @@ class SourceTimes:
     errors: dict[int, int] = field(default_factory=dict)
     clusters: dict[int, dict[str, int | None]] = field(default_factory=dict)
     drained: dict[int, dict[str, bool]] = field(default_factory=dict)  # per partition, ``cluster_drained``
+    done: dict[int, int] = field(default_factory=dict)  # per errors partition, the last offset handled
+    on_done: Callable[[int, int], object] | None = None  # (partition, offset) after each ``errors_done``
 
-    def errors_read(self, partition: int, ts: int) -> None:
-        """An errors record of ``ts`` was handled: a later one of the same time may still raise a finding."""
+    def errors_read(self, partition: int, ts: int, offset: int | None = None) -> None:
+        """An errors record of ``ts`` was handled: a later one of the same time may still raise a finding.
+
+        ``offset``: the record's, once whatever it raised has been sent (see ``errors_done``).
+        """
         self.errors[partition] = max(self.errors.get(partition, ts - 1), ts - 1)
+        if offset is not None:
+            self.errors_done(partition, offset)
+
+    def errors_done(self, partition: int, offset: int) -> None:
+        """The errors record at ``offset`` has been handled, its finding sent (or it was dead-lettered)."""
+        self.done[partition] = max(self.done.get(partition, offset), offset)
+        if self.on_done is not None:
+            self.on_done(partition, offset)
 
     def cluster_read(self, partition: int, cluster: str, floor: int | None, *, drained: bool = False) -> None:
         self.clusters.setdefault(partition, {})[cluster] = floor
@@ -70,10 +83,20 @@ class SourceTimes:
         self.drained.pop(partition, None)
 
     def marks(
-        self, errors: Iterable[tuple[int, bool]], clusters: Iterable[tuple[int, bool]]
+        self,
+        errors: Iterable[tuple[int, bool]],
+        clusters: Iterable[tuple[int, bool]],
+        writers_passed: Mapping[int, int] | None = None,
     ) -> list[tuple[str, Mark]]:
-        """Marks of the partitions owned, each with whether it is caught up."""
-        out = [(errors_source(p), Mark(self.errors.get(p), idle)) for p, idle in errors]
+        """Marks of the partitions owned, each with whether it is caught up.
+
+        ``writers_passed``: per errors partition, the time its declared writers have passed
+        (``streams.core.planning.writers``); no record, so no finding, at or before it is to come.
+        """
+        passed = writers_passed or {}
+        out = [
+            (errors_source(p), Mark(_latest(self.errors.get(p), passed.get(p)), idle)) for p, idle in errors
+        ]
         for p, idle in clusters:
             floors = list(self.clusters.get(p, {}).values())
             known = (
@@ -83,3 +106,7 @@ class SourceTimes:
             )
             out.append((cluster_source(p), Mark(known, idle)))
         return out
+
+
+def _latest(*times: int | None) -> int | None:
+    return max((t for t in times if t is not None), default=None)
