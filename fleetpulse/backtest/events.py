@@ -29,7 +29,6 @@ ACTION_TABLE = "maintenance_action_recorded"
 REPLAYED_TABLES = (*ERROR_TABLES, SAMPLE_TABLE)
 DAY_MS = 86_400_000
 EPOCH = dt.date(1970, 1, 1)
-CHUNK_ROWS = 150_000  # rows of the replayed tables read at once, on average (DayByDay)
 TS_STATS = (pl.len().alias("n"), pl.col("ts").min().alias("lo"), pl.col("ts").max().alias("hi"))
 
 Item = Record | SampleRun  # what a replay reads next: a record, or a run of valid samples as columns
@@ -58,12 +57,10 @@ def _day(ts: int) -> pl.Expr:
 
 
 class DayByDay:
-    """Tables' records within a period, read a few whole days of event time at a time, in replay order.
+    """Tables' records within a period, read one day of event time at a time, in replay order.
 
     Iterating reads the lake again (each pass is the same stream), so a month of a large fleet is
-    never held in memory at once; ``len`` counts without reading the rows. As many days are read at
-    once as hold about ``CHUNK_ROWS`` rows on average: every read costs a plan and a wake of Polars'
-    threads, whatever its size.
+    never held in memory at once; ``len`` counts without reading the rows.
     """
 
     def __init__(self, lake: Lake, tables: Sequence[str], period: Period) -> None:
@@ -91,11 +88,8 @@ class DayByDay:
     def _days(self) -> Iterator[Period]:
         if self.first is None or self.last is None:
             return
-        first, last = self.first // DAY_MS, self.last // DAY_MS
-        per_day = self.count / (last - first + 1)
-        step = max(1, int(CHUNK_ROWS // per_day))
-        for day in range(first, last + 1, step):
-            lo, hi = day * DAY_MS, min(day + step, last + 1) * DAY_MS
+        for day in range(self.first // DAY_MS, self.last // DAY_MS + 1):
+            lo, hi = day * DAY_MS, (day + 1) * DAY_MS
             start = lo if self.period.start is None else max(lo, self.period.start)
             end = hi if self.period.end is None else min(hi, self.period.end)
             yield Period(start, end)
