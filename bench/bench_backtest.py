@@ -128,7 +128,9 @@ def kafka_records(lake: Path) -> tuple[list[tuple[str, bytes, bytes]], int]:
     codec, period = Codec(), Period()
     head = read_tables(Lake(lake), (INVENTORY_TABLE, *OUTAGE_TABLES), period)
     stream = read_tables(Lake(lake), REPLAYED_TABLES, period)
-    out = [(topic_family(r["event_type"]), r["host_id"].encode(), codec.encode(r)) for r in [*head, *stream]]
+    out: list[tuple[str, bytes, bytes]] = [
+        (topic_family(r["event_type"]), r["host_id"].encode(), codec.encode(r)) for r in [*head, *stream]
+    ]
     return out, len(stream)
 
 
