@@ -125,28 +125,32 @@ class DetectionCore:
         ts = cols.ts
         i = lo
         while i < hi:
+            before = self.watermark
             self._read(ts[i])
             end = i + 1
             while end < hi and ts[end] < self.next_tick:  # type: ignore[operator]  # set by _read
                 self._read(ts[end])
                 end += 1
-            self._fold(cols, i, end)
+            self._fold(cols, i, end, before)
             i = end
 
-    def _fold(self, cols: SampleColumns, lo: int, hi: int) -> None:
-        """Rows ``lo:hi``, read already, as ``_sample`` of each: a bundle is flushed once full, at the offset
-        of the row that filled it."""
+    def _fold(self, cols: SampleColumns, lo: int, hi: int, before: int | None) -> None:
+        """Rows ``lo:hi``, read already (the watermark was ``before`` them), as ``_sample`` of each: a bundle is
+        flushed once full, with the offset and watermark of the row that filled it."""
         self.sampled = True
-        last = self.offset
+        last, newest = self.offset, self.watermark
+        first = lo
         while lo < hi:
             nxt, late = self.folder.fold_rows(self.partition, cols, lo, hi, self.pending, limit=BUNDLE)
             if late:
                 self.late["samples"] += late
             if len(self.pending) >= BUNDLE:
                 self.offset = last - (hi - nxt)  # the bundle's id
+                read = max(cols.ts[first:nxt])
+                self.watermark = read if before is None else max(before, read)
                 self._flush()
             lo = nxt
-        self.offset = last
+        self.offset, self.watermark = last, newest
 
     def _read(self, ts: int) -> None:
         """A record at event time ``ts`` is read: tick first if it starts a new tick, then move the offset."""
@@ -169,7 +173,7 @@ class DetectionCore:
             self._plan(step.finding)
 
     def _sample(self, cols: SampleColumns, i: int) -> None:
-        self._fold(cols, i, i + 1)
+        self._fold(cols, i, i + 1, self.watermark)
 
     def _flush(self) -> None:
         """The pending messages to the cluster stage, one bundle per cluster in source order (as the worker's batches)."""
