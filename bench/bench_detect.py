@@ -25,18 +25,22 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiokafka
 import faust
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from benchkit import exit_on_sigterm
+from aiokafka.structs import ConsumerRecord
+from benchkit import cpu_s, exit_on_sigterm
 from kafka import KafkaProducer
 
 from ground.kafka import admin
 from ground.settings import Settings
 from schemas import Codec, DecodeError, EccErrorObserved
+from streams.core.policy import load_policy
+from streams.sample_wire import SampleWire
 from streams.testing import Scenario
 from streams.worker import WorkerProcess, spawn_worker
 
@@ -47,6 +51,7 @@ class Report:
 
     lines: list[str] = field(default_factory=list)
     rates: list[tuple[str, float]] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU µs per event, by what was measured
     latency: str = "no actions seen"
 
     def add(self, text: str) -> None:
@@ -80,6 +85,15 @@ def markdown(report: Report, command: str, load_start: float) -> str:
     ]
     for name, rate in report.rates:
         lines.append(f"| {name} | {rate:,.0f} | {ratio(rate, bare)} | {ratio(rate, noop)} |")
+    bare_cpu = report.cpu.get("bare aiokafka consume + decode", 0.0)
+    if report.cpu:
+        lines += [
+            "",
+            "| measured | CPU µs per event | bare loop's CPU per event / this (same run) |",
+            "|---|---:|---:|",
+        ]
+    for name, us in report.cpu.items():
+        lines.append(f"| {name} | {us:.1f} | {ratio(bare_cpu, us)} |")
     lines += ["", f"Event -> action latency: {report.latency}.", "", "Output of the run:", "", "```"]
     lines += [*report.lines, "```", ""]
     return "\n".join(lines)
@@ -118,9 +132,39 @@ def produce(settings: Settings, records: list[tuple[str, bytes, bytes]]) -> None
     producer.close()
 
 
-async def bare_loop(settings: Settings, topics: list[str], expected: int) -> float:
-    """Events/s of consume + Codec.decode over the topics, nothing else."""
-    codec = Codec()
+Decode = Callable[[list[ConsumerRecord[bytes, bytes]]], None]
+
+
+def per_record(codec: Codec) -> Decode:
+    """``Codec.decode`` on each value (the bare loop's decoding)."""
+
+    def decode(messages: list[ConsumerRecord[bytes, bytes]]) -> None:
+        for m in messages:
+            with contextlib.suppress(DecodeError):  # poison records count as consumed, as in the worker
+                codec.decode(m.value)
+
+    return decode
+
+
+def column_wise(codec: Codec, settings: Settings) -> Decode:
+    """The worker's own decoding of a fetched batch: column-wise (with its checks), else ``Codec.decode``."""
+    wire = SampleWire(codec, load_policy(settings.detect.policy_file).validation)
+    one = per_record(codec)
+
+    def decode(messages: list[ConsumerRecord[bytes, bytes]]) -> None:
+        rows = wire.decode([m.value for m in messages], int(time.time() * 1000)).row
+        one([m for m, row in zip(messages, rows, strict=True) if row < 0])
+
+    return decode
+
+
+async def bare_loop(
+    settings: Settings, topics: list[str], expected: int, decode: Decode | None = None
+) -> tuple[float, float]:
+    """(events/s, CPU µs per event) of consume + decode (``Codec.decode`` unless given) over the topics.
+
+    The CPU time is this whole process's (every thread, as for the worker), from the first batch to the last."""
+    decode = decode or per_record(Codec())
     consumer = AIOKafkaConsumer(
         enable_auto_commit=False, group_id=None, **settings.kafka.aiokafka(settings.bootstrap_servers)
     )
@@ -130,19 +174,16 @@ async def bare_loop(settings: Settings, topics: list[str], expected: int) -> flo
         tps = [TopicPartition(t, p) for t in topics for p in sorted(consumer.partitions_for_topic(t) or ())]
         consumer.assign(tps)
         await consumer.seek_to_beginning(*tps)
-        n, t0 = 0, None
+        n, t0, cpu0 = 0, None, 0.0
         while n < expected:
             batches = await consumer.getmany(timeout_ms=500, max_records=5000)
             for messages in batches.values():
                 if t0 is None:
-                    t0 = time.perf_counter()
-                for m in messages:
-                    with contextlib.suppress(
-                        DecodeError
-                    ):  # poison records count as consumed, as in the worker
-                        codec.decode(m.value)
-                    n += 1
-        return n / (time.perf_counter() - (t0 or time.perf_counter()))
+                    t0, cpu0 = time.perf_counter(), time.process_time()
+                decode(messages)
+                n += len(messages)
+        wall, cpu = time.perf_counter() - (t0 or time.perf_counter()), time.process_time() - cpu0
+        return n / wall if wall else 0.0, 1e6 * cpu / n if n else 0.0
     finally:
         await consumer.stop()
 
@@ -305,9 +346,16 @@ def parse_args() -> argparse.Namespace:
 
 def measure_baselines(report: Report, settings: Settings, topics: list[str], expected: int) -> float:
     """The bare loop's and the decode-only Faust agent's rates; returns the bare loop's (the main baseline)."""
-    bare = asyncio.run(bare_loop(settings, topics, expected))
+    bare, bare_us = asyncio.run(bare_loop(settings, topics, expected))
     report.rate("bare aiokafka consume + decode", bare)
-    report.add(f"bare aiokafka consume+decode: {bare:,.0f} events/s")
+    report.cpu["bare aiokafka consume + decode"] = bare_us
+    report.add(f"bare aiokafka consume+decode: {bare:,.0f} events/s, {bare_us:.1f} µs CPU per event")
+    wire, wire_us = asyncio.run(bare_loop(settings, topics, expected, column_wise(Codec(), settings)))
+    report.rate("bare aiokafka consume + the worker's column-wise decode", wire)
+    report.cpu["bare aiokafka consume + the worker's column-wise decode"] = wire_us
+    report.add(
+        f"  with the worker's column-wise decode and checks: {wire:,.0f} events/s, {wire_us:.1f} µs CPU per event"
+    )
     noop_n, noop = faust_noop(settings, topics)
     report.rate("Faust agent, decode only", noop)
     report.add(
@@ -316,38 +364,67 @@ def measure_baselines(report: Report, settings: Settings, topics: list[str], exp
     return bare
 
 
-def consumed_window(worker: WorkerProcess, expected: int) -> tuple[float, float | None, float | None]:
-    """(events consumed, perf time of the first, perf time of the last) as the worker's /metrics report them."""
-    t0 = t1 = None
-    done = 0.0
+@dataclass
+class Consumed:
+    """How far the worker got as its /metrics report it, between the first look that saw events and the last."""
+
+    events: float = 0.0  # consumed by the last look
+    first_events: float = 0.0  # consumed by the first look that saw any
+    first: float | None = None  # perf time of that first look
+    last: float | None = None  # perf time of the last look
+    cpu_first: float = 0.0  # the worker process's CPU seconds at the first look
+    cpu_s: float = 0.0  # its CPU seconds between the two looks
+
+
+def consumed_window(worker: WorkerProcess, expected: int) -> Consumed:
+    """Poll the worker's /metrics every 0.1 s until ``expected`` events are consumed (or 600 s pass)."""
+    seen = Consumed()
     deadline = time.time() + 600
-    while done < expected and time.time() < deadline:
-        done = events_total(worker.get("/metrics").decode())
-        now = time.perf_counter()
-        if t0 is None and done > 0:
-            t0 = now
-        t1 = now
+    while seen.events < expected and time.time() < deadline:
+        seen.events = events_total(worker.get("/metrics").decode())
+        now, cpu = time.perf_counter(), cpu_s(worker.pid)
+        if seen.first is None and seen.events > 0:
+            seen.first, seen.first_events, seen.cpu_first = now, seen.events, cpu
+        seen.last, seen.cpu_s = now, cpu - seen.cpu_first
         time.sleep(0.1)
-    return done, t0, t1
+    return seen
 
 
 def measure_worker(report: Report, worker: WorkerProcess, expected: int, bare: float) -> None:
     """The worker's rate while consuming, and again until its later stages have gone idle."""
     noop = dict(report.rates).get("Faust agent, decode only", 0.0)
-    done, t0, t1 = consumed_window(worker, expected)
+    seen = consumed_window(worker, expected)
+    done, t0, t1 = seen.events, seen.first, seen.last
     rate = done / (t1 - t0) if t0 and t1 and t1 > t0 else 0.0
     report.rate("detect worker, first to last event consumed", rate)
     report.add(
         f"detect worker:                {rate:,.0f} events/s ({ratio(rate, bare)} of the bare loop, "
         f"{ratio(rate, noop)} of the Faust decode-only agent), {done:.0f} events"
     )
+    bare_us = report.cpu.get("bare aiokafka consume + decode", 0.0)
+    wire_us = report.cpu.get("bare aiokafka consume + the worker's column-wise decode", 0.0)
+    counted = done - seen.first_events  # the events whose CPU time falls between the two looks
+    if counted > 0:
+        us = report.cpu["detect worker, first to last event consumed"] = 1e6 * seen.cpu_s / counted
+        report.add(
+            f"  CPU per event:              {us:.1f} µs over {counted:.0f} events "
+            f"(the bare loop's CPU per event is {ratio(bare_us, us)} of it; "
+            f"with the worker's decode, {ratio(wire_us, us)})"
+        )
     idle = wait_idle(worker)
+    whole_us = 1e6 * (cpu_s(worker.pid) - seen.cpu_first) / counted if counted > 0 else 0.0
     whole = done / (idle - t0) if t0 and idle > t0 else 0.0
     report.rate("detect worker, until every stage is idle", whole)
     report.add(
         f"  until every stage is idle:  {whole:,.0f} events/s ({ratio(whole, bare)} of the bare loop; "
         f"cluster stage done {idle - (t1 or idle):.1f} s after the last sample was consumed)"
     )
+    if whole_us:
+        report.cpu["detect worker, until every stage is idle"] = whole_us
+        report.add(
+            f"  CPU per event until idle:   {whole_us:.1f} µs (the bare loop's is {ratio(bare_us, whole_us)} of it; "
+            "it includes the 1 s of quiet that tells idle)"
+        )
 
 
 def measure_latency(report: Report, settings: Settings, scenario: Scenario, lemons: int) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_lake import rss_mb
+from benchkit import cpu_s
 
 from ground.kafka.reading import end_offsets, group_lags
 from ground.settings import Settings
@@ -42,15 +43,6 @@ def open_fds(pid: int) -> int:
         return len(os.listdir(f"/proc/{pid}/fd"))
     except OSError:
         return 0
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds the process has used so far (its threads included)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def queued_s(pid: int) -> float:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 
-# ``[planner] capacity_buffer_pct`` of the packaged streams/core/policy.toml (a test holds them equal), for a
-# batch job run without the detection policy at hand; a job given another policy's buffer takes that one
-PACKAGED_CAPACITY_BUFFER_PCT = 10.0
+from ground.packaged_policy import packaged
+
+# ``[planner] capacity_buffer_pct`` of the packaged policy file, for a batch job run without the detection
+# policy at hand; a job given another policy's buffer takes that one
+PACKAGED_CAPACITY_BUFFER_PCT: float = packaged("planner", "capacity_buffer_pct")
 
 
 def budget(size: int, pct: float) -> int:

@@ -62,3 +62,11 @@ class SequentialTest:
     def false_alarms_per_day_per_1000_hosts(self, window_ms: int) -> float:
         """The bound above as a fleet rate: at most this many false findings a day per 1,000 hosts."""
         return 1000 * (DAY_MS / window_ms) / self.min_run_length()
+
+
+def evidence_since(start: int, length: int, n: int) -> int:
+    """The earliest window start a host must have been judged at for its evidence to carry into the window
+    at ``start`` (windows ``length`` long): a host away ``n`` windows comes back with it forgotten. The
+    detector's verdict history (``streams.core.peers.scores.update_history``) and the batch view
+    (``analytics.jobs.slow_view.slow_hosts``) both reset by it."""
+    return start - (n - 1) * length

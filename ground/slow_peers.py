@@ -9,16 +9,14 @@ this before its shutdown deadline blocks signals, and polars' thread pool would 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from ground.packaged_policy import packaged, parse_duration_ms
 from ground.slow_evidence import SequentialTest
 
 MAD_TO_SD = 1.4826
-MINUTE_MS = 60_000
-THERMAL_THROTTLE = 0x20 | 0x40  # NVML clock event reasons: SW and HW thermal slowdown
-NIC_PORT_DROP = 0.05  # a port this far below the median of its host's ports is degraded
 TELEMETRY_SHARE = (
     0.5  # a host alone in its job is slow in a window when this share of its samples is degraded
 )
@@ -53,24 +51,30 @@ class PeerThresholds(Protocol):
     def evidence(self) -> float: ...
 
 
+def _default(key: str) -> Any:
+    return packaged("slow_host", key)
+
+
 @dataclass(frozen=True, slots=True)
 class PeerRule:
-    """The peer test's thresholds and the evidence that flags a host; the defaults are those of
-    ``[slow_host]`` in streams/core/policy.toml (a test holds them equal), for a batch job run without
-    the detection policy at hand."""
+    """The peer test's thresholds and the evidence that flags a host; the defaults are read from ``[slow_host]``
+    of the packaged policy file (``ground.packaged_policy``), for a batch job run without the detection
+    policy at hand."""
 
-    window: int = 5 * MINUTE_MS
-    z_step: float = 3.5
-    z_bus_bw: float = 3.5
-    min_mad_rel: float = 0.002
-    min_slowdown: float = 0.02
-    min_peers: int = 8
-    min_job_peers: int = 4
-    k: int = 2
-    n: int = 4
-    slow_share: float = 0.30  # the finding's CUSUM (ground.slow_evidence): H1, H0 and nats to flag
-    healthy_share: float = 0.0001
-    evidence: float = 15.5
+    window: int = parse_duration_ms(_default("window"))
+    z_step: float = _default("z_step")
+    z_bus_bw: float = _default("z_bus_bw")
+    min_mad_rel: float = _default("min_mad_rel")
+    min_slowdown: float = _default("min_slowdown")
+    min_peers: int = _default("min_peers")
+    min_job_peers: int = _default("min_job_peers")
+    k: int = _default("k")
+    n: int = _default("n")
+    slow_share: float = _default(
+        "slow_share"
+    )  # the finding's CUSUM (ground.slow_evidence): H1, H0 and nats to flag
+    healthy_share: float = _default("healthy_share")
+    evidence: float = _default("evidence")
 
     @property
     def sequential(self) -> SequentialTest:
@@ -112,32 +116,30 @@ class PeerVerdict:
     degraded: float = 0.0  # share of its window's samples with degraded job-independent telemetry
 
 
-def sample_degraded(gpus: Sequence[Mapping[str, Any]], nics: Sequence[Mapping[str, Any]]) -> bool:
-    """Job-independent evidence in one HostSampled payload: a GPU whose PCIe link trained below its
-    maximum generation or width, a GPU throttled for heat, or a NIC port ``NIC_PORT_DROP`` below the
-    median of its host's ports. None of it depends on what job runs, so a host without peers has it."""
-    for g in gpus:  # on every sample of the worker's hot path: plain lookups, early exits
-        gen, gen_max = g.get("pcie_link_gen"), g.get("pcie_link_gen_max")
-        if gen is not None and gen_max is not None and gen < gen_max:
-            return True
-        width, width_max = g.get("pcie_link_width"), g.get("pcie_link_width_max")
-        if width is not None and width_max is not None and width < width_max:
-            return True
-        if (g.get("throttle_reasons") or 0) & THERMAL_THROTTLE:
-            return True
-    rx = sorted(n["rx_gbps"] for n in nics if n.get("rx_gbps") is not None)
-    if len(rx) < 2:
-        return False
-    med = (rx[(len(rx) - 1) // 2] + rx[len(rx) // 2]) / 2
-    return med > 0 and rx[0] < (1 - NIC_PORT_DROP) * med
-
-
 Member = tuple[float, float, str | None]  # a host's window: mean step time, mean bus bandwidth, job
 
 
-def window_bounds(ts: int, interval_s: int, window_ms: int) -> tuple[int, int]:
-    """The window a sample falls in; a sample longer than the window covers exactly one window."""
-    length = max(window_ms, interval_s * 1000)
+class Ticks(Protocol):
+    """Event times in ms: an int, or a column of them (a Polars expression: ``analytics.jobs.slow_view``)."""
+
+    def __add__(self, other: Any, /) -> Any: ...
+    def __sub__(self, other: Any, /) -> Any: ...
+    def __mul__(self, other: Any, /) -> Any: ...
+    def __mod__(self, other: Any, /) -> Any: ...
+
+
+T = TypeVar("T", bound=Ticks)
+
+
+def window_bounds(
+    ts: T, interval_s: T, window_ms: T | int, larger: Callable[[Any, Any], Any] = max
+) -> tuple[T, T]:
+    """The window a sample falls in; a sample longer than the window covers exactly one window.
+
+    The one rule of every form: on ints record by record (the samples fold), or on Polars columns with
+    ``larger`` their elementwise maximum (the batch view's ``host_windows``).
+    """
+    length = larger(window_ms, interval_s * 1000)
     start = ts - ts % length
     return start, start + length
 
@@ -194,8 +196,8 @@ def judge_window(
     window's judged hosts (one cluster). A window is slow when a ratio is both an outlier (robust z)
     and worse than 1 by at least ``min_slowdown``: significant and large enough to matter to a
     synchronous job. A host alone in its job has no peer; it is judged by its job-independent telemetry
-    instead (``degraded``: per host, the share of its window's samples ``sample_degraded``), slow when
-    at least ``TELEMETRY_SHARE`` of them show it. In a job of 2-3 hosts both count (its other hosts may be
+    instead (``degraded``: per host, the share of its window's samples ``ground.degraded.sample_degraded``),
+    slow when at least ``TELEMETRY_SHARE`` of them show it. In a job of 2-3 hosts both count (its other hosts may be
     slow too: a pair of slow hosts compared with each other reads as healthy); in a job of
     ``min_job_peers`` or more the peers alone decide.
     """

@@ -18,10 +18,14 @@ FLEET = "-"  # host_id / cluster of fleet-level events (alerts, planner halts, d
 ENVELOPE_FIELDS = ("event_id", "event_type", "schema_version", "host_id", "cluster", "ts", "agent_seq")
 
 
+# v2 writes a null step time for a host without a job and v1 wrote 0: one this low or lower means "no job"
+NO_JOB_STEP_MS = 0.0
+
+
 def job_step_time(step_time_ms: float | None) -> float | None:
-    """A HostSampled step time when a job reported one, else ``None``: v2 writes null for a host without
-    a job and v1 wrote 0, so a step time of zero or less means "no job" in either version."""
-    return step_time_ms if step_time_ms is not None and step_time_ms > 0 else None
+    """A HostSampled step time when a job reported one (above ``NO_JOB_STEP_MS``), else ``None``, in either
+    version (``analytics.jobs.source.step_time`` is the column form)."""
+    return step_time_ms if step_time_ms is not None and step_time_ms > NO_JOB_STEP_MS else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,7 +16,7 @@ import bisect
 from typing import Any
 
 from schemas import FLEET, AlertRaised
-from streams.core.actions import Action
+from streams.core.actions import REQUEST_KIND, Action
 from streams.core.ids import alert_id
 
 
@@ -49,11 +49,14 @@ def _alert(
     ).to_record()
 
 
-# Work a person does by hand: the request that opens it -> (operation, alertname, severity).
+# Work a person does by hand: the request that opens it (``REQUEST_KIND``) -> (operation, alertname, severity).
 HANDS_ON = {
-    "rma_opened": ("rma", "NewRMA", "critical"),
-    "nic_replacement_requested": ("nic_replacement", "NicReplacement", "warning"),
-    "cable_replacement_requested": ("cable_replacement", "CableReplacement", "warning"),
+    REQUEST_KIND[operation]: (operation, alertname, severity)
+    for operation, alertname, severity in (
+        ("rma", "NewRMA", "critical"),
+        ("nic_replacement", "NicReplacement", "warning"),
+        ("cable_replacement", "CableReplacement", "warning"),
+    )
 }
 _PART = {"rma": "RMA opened", "nic_replacement": "NIC replacement", "cable_replacement": "cable replacement"}
 

@@ -15,7 +15,7 @@ from ground.tables import FormatOpt, OutputFormat, messages, show
 app = typer.Typer()
 
 # Every command that reads a policy resolves it the same way, so one wording serves all their help texts.
-POLICY_DEFAULT = "settings detect.policy_file, else the packaged streams/core/policy.toml"
+POLICY_DEFAULT = "settings detect.policy_file, else the packaged ground/policy.toml"
 
 
 @app.command("detect")
@@ -36,6 +36,9 @@ def detect(
 
     Start several processes (each with its own --web-port and --data-dir) to share the work.
     """
+    from streams.shutdown import block_signals
+
+    block_signals()  # before the worker's imports start any thread (see block_signals)
     from streams.worker import run_worker
 
     run_worker(settings_of(ctx), policy_file=policy, web_port=web_port, data_dir=data_dir)

@@ -25,9 +25,6 @@ from streams.core.policy import Operation
 MAX_DOMAIN_LABELS = 1024
 OTHER = "other"
 OPERATIONS = frozenset(get_args(Operation))
-# why a host is out: the planner's own operation, an incident the fleet recorded, an operator's step
-Reason = str
-OUTAGE_REASONS = ("incident", "operator")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,10 @@
 """The partitions a samples stage owns: their host windows, the summaries sent for them, their checkpoints.
 
-Each batch a partition's consumer fetches is folded into per-host event-time windows
-(``FetchedBatch``, pure: its valid samples folded as column batches, the fold the backtest runs) held
-in memory; each closed window's summary, and each partition's
-event-time progress, goes to the cluster stage's topic, bundled per cluster per batch so that
-Faust handles one event per batch rather than one per summary (``SummaryBundle``,
-``streams.core.peers.messages``).
+Each batch a partition's consumer fetches is decoded column-wise (``streams.sample_wire``; a value
+it cannot take is decoded, or dead-lettered, one by one) and folded into per-host event-time windows
+(``FetchedBatch``, pure, the fold the backtest runs) held in memory; each closed window's summary,
+and each partition's event-time progress, goes to the cluster stage's topic, bundled per cluster per
+batch so that Faust handles one event per batch (``SummaryBundle``, ``streams.core.peers.messages``).
 
 State is checkpointed, not changelogged: every ``samples_checkpoint_s`` the stage waits for its
 summaries and dead letters to be acknowledged, then writes one record per owned partition
@@ -24,12 +23,11 @@ Event time used for progress is capped at the wall clock: validation lets a reco
 to ``max_future`` ahead, and one host whose clock runs ahead must not close every cluster's
 windows before its peers' summaries arrive.
 
-Idleness is declared here, at the source, and nowhere else: a partition whose fetches have
-come back empty, with nothing left to read, for ``idle_partition_timeout`` of wall time is
-announced idle to every cluster, and stops holding their watermarks back until it has data
-again. A partition merely not heard from (the broker restarting, the worker down, a fetch
-failing) is never idle: the cluster stage waits for it, so an outage cannot make one
-partition's hosts late for the others' windows.
+Idleness is declared here, at the source, and nowhere else: a partition whose fetches have come
+back empty, with nothing left to read, for ``idle_partition_timeout`` of wall time is announced idle
+to every cluster, and stops holding their watermarks back until it has data again. A partition
+merely not heard from (the broker restarting, the worker down, a fetch failing) is never idle: the
+cluster stage waits for it, so an outage cannot make one partition's hosts late for the others'.
 """
 
 from __future__ import annotations
@@ -54,6 +52,7 @@ from streams.core.samples.idle import IdleSources, caught_up
 from streams.core.validate import decode_checked
 from streams.deadletter import DeadLetter, consumer_source
 from streams.metrics import DetectMetrics
+from streams.sample_wire import EVENT_TYPE, SampleWire, WireFold
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +103,7 @@ class SamplePartitions:
         self.consumer: AIOKafkaConsumer | None = None
         self.producer: AIOKafkaProducer | None = None
         self.idle = IdleSources(policy.slow_host.idle_partition_timeout)
+        self.wire = SampleWire(codec, policy.validation)
 
     def forget_all(self) -> None:
         """Forget every partition (a failed run): each resumes from its checkpoint when assigned again."""
@@ -124,22 +124,30 @@ class SamplePartitions:
         counts: Counter[str] = Counter()
         now_ms = int(self.clock() * 1000)
         batch = FetchedBatch(self.folder, state, now_ms)
+        wire = self.wire.decode([m.value for m in messages], now_ms)  # rows it cannot take: -1
+        fold = WireFold(self.folder, batch, wire)
         newest = -1
         for n, message in enumerate(messages, 1):
             if n % YIELD_EVERY == 0:
-                batch.fold()
+                fold.fold()
                 await asyncio.sleep(0)  # let the API, the heartbeats and the other stages run
             if message.offset < state.next_offset:
                 continue  # already inside the checkpoint this partition resumed from
+            if (row := wire.row[n - 1]) >= 0:
+                fold.add_row(row)
+                counts[EVENT_TYPE] += 1
+                newest = max(newest, capped(wire.columns.ts[row], now_ms))
+                state.next_offset = message.offset + 1
+                continue
             record, failure = self._valid(message, now_ms)
             if failure is not None:
                 self._pending.append(await self.dead_letter(failure, consumer_source(message)))
             elif record is not None:
                 counts[record["event_type"]] += 1
                 newest = max(newest, capped(record["ts"], now_ms))  # a fast clock must not run ticks early
-                batch.add(record)
+                fold.add(record)
             state.next_offset = message.offset + 1
-        batch.fold()
+        fold.fold()
         bundles, late = batch.bundles, batch.late
         if messages and self.idle.resume(partition) and state.wm >= 0:
             for msg in self.folder.progress(state):  # count this partition in the watermark again
@@ -191,12 +199,11 @@ class SamplePartitions:
 
     def _valid(
         self, message: ConsumerRecord[bytes, bytes], now_ms: int
-    ) -> tuple[dict[str, Any] | None, DecodeError | InvalidRecordError | None]:
+    ) -> tuple[Any, DecodeError | InvalidRecordError | None]:
         try:
-            record = decode_checked(self.codec, message.value, self.policy.validation, now_ms)
+            return decode_checked(self.codec, message.value, self.policy.validation, now_ms), None
         except (DecodeError, InvalidRecordError) as exc:
             return None, exc
-        return record, None
 
     # -- checkpoints ----------------------------------------------------------------------------
 

@@ -25,6 +25,16 @@ BACKSTOP_SHARE = 0.9  # the kernel's SIGALRM; the last tenth is left for the pro
 Forward = Callable[[signal.Signals], object]
 
 
+def block_signals() -> None:
+    """Block SIGTERM/SIGINT in this thread now, so that every thread it starts inherits the mask.
+
+    Call it before importing the worker: NumPy (the samples stage's decoding) starts its OpenBLAS
+    threads at import, and a signal the kernel gave one of those would bypass the deadline's thread.
+    A signal that comes before ``arm`` waits, and ends the still-starting process there.
+    """
+    signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+
+
 class ShutdownDeadline:
     """Arm before any other thread starts; ``forward_to`` once the worker's loop exists."""
 
@@ -37,7 +47,7 @@ class ShutdownDeadline:
 
     def arm(self) -> None:
         """Block the signals in this thread (so in every thread it starts) and wait for them in one."""
-        signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+        block_signals()
         threading.Thread(target=self._wait, name="shutdown-deadline", daemon=True).start()
 
     def forward_to(self, forward: Forward) -> None:

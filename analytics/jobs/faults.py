@@ -30,8 +30,6 @@ EARLY_LIFE_KINDS = ("fell_off_bus", "link_down")
 # Faults that need no hardware repair; every other kind, recorded incidents' causes (``unclassified``
 # included: the host was out) too, counts in the maintenance-domain model's failure rate.
 NO_REPAIR_KINDS = ("software", "nccl_watchdog", "link_flap")
-REPAIR_KINDS = tuple(k for k in (*KIND_CAUSE, *SIGNAL_FREE_CAUSES) if k not in NO_REPAIR_KINDS)
-FAULT_COLUMNS = ("host_id", "cluster", "ts", "gpu", "port", "kind", "cause")
 
 _FAULT_SCHEMA = {
     "host_id": pl.String,

@@ -43,7 +43,9 @@ def _by_source(intervals: pl.DataFrame) -> str:
     return ", ".join(f"{s} {n}" for s, n in closed.iter_rows())
 
 
-def run_incidents(lake: Lake, truth: Lake | None = None, reset_within_hours: float = 1.0) -> JobResult:
+def run_incidents(
+    lake: Lake, truth: Lake | None = None, reset_within_hours: float = repairs.PACKAGED_RESET_WITHIN_H
+) -> JobResult:
     """Cause table of the recorded incidents (unclassified a row), their unmapped classes, time to repair
     per cause and source, and per cause and operation kind (a time out under ``reset_within_hours``,
     the planner's ``reset_within``, was a reset, not a repair)."""
@@ -110,7 +112,7 @@ def run_maintenance_domain(
     default_repair_hours: float = 24.0,
     batch_hours: float = 0.0,
     cycle_hours: float | None = 720.0,
-    reset_within_hours: float = 1.0,
+    reset_within_hours: float = repairs.PACKAGED_RESET_WITHIN_H,
 ) -> JobResult:
     notes: list[str] = []
     inv = latest_inventory(scan(lake, "host_inventoried", "maintenance-domain")).collect()

@@ -16,6 +16,7 @@ import polars as pl
 from analytics.jobs.coverage import Coverage
 from analytics.jobs.incidents import normalised_cause
 from analytics.jobs.source import MS_PER_HOUR
+from ground.packaged_policy import packaged, parse_duration_ms
 from schemas.spans import Edge, pair_spans, step_closes, step_key
 from schemas.taxonomy import CLOSING_KINDS, KIND_CAUSE, OPENING_KINDS, RETURNED, STEP_GROUP, UNCLASSIFIED
 
@@ -28,6 +29,8 @@ OPERATION_KINDS: tuple[OperationKind, ...] = ("reset", "repair", "rma")
 NO_REPAIR_CAUSES = ("software", "nccl_watchdog")
 # The planner's actions that take a host out (a suspicion alone takes nothing out).
 PLANNER_STARTS = ("drain_requested", "drained")
+# ``[planner] reset_within`` of the packaged policy file, in hours: the jobs' reset bound unless told another
+PACKAGED_RESET_WITHIN_H: float = parse_duration_ms(packaged("planner", "reset_within")) / MS_PER_HOUR
 
 INTERVAL_SCHEMA = {
     "host_id": pl.String,
@@ -64,9 +67,7 @@ def incident_intervals(incidents: pl.LazyFrame, operator: pl.LazyFrame | None = 
         pl.lit("incident").alias("how"),
     )
     if operator is not None:
-        back = operator.filter(pl.col("kind") == "returned_to_service").select(
-            "host_id", pl.col("ts").alias("_back")
-        )
+        back = operator.filter(pl.col("kind") == RETURNED).select("host_id", pl.col("ts").alias("_back"))
         open_then = (pl.col("_back") >= pl.col("start_ts")) & (
             pl.col("end_ts").is_null() | (pl.col("_back") < pl.col("end_ts"))
         )

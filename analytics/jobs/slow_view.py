@@ -16,7 +16,9 @@ from collections.abc import Sequence
 import polars as pl
 
 from analytics.jobs.source import step_time
-from ground.slow_peers import NIC_PORT_DROP, THERMAL_THROTTLE, Member, PeerRule, judge_window
+from ground.degraded import DEGRADED, DegradedRule
+from ground.slow_evidence import evidence_since
+from ground.slow_peers import Member, PeerRule, judge_window, window_bounds
 
 DEFAULT_RULE = PeerRule()
 WINDOW_SCHEMA = {
@@ -35,23 +37,25 @@ WINDOW_SCHEMA = {
 }
 
 
-def degraded_expr(names: Sequence[str]) -> pl.Expr:
-    """``ground.slow_peers.sample_degraded`` over the lake's HostSampled columns (``gpus``, ``nics`` list-of-struct
-    columns; a table without them has no evidence): the same rule, for the batch view."""
+def degraded_expr(names: Sequence[str], rule: DegradedRule = DEGRADED) -> pl.Expr:
+    """``ground.degraded.sample_degraded`` over the lake's HostSampled columns (``gpus``, ``nics`` list-of-struct
+    columns; a table without them has no evidence): the column form of the same ``rule``, built from its
+    fields and bounds, test by test."""
     out = pl.lit(False)
     if "gpus" in names:
         f = pl.element().struct.field
-        bad = (
-            (f("pcie_link_gen") < f("pcie_link_gen_max")).fill_null(False)
-            | (f("pcie_link_width") < f("pcie_link_width_max")).fill_null(False)
-            | ((f("throttle_reasons").cast(pl.Int64) & THERMAL_THROTTLE) != 0).fill_null(False)
-        )
-        out = out | pl.col("gpus").list.eval(bad).list.any().fill_null(False)
+        gpu = pl.lit(False)
+        for b in rule.below_max:
+            gpu = gpu | (f(b.field) < f(b.limit)).fill_null(False)
+        for m in rule.bits:
+            gpu = gpu | ((f(m.field).cast(pl.Int64) & m.mask) != 0).fill_null(False)
+        out = out | pl.col("gpus").list.eval(gpu).list.any().fill_null(False)
     if "nics" in names:
-        rx = pl.col("nics").list.eval(pl.element().struct.field("rx_gbps").cast(pl.Float64).drop_nulls())
-        med = rx.list.median()
-        nic = (rx.list.len() >= 2) & (med > 0) & (rx.list.min() < (1 - NIC_PORT_DROP) * med)
-        out = out | nic.fill_null(False)
+        port = rule.port
+        values = pl.col("nics").list.eval(pl.element().struct.field(port.field).cast(pl.Float64).drop_nulls())
+        med = values.list.median()
+        low = values.list.min() < (1 - port.drop) * med
+        out = out | ((values.list.len() >= max(port.min_ports, 1)) & (med > 0) & low).fill_null(False)
     return out.alias("degraded")
 
 
@@ -63,8 +67,8 @@ def host_windows(samples: pl.LazyFrame, window_ms: int) -> pl.LazyFrame:
     Samples without a job (no step time) make no window: there is nothing to compare.
     """
     names = samples.collect_schema().names()
-    interval = pl.col("interval_s").cast(pl.Int64) * 1000 if "interval_s" in names else pl.lit(0, pl.Int64)
-    length = pl.max_horizontal(pl.lit(window_ms, pl.Int64), interval)
+    interval = pl.col("interval_s").cast(pl.Int64) if "interval_s" in names else pl.lit(0, pl.Int64)
+    start, end = window_bounds(pl.col("ts"), interval, pl.lit(window_ms, pl.Int64), pl.max_horizontal)
     job = pl.col("job_id").cast(pl.String) if "job_id" in names else pl.lit(None, pl.String).alias("job_id")
     bw = (
         pl.col("bus_bw_gbps").cast(pl.Float64) if "bus_bw_gbps" in names else pl.lit(1.0).alias("bus_bw_gbps")
@@ -77,11 +81,11 @@ def host_windows(samples: pl.LazyFrame, window_ms: int) -> pl.LazyFrame:
             step_time().cast(pl.Float64),
             bw,
             job,
-            length.alias("length"),
+            (end - start).alias("length"),
+            start.alias("window"),
             degraded_expr(names),
         )
         .drop_nulls("step_time_ms")
-        .with_columns((pl.col("ts") - pl.col("ts") % pl.col("length")).alias("window"))
         .sort("ts")
         .group_by("cluster", "window", "host_id")
         .agg(
@@ -142,8 +146,8 @@ def slow_hosts(windows: pl.LazyFrame, rule: PeerRule | None = None) -> pl.LazyFr
     """Per host: windows judged, slow windows, median excess, its peak evidence in nats and whether it is slow.
 
     The evidence is the detector's CUSUM (``PeerRule.sequential``) over the host's windows in time order,
-    started afresh after the host was away ``n`` windows as ``streams.core.peers.scores.update_history``
-    does; a host is slow when it reaches the threshold, i.e. the detector would have raised a finding.
+    started afresh after the host was away ``n`` windows (``ground.slow_evidence.evidence_since``, as
+    ``streams.core.peers.scores.update_history`` does); a host is slow when it reaches the threshold, i.e. the detector would have raised a finding.
     """
     rule = rule or DEFAULT_RULE
     frame = (
@@ -156,7 +160,7 @@ def slow_hosts(windows: pl.LazyFrame, rule: PeerRule | None = None) -> pl.LazyFr
     for host, start, length, slow in zip(
         frame["host_id"], frame["window"], frame["length"], frame["slow"], strict=True
     ):
-        if last is None or last[0] != host or last[1] < start - (rule.n - 1) * length:
+        if last is None or last[0] != host or last[1] < evidence_since(start, length, rule.n):
             s = 0.0  # a new host, or back after an absence: its evidence forgotten
         s = min(test.step(s, bool(slow)), test.h)
         peaks[host] = max(peaks.get(host, 0.0), s)

@@ -15,6 +15,7 @@ import polars as pl
 from analytics.jobs.errors import JobError, MissingTableError
 from analytics.lake import Lake
 from analytics.lake import scan as lake_scan
+from schemas.events import NO_JOB_STEP_MS
 
 MS_PER_DAY = 86_400_000
 MS_PER_HOUR = 3_600_000
@@ -65,7 +66,7 @@ def step_time() -> pl.Expr:
     """``step_time_ms`` where a job reported one, else null (``schemas.events.job_step_time`` over a
     column), so samples of hosts without a job never pull a mean, median or percentile towards zero."""
     step = pl.col("step_time_ms")
-    return pl.when(step > 0).then(step).alias("step_time_ms")
+    return pl.when(step > NO_JOB_STEP_MS).then(step).alias("step_time_ms")
 
 
 def unique_events(frame: pl.LazyFrame) -> pl.LazyFrame:

@@ -16,6 +16,7 @@ from fleetpulse.backtest.capacity import CapacityImpact, capacity_impact
 from fleetpulse.backtest.compare import action_diff, finding_diff, score_against
 from fleetpulse.backtest.events import History
 from fleetpulse.backtest.replay import DEFAULT_TICK_MS, ReplayResult, replay
+from fleetpulse.backtest.shared import replays
 from fleetpulse.backtest.sweep import Variant
 from fleetpulse.evaluation.detection import DETECTORS, ScoreReport
 from fleetpulse.evaluation.sources import Truth
@@ -40,15 +41,10 @@ class VariantResult:
         return {s: int(found.get(s, 0)) for s in ("both", "backtest only", "live only")}
 
 
-def run_variant(
-    history: History,
-    variant: Variant,
-    truth: Truth | None = None,
-    *,
-    tick_ms: int = DEFAULT_TICK_MS,
-    plan_order: PlanOrder = "event_time",
+def variant_result(
+    history: History, variant: Variant, result: ReplayResult, truth: Truth | None = None
 ) -> VariantResult:
-    result = replay(history, variant.policy, tick_ms=tick_ms, plan_order=plan_order)
+    """What ``result`` (the variant's replay of ``history``) differs in from the live run, and its scores."""
     inventory = Inventory()
     for record in history.inventory:
         inventory.apply(record)
@@ -64,6 +60,18 @@ def run_variant(
     )
 
 
+def run_variant(
+    history: History,
+    variant: Variant,
+    truth: Truth | None = None,
+    *,
+    tick_ms: int = DEFAULT_TICK_MS,
+    plan_order: PlanOrder = "event_time",
+) -> VariantResult:
+    result = replay(history, variant.policy, tick_ms=tick_ms, plan_order=plan_order)
+    return variant_result(history, variant, result, truth)
+
+
 def run_backtest(
     history: History,
     variants: Sequence[Variant],
@@ -72,7 +80,10 @@ def run_backtest(
     tick_ms: int = DEFAULT_TICK_MS,
     plan_order: PlanOrder = "event_time",
 ) -> list[VariantResult]:
-    return [run_variant(history, v, truth, tick_ms=tick_ms, plan_order=plan_order) for v in variants]
+    """Every variant over ``history``; variants that agree on what the shared stages read share one run of
+    them (``fleetpulse.backtest.shared``), each deciding what its own replay would."""
+    results = replays(history, [v.policy for v in variants], tick_ms=tick_ms, plan_order=plan_order)
+    return [variant_result(history, v, r, truth) for v, r in zip(variants, results, strict=True)]
 
 
 def sweep_table(results: Sequence[VariantResult]) -> pl.DataFrame:

@@ -40,7 +40,7 @@ def score(
         typer.Option(
             help="Detection policy the detectors ran: its thresholds give the lag after threshold and "
             "'rule met', never what must be found (the truth's materiality) "
-            "(default: settings detect.policy_file, else the packaged streams/core/policy.toml)."
+            "(default: settings detect.policy_file, else the packaged ground/policy.toml)."
         ),
     ] = None,
     window_s: Annotated[

@@ -49,7 +49,7 @@ class ScoringError(FleetpulseError):
     """Truth or findings are missing or malformed (the message names the file or column)."""
 
 
-# Thresholds a caller leaves out are the shipped policy's (``policy_rules``): streams/core/policy.toml is
+# Thresholds a caller leaves out are the shipped policy's (``policy_rules``): ground/policy.toml is
 # the only place rule defaults live. A row-remap failure is not counted as a DRAM UCE: the policy
 # classifies it apart (and acts on it at once, as detector "critical_fault").
 

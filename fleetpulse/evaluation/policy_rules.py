@@ -1,7 +1,7 @@
 """The thresholds the scorer judges detection by, read from a detection policy (the shipped one by default).
 
 The policy file is the only place rule defaults live: scoring without a policy at hand scores with
-``streams/core/policy.toml``'s rules, loaded once when first asked for.
+``ground/policy.toml``'s rules, loaded once when first asked for.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from fleetpulse.twin.repairs import draw_repair
 from fleetpulse.twin.settings import TwinSettings
 from producers.fleet import Fleet
 from schemas import MaintenanceActionRecorded, OperatorEventRecorded
-from schemas.taxonomy import CLOSING_KINDS, OPENING_KINDS, STEP_GROUP
+from schemas.taxonomy import CLOSING_KINDS, OPENING_KINDS, RETURNED, STEP_GROUP
 from streams.core.actions import REQUEST_KINDS, RETIRED, Action
 
 # What takes a host out of service: a drain, and every hands-on repair request (a host may be sent
@@ -98,7 +98,7 @@ class FleetResponse:
             if h not in self.out_since:
                 self._out(h, ts, "operators")
         elif kind in CLOSING_KINDS:
-            if kind == "returned_to_service":  # closes every step open on the host
+            if kind == RETURNED:  # closes every step open on the host
                 groups.clear()
             else:
                 groups.discard(STEP_GROUP[kind])

@@ -1,11 +1,11 @@
 """The twin's own settings: what repairs cure, how long they take, and the jobs the fleet runs.
 
-Not policy (the policy under test is ``streams/core/policy.toml``): these describe the fleet's answer.
+Not policy (the policy under test is ``ground/policy.toml``): these describe the fleet's answer.
 Defaults, and where they come from:
 - cure probabilities: assumed; AIReSim (arXiv 2603.07041) makes repair failure a parameter of the
   same shape. A part swap that fits the fault cures it most of the time; a mismatched operation
   (a reboot for a bad HBM stack) never does. Set them from your own RMA re-failure records.
-- repair times: lognormal per operation, medians as the planner's defaults (streams/core/policy.toml:
+- repair times: lognormal per operation, medians as the planner's defaults (ground/policy.toml:
   RMA 5 d, NIC or cable 1 d, reboot 1 h, diagnostics 4 h), spread σ = 0.5 (assumed).
 - checkpoint every hour, 1 min to save, 10 min to restart: of the order Kokolis et al. (HPCA 2025)
   describe for large research-cluster jobs; assumed, not measured.

@@ -9,21 +9,9 @@ Training Time Ratio. Valid while Δt and t_restart are small against MTTF_job.
 
 from __future__ import annotations
 
-import math
-
 
 def ettr_first_order(interval_h: float, save_h: float, restart_h: float, mttf_job_h: float) -> float:
     """Expected ETTR of a job that saves every ``interval_h`` and fails every ``mttf_job_h`` on average."""
     if interval_h <= 0 or mttf_job_h <= 0:
         raise ValueError("interval and MTTF must be > 0")
     return 1.0 - save_h / interval_h - (interval_h / 2.0 + restart_h) / mttf_job_h
-
-
-def young_daly_interval(save_h: float, mttf_job_h: float) -> float:
-    """The checkpoint interval that maximises the first-order ETTR: √(2 · t_save · MTTF_job)."""
-    return math.sqrt(2.0 * save_h * mttf_job_h)
-
-
-def job_mttf_h(interruptions_per_gpu_day: float, gpus: int) -> float:
-    """Mean wall hours between interruptions of a job on ``gpus`` GPUs, failures independent per GPU."""
-    return 24.0 / (interruptions_per_gpu_day * gpus)

@@ -16,9 +16,7 @@ class DetectSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     app_id: str = "fleetpulse-detect"
-    policy_file: Path | None = Field(
-        None, description="detection policy TOML; None = streams/core/policy.toml"
-    )
+    policy_file: Path | None = Field(None, description="detection policy TOML; None = ground/policy.toml")
     store: Literal["rocksdb", "memory"] = "rocksdb"
     data_dir: Path | None = Field(None, description="local table state; None = <paths.home>/detect/<app_id>")
     web_host: str = "127.0.0.1"

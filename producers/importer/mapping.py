@@ -141,9 +141,6 @@ class HistoryMapping(_Frozen):
         """The cause of a source class: its longest mapped prefix at a ``/`` boundary, else unclassified."""
         return _longest_prefix(self._causes_folded, source_class) or UNCLASSIFIED
 
-    def component_kind_of(self, source_class: str) -> str | None:
-        return _longest_prefix(self._kinds_folded, source_class)
-
     @property
     def _causes_folded(self) -> dict[str, IncidentCause]:
         return {_fold(k): v for k, v in self.causes.items()}

@@ -17,7 +17,7 @@ from typing import Any
 from ground.settings.detect import PlanOrder
 from schemas import HostSampled
 from streams.core.actions import Action
-from streams.core.classify import classify
+from streams.core.classify import Signal, classify
 from streams.core.errors import InvalidRecordError
 from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import FleetState, apply_logged
@@ -73,9 +73,7 @@ class DetectionCore:
         self.times = SourceTimes()
         self.ticks = TickSchedule(self.planner, inventory.domain_size, skip_unchanged=True)
         self.sampled = False  # a cluster source with no sample yet holds nothing back
-        self.folder = SampleFolder(policy, 1, inventory.clusters)
-        self.partition = PartitionState(PARTITION)
-        self.cluster_stage = ClusterStage(policy.slow_host)
+        self._front(policy)
         self.findings: list[Finding] = []
         self.actions: list[Action] = []
         self.replayed: Counter[str] = Counter()  # event type -> records folded
@@ -85,6 +83,16 @@ class DetectionCore:
         self.watermark: int | None = None
         self.next_tick: int | None = None
         self.pending: list[ClusterItem] = []  # cluster-stage messages not sent yet
+
+    def _front(self, policy: Policy) -> None:
+        """The stages before the repeat fold and the planner, built from what they read of ``policy``.
+
+        Nothing built here reads the planner, the fleet or the repeat state, so runs whose policies
+        agree on what these stages read share them (``fleetpulse.backtest.shared``).
+        """
+        self.folder = SampleFolder(policy, 1, self.inventory.clusters)
+        self.partition = PartitionState(PARTITION)
+        self.cluster_stage = ClusterStage(policy.slow_host)
 
     # -- the stream -------------------------------------------------------------------------------
 
@@ -164,9 +172,11 @@ class DetectionCore:
 
     def _error(self, record: dict[str, Any]) -> None:
         self._flush()  # samples before this error reach the planner before it does
-        step = repeat_step(
-            self.state.repeat, classify(record, self.policy), (PARTITION, self.offset), self.policy
-        )
+        self._repeat(classify(record, self.policy))
+
+    def _repeat(self, signal: Signal | None) -> None:
+        """A classified error (read at the current offset) through the repeat rules, a finding to the planner."""
+        step = repeat_step(self.state.repeat, signal, (PARTITION, self.offset), self.policy)
         if step.late:
             self.late["errors"] += 1
         if step.finding is not None:
@@ -233,6 +243,10 @@ class DetectionCore:
         """The source goes idle (every window its data passed closes), then a last tick."""
         self.pending += self.folder.progress(self.partition, "idle")
         self._flush()
+        self._last_tick()
+
+    def _last_tick(self) -> None:
+        """The planner's tick once the source is idle."""
         if self.ordered is not None:
             self._progress(idle=True)  # the end of the stream: every held finding is decided
         else:

@@ -1,6 +1,6 @@
 """The detection policy: rules as data, validated at start-up.
 
-A TOML file (``streams/core/policy.toml`` is the default) declares how raw error events map to
+A TOML file (``ground/policy.toml`` is the default) declares how raw error events map to
 error classes, the repeat-offender rules, the slow-host test, the planner's buffers and the
 validation limits. Any mistake fails at load time with a ``PolicyError`` naming the key.
 """

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import msgspec
 
-from ground.slow_evidence import SequentialTest
+from ground.slow_evidence import SequentialTest, evidence_since
 from ground.slow_peers import Member, judge_window, robust_z
 from streams.core.findings import Finding
 from streams.core.ids import finding_id
@@ -78,7 +78,7 @@ def update_history(
     """
     # the policy's window, or the sample interval when samples are longer (window_bounds)
     length = verdict.window_end - verdict.window_start
-    since = verdict.window_start - (policy.n - 1) * length
+    since = evidence_since(verdict.window_start, length, policy.n)
     history = history or HostHistory()
     earlier = [h for h in history.hist if since <= h[0] < verdict.window_start]
     hist = (*earlier, (verdict.window_start, int(verdict.slow), verdict.z_step, verdict.z_bus_bw))

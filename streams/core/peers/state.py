@@ -33,7 +33,7 @@ class HostWindows(msgspec.Struct, frozen=True, omit_defaults=True):
     """One host's open windows by start (a JSON key, so a string), newest event time, and closed-up-to.
 
     ``deg`` counts, per open window, the samples whose job-independent telemetry shows degradation
-    (``ground.slow_peers.sample_degraded``); kept apart from ``Window``'s fixed array and left out when
+    (``ground.degraded.sample_degraded``); kept apart from ``Window``'s fixed array and left out when
     empty, so a host without any is stored as older workers stored it, and they ignore the key.
     """
 

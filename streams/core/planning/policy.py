@@ -7,19 +7,13 @@ from pydantic import Field, field_validator
 from schemas.taxonomy import KIND_CAUSE, IncidentCause, Operation
 from streams.core.policy_fields import DurationMs, PolicyModel, packaged, parse_duration_ms
 
-# The incident cause of each error class, so a repair takes the time measured for its cause: a class
-# named after a fault kind has that kind's cause (``schemas.taxonomy``; the NIC kind's class is nic_lost).
+# The incident cause of each error class, so a repair takes the time measured for its cause: a class named
+# after a fault kind has that kind's cause (``schemas.taxonomy``; the NIC kind's class is nic_lost), and the
+# packaged ``[planner.causes]`` names the others' (and may name a kind's class too). A file naming some
+# classes' causes keeps these for the others.
 DEFAULT_CLASS_CAUSES: dict[str, IncidentCause] = {
     **{kind: cause for kind, cause in KIND_CAUSE.items() if kind != "nic"},
-    "unrecovered_ecc": "hbm3",
-    "nic_lost": "nic",
-    "nic_fault": "nic",
-    "link_fault": "network",
-    "pcie_fault": "pcie",
-    "psu_fault": "psu",
-    "fan_fault": "fan",
-    "power_fault": "power",
-    "gpu_fault": "faulty_gpu",
+    **packaged("planner", "causes"),
 }
 
 
@@ -57,6 +51,12 @@ class PlannerPolicy(PolicyModel):
     retire_within: DurationMs = packaged("planner", "retire_within")
     # ... and one flagged again within this long of a repair in its history (an RMA or a part replaced).
     escalate_after_repair_within: DurationMs = packaged("planner", "escalate_after_repair_within")
+
+    @field_validator("causes", mode="after")
+    @classmethod
+    def _keep_unnamed_causes(cls, value: dict[str, IncidentCause]) -> dict[str, IncidentCause]:
+        """A file naming one class's cause changes that one; the others keep the packaged causes."""
+        return {**DEFAULT_CLASS_CAUSES, **value}
 
     @field_validator("repair_time", mode="after")
     @classmethod

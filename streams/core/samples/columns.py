@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from ground.slow_peers import sample_degraded
+from ground.degraded import sample_degraded
 from schemas.events import job_step_time
 
 

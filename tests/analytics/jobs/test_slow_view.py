@@ -9,8 +9,7 @@ import msgspec
 import polars as pl
 
 from analytics.jobs import slow_view
-from analytics.jobs.slow_view import degraded_expr
-from ground.slow_peers import PeerRule, sample_degraded
+from ground.slow_peers import PeerRule
 from streams.core.peers.stage import ClusterStage
 from streams.core.policy import SlowHostPolicy, load_policy
 from streams.core.samples.windows import HostStage
@@ -21,7 +20,7 @@ MIN = 60_000
 # one cluster, jobs at the simulator's pace spread (×0.6 to ×1.8), a pair and a host alone in its job
 JOBS = {"fast": (12, 0.6), "mid": (10, 1.0), "slow-paced": (9, 1.8), "pair": (2, 1.3), "solo": (1, 1.1)}
 SLOW = {"pair-1": 1.10, "slow-paced-3": 1.08, "solo-0": 1.05}  # slower than their own job's other hosts
-DEGRADED = {"solo-0"}  # alone in its job: found by its thermal throttling
+THROTTLED = {"solo-0"}  # alone in its job: found by its thermal throttling
 
 
 def _fleet(minutes: int = 90, seed: int = 5) -> list[dict[str, Any]]:
@@ -40,7 +39,7 @@ def _fleet(minutes: int = 90, seed: int = 5) -> list[dict[str, Any]]:
                     host=host,
                     ts=ts,
                 )
-                if host in DEGRADED:
+                if host in THROTTLED:
                     record["payload"]["gpus"][0] |= {"throttle_reasons": 0x20}
                 records.append(record)
     return records
@@ -91,38 +90,3 @@ def test_batch_verdicts_are_the_detectors_on_a_multi_pace_cluster() -> None:
 
 def test_the_shared_defaults_are_the_shipped_policys() -> None:
     assert PeerRule.of(load_policy().slow_host) == PeerRule()
-
-
-def test_the_batch_and_the_detector_read_degradation_from_a_sample_alike() -> None:
-    """``degraded_expr`` over lake columns is ``sample_degraded`` over a payload, case by case."""
-    cases = {
-        "healthy": {},
-        "gen": {"pcie_link_gen": 4},
-        "width": {"pcie_link_width": 8},
-        "thermal": {"throttle_reasons": 0x40},
-        "idle": {"throttle_reasons": 0x1},
-    }
-    records = []
-    for name, change in cases.items():
-        r = f.sample(host=name)
-        r["payload"]["gpus"][2] |= change
-        records.append(r)
-    nic = f.sample(host="nic")
-    nic["payload"]["nics"] = [
-        {**nic["payload"]["nics"][0], "port": p, "rx_gbps": 0.9 if p == 5 else 1.0} for p in range(8)
-    ]
-    records.append(nic)
-    frame = pl.DataFrame(
-        {
-            "host_id": [r["host_id"] for r in records],
-            "gpus": [r["payload"]["gpus"] for r in records],
-            "nics": [r["payload"]["nics"] for r in records],
-        }
-    )
-    batch = dict(zip(frame["host_id"], frame.select(degraded_expr(frame.columns))["degraded"], strict=True))
-    stream = {r["host_id"]: sample_degraded(r["payload"]["gpus"], r["payload"]["nics"]) for r in records}
-    assert (
-        batch
-        == stream
-        == {"healthy": False, "gen": True, "width": True, "thermal": True, "idle": False, "nic": True}
-    )

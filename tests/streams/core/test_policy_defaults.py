@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from schemas.taxonomy import KIND_CAUSE
 from streams.core.planning.policy import PlannerPolicy
-from streams.core.policy import AlertPolicy, Policy, SlowHostPolicy, TrainsPolicy, ValidationLimits
+from streams.core.policy import (
+    AlertPolicy,
+    Policy,
+    SlowHostPolicy,
+    TrainsPolicy,
+    ValidationLimits,
+    load_policy,
+    parse_policy,
+)
 from streams.core.policy_fields import PACKAGED, PolicyModel
 
 TABLES: dict[str, type[PolicyModel]] = {
@@ -14,7 +23,8 @@ TABLES: dict[str, type[PolicyModel]] = {
     "alerts": AlertPolicy,
     "trains": TrainsPolicy,
 }
-# defaults that are no rule values: a file's own classes and rules, its tables, and the taxonomy's causes
+# defaults that are no rule values: a file's own classes and rules, its tables; the planner's class causes
+# are the file's table and the taxonomy's causes (the test below)
 NOT_IN_FILE = {"": set(TABLES) - {""} | {"classes", "rules"}, "planner": {"causes"}, "trains": {"classes"}}
 
 
@@ -26,3 +36,22 @@ def test_every_default_of_a_policy_table_is_the_packaged_files_value() -> None:
                 continue
             assert name in values, f"[{table}] {name} has a default the packaged file does not give"
             assert field.default == values[name], f"[{table}] {name}: {field.default!r} != {values[name]!r}"
+
+
+def test_the_planners_class_causes_are_the_files_and_a_kinds_class_its_kinds() -> None:
+    """Each packaged error class has a cause: the packaged ``[planner.causes]`` names it, or the class is named
+    after a fault kind and has that kind's cause (``schemas.taxonomy``); no other table gives one."""
+    default = PlannerPolicy.model_fields["causes"].default
+    named = PACKAGED["planner"]["causes"]
+    assert {c: default[c] for c in named} == named
+    assert {c: cause for c, cause in default.items() if c not in named} == {
+        c: KIND_CAUSE[c] for c in default if c not in named and c in KIND_CAUSE
+    }
+    assert set(default) == {c["name"] for c in PACKAGED["classes"]}
+    assert load_policy().planner.causes == default  # the packaged file read as a file: the same table
+
+
+def test_a_file_naming_some_class_causes_keeps_the_others() -> None:
+    causes = parse_policy({"planner": {"causes": {"gpu_fault": "hbm3"}}}).planner.causes
+    default = PlannerPolicy.model_fields["causes"].default
+    assert causes == {**default, "gpu_fault": "hbm3"} and default["gpu_fault"] == "faulty_gpu"

@@ -13,7 +13,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from ground.slow_peers import sample_degraded, window_bounds
+from ground.degraded import sample_degraded
+from ground.slow_peers import window_bounds
 from schemas.events import job_step_time
 from streams.core.peers.messages import ClusterItem, HostSummary
 from streams.core.peers.state import HostWindows, Window
