@@ -206,7 +206,8 @@ def time_kafka(
         try:
             worker.wait_ready(120)
             ready_cpu = cpu_s(worker.pid)
-            done, t0, t1 = consumed_window(worker, expected)
+            seen = consumed_window(worker, expected)
+            done, t0, t1 = seen.events, seen.first, seen.last
             quiet = wait_idle(worker, quiet_s=3.0)
             say(lines, f"detect worker consumed {done:,.0f} of {expected:,} samples + errors")
             compare(
