@@ -128,7 +128,9 @@ def kafka_records(lake: Path) -> tuple[list[tuple[str, bytes, bytes]], int]:
     codec, period = Codec(), Period()
     head = read_tables(Lake(lake), (INVENTORY_TABLE, *OUTAGE_TABLES), period)
     stream = read_tables(Lake(lake), REPLAYED_TABLES, period)
-    out = [(topic_family(r["event_type"]), r["host_id"].encode(), codec.encode(r)) for r in [*head, *stream]]
+    out: list[tuple[str, bytes, bytes]] = [
+        (topic_family(r["event_type"]), r["host_id"].encode(), codec.encode(r)) for r in [*head, *stream]
+    ]
     return out, len(stream)
 
 
@@ -204,7 +206,8 @@ def time_kafka(
         try:
             worker.wait_ready(120)
             ready_cpu = cpu_s(worker.pid)
-            done, t0, t1 = consumed_window(worker, expected)
+            seen = consumed_window(worker, expected)
+            done, t0, t1 = seen.events, seen.first, seen.last
             quiet = wait_idle(worker, quiet_s=3.0)
             say(lines, f"detect worker consumed {done:,.0f} of {expected:,} samples + errors")
             compare(

@@ -7,6 +7,7 @@ same lake always replays in the same order.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ import polars as pl
 from analytics.lake import Lake
 from fleetpulse.backtest.frames import Record, nested, ordered
 from fleetpulse.backtest.sample_runs import SampleRun, one_record, sample_items
+from ground.delta import DATE
 from schemas import HostSampled
 from streams.core.policy import ValidationLimits
 
@@ -26,6 +28,7 @@ FINDING_TABLE = "finding_raised"
 ACTION_TABLE = "maintenance_action_recorded"
 REPLAYED_TABLES = (*ERROR_TABLES, SAMPLE_TABLE)
 DAY_MS = 86_400_000
+EPOCH = dt.date(1970, 1, 1)
 TS_STATS = (pl.len().alias("n"), pl.col("ts").min().alias("lo"), pl.col("ts").max().alias("hi"))
 
 Item = Record | SampleRun  # what a replay reads next: a record, or a run of valid samples as columns
@@ -39,12 +42,18 @@ class Period:
     end: int | None = None
 
     def expr(self) -> pl.Expr:
+        """The bounds on ``ts``, and on the ``date`` partition it implies (the UTC day of ``ts``, see
+        ``ground.delta.with_date``), so a scan reads only the partitions that hold the period."""
         cond = pl.lit(True)
         if self.start is not None:
-            cond = cond & (pl.col("ts") >= self.start)
+            cond = cond & (pl.col("ts") >= self.start) & (pl.col(DATE) >= _day(self.start))
         if self.end is not None:
-            cond = cond & (pl.col("ts") < self.end)
+            cond = cond & (pl.col("ts") < self.end) & (pl.col(DATE) <= _day(self.end - 1))
         return cond
+
+
+def _day(ts: int) -> pl.Expr:
+    return pl.lit(EPOCH + dt.timedelta(days=ts // DAY_MS), pl.Date)
 
 
 class DayByDay:
@@ -56,7 +65,8 @@ class DayByDay:
 
     def __init__(self, lake: Lake, tables: Sequence[str], period: Period) -> None:
         self.lake, self.tables, self.period = lake, tuple(tables), period
-        frames = [lake.scan(t).filter(period.expr()).select(TS_STATS) for t in self.tables]
+        self.scans = [lake.scan(t) for t in self.tables]  # planned once, filtered by each day
+        frames = [scan.filter(period.expr()).select(TS_STATS) for scan in self.scans]
         stats = pl.concat([f.collect() for f in frames]) if frames else pl.DataFrame()
         self.count = int(stats["n"].sum()) if stats.height else 0
         bounds = stats.select(pl.col("lo").min(), pl.col("hi").max()).row(0) if self.count else (None, None)
@@ -68,12 +78,12 @@ class DayByDay:
 
     def __iter__(self) -> Iterator[Record]:
         for day in self._days():
-            yield from read_tables(self.lake, self.tables, day)
+            yield from _in_order(self.scans, day)
 
     def items(self, limits: ValidationLimits) -> Iterator[Item]:
         """The same stream with runs of valid samples as column batches (``read_items``)."""
         for day in self._days():
-            yield from read_items(self.lake, self.tables, day, limits)
+            yield from read_items(self.scans, day, limits)
 
     def _days(self) -> Iterator[Period]:
         if self.first is None or self.last is None:
@@ -108,20 +118,26 @@ def read_table(lake: Lake, table: str, period: Period) -> list[Record]:
 
 def read_tables(lake: Lake, tables: Sequence[str], period: Period) -> list[Record]:
     """The tables' records within ``period`` in ``in_order``'s order, sorted on the key columns."""
-    frames, table, row = ordered(lake, tables, period.expr())
+    return _in_order([lake.scan(t) for t in tables], period)
+
+
+def _in_order(scans: Sequence[pl.LazyFrame], period: Period) -> list[Record]:
+    frames, table, row = ordered(scans, period.expr())
     records = [nested(f) for f in frames]
     return [records[t][i] for t, i in zip(table, row, strict=True)]
 
 
-def read_items(lake: Lake, tables: Sequence[str], period: Period, limits: ValidationLimits) -> list[Item]:
-    """``read_tables``, but runs of valid samples come as column batches (``SampleRun``), not records."""
-    frames, table, row = ordered(lake, tables, period.expr())
+def read_items(scans: Sequence[pl.LazyFrame], period: Period, limits: ValidationLimits) -> list[Item]:
+    """``read_tables`` of the tables ``scans`` read (``Lake.scan``), but runs of valid samples come as column
+    batches (``SampleRun``), not records."""
+    frames, table, row = ordered(scans, period.expr())
     sample = next((n for n, f in enumerate(frames) if f["event_type"][0] == HostSampled.EVENT_TYPE), None)
     records = [nested(f) if n != sample else [] for n, f in enumerate(frames)]
     if sample is None:
         return [records[t][i] for t, i in zip(table, row, strict=True)]
-    samples = frames[sample][[i for t, i in zip(table, row, strict=True) if t == sample]]  # replay order
-    cols, fits = sample_items(samples, limits)
+    samples = frames[sample]
+    order = [i for t, i in zip(table, row, strict=True) if t == sample]  # replay order
+    cols, fits = sample_items(samples, limits, order)
     items: list[Item] = []
     k = 0  # the next sample row
     lo = 0  # where the current run of valid rows began
@@ -132,7 +148,7 @@ def read_items(lake: Lake, tables: Sequence[str], period: Period, limits: Valida
         if lo < k:
             items.append(SampleRun(cols, lo, k))
         if t == sample:
-            items.append(one_record(samples, k))
+            items.append(one_record(samples, order[k]))
             k += 1
         else:
             items.append(records[t][i])

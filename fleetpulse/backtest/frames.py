@@ -9,7 +9,6 @@ from typing import Any
 
 import polars as pl
 
-from analytics.lake import Lake
 from schemas.events import ENVELOPE_FIELDS
 
 Record = dict[str, Any]
@@ -36,11 +35,11 @@ def _values(frame: pl.DataFrame, column: str) -> list[Any]:
 
 
 def ordered(
-    lake: Lake, tables: Sequence[str], predicate: pl.Expr
+    scans: Sequence[pl.LazyFrame], predicate: pl.Expr
 ) -> tuple[list[pl.DataFrame], list[int], list[int]]:
-    """The tables' non-empty frames, and the replay order over them as (frame, row) pairs: event time,
-    ties broken by event id (unique, so the order is total), sorted on the key columns."""
-    frames = [lake.scan(t).filter(predicate).drop("date", strict=False).collect() for t in tables]
+    """The tables' non-empty frames (``Lake.scan`` of each), and the replay order over them as (frame, row)
+    pairs: event time, ties broken by event id (unique, so the order is total), sorted on the key columns."""
+    frames = [scan.filter(predicate).drop("date", strict=False).collect() for scan in scans]
     frames = [f for f in frames if f.height]
     if not frames:
         return [], [], []

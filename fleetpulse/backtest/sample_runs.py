@@ -34,8 +34,11 @@ class SampleRun:
 
 def sample_columns(frame: pl.DataFrame) -> SampleColumns:
     """What the host windows read of each row (``SampleColumns.of_records`` of the rows' records)."""
-    names = frame.columns
-    out = frame.select(
+    return _as_columns(frame.select(_columns(frame.columns)))
+
+
+def _columns(names: list[str]) -> list[pl.Expr]:
+    return [
         pl.col("ts").cast(pl.Int64),
         pl.col("host_id").cast(pl.String),
         pl.col("cluster").cast(pl.String),
@@ -44,7 +47,10 @@ def sample_columns(frame: pl.DataFrame) -> SampleColumns:
         step_time().cast(pl.Float64),
         pl.col("bus_bw_gbps").cast(pl.Float64),
         degraded_expr(names),
-    )
+    ]
+
+
+def _as_columns(out: pl.DataFrame) -> SampleColumns:
     ts, host, cluster, interval, job, step, bw, degraded = (out[c].to_list() for c in out.columns)
     return SampleColumns(ts, host, cluster, interval, job, step, bw, degraded)
 
@@ -83,15 +89,21 @@ def fits_expr(frame: pl.DataFrame, limits: ValidationLimits) -> pl.Expr:
 NEEDED = frozenset({"agent_seq", "interval_s", "step_time_ms", "bus_bw_gbps", "gpus", "nics"})
 
 
-def sample_items(frame: pl.DataFrame, limits: ValidationLimits) -> tuple[SampleColumns, list[bool]]:
-    """A day's samples (in replay order) as columns, and which rows may be folded without a record.
+def sample_items(
+    frame: pl.DataFrame, limits: ValidationLimits, order: list[int] | None = None
+) -> tuple[SampleColumns, list[bool]]:
+    """A day's samples as columns, and which rows may be folded without a record; rows in ``order`` (replay
+    order; default: as they are). Only the flat columns computed are put in order, not the nested rows.
 
     A table lacking a column the validator reads has no row that fits: each goes the per-record way.
     """
+    height = frame.height if order is None else len(order)
     if not set(frame.columns) >= NEEDED:
-        return SampleColumns([], [], [], [], [], [], [], []), [False] * frame.height
-    fits = frame.select(fits_expr(frame, limits)).to_series().to_list()
-    return sample_columns(frame), fits
+        return SampleColumns([], [], [], [], [], [], [], []), [False] * height
+    out = frame.select(fits_expr(frame, limits), *_columns(frame.columns))
+    if order is not None:
+        out = out[order]
+    return _as_columns(out.drop("fits")), out["fits"].to_list()
 
 
 def one_record(frame: pl.DataFrame, row: int) -> dict[str, object]:

@@ -123,12 +123,42 @@ class DetectionCore:
             self.times.errors_read(PARTITION, ts)
 
     def samples(self, cols: SampleColumns, lo: int = 0, hi: int | None = None) -> None:
-        """Rows ``lo:hi`` of a batch of valid samples, read at the next offsets (as ``step`` of each)."""
+        """Rows ``lo:hi`` of a batch of valid samples, read at the next offsets (as ``step`` of each).
+
+        Folded in stretches between two ticks: only a stretch's first row may tick (``_read``), so its
+        rows are read, then folded together.
+        """
         hi = len(cols) if hi is None else hi
         self.replayed[HostSampled.EVENT_TYPE] += max(0, hi - lo)
-        for i in range(lo, hi):
-            self._read(cols.ts[i])
-            self._sample(cols, i)
+        ts = cols.ts
+        i = lo
+        while i < hi:
+            before = self.watermark
+            self._read(ts[i])
+            end = i + 1
+            while end < hi and ts[end] < self.next_tick:  # type: ignore[operator]  # set by _read
+                self._read(ts[end])
+                end += 1
+            self._fold(cols, i, end, before)
+            i = end
+
+    def _fold(self, cols: SampleColumns, lo: int, hi: int, before: int | None) -> None:
+        """Rows ``lo:hi``, read already (the watermark was ``before`` them), as ``_sample`` of each: a bundle is
+        flushed once full, with the offset and watermark of the row that filled it."""
+        self.sampled = True
+        last, newest = self.offset, self.watermark
+        first = lo
+        while lo < hi:
+            nxt, late = self.folder.fold_rows(self.partition, cols, lo, hi, self.pending, limit=BUNDLE)
+            if late:
+                self.late["samples"] += late
+            if len(self.pending) >= BUNDLE:
+                self.offset = last - (hi - nxt)  # the bundle's id
+                read = max(cols.ts[first:nxt])
+                self.watermark = read if before is None else max(before, read)
+                self._flush()
+            lo = nxt
+        self.offset, self.watermark = last, newest
 
     def _read(self, ts: int) -> None:
         """A record at event time ``ts`` is read: tick first if it starts a new tick, then move the offset."""
@@ -153,13 +183,7 @@ class DetectionCore:
             self._plan(step.finding)
 
     def _sample(self, cols: SampleColumns, i: int) -> None:
-        self.sampled = True
-        messages, late = self.folder.fold_row(self.partition, cols, i)
-        if late:
-            self.late["samples"] += 1
-        self.pending += messages
-        if len(self.pending) >= BUNDLE:
-            self._flush()
+        self._fold(cols, i, i + 1, self.watermark)
 
     def _flush(self) -> None:
         """The pending messages to the cluster stage, one bundle per cluster in source order (as the worker's batches)."""

@@ -8,9 +8,11 @@ window is closed and stores what they return.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import lru_cache
 
-from ground.slow_evidence import evidence_since
+import msgspec
+
+from ground.slow_evidence import SequentialTest, evidence_since
 from ground.slow_peers import Member, judge_window, robust_z
 from streams.core.findings import Finding
 from streams.core.ids import finding_id
@@ -20,8 +22,10 @@ from streams.core.policy import SlowHostPolicy
 __all__ = ["Member", "Verdict", "evaluate_window", "robust_z", "update_history"]
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
+    """One host's judgement in one closed window (a struct, not a dataclass: one per host and window is made,
+    and a frozen dataclass costs ten times as much to build)."""
+
     host_id: str
     window_start: int
     window_end: int
@@ -82,7 +86,7 @@ def update_history(
     hist = hist[-policy.n :]
     if not earlier:  # new, or back from an absence: start afresh
         history = HostHistory()
-    test = policy.sequential
+    test = _sequential(policy.healthy_share, policy.slow_share, policy.evidence)
     s = min(test.step(history.s, verdict.slow), test.h)  # capped: a cured host clears within hours
     start, slow, seen = history.start, history.slow, history.seen
     if s == 0.0:
@@ -121,6 +125,12 @@ def update_history(
             evidence=_evidence(verdict, s, test.h, slow, seen),
         )
     return HostHistory(hist, flagged, s, start, slow, seen, last_slow), finding
+
+
+@lru_cache(maxsize=16)
+def _sequential(p0: float, p1: float, h: float) -> SequentialTest:
+    """``SlowHostPolicy.sequential``, built once per policy rather than once per host and window."""
+    return SequentialTest(p0, p1, h)
 
 
 def _evidence(verdict: Verdict, s: float, h: float, slow: int, seen: int) -> dict[str, str]:

@@ -55,6 +55,9 @@ class ClusterStage:
 
     def __init__(self, policy: SlowHostPolicy) -> None:
         self.policy = policy
+        # per cluster, the last ``C|hist`` value written and its typed form: while the store still holds that
+        # very object (values are replaced, never changed in place), the next window skips converting it back
+        self._hist: dict[str, tuple[Any, ClusterHistory]] = {}
 
     def add_summary(self, store: Store, summary: HostSummary) -> tuple[list[Finding], list[Verdict], bool]:
         """Store a host summary, close every window the watermark has passed; (findings, verdicts, late)."""
@@ -93,23 +96,31 @@ class ClusterStage:
         verdicts: list[Verdict] = []
         late = 0
         advanced: int | None = None  # the watermark windows were last closed at in this bundle
+        grace = self.policy.cluster_grace
         for item in items:
             opened = NEVER  # when the window this item opened closes
             if not isinstance(item, HostSummary):
                 self._note(meta, item.src, item.nsrc, item.wm, idle=isinstance(item, SourceIdle))
-            elif self._late(item, meta.closed):
-                late += 1
-                continue
             else:
-                staged.setdefault(item.window_start, {})[item.host_id] = [
+                start, end = item.window_start, item.window_end
+                opened = end + max(grace, end - start)  # closes_at, inline: once per summary
+                # Too late to count: its window is closed, or its host summarised it only after the time that
+                # closes it. The second test reads the summary's own event time (the host sample that closed its
+                # host window), not how far the other partitions had been read: a host back from a gap summarises
+                # the window it left long after its peers' samples closed it, and whether the cluster stage had
+                # closed it yet depends on how the partitions' records interleaved. Records of one partition come
+                # in event-time order, so a summary not late by its own time arrives before its window closes.
+                if (meta.closed is not None and end <= meta.closed) or item.wm >= opened:
+                    late += 1
+                    continue
+                staged.setdefault(start, {})[item.host_id] = [
                     item.step_ms,
                     item.bus_bw,
                     item.job,
                     item.degraded,
                 ]
-                meta.open[str(item.window_start)] = item.window_end
+                meta.open[str(start)] = end
                 self._note(meta, item.src, item.nsrc, item.wm)
-                opened = self.closes_at(item.window_start, item.window_end)
             wm = self.watermark(meta)
             if wm is None or (wm == advanced and opened > wm):
                 continue  # the watermark has not moved and no window it closes was opened: nothing closes
@@ -139,7 +150,10 @@ class ClusterStage:
         key = str(src)
         old = meta.pwm.get(key)
         meta.pwm[key] = max(old, wm) if old is not None else wm
-        meta.nsrc = max(meta.nsrc, nsrc)
+        if nsrc > meta.nsrc:
+            meta.nsrc = nsrc
+        if not idle and key not in meta.idle:
+            return  # the common case: a partition that speaks and was not idle leaves the idle set as it is
         was_idle = set(meta.idle)
         if not idle and key in was_idle and len(was_idle) >= meta.nsrc:
             meta.idle = []
@@ -151,24 +165,13 @@ class ClusterStage:
         """The watermark that closes a window: its end plus max(grace, one window)."""
         return end + max(self.policy.cluster_grace, end - start)
 
-    def _late(self, summary: HostSummary, closed: int | None) -> bool:
-        """Too late to count: its window is closed, or its host summarised it only after the time that closes it.
-
-        The second test reads the summary's own event time (the host sample that closed its host window), not
-        how far the other partitions had been read: a host back from a gap summarises the window it left long
-        after its peers' samples closed it, and whether the cluster stage had closed it yet depends on how the
-        partitions' records interleaved. Records of one partition come in event-time order, so a summary
-        that is not late by its own time arrives before its window closes, whatever the interleaving.
-        """
-        if closed is not None and summary.window_end <= closed:
-            return True
-        return summary.wm >= self.closes_at(summary.window_start, summary.window_end)
-
     @staticmethod
     def watermark(meta: ClusterMeta | Marks) -> int | None:
         """Min over the partitions not declared idle; None while some partition has not reported at all."""
         if meta.nsrc > len(meta.pwm):
             return None  # its owner will send data or declare it idle: wait
+        if not meta.idle and meta.pwm:
+            return min(meta.pwm.values())
         idle = set(meta.idle)
         active = [wm for src, wm in meta.pwm.items() if src not in idle]
         if not active:
@@ -233,7 +236,9 @@ class ClusterStage:
         end: int,
         bundle_id: str | None,
     ) -> tuple[list[Finding], list[Verdict]]:
-        state = ClusterHistory.from_stored(store.get(f"{cluster}|hist"))
+        raw = store.get(f"{cluster}|hist")
+        known = self._hist.get(cluster)
+        state = known[1] if known is not None and known[0] is raw else ClusterHistory.from_stored(raw)
         if state.evaluated is not None and start <= state.evaluated:
             return [], []  # evaluated before a crash; its findings come back with the bundle that closed it
         verdicts = evaluate_window(members, start, end, self.policy, degraded)
@@ -251,7 +256,9 @@ class ClusterStage:
             records = tuple(f.to_record() for f in findings)
             emitted = (*emitted, (bundle_id, start, records))[-EMITTED_MEMORY:]
         new = ClusterHistory(histories, start, emitted)
-        store[f"{cluster}|hist"] = new.stored()
+        stored = new.stored()
+        store[f"{cluster}|hist"] = stored
+        self._hist[cluster] = (stored, new)
         return findings, verdicts
 
 

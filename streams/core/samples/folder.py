@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import msgspec
-
 from streams.core.peers.messages import ClusterItem, SourceIdle, SourceProgress
 from streams.core.policy import Policy
 from streams.core.samples.checkpoint import PartitionState
@@ -46,28 +44,63 @@ class SampleFolder:
     ) -> tuple[list[ClusterItem], int]:
         """Fold a batch of valid samples in order; (messages keyed by their ``cluster``, rows late)."""
         out: list[ClusterItem] = []
-        late = 0
-        for i in range(len(cols)):
-            messages, was_late = self.fold_row(state, cols, i, now_ms)
-            out += messages
-            late += was_late
+        _, late = self.fold_rows(state, cols, 0, len(cols), out, now_ms)
         return out, late
 
     def fold_row(
         self, state: PartitionState, cols: SampleColumns, i: int, now_ms: int | None = None
     ) -> tuple[list[ClusterItem], bool]:
-        """Fold row ``i`` of a batch; (messages keyed by their ``cluster``, was_late).
+        """Fold row ``i`` of a batch; (messages keyed by their ``cluster``, was_late)."""
+        out: list[ClusterItem] = []
+        _, late = self.fold_rows(state, cols, i, i + 1, out, now_ms)
+        return out, late > 0
+
+    def fold_rows(
+        self,
+        state: PartitionState,
+        cols: SampleColumns,
+        lo: int,
+        hi: int,
+        out: list[ClusterItem],
+        now_ms: int | None = None,
+        limit: int | None = None,
+    ) -> tuple[int, int]:
+        """Fold rows ``lo:hi`` in order onto ``out``, stopping after the row that brings ``out`` to ``limit``
+        messages; (the next row, rows late). The one loop every fold runs: a row's fields are read column by
+        column and handed to ``HostStage.add``, then the partition's progress (``_progress``).
 
         With ``now_ms``, the event time reported downstream (progress, summaries' ``wm``) is
         capped at it: one host's fast clock must not close every cluster's windows early.
         """
-        out: list[ClusterItem] = []
-        summaries, late = self.stage.add_row(state.hosts, cols, i)
-        for summary in summaries:
-            wm = capped(summary.wm, now_ms)
-            out.append(msgspec.structs.replace(summary, src=state.partition, nsrc=self.nsrc, wm=wm))
-        out += self._progress(state, cols.ts[i], cols.interval_s[i], cols.cluster[i], now_ms)
-        return out, late
+        add, src, nsrc = self.stage.add, state.partition, self.nsrc
+        store = state.hosts
+        late = 0
+        i = lo
+        rows = zip(
+            cols.ts[lo:hi],
+            cols.host_id[lo:hi],
+            cols.cluster[lo:hi],
+            cols.interval_s[lo:hi],
+            cols.job_id[lo:hi],
+            cols.step_ms[lo:hi],
+            cols.bus_bw[lo:hi],
+            cols.degraded[lo:hi],
+            strict=True,
+        )
+        for ts, host, cluster, interval_s, job, step, bus_bw, degraded in rows:
+            i += 1
+            summaries, was_late = add(
+                store, ts, host, cluster, interval_s, job, step, bus_bw, degraded, src, nsrc, now_ms
+            )
+            if was_late:
+                late += 1
+            elif summaries:
+                out += summaries
+            if (ts if now_ms is None or ts < now_ms else now_ms) > state.wm:  # else no progress to tell
+                out += self._progress(state, ts, interval_s, cluster, now_ms)
+            if limit is not None and len(out) >= limit:
+                break
+        return i, late
 
     def _progress(
         self, state: PartitionState, ts: int, interval_s: int, cluster: str, now_ms: int | None = None

@@ -11,6 +11,7 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from ground.slow_peers import window_bounds
+from streams.core.messages import MESSAGE_VERSION
 from streams.core.peers.messages import HostSummary
 from streams.core.peers.state import HostWindows, Window
 from streams.core.policy import SlowHostPolicy
@@ -33,20 +34,55 @@ class HostStage:
         """Fold one HostSampled record (``add_row`` of a one-row batch)."""
         return self.add_row(store, SampleColumns.of_records([record]), 0)
 
-    def add_row(self, store: HostStore, cols: SampleColumns, i: int) -> tuple[list[HostSummary], bool]:
+    def add_row(
+        self,
+        store: HostStore,
+        cols: SampleColumns,
+        i: int,
+        src: int = 0,
+        nsrc: int = 1,
+        cap: int | None = None,
+    ) -> tuple[list[HostSummary], bool]:
         """Fold row ``i`` of a batch of samples; return (summaries of windows it closed, was_late).
 
-        A summary's ``src``/``nsrc`` are left at one partition: the caller knows where it read the record.
+        A summary is read on partition ``src`` of ``nsrc`` (the caller knows where it read the record), its
+        ``wm`` capped at ``cap``.
         """
-        job = cols.job_id[i]
-        step = cols.step_ms[i]
+        return self.add(
+            store,
+            cols.ts[i],
+            cols.host_id[i],
+            cols.cluster[i],
+            cols.interval_s[i],
+            cols.job_id[i],
+            cols.step_ms[i],
+            cols.bus_bw[i],
+            cols.degraded[i],
+            src,
+            nsrc,
+            cap,
+        )
+
+    def add(
+        self,
+        store: HostStore,
+        ts: int,
+        host: str,
+        cluster: str,
+        interval_s: int,
+        job: str | None,
+        step: float | None,
+        bus_bw: float,
+        degraded: bool,
+        src: int = 0,
+        nsrc: int = 1,
+        cap: int | None = None,
+    ) -> tuple[list[HostSummary], bool]:
+        """Fold one sample given field by field (``add_row``; ``SampleFolder.fold_rows`` over a batch)."""
         if job is None or step is None:
             return [], False  # no job on the host: nothing to compare
-        host = cols.host_id[i]
-        ts = cols.ts[i]
-        bus_bw = cols.bus_bw[i]
         state = store.get(host) or _NO_WINDOWS
-        start, end = window_bounds(ts, cols.interval_s[i], self.policy.window)
+        start, end = window_bounds(ts, interval_s, self.policy.window)
         closed = state.closed
         if closed is not None and end <= closed:
             return [], True
@@ -54,7 +90,7 @@ class HostStage:
         key = str(start)
         acc = windows.get(key)
         deg = state.deg  # copied before it changes (most samples leave it as it is)
-        if cols.degraded[i]:
+        if degraded:
             deg = dict(deg)
             deg[key] = deg.get(key, 0) + 1
         # the job is the window's last one (a host changing jobs mid-window is compared with the new one)
@@ -76,16 +112,19 @@ class HostStage:
                 closed = w.end if closed is None else max(closed, w.end)
                 summaries.append(
                     HostSummary(
-                        host_id=host,
-                        cluster=cols.cluster[i],
-                        window_start=int(key),
-                        window_end=w.end,
-                        step_ms=w.step_ms / w.n,
-                        bus_bw=w.bus_bw / w.n,
-                        n=w.n,
-                        wm=wm,
-                        job=w.job,
-                        degraded=bad / w.n,
+                        host,
+                        cluster,
+                        int(key),
+                        w.end,
+                        w.step_ms / w.n,
+                        w.bus_bw / w.n,
+                        w.n,
+                        wm if cap is None or wm < cap else cap,
+                        w.job,
+                        src,
+                        nsrc,
+                        MESSAGE_VERSION,
+                        bad / w.n,
                     )
                 )
         store[host] = HostWindows(wm, closed, windows, deg)

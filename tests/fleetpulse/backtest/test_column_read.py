@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from analytics.lake import Lake
+from fleetpulse.backtest import events
 from fleetpulse.backtest.events import (
     ACTION_TABLE,
     FINDING_TABLE,
@@ -105,3 +106,21 @@ def test_a_replay_collects_garbage_seldom_and_restores_the_collector(
     replay(read_history(lake), load_policy())
     assert seen and {t[0] for t in seen} == {YOUNG_THRESHOLD} and before[0] < YOUNG_THRESHOLD
     assert gc.get_threshold() == before
+
+
+def test_days_read_on_their_date_partitions_are_the_period(lake: Lake) -> None:
+    replayed = read_tables(lake, REPLAYED_TABLES, Period())  # no bound, no partition filter
+    whole = events.DayByDay(lake, REPLAYED_TABLES, Period())
+    assert list(whole) == replayed and len(whole) == len(replayed)
+    start, end = replayed[len(replayed) // 5]["ts"] + 1, replayed[-len(replayed) // 5]["ts"]
+    within = [r for r in replayed if start <= r["ts"] < end]
+    assert (end - start) // events.DAY_MS >= 1 and list(
+        events.DayByDay(lake, REPLAYED_TABLES, Period(start, end))
+    ) == within
+    midnight = start - start % events.DAY_MS + events.DAY_MS
+    for period in (Period(start, midnight), Period(midnight - 1, midnight + 1), Period(midnight, end)):
+        assert read_tables(lake, REPLAYED_TABLES, period) == [
+            r
+            for r in replayed
+            if period.start <= r["ts"] < period.end  # type: ignore[operator]
+        ]
