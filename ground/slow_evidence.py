@@ -13,7 +13,7 @@ calls it, and tests check the bound by simulation.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DAY_MS = 86_400_000
 
@@ -25,22 +25,18 @@ class SequentialTest:
     p0: float  # a healthy host's rate of slow windows, at most
     p1: float  # a slow host's rate of slow windows, at least
     h: float  # nats of evidence that flag the host
+    # what a slow window adds, ln(p1 / p0), and what a window not slow adds (negative), ln((1 - p1) / (1 - p0)):
+    # computed once, since ``step`` runs once per host and window
+    up: float = field(init=False, repr=False, compare=False)
+    down: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not 0 < self.p0 < self.p1 < 1:
             raise ValueError(f"want 0 < p0 < p1 < 1, got p0={self.p0}, p1={self.p1}")
         if self.h <= 0:
             raise ValueError(f"the threshold h must be positive, got {self.h}")
-
-    @property
-    def up(self) -> float:
-        """What a slow window adds: ln(p1 / p0)."""
-        return math.log(self.p1 / self.p0)
-
-    @property
-    def down(self) -> float:
-        """What a window not slow adds (negative): ln((1 - p1) / (1 - p0))."""
-        return math.log((1 - self.p1) / (1 - self.p0))
+        object.__setattr__(self, "up", math.log(self.p1 / self.p0))
+        object.__setattr__(self, "down", math.log((1 - self.p1) / (1 - self.p0)))
 
     def step(self, s: float, slow: bool) -> float:
         """The statistic after one more window (never below zero)."""

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+import msgspec
+
 from ground.packaged_policy import packaged, parse_duration_ms
 from ground.slow_evidence import SequentialTest
 
@@ -100,10 +102,10 @@ class PeerRule:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class PeerVerdict:
+class PeerVerdict(msgspec.Struct, frozen=True):
     """One judged host in one window: robust z of its job-relative step time and bus bandwidth, or, for a
-    host alone in its job, the share of its samples whose job-independent telemetry shows degradation."""
+    host alone in its job, the share of its samples whose job-independent telemetry shows degradation
+    (a struct, not a frozen dataclass: one per host and window is made, and a struct costs a tenth to build)."""
 
     host_id: str
     z_step: float
@@ -165,23 +167,33 @@ def references(members: Mapping[str, Member], min_job_peers: int) -> dict[str, t
     in its job has no peer and is not judged. Summaries that name no job (written before jobs were
     recorded) are compared with each other through their medians.
     """
+    return _references(members, _by_job(members), min_job_peers)
+
+
+def _by_job(members: Mapping[str, Member]) -> dict[str | None, list[str]]:
+    """The window's hosts by job, in the order they came."""
     by_job: dict[str | None, list[str]] = {}
     for host, (_, _, job) in members.items():
         by_job.setdefault(job, []).append(host)
+    return by_job
+
+
+def _references(
+    members: Mapping[str, Member], by_job: Mapping[str | None, list[str]], min_job_peers: int
+) -> dict[str, tuple[float, float]]:
     refs: dict[str, tuple[float, float]] = {}
     for job, hosts in by_job.items():
+        summaries = [members[h] for h in hosts]
         if job is None or len(hosts) >= min_job_peers:
             ref = (
-                statistics.median(members[h][0] for h in hosts),
-                statistics.median(members[h][1] for h in hosts),
+                statistics.median([m[0] for m in summaries]),
+                statistics.median([m[1] for m in summaries]),
             )
             refs.update((h, ref) for h in hosts)
         elif len(hosts) >= 2:
-            for h in hosts:
-                refs[h] = (
-                    min(members[o][0] for o in hosts if o != h),
-                    max(members[o][1] for o in hosts if o != h),
-                )
+            for i, h in enumerate(hosts):
+                others = summaries[:i] + summaries[i + 1 :]
+                refs[h] = (min([o[0] for o in others]), max([o[1] for o in others]))
     return refs
 
 
@@ -202,62 +214,55 @@ def judge_window(
     ``min_job_peers`` or more the peers alone decide.
     """
     degraded = degraded or {}
-    refs = references(members, rule.min_job_peers) if len(members) >= rule.min_peers else {}
+    by_job = _by_job(members)
+    refs = _references(members, by_job, rule.min_job_peers) if len(members) >= rule.min_peers else {}
     if len(refs) < rule.min_peers:
         refs = {}
-    alone = _telemetry(members, refs, degraded, rule.min_job_peers)
+    alone = _telemetry(members, by_job, refs, degraded, rule.min_job_peers)
     if not refs:
         return alone
-    sizes: dict[str | None, int] = {}
-    for _, _, job in members.values():
-        sizes[job] = sizes.get(job, 0) + 1
-    steps = {h: members[h][0] / r[0] if r[0] > 0 else 1.0 for h, r in refs.items()}
-    bws = {h: members[h][1] / r[1] if r[1] > 0 else 1.0 for h, r in refs.items()}
-    med_s, scale_s = robust_z(list(steps.values()), rule.min_mad_rel)
-    med_b, scale_b = robust_z(list(bws.values()), rule.min_mad_rel)
-    out = []
-    for host in sorted(refs):
-        step, bw = steps[host], bws[host]
+    judged = [(h, members[h], r) for h, r in refs.items()]
+    steps = [m[0] / r[0] if r[0] > 0 else 1.0 for _, m, r in judged]
+    bws = [m[1] / r[1] if r[1] > 0 else 1.0 for _, m, r in judged]
+    med_s, scale_s = robust_z(steps, rule.min_mad_rel)
+    med_b, scale_b = robust_z(bws, rule.min_mad_rel)
+    z_step, z_bus_bw, min_job_peers = rule.z_step, rule.z_bus_bw, rule.min_job_peers
+    slow_above, slow_below = med_s * (1 + rule.min_slowdown), med_b * (1 - rule.min_slowdown)
+    out = alone
+    for (host, member, ref), step, bw in zip(judged, steps, bws, strict=True):
         z_s = (step - med_s) / scale_s
         z_b = (bw - med_b) / scale_b
-        slow_step = z_s >= rule.z_step and step >= med_s * (1 + rule.min_slowdown)
-        slow_bw = -z_b >= rule.z_bus_bw and bw <= med_b * (1 - rule.min_slowdown)
+        slow_step = z_s >= z_step and step >= slow_above
+        slow_bw = -z_b >= z_bus_bw and bw <= slow_below
         excess = step / med_s - 1.0 if med_s > 0 else 0.0
         share = degraded.get(host, 0.0)
         # in a job of 2-3 hosts the other hosts may be slow too (a pair of slow hosts reads as two peers):
         # its job-independent telemetry counts as well
-        tele = sizes[members[host][2]] < rule.min_job_peers and share >= TELEMETRY_SHARE
+        tele = share >= TELEMETRY_SHARE and len(by_job[member[2]]) < min_job_peers
         by = "peers" if slow_step or slow_bw or not tele else "telemetry"
         out.append(
-            PeerVerdict(
-                host,
-                z_s,
-                z_b,
-                slow_step or slow_bw or tele,
-                members[host][0],
-                refs[host][0],
-                excess,
-                by,
-                share,
-            )
+            PeerVerdict(host, z_s, z_b, slow_step or slow_bw or tele, member[0], ref[0], excess, by, share)
         )
-    return sorted(out + alone, key=lambda v: v.host_id)
+    out.sort(key=_host)
+    return out
+
+
+def _host(verdict: PeerVerdict) -> str:
+    return verdict.host_id
 
 
 def _telemetry(
     members: Mapping[str, Member],
+    by_job: Mapping[str | None, list[str]],
     refs: Mapping[str, object],
     degraded: Mapping[str, float],
     min_job_peers: int,
 ) -> list[PeerVerdict]:
     """Verdicts from their telemetry alone for the hosts without a peer reference: alone in their job, or
     in a job of 2-3 hosts in a window with too few judged hosts for a peer test."""
-    jobs: dict[str | None, int] = {}
-    for _, _, job in members.values():
-        jobs[job] = jobs.get(job, 0) + 1
     out = []
     for host, (step, _, job) in members.items():
-        if host in refs or job is None or jobs[job] >= min_job_peers:
+        if host in refs or job is None or len(by_job[job]) >= min_job_peers:
             continue
         share = degraded.get(host, 0.0)
         out.append(PeerVerdict(host, 0.0, 0.0, share >= TELEMETRY_SHARE, step, step, 0.0, "telemetry", share))
