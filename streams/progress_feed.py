@@ -13,12 +13,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaError
 
 from schemas import DecodeError
 from schemas.progress import decode_progress
 from streams.core.planning.writers import WriterMarks
+from streams.tailer import topic_partitions
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +65,10 @@ class ProgressFeed:
         )
         await consumer.start()
         try:
-            parts: set[int] | None = None
-            while not parts and not self._stopping:
-                await consumer._client.force_metadata_update()
-                parts = consumer.partitions_for_topic(self.topic)
-                if not parts:
-                    await asyncio.sleep(1.0)  # no progress topic (yet): every partition keeps the quiet rule
-            partitions = [TopicPartition(self.topic, p) for p in sorted(parts or ())]
+            # no progress topic (yet): every partition keeps the quiet rule
+            partitions = await topic_partitions(
+                consumer, self.topic, poll_s=1.0, stopping=lambda: self._stopping
+            )
             consumer.assign(partitions)
             await consumer.seek_to_end(*partitions)
             while not self._stopping:

@@ -82,14 +82,7 @@ class LogTailer:
         await consumer.start()
         self._consumer = consumer
         try:
-            parts: set[int] | None = None
-            while not parts:
-                # topics() fetches metadata but does not refresh the consumer's cluster view
-                await consumer._client.force_metadata_update()
-                parts = consumer.partitions_for_topic(self.topic)
-                if not parts:
-                    await asyncio.sleep(0.2)
-            self._partitions = [TopicPartition(self.topic, p) for p in sorted(parts)]
+            self._partitions = await topic_partitions(consumer, self.topic, poll_s=0.2)
             consumer.assign(self._partitions)
             await consumer.seek_to_beginning(*self._partitions)
             if self.start:
@@ -215,6 +208,20 @@ async def _stop_started(consumer: AIOKafkaConsumer) -> None:
     and awaits it, which raised CancelledError in the caller (a stage's catch-up, which crashed its agent)."""
     await asyncio.sleep(0)  # let that task start: cancelled then, it ends cleanly
     await consumer.stop()
+
+
+async def topic_partitions(
+    consumer: AIOKafkaConsumer, topic: str, *, poll_s: float, stopping: Callable[[], bool] = lambda: False
+) -> list[TopicPartition]:
+    """``topic``'s partitions once the broker knows it, asked every ``poll_s``; none if ``stopping()`` first."""
+    parts: set[int] | None = None
+    while not parts and not stopping():
+        # topics() fetches metadata but does not refresh the consumer's cluster view
+        await consumer._client.force_metadata_update()
+        parts = consumer.partitions_for_topic(topic)
+        if not parts:
+            await asyncio.sleep(poll_s)
+    return [TopicPartition(topic, p) for p in sorted(parts or ())]
 
 
 CATCH_UP_RETRY_S = 1.0
