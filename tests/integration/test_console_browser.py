@@ -70,11 +70,13 @@ def test_console_in_chromium_on_a_live_worker(kafka, tmp_path: Path) -> None:  #
             b.screenshot("sign-in")
             b.find("#login input[name=token]").type("not-the-token")
             b.find("#login button").click()
-            assert b.find("#message").text == "wrong token" and not b.find_all("table#domains")
+            b.wait(lambda: b.find("#message").text == "wrong token", "the wrong token's page")
+            assert not b.find_all("table#domains")
 
             b.find("#login input[name=token]").type(TOKEN)
             b.find("#login button").click()
-            assert b.url == base and b.title == "fleetpulse · Fleet overview"
+            b.wait(lambda: b.title == "fleetpulse · Fleet overview", "the overview after signing in")
+            assert b.url == base
             b.screenshot("overview")
             domains = {row[0]: row for row in zip(*(cells(b, "domains", i) for i in range(11)), strict=True)}
             assert domains["c1-md0"][2] == "1" and domains["c1-md0"][9] == "1"  # one out, one queued
@@ -87,7 +89,8 @@ def test_console_in_chromium_on_a_live_worker(kafka, tmp_path: Path) -> None:  #
             assert all("=" in e for e in evidence), evidence  # every finding shows its evidence
 
             next(a for a in b.find_all("table#operations a.host") if a.text == "h0017").click()
-            assert b.url == f"{base}/hosts/h0017" and b.title == "fleetpulse · Host h0017"
+            b.wait(lambda: b.title == "fleetpulse · Host h0017", "the host page")
+            assert b.url == f"{base}/hosts/h0017"
             b.screenshot("host-h0017")
             kinds = cells(b, "history", 1)
             assert "finding" in kinds and "suspected" in kinds, kinds

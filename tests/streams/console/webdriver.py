@@ -11,7 +11,7 @@ import contextlib
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,16 @@ class Browser:
         found = self.find_all(css)
         assert found, f"no element {css!r} on {self.url}"
         return found[0]
+
+    def wait(self, until: Callable[[], bool], what: str, timeout: float = 30) -> None:
+        """Poll ``until`` after a click: a submitted form's page loads after the click's reply under load."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(AssertionError):  # an element of the page being left goes stale
+                if until():
+                    return
+            assert time.monotonic() < deadline, f"{what}: not reached in {timeout:.0f} s (at {self.url})"
+            time.sleep(0.1)
 
     def screenshot(self, name: str) -> Path:
         path = self.shots / f"{name}.png"
