@@ -3,9 +3,9 @@
     python bench/bench_detect.py [--bootstrap HOST:PORT] [--hosts 192] [--minutes 60] [--lemons 40]
                                  [--md docs/benchmarks/detect-run.md]
 
-Uses the broker at --bootstrap (default: the settings' broker, which must be running),
-on topics of its own (a random prefix). Both throughput runs read the same records from
-the same topics in the same run; the worker is a real ``fleetpulse detect`` subprocess.
+Uses the broker at --bootstrap (default: the settings' broker if it runs, else one of its own on free
+ports, stopped at the end), on topics of its own (a random prefix). Both throughput runs read the same
+records from the same topics in the same run; the worker is a real ``fleetpulse detect`` subprocess.
 ``--md`` writes what the run printed, and its ratios against the same-run baselines, as Markdown;
 the narrative and the history of runs stay in docs/benchmarks/detect.md, written by hand.
 """
@@ -34,8 +34,10 @@ import faust
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 from benchkit import cpu_s, exit_on_sigterm
+from broker_for import broker_for
 from kafka import KafkaProducer
 
+from ground.errors import FleetpulseError
 from ground.kafka import admin
 from ground.settings import Settings
 from producers.writer_progress import ProgressReporter
@@ -362,7 +364,11 @@ async def latency(settings: Settings, lemons: list[list[dict]]) -> list[float]:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bootstrap", default=None)
+    parser.add_argument(
+        "--bootstrap",
+        default=None,
+        help="a running broker (default: the settings' broker if it runs, else one of the run's own)",
+    )
     parser.add_argument("--hosts", type=int, default=192)
     parser.add_argument("--minutes", type=int, default=60)
     parser.add_argument("--interval", type=int, default=10)
@@ -472,14 +478,11 @@ def measure_latency(report: Report, settings: Settings, scenario: Scenario, lemo
     report.add(f"event->action latency {report.latency}")
 
 
-def main() -> None:
-    exit_on_sigterm()
-    args = parse_args()
+def run(args: argparse.Namespace, base: Settings, bootstrap: str) -> None:
     command = "python bench/bench_detect.py " + " ".join(sys.argv[1:])
     load_start = os.getloadavg()[0]
     report = Report()
-    base = Settings.load()
-    settings = isolated(base, args.bootstrap or base.bootstrap_servers, writer_reports=args.writer_reports)
+    settings = isolated(base, bootstrap, writer_reports=args.writer_reports)
     scenario = Scenario(hosts=args.hosts, interval_s=args.interval, duration_min=args.minutes)
     records = list(scenario.records())
     stream = [r for r in records if r[0] in ("samples", "errors")]
@@ -506,6 +509,19 @@ def main() -> None:
         admin.delete_topics(settings, [s.name for s in settings.topics.all()])
     if args.md:
         write_markdown(args.md, markdown(report, command.strip(), load_start))
+
+
+def main() -> None:
+    """A missing or silent broker, like any fleetpulse error, is one line on stderr and exit code 2."""
+    exit_on_sigterm()
+    args = parse_args()
+    try:
+        base = Settings.load()
+        with broker_for(args.bootstrap, base) as bootstrap:
+            run(args, base, bootstrap)
+    except FleetpulseError as exc:
+        print(f"bench_detect.py: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

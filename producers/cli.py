@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -11,12 +10,11 @@ import typer
 from rich.console import Console
 
 from ground.cli_context import settings_of
+from ground.packaged_policy import parse_duration_ms
 from producers.agent.cli import agent as agent_command
 
 app = typer.Typer()
 app.command("agent")(agent_command)
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 class ModeOption(StrEnum):
@@ -46,11 +44,11 @@ ContinueOption = Annotated[
 
 
 def parse_duration(text: str) -> float:
-    """``90``, ``60s``, ``5m``, ``2h``, ``1d`` → seconds."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
-    if not match:
-        raise typer.BadParameter(f"{text!r} is not a duration like 60s, 5m, 2h")
-    return float(match.group(1)) * _UNITS[match.group(2) or "s"]
+    """``90``, ``60s``, ``5m``, ``2h``, ``1d``, ``250ms`` → seconds, by the policy's one duration parser."""
+    try:
+        return parse_duration_ms(text) / 1000
+    except ValueError as exc:
+        raise typer.BadParameter(f"{text!r} is not a duration like 60s, 5m, 2h") from exc
 
 
 @app.command()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from producers.faults import observed_windows
+from producers.fault_process import observed_windows
 from producers.fleet import DAY_MS, Fleet
 from producers.randomness import Purpose, stream
 from producers.schedule import Schedule

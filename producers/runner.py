@@ -25,7 +25,7 @@ from producers.changes import changes_truth
 from producers.config import FleetConfig, load_fleet_config
 from producers.continuation import agents_table, continued_fleet, load_previous
 from producers.errors import SimulatorError
-from producers.faults import calibrate, fault_schedule
+from producers.fault_process import calibrate, fault_schedule
 from producers.fleet import build_fleet
 from producers.generator import FleetAgents, LateDelivery, ticks_for
 from producers.manifest import run_manifest

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from producers.faults import AER_ERRORS
+from producers.fault_process import AER_ERRORS
 from producers.noise import CE_AER_ERRORS
 from producers.pci_layout import PCI_BUS_IDS
 from schemas.xids import FELL_OFF_BUS, KIND_XIDS, ROW_REMAP_EVENT, XID_NAMES

@@ -11,7 +11,7 @@ import ast
 import tomllib
 from pathlib import Path
 
-import analytics.jobs.faults
+import analytics.jobs.inferred_faults
 import analytics.jobs.repairs
 import producers.config
 import schemas.spans
@@ -68,8 +68,8 @@ def test_the_scan_finds_a_copy(tmp_path: Path) -> None:
 
 
 def test_every_part_resolves_to_the_one_copy() -> None:
-    assert analytics.jobs.faults.KIND_CAUSE is taxonomy.KIND_CAUSE
-    assert analytics.jobs.faults.XID_KIND is xids.XID_KIND
+    assert analytics.jobs.inferred_faults.KIND_CAUSE is taxonomy.KIND_CAUSE
+    assert analytics.jobs.inferred_faults.XID_KIND is xids.XID_KIND
     assert analytics.jobs.repairs.KIND_CAUSE is taxonomy.KIND_CAUSE
     assert producers.config.FaultKind is taxonomy.FaultKind
     assert schemas.spans.STEP_GROUP is taxonomy.STEP_GROUP

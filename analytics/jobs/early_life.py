@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from analytics.jobs.faults import EARLY_LIFE_KINDS
+from analytics.jobs.inferred_faults import EARLY_LIFE_KINDS
 from analytics.jobs.source import MS_PER_DAY, step_time
 from schemas.taxonomy import IMPORTED_RACK
 

@@ -14,7 +14,7 @@ import polars as pl
 from analytics.jobs import domain_sizing, fabric, incidents, interruptions, repairs
 from analytics.jobs.coverage import Coverage, classified_coverage, coverage_of
 from analytics.jobs.errors import InsufficientDataError
-from analytics.jobs.faults import NO_REPAIR_KINDS, load_faults
+from analytics.jobs.inferred_faults import NO_REPAIR_KINDS, load_faults
 from analytics.jobs.result import JobResult
 from analytics.jobs.source import (
     latest_inventory,

@@ -9,9 +9,9 @@ import numpy as np
 import polars as pl
 
 from analytics.jobs.campaign_plots import plot_campaigns
-from analytics.jobs.faults import EARLY_LIFE_KINDS
 from analytics.jobs.figures import pyplot as _pyplot
 from analytics.jobs.figures import save as _save
+from analytics.jobs.inferred_faults import EARLY_LIFE_KINDS
 from analytics.jobs.result import JobResult
 from analytics.jobs.survival import power_law_intensity
 

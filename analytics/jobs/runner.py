@@ -17,7 +17,7 @@ from analytics.jobs.campaign_job import run_campaigns
 from analytics.jobs.coverage import Coverage, coverage_of
 from analytics.jobs.early_life_fit import EarlyLifeFit, fit_early_life
 from analytics.jobs.errors import InsufficientDataError, UnknownJobError
-from analytics.jobs.faults import EARLY_LIFE_KINDS, load_faults
+from analytics.jobs.inferred_faults import EARLY_LIFE_KINDS, load_faults
 from analytics.jobs.operations import run_incidents, run_interruptions, run_maintenance_domain
 from analytics.jobs.result import JobResult, fit_table
 from analytics.jobs.source import (

@@ -23,7 +23,7 @@ from fleetpulse.twin.repairs import draw_repair
 from fleetpulse.twin.sampling import sample_records
 from fleetpulse.twin.settings import TwinSettings
 from producers.config import FleetConfig
-from producers.faults import calibrate, fault_schedule
+from producers.fault_process import calibrate, fault_schedule
 from producers.fleet import Fleet, build_fleet
 from producers.samples import SampleModel
 from producers.schedule import Schedule

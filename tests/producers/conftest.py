@@ -10,7 +10,7 @@ import pytest
 
 from ground.settings import Settings
 from producers.config import FleetConfig, load_fleet_config
-from producers.faults import Calibration, calibrate, fault_schedule
+from producers.fault_process import Calibration, calibrate, fault_schedule
 from producers.fleet import DAY_MS, Fleet, build_fleet
 from producers.noise import noise_schedule
 from producers.runner import SimulationRequest, SimulationResult, run_simulation

@@ -15,6 +15,7 @@ import typer
 from typer.testing import CliRunner
 
 from fleetpulse.cli import app
+from ground.packaged_policy import parse_duration_ms
 from producers.cli import parse_duration
 from producers.errors import FleetConfigError
 
@@ -107,6 +108,12 @@ def test_parse_duration(text: str, seconds: float) -> None:
 def test_parse_duration_rejects_garbage() -> None:
     with pytest.raises(typer.BadParameter):
         parse_duration("soon")
+
+
+@pytest.mark.parametrize("text", ["250ms", "90", " 5m ", "0.5h", "1.5d"])
+def test_parse_duration_is_the_policy_parser_in_seconds(text: str) -> None:
+    """One way to read a duration: ``--duration`` accepts what a policy file does, with the same value."""
+    assert parse_duration(text) == parse_duration_ms(text) / 1000
 
 
 def test_fleet_config_file_replaces_the_preset(tmp_path: Path) -> None:

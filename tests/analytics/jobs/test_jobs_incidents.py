@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from analytics.jobs import build_report, run_job
 from analytics.jobs.errors import InsufficientDataError
-from analytics.jobs.faults import classify_faults, incident_faults
 from analytics.jobs.incidents import cause_table, unclassified_classes
+from analytics.jobs.inferred_faults import classify_faults, incident_faults
 from analytics.jobs.offenders import offenders
 from analytics.jobs.repairs import (
     incident_intervals,

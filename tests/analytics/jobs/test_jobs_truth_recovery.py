@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from analytics.jobs import run_job
-from analytics.jobs.faults import EARLY_LIFE_KINDS
+from analytics.jobs.inferred_faults import EARLY_LIFE_KINDS
 from fleetpulse.cli import app
 
 pytestmark = [

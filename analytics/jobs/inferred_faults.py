@@ -1,4 +1,4 @@
-"""The fault table, inferred from error events alone: one row per fault with its failure kind.
+"""The batch jobs' fault table, inferred from the lake's error events alone: one row per fault with its kind.
 
 Each fault has exactly one primary signal (an XID, a link-down, a flap, or for causes without
 a hardware signal the JobInterrupted itself); co-emitted events (AER, ECC, XID 63) are not

@@ -10,7 +10,7 @@ import polars as pl
 from deltalake import DeltaTable
 
 from analytics.jobs import run_job
-from analytics.jobs.faults import classify_faults, load_faults
+from analytics.jobs.inferred_faults import classify_faults, load_faults
 from ground.delta import DATE, DeltaTables
 from schemas.taxonomy import incident_signal_id
 

@@ -1,4 +1,4 @@
-"""Fault schedules: early-life (power-law in age), flat-rate and wear-out faults, lemon repeats.
+"""The simulator's hardware fault process: early-life (power-law in age), flat and wear-out faults, lemons.
 
 Rates are calibrated so that, in expectation over the fleet and run, interruptions arrive at
 the configured rate with the configured cause mix (Llama 3 Table 5 by default). Each host draws

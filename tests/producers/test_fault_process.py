@@ -115,7 +115,7 @@ def test_noise_is_never_of_a_repeat_offender_class(build) -> None:
 
 
 def test_a_hosts_history_does_not_depend_on_generation_order(build) -> None:
-    from producers.faults import _host_faults, observed_windows
+    from producers.fault_process import _host_faults, observed_windows
 
     built = build("small", days=30, noise=False)
     a0, a1 = observed_windows(built.fleet)
@@ -154,7 +154,7 @@ SKEWED = [{"name": "r", "fabric": "roce", "hosts": 36}, {"name": "i", "fabric": 
 )
 def test_link_weights_average_one_over_the_fleets_exposure(build, preset, clusters) -> None:
     """Flat-rate link faults are weighted by host-days, early-life ones by Weibull exposure."""
-    from producers.faults import observed_windows
+    from producers.fault_process import observed_windows
 
     cfg = config_with(preset, clusters=clusters) if clusters else preset
     built = build(cfg, days=90, noise=False)
