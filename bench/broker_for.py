@@ -7,8 +7,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from fleetpulse.broker import LocalBroker
-from fleetpulse.supervisor import free_ports
+from fleetpulse.broker import LocalBroker, own_broker
 from ground.kafka.admin import KafkaUnavailableError, broker_answers
 from ground.settings import Settings
 
@@ -35,13 +34,7 @@ def broker_for(bootstrap: str | None, settings: Settings) -> Iterator[str]:
         yield settings.bootstrap_servers
         return
     with tempfile.TemporaryDirectory(prefix="bench-broker-") as work:
-        port, controller = free_ports(2)
-        broker = LocalBroker(
-            settings.broker.model_copy(
-                update={"port": port, "controller_port": controller, "data_dir": Path(work) / "kafka"}
-            ),
-            die_with_caller=True,
-        )
+        broker = LocalBroker(own_broker(settings.broker, Path(work) / "kafka"), die_with_caller=True)
         print(f"starting a broker of this run's own at {broker.bootstrap_servers}", flush=True)
         broker.start()
         try:

@@ -41,6 +41,19 @@ def _interrupt_on_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def _new_run_id(out: Path) -> str:
+    """``demo-<time>``, or ``…-2``, ``…-3`` when a demo started in the same second took that folder."""
+    stamp, n = time.strftime("demo-%Y%m%d-%H%M%S"), 1
+    while True:
+        run_id = stamp if n == 1 else f"{stamp}-{n}"
+        try:
+            (out / run_id).mkdir(parents=True)
+        except FileExistsError:
+            n += 1
+            continue
+        return run_id
+
+
 @app.command()
 def demo(
     ctx: typer.Context,
@@ -67,11 +80,15 @@ def demo(
         ),
     ] = 8,
     keep_broker: Annotated[
-        bool, typer.Option(help="Leave the local broker running if the demo started it (stopped by default).")
+        bool,
+        typer.Option(
+            help="Run on the local broker ([broker] settings, port 19092) and leave it running "
+            "(default: a broker of the run's own on free ports, stopped at the end)."
+        ),
     ] = False,
 ) -> None:
     """Run the whole pipeline end to end on a local Kafka broker and print what it found."""
-    from fleetpulse.broker import stop_if_started_within
+    from fleetpulse.demo_broker import demo_broker
     from fleetpulse.demo_run import DemoPlan, run_demo
     from fleetpulse.supervisor import free_ports
 
@@ -80,7 +97,7 @@ def demo(
     # a fixed port from the settings lets a static scrape config find the part; else a free one
     dispatch_port = settings.webhooks.metrics_port or ports[1 + workers]
     archive_port = settings.lake.metrics_port or ports[2 + workers]
-    run_id = time.strftime("demo-%Y%m%d-%H%M%S")
+    run_id = _new_run_id(out)
     plan = DemoPlan(
         run_id=run_id,
         run_dir=(out / run_id).resolve(),
@@ -97,9 +114,12 @@ def demo(
         closed_loop=not open_loop,
         answer_every=answer_every,
     )
-    with _interrupt_on_signals(), stop_if_started_within(settings, keep=keep_broker, reporter=typer.echo):
+    with (
+        _interrupt_on_signals(),
+        demo_broker(settings, plan.run_dir, keep=keep_broker, reporter=typer.echo) as run_on,
+    ):
         try:
-            summary = run_demo(settings, plan)
+            summary = run_demo(run_on, plan)
         except KeyboardInterrupt:
             # the supervisor has already stopped every part (SIGTERM, grace, SIGKILL) on its way out
             typer.echo(f"interrupted: every part stopped; logs in {plan.run_dir / 'logs'}", err=True)

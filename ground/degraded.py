@@ -3,7 +3,8 @@
 Every form of the rule is read off that table: ``sample_degraded`` walks one payload (the samples fold of
 every runner, record by record), and ``analytics.jobs.slow_view.degraded_expr`` builds the Polars column
 form (the backtest's lake columns, the batch slow-host view). Neither holds a field name or a bound of its
-own. Pure, no polars: the worker imports this before its shutdown deadline blocks signals.
+own; the bounds are ``[degraded]`` of the packaged policy file (``ground.packaged_policy``). Pure, no polars:
+the worker imports this before its shutdown deadline blocks signals.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-THERMAL_THROTTLE = 0x20 | 0x40  # NVML clock event reasons: SW and HW thermal slowdown
-NIC_PORT_DROP = 0.05  # a port this far below the median of its host's ports is degraded
+from ground.packaged_policy import packaged
+
+THERMAL_THROTTLE: int = packaged("degraded", "throttle_mask")  # NVML clock event reasons: thermal slowdown
+NIC_PORT_DROP: float = packaged("degraded", "port_drop")  # this far below its host's ports' median
+NIC_MIN_PORTS: int = packaged("degraded", "min_ports")  # ... when at least this many of them report
 
 
 class BelowMax(NamedTuple):
@@ -54,7 +58,7 @@ DEGRADED = DegradedRule(
         BelowMax("pcie_link_width", "pcie_link_width_max"),
     ),
     bits=(AnyBit("throttle_reasons", THERMAL_THROTTLE),),
-    port=PortDrop("rx_gbps", NIC_PORT_DROP),
+    port=PortDrop("rx_gbps", NIC_PORT_DROP, NIC_MIN_PORTS),
 )
 
 

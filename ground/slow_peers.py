@@ -19,9 +19,8 @@ from ground.packaged_policy import packaged, parse_duration_ms
 from ground.slow_evidence import SequentialTest
 
 MAD_TO_SD = 1.4826
-TELEMETRY_SHARE = (
-    0.5  # a host alone in its job is slow in a window when this share of its samples is degraded
-)
+# a host alone in its job is slow in a window when this share of its samples is degraded (``[degraded]``)
+TELEMETRY_SHARE: float = packaged("degraded", "telemetry_share")
 
 
 class PeerThresholds(Protocol):

@@ -7,7 +7,7 @@ from fleetpulse.broker.errors import (
     PortInUseError,
     ToolMissingError,
 )
-from fleetpulse.broker.on_demand import ensure_running, stop_if_started_within
+from fleetpulse.broker.on_demand import ensure_running, own_broker, stop_if_started_within
 from fleetpulse.broker.process import BrokerStatus, LocalBroker
 from ground.settings.broker import BrokerSettings
 
@@ -21,5 +21,6 @@ __all__ = [
     "PortInUseError",
     "ToolMissingError",
     "ensure_running",
+    "own_broker",
     "stop_if_started_within",
 ]

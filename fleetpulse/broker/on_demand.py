@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fleetpulse.broker.process import LocalBroker, Reporter
+from fleetpulse.supervisor import free_ports
 
 if TYPE_CHECKING:
     from ground.settings import Settings
+    from ground.settings.broker import BrokerSettings
 
 
 def ensure_running(settings: Settings, reporter: Reporter = lambda message: None) -> str:
@@ -39,3 +42,10 @@ def stop_if_started_within(
     finally:
         if broker is not None and not was_running and not keep:
             broker.stop()
+
+
+def own_broker(settings: BrokerSettings, data_dir: Path) -> BrokerSettings:
+    """``settings`` for a broker of one run's own: free ports and its data in ``data_dir``, so it shares
+    neither a port nor a data folder with the local broker or another run's."""
+    port, controller = free_ports(2)
+    return settings.model_copy(update={"port": port, "controller_port": controller, "data_dir": data_dir})

@@ -19,6 +19,7 @@ from pydantic import (
 
 from ground.slow_evidence import SequentialTest
 from schemas.taxonomy import IncidentCause, Operation
+from streams.core.degraded_policy import DegradedPolicy
 from streams.core.errors import PolicyError
 from streams.core.planning.policy import PlannerPolicy
 from streams.core.policy_fields import PACKAGED_FILE, DurationMs, PolicyModel, packaged, parse_duration_ms
@@ -192,6 +193,7 @@ class Policy(PolicyModel):
     planner: PlannerPolicy = PlannerPolicy()
     alerts: AlertPolicy = AlertPolicy()
     trains: TrainsPolicy = TrainsPolicy()
+    degraded: DegradedPolicy = DegradedPolicy()
 
     def rules_for(self, error_class: str) -> list[RepeatRule]:
         return [r for r in self.rules if error_class in r.classes]

@@ -12,7 +12,7 @@ import pytest
 
 from analytics.jobs import operations, repairs
 from ground.packaged_policy import PACKAGED, parse_duration_ms
-from ground.slow_peers import PeerRule
+from ground.slow_peers import PeerRule, judge_window
 
 
 def _fresh(name: str) -> ModuleType:
@@ -59,3 +59,26 @@ def test_the_operations_jobs_reset_bound_is_the_packaged_one() -> None:
     for job in (operations.run_incidents, operations.run_maintenance_domain):
         default = inspect.signature(job).parameters["reset_within_hours"].default
         assert default is repairs.PACKAGED_RESET_WITHIN_H, job.__name__  # not a copy of its value
+
+
+def test_a_changed_packaged_degraded_table_changes_the_degraded_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The degraded-telemetry bounds and the share that makes a lone host slow follow ``[degraded]``."""
+    gpus = [{"throttle_reasons": 0x08}]  # NVML: a power brake, not a thermal slowdown
+    nics = [{"rx_gbps": 100.0}, {"rx_gbps": 100.0}, {"rx_gbps": 92.0}]  # one port 8 % below the others
+    alone = {"h1": (100.0, 50.0, "j1")}  # alone in its job: judged by its telemetry only
+    degraded = _fresh("ground.degraded")
+    assert not degraded.sample_degraded(gpus, [])
+    assert degraded.sample_degraded([], nics)
+    assert [v.slow for v in judge_window(alone, PeerRule(), {"h1": 0.4})] == [False]
+
+    monkeypatch.setitem(
+        PACKAGED,
+        "degraded",
+        {"throttle_mask": 0x08, "port_drop": 0.1, "min_ports": 4, "telemetry_share": 0.3},
+    )
+    degraded = _fresh("ground.degraded")
+    assert degraded.sample_degraded(gpus, [])
+    assert not degraded.sample_degraded([], nics)  # 8 % is under 10 %, and 3 ports are under 4
+    assert degraded.sample_degraded([], [*nics, {"rx_gbps": 100.0}, {"rx_gbps": 80.0}])
+    peers = _fresh("ground.slow_peers")
+    assert [v.slow for v in peers.judge_window(alone, peers.PeerRule(), {"h1": 0.4})] == [True]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from schemas.taxonomy import KIND_CAUSE
+from streams.core.degraded_policy import DegradedPolicy
+from streams.core.errors import PolicyError
 from streams.core.planning.policy import PlannerPolicy
 from streams.core.policy import (
     AlertPolicy,
@@ -22,6 +26,7 @@ TABLES: dict[str, type[PolicyModel]] = {
     "planner": PlannerPolicy,
     "alerts": AlertPolicy,
     "trains": TrainsPolicy,
+    "degraded": DegradedPolicy,
 }
 # defaults that are no rule values: a file's own classes and rules, its tables; the planner's class causes
 # are the file's table and the taxonomy's causes (the test below)
@@ -55,3 +60,11 @@ def test_a_file_naming_some_class_causes_keeps_the_others() -> None:
     causes = parse_policy({"planner": {"causes": {"gpu_fault": "hbm3"}}}).planner.causes
     default = PlannerPolicy.model_fields["causes"].default
     assert causes == {**default, "gpu_fault": "hbm3"} and default["gpu_fault"] == "faulty_gpu"
+
+
+def test_a_file_may_restate_the_degraded_bounds_but_not_change_them() -> None:
+    """The samples fold reads ``[degraded]`` from the packaged file only: a file's other value is refused."""
+    packaged = PACKAGED["degraded"]
+    assert parse_policy({"degraded": dict(packaged)}).degraded == DegradedPolicy()
+    with pytest.raises(PolicyError, match=r"degraded\.port_drop.*packaged"):
+        parse_policy({"degraded": {"port_drop": packaged["port_drop"] * 2}})
