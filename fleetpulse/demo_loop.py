@@ -1,9 +1,10 @@
 """The demo's closed-loop figures: pages per true incident by the alert that opened them, findings per true lemon.
 
-Measured against the simulator's own truth (its lemons and slow hosts, fixed by the seed), never a
-set the policy under test defines: an incident is a truth host with a persistent fault that got at
-least one page; its pages are its alert groups (``streams.alerts``: one group per operation that
-took it out, a ``RepeatAfterRepair`` opening a new one).
+Measured against the simulator's own truth (its lemons and slow hosts, fixed by the seed; the fleet's
+repairs), never a set the policy under test defines: an incident is a truth host's persistent fault, and
+again each time the host came back from a repair that did not cure it (``fleetpulse.evaluation.incidents``),
+counted when it got at least one page; its pages are the alert groups (``streams.alerts``: one group per
+operation that took the host out) that first fired in it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from fleetpulse.evaluation.incidents import incident_of, relapses_of
 from fleetpulse.evaluation.sources import training_by_segment
 from schemas import FLEET
 
@@ -39,6 +41,12 @@ def segment_jobs(segments: list[Path]) -> list[dict[str, Any]]:
     return jobs
 
 
+def fleet_relapses(segments: list[Path]) -> dict[str, list[int]]:
+    """The fleet's returns from repairs that did not cure: the last segment's answer folds the whole run."""
+    manifests = [json.loads(p.read_text()) for p in (f / "manifest.json" for f in segments) if p.exists()]
+    return relapses_of(next((m["closed_loop"] for m in reversed(manifests) if m.get("closed_loop")), None))
+
+
 def loop_figures(
     segments: list[Path], findings: Iterable[dict[str, Any]], alerts: Iterable[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -47,20 +55,22 @@ def loop_figures(
     true_hosts = lemons | slow
     per_host = Counter(r["host_id"] for r in findings)
     found = [per_host[h] for h in sorted(lemons) if per_host[h]]
-    groups: dict[tuple[str, str], str] = {}  # (host, group) -> the alert that opened it
+    relapses = fleet_relapses(segments)
+    groups: dict[tuple[str, str], tuple[str, int]] = {}  # (host, group) -> the alert that opened it, when
     for r in sorted(alerts, key=lambda r: r["ts"]):
         p = r["payload"]
         if p["status"] != "firing" or r["host_id"] == FLEET:
             continue
         key = (r["host_id"], p["labels"].get("group_key") or p["alert_id"])
-        groups.setdefault(key, f"{p['alertname']}/{p['labels'].get('rule') or '-'}")
-    per_incident: defaultdict[str, int] = defaultdict(int)
+        groups.setdefault(key, (f"{p['alertname']}/{p['labels'].get('rule') or '-'}", r["ts"]))
+    per_incident: defaultdict[tuple[str, int], int] = defaultdict(int)
     by_rule: Counter[str] = Counter()
-    for (host, _), opened_by in groups.items():
+    for (host, _), (opened_by, ts) in groups.items():
         if host in true_hosts:
-            per_incident[host] += 1
+            per_incident[host, incident_of(relapses, host, ts)] += 1
             by_rule[opened_by] += 1
     n = len(per_incident)
+    hosts = {host for host, _ in per_incident}
     return {
         "true_lemons": len(lemons),
         "true_slow_hosts": len(slow),
@@ -69,7 +79,10 @@ def loop_figures(
         "findings_per_lemon_max": max(found, default=None),
         "incidents_paged": n,
         "pages_on_incidents": sum(per_incident.values()),
+        "relapses_paged": sum(1 for _, i in per_incident if i),
+        "hosts_paged": len(hosts),
         "pages_per_true_incident": round(sum(per_incident.values()) / n, 3) if n else None,
+        "pages_per_paged_host": round(sum(per_incident.values()) / len(hosts), 3) if hosts else None,
         "max_pages_per_incident": max(per_incident.values(), default=0),
         "pages_by_opening_alert": dict(by_rule.most_common()),
         "pages_elsewhere": sum(1 for host, _ in groups if host not in true_hosts),

@@ -37,10 +37,12 @@ def _loop_rows(table: Table, s: dict[str, Any]) -> None:
         return
     table.add_row("fleet", "closed loop" if s.get("closed_loop") else "open loop (ignores actions)")
     table.add_row(
-        f"pages per paged truth incident ({loop['incidents_paged']} of "
-        f"{loop['true_lemons'] + loop['true_slow_hosts']} lemons and slow hosts)",
+        f"pages per paged truth incident ({loop['incidents_paged']} on {loop.get('hosts_paged', 0)} of "
+        f"{loop['true_lemons'] + loop['true_slow_hosts']} hosts)",
         _fmt(loop.get("pages_per_true_incident"), ".2f"),
     )
+    table.add_row("  … incidents after a failed repair", f"{loop.get('relapses_paged', 0)}")
+    table.add_row("  … per paged truth host", _fmt(loop.get("pages_per_paged_host"), ".2f"))
     for opened_by, n in loop.get("pages_by_opening_alert", {}).items():
         table.add_row(f"  pages opened by {opened_by}", f"{n:,}")
     table.add_row(
@@ -97,7 +99,13 @@ def print_summary(console: Console, s: dict[str, Any], run_id: str, run_dir: Pat
         "pages per true incident, scored (goal ≤ 1.2)", _fmt(pages.get("pages_per_incident"), ".2f")
     )
     table.add_row(
-        "  … not counting failures after a repair", _fmt(pages.get("first_pages_per_incident"), ".2f")
+        "  … pages / incidents (after a failed repair)",
+        f"{pages.get('pages_on_incidents', 0)} / {pages.get('incidents', 0)} ({pages.get('relapses_found', 0)})",
+    )
+    table.add_row("  … per true host, every page one incident", _fmt(pages.get("pages_per_host"), ".2f"))
+    table.add_row(
+        "  … per true host, not counting RepeatAfterRepair",
+        _fmt(pages.get("first_pages_per_incident"), ".2f"),
     )
     _loop_rows(table, s)
     q = s["quality"]

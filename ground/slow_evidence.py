@@ -66,3 +66,18 @@ def evidence_since(start: int, length: int, n: int) -> int:
     detector's verdict history (``streams.core.peers.scores.update_history``) and the batch view
     (``analytics.jobs.slow_view.slow_hosts``) both reset by it."""
     return start - (n - 1) * length
+
+
+def episode_over(s: float, last_slow: int | None, end: int, length: int, clear_after: int) -> bool:
+    """Whether a flagged host's episode is over at the window ending at ``end`` (windows ``length`` long): it
+    has had no slow window for ``clear_after``, counted from the end of its last slow window (which starts at
+    ``last_slow``; None: none in its history), and its evidence ``s`` has decayed to zero.
+
+    Time alone is not enough when windows are long: at 6-hour windows one healthy window is ``clear_after``,
+    and a host slow in alternate windows (never repaired) would be a new episode, paged again, every other
+    window. Zero evidence means as many healthy windows as undo the evidence that flagged it (ln((1 - p1) /
+    (1 - p0)) each: 44 from the packaged threshold), the same test in reverse whatever the window's length;
+    at 5-minute windows that is 3.7 h, within ``clear_after``, so short windows end episodes as before.
+    """
+    quiet = last_slow is None or end - (last_slow + length) >= clear_after
+    return quiet and s == 0.0

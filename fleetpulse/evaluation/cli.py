@@ -64,6 +64,7 @@ def score(
 ) -> None:
     """Score detector findings against the simulator's ground truth: TP/FP/FN, precision, recall, time to detect."""
     from fleetpulse.evaluation.alerts_io import alerts_from_kafka, alerts_from_lake
+    from fleetpulse.evaluation.incidents import relapses_of
     from fleetpulse.evaluation.pages import score_pages
     from fleetpulse.evaluation.policy_rules import rules_from_policy
     from fleetpulse.evaluation.render import render
@@ -95,7 +96,10 @@ def score(
                 if findings_from == "lake"
                 else alerts_from_kafka(settings, timeout_s=timeout_s)
             )
-        report = dataclasses.replace(report, pages=score_pages(alerts, report))
+        fleet = relapses_of(truth_frames[2].get("closed_loop"))  # the fleet's own incidents
+        report = dataclasses.replace(
+            report, pages=score_pages(alerts, report, findings=found, relapses=fleet)
+        )
     if truth_frames[2].get("closed_loop"):
         report = dataclasses.replace(report, fleet_answer=truth_frames[2]["closed_loop"])
     render(report, console, fmt=fmt)

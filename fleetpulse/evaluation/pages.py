@@ -1,17 +1,26 @@
-"""Pages per true incident: how often a person is paged for each host the detectors rightly found.
+"""Pages per true incident: how often a person is paged for each incident the detectors rightly found.
 
 Operators mute tools that page again for every repeat of the same incident, so one page per incident
 (the planner absorbs further findings while an operation is open; alerts carry a ``group_key``, and
-a group is one notification) is a goal scored like precision: ≤ 1.2 pages per true incident. A host
-that fails again after returning from a repair opens a new group with a ``RepeatAfterRepair`` alert:
-a new incident for the operator (the repair did not hold), counted apart. Pure: the flat AlertRaised
-rows in; reading them is ``fleetpulse.evaluation.alerts_io``'s job.
+a group is one notification) is a goal scored like precision: ≤ 1.2 pages per true incident.
+
+What an incident is comes from the fleet's truth, not from the alerts (``fleetpulse.evaluation.incidents``):
+a true host's fault, and again each time the host came back from a repair that did not cure it (a relapse,
+which the operators must hear about). A relapse counts when a finding on the host followed it (found, as a
+true host is); a page is counted against the incident in which its group first fired, so a page after a
+relapse opens no new incident unless the fleet had one. ``pages_per_host`` is the previous figure, one
+incident per true host whatever its repairs; a group opened by a ``RepeatAfterRepair`` alert (the planner's
+own judgement that a repair did not hold) is counted apart. Pure: the flat AlertRaised rows in; reading them is
+``fleetpulse.evaluation.alerts_io``'s job.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
 import polars as pl
 
+from fleetpulse.evaluation.incidents import Relapses, incident_of
 from fleetpulse.evaluation.report import PageScore, ScoreReport
 from schemas import FLEET
 
@@ -26,29 +35,61 @@ ALERT_COLUMNS: dict[str, type[pl.DataType]] = {
 AFTER_REPAIR = "RepeatAfterRepair"
 
 
-def score_pages(alerts: pl.DataFrame, report: ScoreReport) -> PageScore:
-    """``alerts``: one row per AlertRaised (``ALERT_COLUMNS``; a re-sent alert, same id, counts once)."""
+def score_pages(
+    alerts: pl.DataFrame,
+    report: ScoreReport,
+    *,
+    findings: pl.DataFrame | None = None,
+    relapses: Relapses | None = None,
+) -> PageScore:
+    """``alerts``: one row per AlertRaised (``ALERT_COLUMNS``; a re-sent alert, same id, counts once).
+
+    ``findings`` (``host_id``, ``ts``) tell which relapses were found; ``relapses``: the fleet's
+    (``incidents.relapses_of``), none by default (each true host one incident).
+    """
+    relapses = relapses or {}
     alerts = alerts.unique("event_id")
-    incidents = sorted({h for d in report.detectors.values() for h in d.tp_hosts})
+    hosts = sorted({h for d in report.detectors.values() for h in d.tp_hosts})
     firing = alerts.filter(pl.col("status") == "firing")
     on_hosts = firing.filter(pl.col("host_id") != FLEET).with_columns(
         pl.col("group_key").fill_null(pl.col("event_id"))  # an alert without a group is its own page
     )
     groups = on_hosts.group_by("host_id", "group_key").agg(
-        (pl.col("alertname") == AFTER_REPAIR).any().alias("after")
+        (pl.col("alertname") == AFTER_REPAIR).any().alias("after"), pl.col("ts").min().alias("first")
     )
-    mine = groups.filter(pl.col("host_id").is_in(incidents))
-    per_host = mine.group_by("host_id").len()
-    n, after = len(incidents), int(mine["after"].sum())
+    mine = groups.filter(pl.col("host_id").is_in(hosts))
+    found = _found_incidents(hosts, findings, relapses)
+    per_incident: Counter[tuple[str, int]] = Counter()
+    for host, first in mine.select("host_id", "first").iter_rows():
+        n = incident_of(relapses, host, first)
+        per_incident[host, max(i for i in found[host] if i <= n)] += 1  # a relapse not found: the one before
+    n_incidents = sum(len(v) for v in found.values())
+    n, after = len(hosts), int(mine["after"].sum())
     return PageScore(
-        incidents=n,
-        alerts_on_incidents=on_hosts.filter(pl.col("host_id").is_in(incidents)).height,
+        incidents=n_incidents,
+        alerts_on_incidents=on_hosts.filter(pl.col("host_id").is_in(hosts)).height,
         pages_on_incidents=mine.height,
-        pages_per_incident=mine.height / n if n else None,
-        max_pages_per_incident=int(per_host["len"].max() or 0) if per_host.height else 0,  # type: ignore[arg-type]
+        pages_per_incident=mine.height / n_incidents if n_incidents else None,
+        max_pages_per_incident=max(per_incident.values(), default=0),
         after_repair_pages=after,
         first_pages_per_incident=(mine.height - after) / n if n else None,
         pages_elsewhere=groups.height - mine.height,
         resolved=alerts.filter(pl.col("status") == "resolved").height,
         fleet_pages=firing.height - on_hosts.height,
+        hosts=n,
+        pages_per_host=mine.height / n if n else None,
+        relapses_found=n_incidents - n,
+        relapses=sum(len(relapses.get(h, ())) for h in hosts),
     )
+
+
+def _found_incidents(
+    hosts: list[str], findings: pl.DataFrame | None, relapses: Relapses
+) -> dict[str, set[int]]:
+    """Per true host, its incidents the detectors found: its first (it is a true host), and each relapse a
+    finding on the host followed before the next one."""
+    found = {h: {0} for h in hosts}
+    if findings is not None and relapses:
+        for host, ts in findings.filter(pl.col("host_id").is_in(hosts)).select("host_id", "ts").iter_rows():
+            found[host].add(incident_of(relapses, host, ts))
+    return found

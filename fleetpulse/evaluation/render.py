@@ -142,10 +142,12 @@ def _pages(p: PageScore) -> str:
         return f"no true incident; {p.pages_elsewhere} page(s) on hosts, {p.fleet_pages} about the fleet"
     return (
         f"{p.pages_on_incidents} page(s) (alert groups; {p.alerts_on_incidents} alerts) for {p.incidents} true "
-        f"incident(s): {_fmt(p.pages_per_incident, 2)} per incident (goal ≤ 1.2; most on one host "
-        f"{p.max_pages_per_incident}); {p.after_repair_pages} of them because the host failed again after a "
-        f"repair, {_fmt(p.first_pages_per_incident, 2)} per incident without those; {p.pages_elsewhere} on other "
-        f"hosts, {p.fleet_pages} about the fleet, {p.resolved} resolved notification(s)"
+        f"incident(s) on {p.hosts} host(s), {p.relapses_found} of them after a repair that did not cure "
+        f"({p.relapses} such returns in the fleet's truth): {_fmt(p.pages_per_incident, 2)} per incident (goal "
+        f"≤ 1.2; most on one incident {p.max_pages_per_incident}), {_fmt(p.pages_per_host, 2)} per host; "
+        f"{p.after_repair_pages} opened by RepeatAfterRepair, {_fmt(p.first_pages_per_incident, 2)} per host "
+        f"without those; {p.pages_elsewhere} on other hosts, {p.fleet_pages} about the fleet, {p.resolved} "
+        f"resolved notification(s)"
     )
 
 

@@ -49,22 +49,26 @@ class DetectorScore:
 
 @dataclass(frozen=True)
 class PageScore:
-    """Pages against true incidents (hosts some detector rightly found).
+    """Pages against true incidents (a true-positive host's fault, and its relapses found: ``fleetpulse.evaluation.pages``).
 
     A page is one notification of an alert group (``group_key``): Alertmanager sends the alerts of a
     group together and later ones as updates of it, so two alerts of one group are one page.
     """
 
-    incidents: int  # true-positive hosts, any detector
+    incidents: int  # true incidents found: each true-positive host's fault, and each relapse found since
     alerts_on_incidents: int  # firing alerts on those hosts, each alert id once
     pages_on_incidents: int  # alert groups that fired on those hosts
-    pages_per_incident: float | None
+    pages_per_incident: float | None  # the goal's figure (fleetpulse.evaluation.pages)
     max_pages_per_incident: int
-    after_repair_pages: int  # of those, groups opened because the host failed again after a repair
-    first_pages_per_incident: float | None  # without those: the pages of the incident itself
+    after_repair_pages: int  # of those, groups a RepeatAfterRepair alert opened (the planner's judgement)
+    first_pages_per_incident: float | None  # without those, per true-positive host
     pages_elsewhere: int  # groups on hosts that were no true incident (FP or rule met)
     resolved: int  # resolved notifications sent
     fleet_pages: int  # alerts about the fleet, not a host (train halted, dead-letter surge)
+    hosts: int = 0  # true-positive hosts, any detector
+    pages_per_host: float | None = None  # every page on a true host counted against one incident
+    relapses_found: int = 0  # incidents after a repair that did not cure, a finding on the host followed
+    relapses: int = 0  # such returns of those hosts in the fleet's truth
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,10 @@ class FleetResponse:
     slow_cured: dict[int, int] = field(default_factory=dict)
     repairs: Counter[int] = field(default_factory=Counter)
     failed_repairs: Counter[int] = field(default_factory=Counter)
+    # host -> when it came back to service from a repair that did not cure its fault (a new incident then:
+    # fleetpulse.evaluation.incidents); ``failing``: hosts out now after such a repair, not yet back
+    relapses: dict[int, list[int]] = field(default_factory=dict)
+    failing: set[int] = field(default_factory=set)
     cause: dict[int, str] = field(
         default_factory=dict
     )  # host out -> why: drains, repairs, retired, operators
@@ -113,6 +117,9 @@ class FleetResponse:
         else:
             del self.out_since[h], self.cause[h]
             self.history.append((ts, h, "back"))
+            if h in self.failing:  # back, and still faulty: operators must hear the repair failed
+                self.failing.discard(h)
+                self.relapses.setdefault(h, []).append(ts)
 
     def apply(self, actions: Iterable[Action]) -> None:
         for a in actions:
@@ -159,7 +166,10 @@ class FleetResponse:
             return
         if not draw.cured:
             self.failed_repairs[h] += 1
-        elif lemon:
+            self.failing.add(h)
+            return
+        self.failing.discard(h)  # a later repair in the same stay out cured it
+        if lemon:
             self.lemon_cured[h] = a.ts
         else:
             self.slow_cured[h] = a.ts
@@ -198,6 +208,7 @@ class FleetResponse:
             "failed_repairs": sum(self.failed_repairs.values()),
             "lemons_cured": {ids[h]: ts for h, ts in sorted(self.lemon_cured.items())},
             "slow_hosts_cured": {ids[h]: ts for h, ts in sorted(self.slow_cured.items())},
+            "relapses": {ids[h]: list(ts) for h, ts in sorted(self.relapses.items())},
             "retired": sorted(ids[h] for h in self.retired),
             "out_of_service_at_end": sorted(ids[h] for h in self.out_since),
             "held_by_operators_at_end": sorted(ids[h] for h, groups in self.held.items() if groups),

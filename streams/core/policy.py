@@ -132,7 +132,8 @@ class SlowHostPolicy(PolicyModel):
     n: int = Field(packaged("slow_host", "n"), ge=1)
     # The finding: a CUSUM over the host's slow windows (ground.slow_evidence), "slow in slow_share of its
     # windows" against "in healthy_share", flagged at `evidence` nats; an episode ends after clear_after
-    # without a slow window, or when the host is away n windows.
+    # without a slow window once its evidence is back to zero (ground.slow_evidence.episode_over), or when
+    # the host is away n windows.
     slow_share: float = Field(packaged("slow_host", "slow_share"), gt=0, lt=1)
     healthy_share: float = Field(packaged("slow_host", "healthy_share"), gt=0, lt=1)
     evidence: float = Field(packaged("slow_host", "evidence"), gt=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +50,28 @@ def test_pages_count_alert_groups_on_truth_hosts(tmp_path: Path) -> None:
     assert out["pages_by_opening_alert"] == {"NewRMA/r": 2, "RepeatAfterRepair/r": 1, "SlowHost/slow_host": 1}
     assert out["pages_elsewhere"] == 1
     assert (out["findings_per_lemon_median"], out["findings_per_lemon_max"]) == (1.5, 2)
+
+
+def test_a_page_after_a_repair_that_did_not_cure_is_a_new_incident(tmp_path: Path) -> None:
+    """The fleet's truth splits a host's pages: ``a`` came back still faulty at 5 (the manifest's relapses),
+    so its page at 9 is a second incident's; ``c`` was paged twice with no failed repair between."""
+    truth = tmp_path / "truth"
+    truth.mkdir()
+    pl.DataFrame(
+        {"host_id": ["a", "c"], "lemon_kind": ["dram_uce", None], "slow_cause": [None, "thermal_throttling"]}
+    ).write_parquet(truth / "hosts.parquet")
+    (truth / "manifest.json").write_text(json.dumps({"closed_loop": {"relapses": {"a": [5]}}}))
+    alerts = [
+        alert("a", "NewRMA", "a/f1", 1),
+        alert("a", "RepeatAfterRepair", "a/f2", 9),
+        alert("c", "SlowHost", "c/f3", 1, rule="slow_host"),
+        alert("c", "SlowHost", "c/f4", 7, rule="slow_host"),
+    ]
+    out = loop_figures([truth], [], alerts)
+    assert (out["incidents_paged"], out["relapses_paged"], out["hosts_paged"], out["pages_on_incidents"]) == (
+        3,
+        1,
+        2,
+        4,
+    )
+    assert out["pages_per_true_incident"] == round(4 / 3, 3) and out["pages_per_paged_host"] == 2.0

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import msgspec
 
-from ground.slow_evidence import SequentialTest, evidence_since
+from ground.slow_evidence import SequentialTest, episode_over, evidence_since
 from ground.slow_peers import Member, judge_window, robust_z
 from streams.core.findings import Finding
 from streams.core.ids import finding_id
@@ -72,8 +72,9 @@ def update_history(
 
     Windows are of event time, not arrival: a host away for ``n`` windows (drained, repaired, powered
     off) comes back with its evidence forgotten and its episode over, so a host still slow after its
-    repair is reported again. A flagged host's episode also ends after ``clear_after`` without a slow
-    window. The finding's window starts at the first slow window of the evidence run that reached the
+    repair is reported again. A flagged host's episode also ends once it has been seen healthy long enough
+    whatever the window's length (``ground.slow_evidence.episode_over``: ``clear_after`` since its last
+    slow window ended, and its evidence back to zero). The finding's window starts at the first slow window of the evidence run that reached the
     threshold (a run ends with its episode), so its id and times depend on the verdicts alone, whatever
     order the partitions came in, and two episodes never share an id.
     """
@@ -96,9 +97,8 @@ def update_history(
         slow, seen = slow + int(verdict.slow), seen + 1
     last_slow = verdict.window_start if verdict.slow else history.last_slow
     flagged = history.flagged
-    if flagged and (last_slow is None or verdict.window_end - last_slow > policy.clear_after):
-        # The episode is over: a later slowdown is a new finding, so its run (its id) begins afresh,
-        # even where the evidence has not decayed to zero (windows as long as ``clear_after``).
+    if flagged and episode_over(s, last_slow, verdict.window_end, length, policy.clear_after):
+        # A later slowdown is a new finding; its run (its id) begins afresh (the evidence, at zero, reset it).
         flagged, start, slow, seen = False, None, 0, 0
     finding = None
     if not flagged and s >= test.h and start is not None:

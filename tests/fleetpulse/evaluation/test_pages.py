@@ -88,3 +88,27 @@ def test_alerts_read_from_the_lake_carry_their_group_key(tmp_path: Path) -> None
     got = alerts_from_lake(tmp_path / "lake")
     assert got.select("host_id", "status", "group_key").rows() == [("h1", "firing", "h1/f-1")]
     assert alerts_from_lake(tmp_path / "empty").height == 0
+
+
+def test_a_repair_that_did_not_cure_opens_a_new_incident_and_a_re_page_does_not() -> None:
+    """Incidents are the fleet's: ``h1`` came back still faulty at 100 and was found again, so its page after
+    that is a new incident's; ``h2`` was paged twice with no failed repair between, one incident; ``s1``'s
+    relapse at 50 was never found again, so its later page counts against its first incident."""
+    alerts = pl.DataFrame(
+        [
+            {**alert("a1", "h1"), "ts": 10},
+            {**alert("a2", "h1", group="h1/g2", name="RepeatAfterRepair"), "ts": 120},
+            {**alert("a3", "h2"), "ts": 10},
+            {**alert("a4", "h2", group="h2/g2"), "ts": 30},
+            {**alert("a5", "s1", name="SlowHost"), "ts": 10},
+            {**alert("a6", "s1", group="s1/g2", name="SlowHost"), "ts": 60},
+        ],
+        schema=ALERT_COLUMNS,
+    )
+    findings = pl.DataFrame({"host_id": ["h1", "h1", "h2", "h2", "s1", "s1"], "ts": [5, 110, 5, 25, 5, 35]})
+    relapses = {"h1": [100], "s1": [50], "h9": [60]}
+    p = score_pages(alerts, report(), findings=findings, relapses=relapses)
+    assert (p.hosts, p.incidents, p.relapses, p.relapses_found, p.pages_on_incidents) == (3, 4, 2, 1, 6)
+    assert p.pages_per_incident == 6 / 4 and p.pages_per_host == 6 / 3 and p.max_pages_per_incident == 2
+    without = score_pages(alerts, report(), findings=findings)  # the figure before: one incident a host
+    assert (without.incidents, without.pages_per_incident) == (3, 2.0)

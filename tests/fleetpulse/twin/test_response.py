@@ -115,3 +115,18 @@ def test_closed_loop_the_agents_and_the_truth_leave_out_the_faults_held_back(tmp
     assert events(closed_sink) <= events(open_sink) and held_back  # nothing new, the lemons' repeats gone
     assert {h for h, _, _ in held_back} <= set(lemon_open["host_id"].to_list())
     assert min(ts for _, ts, _ in held_back) > cure_ts
+
+
+def test_a_host_back_from_a_repair_that_did_not_cure_it_relapses() -> None:
+    """The fleet's truth of incidents: a host that returns still faulty is a new incident from its return;
+    one cured, or still out, is not."""
+    fleet = lemon_fleet()
+    lemon = next(h for h, k in enumerate(fleet.lemon_kind) if k is not None)
+    t = START_TS + 5 * DAY
+    failed = FleetResponse(fleet, twin_settings({"cure": {"rma": {}}}), seed=3)
+    failed.apply([act(fleet, lemon, "rma_opened", t), act(fleet, lemon, "returned", t + DAY)])
+    failed.apply([act(fleet, lemon, "rma_opened", t + 3 * DAY)])  # out again, not back yet
+    assert failed.report()["relapses"] == {fleet.host_id[lemon]: [t + DAY]}
+    cured = FleetResponse(fleet, twin_settings({"cure": {"rma": {"dram_uce": 1.0}}}), seed=3)
+    cured.apply([act(fleet, lemon, "rma_opened", t), act(fleet, lemon, "returned", t + DAY)])
+    assert cured.report()["relapses"] == {}

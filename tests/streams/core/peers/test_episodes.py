@@ -25,15 +25,34 @@ def _found(pattern: str, length: int, policy: SlowHostPolicy) -> list[Finding]:
 
 
 def test_a_host_slow_again_after_its_episode_ended_is_a_new_finding_with_a_new_id() -> None:
-    """With windows as long as ``clear_after`` one healthy window ends the episode while the evidence is still
-    near the threshold: the next slow window finds the host again, and that finding names its own run."""
+    """At windows as long as ``clear_after`` the episode ends once the evidence has decayed to zero (44
+    healthy windows from the threshold, 11 days at 6 hours): the next slowdown is a new finding naming its own
+    run; one healthy window fewer and it is still the first episode."""
     policy = SlowHostPolicy()
     assert policy.clear_after == SIX_HOURS  # the policy these windows are drawn for
-    found = _found("ss.s.ss", SIX_HOURS, policy)
-    assert len(found) == 3
-    assert len({f.finding_id for f in found}) == 3  # one episode, one id: no episode repeats another's
-    assert [f.window_start for f in found] == [START_TS + w * SIX_HOURS for w in (0, 3, 5)]
-    assert [f.count for f in found] == [2, 1, 1]  # the slow windows of its own run when it fired
+    found = _found("ss" + "." * 44 + "ss", SIX_HOURS, policy)
+    assert len(found) == 2 and found[0].finding_id != found[1].finding_id
+    assert [f.window_start for f in found] == [START_TS, START_TS + 46 * SIX_HOURS]
+    assert [f.count for f in found] == [2, 2]  # the slow windows of its own run when it fired
+    assert len(_found("ss" + "." * 43 + "ss", SIX_HOURS, policy)) == 1
+
+
+def test_a_host_slow_in_alternate_long_windows_is_one_episode() -> None:
+    """One healthy 6-hour window is ``clear_after`` of time but no evidence of health: a host slow in every
+    other window, never repaired, is one episode, found once (it used to be found again every other window)."""
+    policy = SlowHostPolicy()
+    assert len(_found("ss" + ".s" * 40, SIX_HOURS, policy)) == 1
+    assert len(_found("ss" + "..s" * 30, SIX_HOURS, policy)) == 1
+
+
+def test_at_five_minute_windows_an_episode_ends_after_clear_after_without_a_slow_window() -> None:
+    """Short windows end episodes as before: ``clear_after`` (6 h) after the last slow window ended, the
+    evidence long since at zero (3.7 h)."""
+    policy = SlowHostPolicy()
+    five_minutes = policy.window
+    healthy = policy.clear_after // five_minutes  # 72 windows
+    assert len(_found("ss" + "." * healthy + "ss", five_minutes, policy)) == 2
+    assert len(_found("ss" + "." * (healthy - 1) + "ss", five_minutes, policy)) == 1
 
 
 def test_an_episode_still_running_is_found_once() -> None:

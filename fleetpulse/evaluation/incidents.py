@@ -1,0 +1,33 @@
+"""True incidents as the simulated fleet defines them, whatever the policy under test does.
+
+An incident is a host's persistent fault (a lemon's bad part, a slow host's cause) from its onset until a
+repair cures it. A repair that does not cure it ends nothing, but when the host comes back to service still
+faulty the operators must hear that the repair failed: from that return on, the fault is a new incident
+(a relapse). Another page about the same fault with no failed repair in between is not a new incident,
+however long the fault lasts and however often a detector finds it again. The fleet records each such
+return (``fleetpulse.twin.response.FleetResponse``, ``relapses`` in the truth manifest's ``closed_loop``);
+an open-loop fleet repairs nothing, so each true host is one incident.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+Relapses = Mapping[str, Sequence[int]]  # host -> times it came back from a repair that did not cure it
+
+
+def relapses_of(answer: Mapping[str, Any] | None) -> dict[str, list[int]]:
+    """Per host, the sorted times it returned from a repair that did not cure it (a fleet's ``closed_loop``
+    answer; none for an open loop or a truth written before the fleet recorded them)."""
+    raw = (answer or {}).get("relapses") or {}
+    return {str(host): sorted(int(t) for t in times) for host, times in raw.items()}
+
+
+def incident_of(relapses: Relapses, host: str, ts: int) -> int:
+    """Which of ``host``'s incidents an event at ``ts`` belongs to: 0 before its first relapse, n from its n-th.
+
+    A page sent at the very moment the host returns (the return's own notifications) belongs to the new one.
+    """
+    return bisect.bisect_right(relapses.get(host, ()), ts)
