@@ -19,7 +19,7 @@ from streams.core.peers.messages import ClusterItem, HostSummary, SourceIdle, So
 from streams.core.peers.scores import Member, Verdict, evaluate_window, update_history
 from streams.core.peers.state import ClusterHistory, ClusterMeta, Marks, emitted_of
 from streams.core.policy import SlowHostPolicy
-from streams.core.state import KeyedState
+from streams.core.state import KeyedState, keeps_typed
 
 Store = KeyedState  # the cluster stage's table: JSON-able values
 NEVER = 2**63  # an event time no watermark reaches
@@ -134,7 +134,8 @@ class ClusterStage:
             ids = store.get(index) or []
             if bundle_id not in ids:
                 store[index] = [*ids, bundle_id]
-        store[f"{cluster}|meta"] = meta.freeze().stored()
+        frozen = meta.freeze()
+        store[f"{cluster}|meta"] = frozen if keeps_typed(store) else frozen.stored()
         return findings, verdicts, late
 
     @staticmethod
@@ -256,6 +257,9 @@ class ClusterStage:
             records = tuple(f.to_record() for f in findings)
             emitted = (*emitted, (bundle_id, start, records))[-EMITTED_MEMORY:]
         new = ClusterHistory(histories, start, emitted)
+        if keeps_typed(store):  # no serializer in between: the typed value is what a reader gets
+            store[f"{cluster}|hist"] = new
+            return findings, verdicts
         stored = new.stored()
         store[f"{cluster}|hist"] = stored
         self._hist[cluster] = (stored, new)
