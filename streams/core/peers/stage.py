@@ -97,10 +97,13 @@ class ClusterStage:
         late = 0
         advanced: int | None = None  # the watermark windows were last closed at in this bundle
         grace = self.policy.cluster_grace
+        pwm = meta.pwm
+        wm = self.watermark(meta)
         for item in items:
             opened = NEVER  # when the window this item opened closes
             if not isinstance(item, HostSummary):
                 self._note(meta, item.src, item.nsrc, item.wm, idle=isinstance(item, SourceIdle))
+                wm = self.watermark(meta)
             else:
                 start, end = item.window_start, item.window_end
                 opened = end + max(grace, end - start)  # closes_at, inline: once per summary
@@ -120,8 +123,11 @@ class ClusterStage:
                     item.degraded,
                 ]
                 meta.open[str(start)] = end
-                self._note(meta, item.src, item.nsrc, item.wm)
-            wm = self.watermark(meta)
+                seen = pwm.get(str(item.src))
+                if seen is None or item.wm > seen or item.nsrc > meta.nsrc or meta.idle:
+                    self._note(meta, item.src, item.nsrc, item.wm)
+                    wm = self.watermark(meta)
+                # else: nothing ``_note`` reads changes, nor the watermark (most summaries of a bundle)
             if wm is None or (wm == advanced and opened > wm):
                 continue  # the watermark has not moved and no window it closes was opened: nothing closes
             advanced = wm
