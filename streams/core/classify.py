@@ -51,12 +51,42 @@ def _matches(cls: ErrorClass, event_type: str, p: Mapping[str, Any], noise_xids:
     return cls.link_kinds is None or p.get("kind") in cls.link_kinds
 
 
+class _Classes(NamedTuple):
+    """A policy's classes by event type, in the policy's order, for the lists they were built from."""
+
+    classes: list[ErrorClass]
+    noise_xids: list[int]
+    by_type: dict[str, tuple[ErrorClass, ...]]
+    noise: frozenset[int]
+
+
+_INDEX: dict[int, _Classes] = {}  # id(policy.classes) -> its index (a few policies per process)
+
+
+def _classes(policy: Policy) -> _Classes:
+    """``policy``'s classes by event type: built once per list of classes (every record reads both lists, so a
+    policy wrapper that notes what is read sees them read)."""
+    classes, noise_xids = policy.classes, policy.noise_xids
+    known = _INDEX.get(id(classes))
+    if known is not None and known.classes is classes and known.noise_xids is noise_xids:
+        return known
+    by_type: dict[str, list[ErrorClass]] = {}
+    for cls in classes:
+        by_type.setdefault(cls.event_type, []).append(cls)
+    if len(_INDEX) >= 16:
+        _INDEX.clear()
+    index = _Classes(classes, noise_xids, {t: tuple(c) for t, c in by_type.items()}, frozenset(noise_xids))
+    _INDEX[id(classes)] = index
+    return index
+
+
 def classify(record: Mapping[str, Any], policy: Policy) -> Signal | None:
     """The signal a decoded error record counts as, or None (noise, companion, or not an error)."""
     event_type = record["event_type"]
     p = record["payload"]
-    noise = frozenset(policy.noise_xids)
-    for cls in policy.classes:
+    index = _classes(policy)
+    noise = index.noise
+    for cls in index.by_type.get(event_type, ()):
         if _matches(cls, event_type, p, noise):
             weight = max(1, int(p.get("count", 1) or 1)) if cls.weight == "count" else 1
             return Signal(

@@ -135,10 +135,16 @@ class DetectionCore:
         while i < hi:
             before = self.watermark
             self._read(ts[i])
-            end = i + 1
-            while end < hi and ts[end] < self.next_tick:  # type: ignore[operator]  # set by _read
-                self._read(ts[end])
+            end, tick = i + 1, self.next_tick
+            assert tick is not None  # set by _read
+            while end < hi and ts[end] < tick:
                 end += 1
+            if (
+                end > i + 1
+            ):  # ``_read`` of each of these rows: none ticks, so only the offset and watermark move
+                self.offset += end - i - 1
+                top = max(ts[i + 1 : end])
+                self.watermark = top if self.watermark is None or top > self.watermark else self.watermark
             self._fold(cols, i, end, before)
             i = end
 

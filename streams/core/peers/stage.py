@@ -19,7 +19,7 @@ from streams.core.peers.messages import ClusterItem, HostSummary, SourceIdle, So
 from streams.core.peers.scores import Member, Verdict, evaluate_window, update_history
 from streams.core.peers.state import ClusterHistory, ClusterMeta, Marks, emitted_of
 from streams.core.policy import SlowHostPolicy
-from streams.core.state import KeyedState
+from streams.core.state import KeyedState, keeps_typed
 
 Store = KeyedState  # the cluster stage's table: JSON-able values
 NEVER = 2**63  # an event time no watermark reaches
@@ -97,10 +97,13 @@ class ClusterStage:
         late = 0
         advanced: int | None = None  # the watermark windows were last closed at in this bundle
         grace = self.policy.cluster_grace
+        pwm = meta.pwm
+        wm = self.watermark(meta)
         for item in items:
             opened = NEVER  # when the window this item opened closes
             if not isinstance(item, HostSummary):
                 self._note(meta, item.src, item.nsrc, item.wm, idle=isinstance(item, SourceIdle))
+                wm = self.watermark(meta)
             else:
                 start, end = item.window_start, item.window_end
                 opened = end + max(grace, end - start)  # closes_at, inline: once per summary
@@ -120,8 +123,11 @@ class ClusterStage:
                     item.degraded,
                 ]
                 meta.open[str(start)] = end
-                self._note(meta, item.src, item.nsrc, item.wm)
-            wm = self.watermark(meta)
+                seen = pwm.get(str(item.src))
+                if seen is None or item.wm > seen or item.nsrc > meta.nsrc or meta.idle:
+                    self._note(meta, item.src, item.nsrc, item.wm)
+                    wm = self.watermark(meta)
+                # else: nothing ``_note`` reads changes, nor the watermark (most summaries of a bundle)
             if wm is None or (wm == advanced and opened > wm):
                 continue  # the watermark has not moved and no window it closes was opened: nothing closes
             advanced = wm
@@ -134,7 +140,8 @@ class ClusterStage:
             ids = store.get(index) or []
             if bundle_id not in ids:
                 store[index] = [*ids, bundle_id]
-        store[f"{cluster}|meta"] = meta.freeze().stored()
+        frozen = meta.freeze()
+        store[f"{cluster}|meta"] = frozen if keeps_typed(store) else frozen.stored()
         return findings, verdicts, late
 
     @staticmethod
@@ -256,6 +263,9 @@ class ClusterStage:
             records = tuple(f.to_record() for f in findings)
             emitted = (*emitted, (bundle_id, start, records))[-EMITTED_MEMORY:]
         new = ClusterHistory(histories, start, emitted)
+        if keeps_typed(store):  # no serializer in between: the typed value is what a reader gets
+            store[f"{cluster}|hist"] = new
+            return findings, verdicts
         stored = new.stored()
         store[f"{cluster}|hist"] = stored
         self._hist[cluster] = (stored, new)

@@ -4,7 +4,7 @@ Host windows (``HostWindows``, one per host) live in the samples stage's per-par
 checkpoints (``streams.core.samples.checkpoint``); the cluster stage keeps ``ClusterMeta`` under
 ``C|meta`` and ``ClusterHistory`` under ``C|hist`` in its Faust table, which stores JSON-able
 builtins (``stored``/``from_stored``, as ``streams.core.repeat.HostState``), exactly as they come back from
-its JSON serializer. Fields added since a shape was first written have defaults, and a record
+its JSON serializer; an in-process store (``streams.core.state.MemoryStore``) may hold them typed. Fields added since a shape was first written have defaults, and a record
 without ``v`` is version 1.
 """
 
@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+
+from streams.core.state import as_json
 
 STATE_VERSION = 1
 
@@ -54,12 +56,14 @@ class ClusterMeta(msgspec.Struct, frozen=True):
     v: int = STATE_VERSION
 
     @classmethod
-    def from_stored(cls, raw: Mapping[str, Any] | None) -> ClusterMeta:
-        """What ``C|meta`` holds (an empty meta when nothing yet)."""
+    def from_stored(cls, raw: ClusterMeta | Mapping[str, Any] | None) -> ClusterMeta:
+        """What ``C|meta`` holds (an empty meta when nothing yet), typed or as JSON builtins."""
+        if isinstance(raw, ClusterMeta):
+            return raw
         return cls() if raw is None else msgspec.convert(raw, cls)
 
     def stored(self) -> dict[str, Any]:
-        return _as_json(self)
+        return as_json(self)
 
     def thaw(self) -> Marks:
         return Marks(dict(self.pwm), list(self.idle), self.nsrc, self.closed, dict(self.open))
@@ -111,25 +115,24 @@ class ClusterHistory(msgspec.Struct, frozen=True):
     v: int = STATE_VERSION
 
     @classmethod
-    def from_stored(cls, raw: Mapping[str, Any] | None) -> ClusterHistory:
+    def from_stored(cls, raw: ClusterHistory | Mapping[str, Any] | None) -> ClusterHistory:
+        """What ``C|hist`` holds, typed or as JSON builtins."""
+        if isinstance(raw, ClusterHistory):
+            return raw
         return cls() if raw is None else msgspec.convert(raw, cls)
 
     def stored(self) -> dict[str, Any]:
-        return _as_json(self)
-
-
-def _as_json(state: msgspec.Struct) -> dict[str, Any]:
-    """The builtins the table's JSON serializer stores and gives back (lists, not tuples), to the letter."""
-    out: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(state))
-    return out
+        return as_json(self)
 
 
 class _EmittedOnly(msgspec.Struct, frozen=True):
     emitted: Emitted = ()
 
 
-def emitted_of(raw: Mapping[str, Any] | None) -> Emitted:
+def emitted_of(raw: ClusterHistory | Mapping[str, Any] | None) -> Emitted:
     """``C|hist``'s recent findings alone, without converting every host's history (read once per bundle)."""
+    if isinstance(raw, ClusterHistory):
+        return raw.emitted
     if not raw or "emitted" not in raw:
         return ()
     return msgspec.convert({"emitted": raw["emitted"]}, _EmittedOnly).emitted

@@ -101,31 +101,31 @@ class HostStage:
         wm = ts if state.wm is None or ts > state.wm else state.wm
         summaries = []
         grace = self.policy.host_grace
-        for key in sorted(windows, key=int) if len(windows) > 1 else list(windows):
-            w = windows[key]
-            if w.end + grace <= wm and w.end <= start:
-                del windows[key]
-                bad = 0
-                if key in deg:
-                    deg = dict(deg) if deg is state.deg else deg
-                    bad = deg.pop(key)
-                closed = w.end if closed is None else max(closed, w.end)
-                summaries.append(
-                    HostSummary(
-                        host,
-                        cluster,
-                        int(key),
-                        w.end,
-                        w.step_ms / w.n,
-                        w.bus_bw / w.n,
-                        w.n,
-                        wm if cap is None or wm < cap else cap,
-                        w.job,
-                        src,
-                        nsrc,
-                        MESSAGE_VERSION,
-                        bad / w.n,
-                    )
+        # the windows this sample closes, oldest first (most samples close none: no sort then)
+        done = [key for key, w in windows.items() if w.end + grace <= wm and w.end <= start]
+        for key in sorted(done, key=int) if len(done) > 1 else done:
+            w = windows.pop(key)
+            bad = 0
+            if key in deg:
+                deg = dict(deg) if deg is state.deg else deg
+                bad = deg.pop(key)
+            closed = w.end if closed is None else max(closed, w.end)
+            summaries.append(
+                HostSummary(
+                    host,
+                    cluster,
+                    int(key),
+                    w.end,
+                    w.step_ms / w.n,
+                    w.bus_bw / w.n,
+                    w.n,
+                    wm if cap is None or wm < cap else cap,
+                    w.job,
+                    src,
+                    nsrc,
+                    MESSAGE_VERSION,
+                    bad / w.n,
                 )
+            )
         store[host] = HostWindows(wm, closed, windows, deg)
         return summaries, False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from schemas import Codec, DecodeError
@@ -80,3 +81,15 @@ def test_a_snapshot_is_a_copy_and_restores_the_stores() -> None:
 def test_a_store_that_is_not_whole_has_no_snapshot() -> None:
     with pytest.raises(TypeError, match="snapshot the table behind it"):
         CoreState(repeat=JsonTable()).snapshot()
+
+
+def test_the_in_memory_store_keeps_the_cluster_state_typed_and_snapshots_what_a_table_holds() -> None:
+    scenario = Scenario(duration_min=40)
+    typed = run(scenario)
+    plain = run(scenario, CoreState(repeat={}, clusters={}))  # plain dicts: JSON builtins, as before
+    assert [f.to_record() for f in typed.findings] == [f.to_record() for f in plain.findings]
+    assert [a.to_record() for a in typed.actions] == [a.to_record() for a in plain.actions]
+    assert any(isinstance(v, msgspec.Struct) for v in typed.state.clusters.values())  # type: ignore[attr-defined]
+    assert typed.state.snapshot() == plain.state.snapshot()
+    clusters = typed.state.snapshot()["clusters"]
+    assert json.loads(json.dumps(clusters)) == clusters  # what a JSON table gives back, lists and all
