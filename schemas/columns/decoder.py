@@ -93,7 +93,7 @@ def _gather(
     buf: np.ndarray, begin: np.ndarray, length: np.ndarray, present: np.ndarray, limit: np.ndarray
 ) -> Text:
     """The entries' bytes one after another (an absent or bad entry is empty: kept inside its row)."""
-    size = np.where(present, np.clip(length, 0, np.maximum(limit - begin, 0)), 0).ravel()
+    size = np.where(present, np.minimum(np.maximum(length, 0), limit - begin), 0).ravel()
     offsets = np.zeros(len(size) + 1, dtype=np.int64)
     np.cumsum(size, out=offsets[1:])
     index = np.repeat(begin.ravel() - offsets[:-1], size) + np.arange(offsets[-1])

@@ -40,17 +40,22 @@ class Reader:
     def advance(self, by: np.ndarray | int, active: np.ndarray) -> None:
         """Move active rows on by ``by`` (not negative); a row that would pass its end is bad and stops there."""
         room = self.end - self.pos
-        self.bad |= active & (by > room)
-        self.pos += np.where(
-            active, np.minimum(by, room), 0
-        )  # no sum past 64 bits: a bad row reads its own bytes
+        past = by > room
+        if past.any():  # no sum past 64 bits either: a bad row reads its own bytes
+            self.bad |= active & past
+            by = np.minimum(by, room)
+        self.pos += np.where(active, by, 0)
 
     def varint(self, active: np.ndarray) -> np.ndarray:
         """Avro int/long (zig-zag varint); longer than 10 bytes or past 64 bits: the row is bad."""
         pos = self.pos
         b = self.buf[pos]
-        z = (b & 0x7F).astype(np.uint64)
         more = b >= 0x80
+        if not more.any():  # every value in one byte: most counts, indexes and small numbers
+            self.advance(1, active)
+            z8 = b.astype(np.int64)
+            return (z8 >> 1) ^ -(z8 & 1)
+        z = (b & 0x7F).astype(np.uint64)
         used = np.ones(len(pos), dtype=np.int64)
         shift = 7
         while more.any():
@@ -120,7 +125,7 @@ def read_all(reader: Reader, plan: Plan) -> tuple[dict[str, Column], Arrays]:
 def _array(reader: Reader, part: Items, everyone: np.ndarray) -> tuple[np.ndarray, dict[str, Column]]:
     count = reader.varint(everyone)
     reader.bad |= (count < 0) | (count > MAX_ITEMS)  # a block with its byte size, or absurd
-    count = np.clip(count, 0, MAX_ITEMS)
+    count = np.minimum(np.maximum(count, 0), MAX_ITEMS)
     per_item: list[dict[str, Column]] = []
     for k in range(int(count[~reader.bad].max(initial=0))):
         active = count > k
@@ -134,16 +139,14 @@ def _array(reader: Reader, part: Items, everyone: np.ndarray) -> tuple[np.ndarra
 
 def _stack(columns: list[Column], leaf: Leaf, n: int) -> Column:
     """One array field's per-item reads as (values n × items, present n × items); text as (start, length)."""
-    if leaf.kind in TEXT:
-        if not columns:
-            empty = np.zeros((n, 0), dtype=np.int64)
-            return (empty, empty), np.zeros((n, 0), dtype=bool)
-        starts = np.stack([c[0][0] for c in columns], axis=1)
-        lengths = np.stack([c[0][1] for c in columns], axis=1)
-        return (starts, lengths), np.stack([c[1] for c in columns], axis=1)
     if not columns:
-        return np.zeros((n, 0)), np.zeros((n, 0), dtype=bool)
-    return np.stack([c[0] for c in columns], axis=1), np.stack([c[1] for c in columns], axis=1)
+        empty = np.zeros((n, 0), dtype=np.int64)
+        return ((empty, empty) if leaf.kind in TEXT else empty), np.zeros((n, 0), dtype=bool)
+    present = np.stack([c[1] for c in columns], axis=1)
+    if leaf.kind in TEXT:
+        starts, lengths = (np.stack([c[0][j] for c in columns], axis=1) for j in (0, 1))
+        return (starts, lengths), present
+    return np.stack([c[0] for c in columns], axis=1), present
 
 
 def items_mask(count: np.ndarray, width: int) -> np.ndarray:
