@@ -24,6 +24,8 @@ from schemas.codec import HEADER, MAGIC_BYTE
 from schemas.columns import ColumnDecoder, SubjectReader, TableBuilder, UnsupportedSchemaError
 
 TIMESTAMP_OUT_OF_RANGE = "TimestampOutOfRange"
+INT_OUT_OF_RANGE = "IntOutOfRange"
+WIDE_INT = "an Avro int field holds a value outside 32 bits, which its lake column (int32) cannot hold"
 CHUNK_ROWS = 5_000  # records are turned into Arrow this many at a time, to bound memory
 
 
@@ -177,7 +179,8 @@ def _decode(
     """Every record decoded: a chunk at a time where its writer schema allows, else one by one.
 
     A row the column decoder does not take (it would not decode, or not exactly as ``Codec.decode`` does)
-    is decoded one by one, which decodes it or says why not; the rest of its chunk stays column-wise.
+    is decoded one by one, which decodes it or says why not; the rest of its chunk stays column-wise. A row
+    that decodes but holds an int past 32 bits (fastavro reads it as it is) is rejected with that reason.
     """
     n = len(records)
     out = _Decoded([0] * n, [""] * n, [""] * n, [0] * n, [0] * n, [])
@@ -196,9 +199,10 @@ def _decode(
         for at in range(0, len(indices), chunk_rows):
             chunk = indices[at : at + chunk_rows]
             columns = reader.read([records[i].value for i in chunk])
-            taken = columns.ok & ~columns.wide  # an int past 32 bits: one by one, as without columns
-            good = np.flatnonzero(taken)
-            singles.extend(chunk[j] for j in np.flatnonzero(~taken).tolist())
+            for j in np.flatnonzero(columns.ok & columns.wide).tolist():
+                out.outcome[chunk[j]] = Rejected(records[chunk[j]], INT_OUT_OF_RANGE, WIDE_INT)
+            singles.extend(chunk[j] for j in np.flatnonzero(~columns.ok).tolist())
+            good = np.flatnonzero(columns.ok & ~columns.wide)
             if not len(good):
                 continue
             table = tables.table(columns, None if len(good) == len(chunk) else good)

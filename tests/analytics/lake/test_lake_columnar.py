@@ -110,6 +110,19 @@ def test_body_event_id_reads_the_event_id_or_refuses() -> None:
     )
 
 
+def test_an_int_past_32_bits_is_rejected_with_its_reason_and_its_chunk_stays_column_wise() -> None:
+    """Codec.decode returns it as it is; the lake's int32 column cannot hold it (Polars' block wrapped it)."""
+    samples = [c for c in mixed_batch() if c.topic.endswith("samples")][:6]
+    record = CODEC.decode(samples[2].value).record
+    record["payload"]["gpus"][0]["sm_clock_mhz"] = 10**12
+    samples[2] = samples[2]._replace(value=CODEC.encode(record))
+    plan = plan_batch(samples, CODEC)
+    assert [(r.record.offset, r.error_type) for r in plan.rejected] == [(samples[2].offset, "IntOutOfRange")]
+    assert "outside 32 bits" in plan.rejected[0].reason
+    batch = plan.tables["host_sampled"]
+    assert not batch.records and sum(t.num_rows for t in batch.chunks) == 5
+
+
 MUTATIONS = st.lists(
     st.tuples(
         st.integers(min_value=0),  # which record
