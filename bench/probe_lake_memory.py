@@ -5,8 +5,8 @@
     .venv/bin/python bench/probe_lake_memory.py gate --times 400
     .venv/bin/python bench/probe_lake_memory.py gate-fails --times 400
 
-``decode``: Polars' column-wise Avro decode of 5,000 HostSampled bodies (``BlockDecoder``, as ``plan_batch``
-does it). ``append``: one host_sampled Delta append of a 20,000-row batch with 26 app-transaction versions
+``decode``: the column-wise decode of 5,000 HostSampled values into their lake table (``schemas.columns``, as
+``plan_batch`` does it). ``append``: one host_sampled Delta append of a 20,000-row batch with 26 app-transaction versions
 (``DeltaTables.append``, as ``Publisher`` does it; ``--reopen-every`` sets how often the table is reopened).
 ``gate``: the quality gate on that batch with 48,000 known hosts (``QualityGate.validate``, as ``Publisher`` does it);
 ``gate-fails``: the same with four of the batch's hosts unknown, so each run fails and collects the details again.
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_lake import host_sampled_table, host_sampled_values, rss_mb  # noqa: E402
 
-from analytics.lake.batch import block_decoder  # noqa: E402
+from analytics.lake.batch import column_readers  # noqa: E402
 from analytics.lake.synthetic import host_ids  # noqa: E402
 from analytics.quality.gate import QualityGate  # noqa: E402
 from ground import delta  # noqa: E402
@@ -48,8 +48,8 @@ def main() -> None:
     codec = Codec()
     values = host_sampled_values(codec)
     schema_id = HEADER.unpack_from(values[0])[1]
-    decoder = block_decoder(codec)
-    bodies = [memoryview(v)[HEADER.size :] for v in values[:5000]]
+    reader, tables = column_readers(codec)[schema_id]
+    chunk = values[:5000]
     table = with_date(host_sampled_table(codec, values))
     delta.REOPEN_EVERY = args.reopen_every
     lake = DeltaTables(tempfile.mkdtemp(prefix="probe-lake-"))
@@ -57,11 +57,11 @@ def main() -> None:
     known = {*host_ids(48_000), *table.column("host_id").to_pylist()}
     unknown = sorted(set(table.column("host_id").to_pylist()))[:4]
     now = dt.datetime.now(dt.UTC)
-    print(f"{args.step}: {len(bodies):,} bodies per decode, {table.num_rows:,} rows per append or gate run")
+    print(f"{args.step}: {len(chunk):,} values per decode, {table.num_rows:,} rows per append or gate run")
     t0 = time.perf_counter()
     for i in range(1, args.times + 1):
         if args.step == "decode":
-            decoder.decode(schema_id, bodies)
+            tables.table(reader.read(chunk))
         elif args.step == "gate":
             assert gate.validate("host_sampled", table, now, known).success
         elif args.step == "gate-fails":

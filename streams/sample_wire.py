@@ -2,11 +2,11 @@
 
 ``Codec.decode`` builds a dict per record and one per GPU and NIC; that was most of a worker's CPU.
 Here every record of a batch is read at once with NumPy, their positions advancing in lockstep field
-by field (``streams.avro_columns``), and only what the host windows fold becomes Python values (``SampleColumns``).
+by field (``schemas.columns``, the decoder the lake archiver uses too), and only what the host windows
+fold becomes Python values (``SampleColumns``).
 
 No rule is written twice. A row is taken here only when its bytes decode exactly as ``Codec.decode``
-decodes them (the latest HostSampled schema, every varint and string inside the record, one array
-block, ASCII strings, nothing after it), its numbers lie in ``sample_bounds`` (the table
+decodes them (the column decoder's ``ok``), its strings are ASCII, its numbers lie in ``sample_bounds`` (the table
 ``_sample_believable`` reads) and ``check_envelope`` passes it; ``sample_degraded`` and
 ``job_step_time`` are called as they are. Every other row goes the per-record way
 (``decode_checked``), which decodes it or dead-letters it with its reason.
@@ -22,16 +22,8 @@ import numpy as np
 
 from ground.degraded import DEGRADED, sample_degraded
 from schemas import Codec
-from schemas.codec import HEADER, MAGIC_BYTE
+from schemas.columns import Columns, SubjectReader, UnsupportedSchemaError, items_mask
 from schemas.events import job_step_time
-from streams.avro_columns import (
-    Plan,
-    Reader,
-    UnsupportedSchemaError,
-    compile_plan,
-    items_mask,
-    read_all,
-)
 from streams.core.errors import InvalidRecordError
 from streams.core.policy import ValidationLimits
 from streams.core.samples.columns import SampleColumns
@@ -73,52 +65,38 @@ class SampleWire:
     """Decodes and checks HostSampled values column-wise with ``codec``'s latest schema and ``limits``."""
 
     def __init__(self, codec: Codec, limits: ValidationLimits) -> None:
-        writer = codec.registry.latest(EVENT_TYPE)
-        self.header = np.frombuffer(HEADER.pack(MAGIC_BYTE, writer.schema_id), dtype=np.uint8)
         self.limits = limits
         try:
-            self.plan: Plan | None = compile_plan(writer.parsed)
+            self.reader: SubjectReader | None = SubjectReader(codec.registry.latest(EVENT_TYPE))
         except UnsupportedSchemaError:
-            self.plan = None
+            self.reader = None
         self._text: dict[bytes, str] = {}
 
     def decode(self, values: Sequence[bytes | None], now_ms: int) -> WireBatch:
         n = len(values)
-        if self.plan is None or n < MIN_ROWS:
+        if self.reader is None or n < MIN_ROWS:
             return WireBatch([-1] * n, SampleColumns.of_records(()))
-        reader = Reader([v if v is not None else b"" for v in values])
-        start = reader.pos.copy()
-        width = len(self.header)
-        reader.bad |= (reader.end - start < width) | ~(
-            reader.buf[start[:, None] + np.arange(width)] == self.header
-        ).all(1)
-        reader.advance(width, np.ones(n, dtype=bool))
-        top, items = read_all(reader, self.plan)
-        ok = ~reader.bad & (reader.pos == reader.end) & self._believable(reader, top, items)
-        return self._columns(reader, ok, top, items, now_ms)
+        columns = self.reader.read(values)
+        ok = columns.ok & columns.ascii & self._believable(columns)
+        return self._columns(columns, ok, now_ms)
 
-    def _believable(self, reader: Reader, top: dict[str, Any], items: dict[str, Any]) -> np.ndarray:
-        """Rows whose strings are ASCII, whose event type is right, and whose numbers are in ``sample_bounds``."""
-        high = np.concatenate(([0], np.cumsum(reader.buf >= 0x80)))
-        ok = np.ones(len(reader.pos), dtype=bool)
-        for (start, length), present in (v for v in top.values() if isinstance(v[0], tuple)):
-            # a bad row's length is anything: its stop is kept inside the buffer
-            stop = np.minimum(start + np.maximum(length, 0), len(reader.buf))
-            ok &= ~present | (high[stop] == high[start])
-        (start, length), _ = top["event_type"]
-        word = np.frombuffer(EVENT_TYPE.encode(), dtype=np.uint8)
-        ok &= (length == len(word)) & (reader.buf[start[:, None] + np.arange(len(word))] == word).all(1)
+    def _believable(self, columns: Columns) -> np.ndarray:
+        """Rows whose numbers are in ``sample_bounds`` (compared as the doubles ``Codec.decode`` returns)."""
+        top, items = columns.top, columns.items
+        ok = np.ones(len(columns), dtype=bool)
         bounds = sample_bounds(self.limits)
-        for name, low, high_ in bounds.top:
+        for name, low, high in bounds.top:
             values, present = top[f"payload.{name}"]
-            inside = (values >= low) & (values <= high_)
+            values = _double(values)
+            inside = (values >= low) & (values <= high)
             ok &= (inside & present) | (~present & (name in bounds.nullable))
         for array, table in (("payload.gpus", bounds.gpus), ("payload.nics", bounds.nics)):
             count, leaves = items[array]
-            for name, low, high_ in table:
+            for name, low, high in table:
                 values, present = leaves[name]
+                values = _double(values)
                 ok &= (
-                    (values >= low) & (values <= high_) & present | ~items_mask(count, values.shape[1])
+                    (values >= low) & (values <= high) & present | ~items_mask(count, values.shape[1])
                 ).all(1)
         return ok
 
@@ -143,20 +121,19 @@ class SampleWire:
             out.append(text)
         return out
 
-    def _columns(
-        self, reader: Reader, ok: np.ndarray, top: dict[str, Any], items: dict[str, Any], now_ms: int
-    ) -> WireBatch:
+    def _columns(self, columns: Columns, ok: np.ndarray, now_ms: int) -> WireBatch:
+        top = columns.top
         rows = np.flatnonzero(ok).tolist()
         ts = top["ts"][0].tolist()
         seq = top["agent_seq"][0].tolist()
         hosts, clusters, jobs = (
-            self._text_of(reader.raw, top[name], rows) for name in ("host_id", "cluster", "payload.job_id")
+            self._text_of(columns.raw, top[name], rows) for name in ("host_id", "cluster", "payload.job_id")
         )
         step, step_present = top["payload.step_time_ms"]
         step_l, step_present_l = step.tolist(), step_present.tolist()
         interval = top["payload.interval_s"][0].tolist()
         bus_bw = top["payload.bus_bw_gbps"][0].tolist()
-        gpus, nics = self._degraded_inputs(items)
+        gpus, nics = self._degraded_inputs(columns.items)
         taken: list[int] = []
         cols: list[list[Any]] = [[] for _ in range(8)]
         row = [-1] * len(ok)
@@ -210,8 +187,13 @@ class SampleWire:
         return gpus, nics
 
 
+def _double(values: np.ndarray) -> np.ndarray:
+    """A float column as doubles: a float32 against a Python bound would be compared in float32."""
+    return values.astype(np.float64) if values.dtype == np.float32 else values
+
+
 def _nullable_list(values: np.ndarray, present: np.ndarray) -> list[list[Any]]:
-    out = values.astype(object)
+    out = _double(values).astype(object)  # Python numbers, as Codec.decode returns them
     out[~present] = None
     return out.tolist()
 

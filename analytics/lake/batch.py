@@ -13,16 +13,19 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
 import pyarrow as pa
 
-from analytics.lake.columnar import BlockDecoder
 from analytics.lake.layout import CALENDAR_MS, TopicPartition
 from analytics.lake.records import ConsumedRecord, Rejected
 from schemas import Codec, DecodedEvent, DecodeError
 from schemas.arrow import table_name, to_table
 from schemas.codec import HEADER, MAGIC_BYTE
+from schemas.columns import ColumnDecoder, SubjectReader, TableBuilder, UnsupportedSchemaError
 
 TIMESTAMP_OUT_OF_RANGE = "TimestampOutOfRange"
+INT_OUT_OF_RANGE = "IntOutOfRange"
+WIDE_INT = "an Avro int field holds a value outside 32 bits, which its lake column (int32) cannot hold"
 CHUNK_ROWS = 5_000  # records are turned into Arrow this many at a time, to bound memory
 
 
@@ -126,10 +129,23 @@ class _Decoded:
     chunks: list[_Rows]
 
 
+class Columnar(NamedTuple):
+    """How one writer schema is read column-wise and turned into its lake table."""
+
+    reader: SubjectReader
+    tables: TableBuilder
+
+
 @functools.lru_cache(maxsize=8)
-def block_decoder(codec: Codec) -> BlockDecoder:
-    """One per codec: building one writes a container header per schema."""
-    return BlockDecoder(codec.registry)
+def column_readers(codec: Codec) -> dict[int, Columnar]:
+    """One set per codec, by schema id: the latest schema of every subject read column-wise (``schemas.columns``)."""
+    out = {}
+    for schema_id, reader in ColumnDecoder(codec.registry).readers.items():
+        try:
+            out[schema_id] = Columnar(reader, TableBuilder(reader, codec.registry))
+        except UnsupportedSchemaError:  # a layout the lake table does not mirror: one by one
+            continue
+    return out
 
 
 def _decode_one(rec: ConsumedRecord, codec: Codec) -> DecodedEvent | Rejected:
@@ -158,39 +174,46 @@ def _partitions(
 
 
 def _decode(
-    records: list[ConsumedRecord], codec: Codec, blocks: BlockDecoder | None, chunk_rows: int
+    records: list[ConsumedRecord], codec: Codec, readers: dict[int, Columnar], chunk_rows: int
 ) -> _Decoded:
-    """Every record decoded: a chunk at a time where its writer schema allows, else one by one."""
+    """Every record decoded: a chunk at a time where its writer schema allows, else one by one.
+
+    A row the column decoder does not take (it would not decode, or not exactly as ``Codec.decode`` does)
+    is decoded one by one, which decodes it or says why not; the rest of its chunk stays column-wise. A row
+    that decodes but holds an int past 32 bits (fastavro reads it as it is) is rejected with that reason.
+    """
     n = len(records)
     out = _Decoded([0] * n, [""] * n, [""] * n, [0] * n, [0] * n, [])
-    groups: dict[tuple[int, str], list[int]] = {}
+    groups: dict[int, list[int]] = {}
     singles = []
     for i, rec in enumerate(records):
         value = rec.value
-        if blocks is not None and value is not None and len(value) > HEADER.size and value[0] == MAGIC_BYTE:
+        if readers and value is not None and len(value) > HEADER.size and value[0] == MAGIC_BYTE:
             schema_id = HEADER.unpack_from(value)[1]
-            subject = blocks.subject(schema_id)
-            if subject is not None:
-                groups.setdefault((schema_id, subject), []).append(i)
+            if schema_id in readers:
+                groups.setdefault(schema_id, []).append(i)
                 continue
         singles.append(i)
-    for (schema_id, subject), indices in groups.items():
-        assert blocks is not None
+    for schema_id, indices in groups.items():
+        reader, tables = readers[schema_id]
         for at in range(0, len(indices), chunk_rows):
             chunk = indices[at : at + chunk_rows]
-            table = blocks.decode(
-                schema_id, [memoryview(records[i].value or b"")[HEADER.size :] for i in chunk]
-            )
-            if table is None:
-                singles.extend(chunk)
+            columns = reader.read([records[i].value for i in chunk])
+            for j in np.flatnonzero(columns.ok & columns.wide).tolist():
+                out.outcome[chunk[j]] = Rejected(records[chunk[j]], INT_OUT_OF_RANGE, WIDE_INT)
+            singles.extend(chunk[j] for j in np.flatnonzero(~columns.ok).tolist())
+            good = np.flatnonzero(columns.ok & ~columns.wide)
+            if not len(good):
                 continue
+            table = tables.table(columns, None if len(good) == len(chunk) else good)
+            kept = [chunk[j] for j in good.tolist()]
             number = len(out.chunks)
-            out.chunks.append(_Rows(subject, table, chunk, [False] * len(chunk)))
+            out.chunks.append(_Rows(reader.subject, table, kept, [False] * len(kept)))
             ids, times = table.column("event_id").to_pylist(), table.column("ts").to_pylist()
-            for row, i in enumerate(chunk):
+            for row, i in enumerate(kept):
                 out.outcome[i], out.event_type[i], out.event_id[i], out.ts[i], out.row[i] = (
                     number,
-                    subject,
+                    reader.subject,
                     ids[row],
                     times[row],
                     row,
@@ -220,12 +243,13 @@ def plan_batch(
     a record whose event id the batch already holds is counted in ``repeats`` and dropped (the quality
     gates require unique ids, so one delivered twice would otherwise quarantine its whole batch). Both
     are judged in consumption order. ``stored`` holds (event type, event id) of rows already in the
-    lake (``analytics.lake.recent``): one of those delivered again is a repeat too. ``columnar`` decodes the latest schemas a block at a time
-    (``columnar.BlockDecoder``); the plan is the same either way (see there for damaged bodies).
+    lake (``analytics.lake.recent``): one of those delivered again is a repeat too. ``columnar`` decodes the
+    latest schemas a chunk at a time (``schemas.columns``); the plan is the same either way, damaged bodies
+    included.
     """
     consumed = list(records)
     tps, ranges = _partitions(consumed)
-    decoded = _decode(consumed, codec, block_decoder(codec) if columnar else None, chunk_rows)
+    decoded = _decode(consumed, codec, column_readers(codec) if columnar else {}, chunk_rows)
     rejected: list[Rejected] = []
     seen: dict[str, set[str]] = {}
     repeats = 0

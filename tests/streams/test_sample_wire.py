@@ -144,6 +144,18 @@ def test_a_union_branch_other_than_null_or_value_is_not_taken() -> None:
     assert [row >= 0 for row in wire.row] == [k % 2 == 0 for k in range(MIN_ROWS)]
 
 
+def test_a_string_length_near_2_to_the_63_is_declined_not_an_index_error() -> None:
+    """Its row's position once overflowed to a negative index and the whole batch raised IndexError."""
+    raw = CODEC.encode(f.sample(1000.0, host="h1", cluster="c0", ts=NOW_MS - 1))
+    id_length = raw[5] >> 1  # a one-byte varint: the event id is short
+    huge = bytes([0xFC] + [0xFF] * 8 + [0x01])  # zig-zag of 2**63 - 2
+    odd = raw[:5] + huge + raw[6 + id_length :]
+    assert per_record(odd) is None
+    values = [odd, *[raw] * (MIN_ROWS - 1)]
+    wire = SampleWire(CODEC, LIMITS).decode(values, NOW_MS)
+    assert [row >= 0 for row in wire.row] == [False] + [True] * (MIN_ROWS - 1)
+
+
 def test_the_gpu_fields_read_for_degraded_are_the_rules() -> None:
     rule = {field for test in DEGRADED.below_max for field in test} | {test.field for test in DEGRADED.bits}
     assert set(DEGRADED_GPU) == rule
