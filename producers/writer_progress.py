@@ -6,12 +6,15 @@ word from the writers, a partition that went quiet counts as passed only after a
 event-time order knows better: once its records up to ``ts`` are acknowledged, nothing at or
 before ``ts`` follows from it. ``ProgressReporter`` says so on the progress topic, for every
 partition of the topics it writes, with the offset of its last acknowledged record there; a
-worker that declares this writer (``detect.progress_writers``) then needs no grace for it.
+worker that declares this writer (``detect.progress_writers``) then needs no grace for it. A
+writer that knows every writer of the partitions it writes says so in each report (``writers``),
+so that a worker declaring none knows the complete set too (``streams.core.planning.writers``);
+``finish`` says the writer is done, so that another run under another name can take over.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from producers.errors import DeliveryError
@@ -24,27 +27,73 @@ class ProgressReporter:
     """Reports ``writer``'s progress on ``topics`` through a kafka-python ``producer`` (shared with the data).
 
     Call ``sent`` with the future of every data record, and ``report(ts)`` once every record at or
-    before ``ts`` has been sent and none will follow. Reported times never go back.
+    before ``ts`` has been sent and none will follow. Reported times never go back. ``writers``:
+    the complete set of writers of ``topics`` this writer claims, itself included (empty: no claim).
     """
 
-    def __init__(self, producer: Any, writer: str, topics: Iterable[str], progress_topic: str) -> None:
+    def __init__(
+        self,
+        producer: Any,
+        writer: str,
+        topics: Iterable[str],
+        progress_topic: str,
+        writers: Iterable[str] = (),
+    ) -> None:
         self.producer = producer
         self.writer = writer
         self.topics = tuple(topics)
         self.progress_topic = progress_topic
+        self.writers = tuple(sorted(set(writers)))
         self.through: dict[tuple[str, int], int] = {}  # last acknowledged offset per partition
-        self.reported: int | None = None
+        self.reported: dict[tuple[str, int], int] = {}  # last time reported per partition
         self._pending: list[Any] = []
 
     def sent(self, future: Any) -> None:
         self._pending.append(future)
 
-    def report(self, ts: int) -> list[WriterProgress]:
+    def report(self, ts: int, held: Mapping[tuple[str, int], int] | None = None) -> list[WriterProgress]:
         """Wait for every record sent so far, then say that nothing at or before ``ts`` follows.
 
-        Raises ``DeliveryError`` when a record was not acknowledged: a writer whose record is lost
-        must not promise it was sent.
+        ``held``: per (topic, partition), a time the writer still has a record of to send there;
+        that partition is promised only up to just before it. Raises ``DeliveryError`` when a record
+        was not acknowledged: a writer whose record is lost must not promise it was sent.
         """
+        held = held or {}
+        self._acknowledged()
+        marks = []
+        for key in self._partitions():
+            promised = min(ts, held[key] - 1) if key in held else ts
+            last = self.reported.get(key)
+            self.reported[key] = promised if last is None else max(promised, last)
+            marks.append(self._mark(key, self.reported[key]))
+        self._send(marks)
+        return marks
+
+    def finish(self) -> list[WriterProgress]:
+        """Wait for every record sent so far, then say that nothing more at all follows from this writer."""
+        self._acknowledged()
+        marks = [self._mark(key, self.reported.get(key, -1), done=True) for key in self._partitions()]
+        self._send(marks)
+        return marks
+
+    def _mark(self, key: tuple[str, int], ts: int, *, done: bool = False) -> WriterProgress:
+        topic, p = key
+        return WriterProgress(
+            self.writer, topic, p, self.through.get(key, -1), ts, writers=self.writers, done=done
+        )
+
+    def _partitions(self) -> list[tuple[str, int]]:
+        return [
+            (topic, p) for topic in self.topics for p in sorted(self.producer.partitions_for(topic) or ())
+        ]
+
+    def _send(self, marks: list[WriterProgress]) -> None:
+        for mark in marks:
+            self.producer.send(self.progress_topic, key=self.writer.encode(), value=encode_progress(mark))
+        self.producer.flush(FLUSH_TIMEOUT_S)
+
+    def _acknowledged(self) -> None:
+        """Flush, and note the offset of every record sent so far; ``DeliveryError`` if one was lost."""
         self.producer.flush(FLUSH_TIMEOUT_S)
         pending, self._pending = self._pending, []
         for future in pending:
@@ -54,14 +103,3 @@ class ProgressReporter:
                 raise DeliveryError(1, len(pending), repr(exc), topics=list(self.topics)) from exc
             key = (meta.topic, meta.partition)
             self.through[key] = max(self.through.get(key, -1), meta.offset)
-        ts = ts if self.reported is None else max(ts, self.reported)
-        self.reported = ts
-        marks = [
-            WriterProgress(self.writer, topic, p, self.through.get((topic, p), -1), ts)
-            for topic in self.topics
-            for p in sorted(self.producer.partitions_for(topic) or ())
-        ]
-        for mark in marks:
-            self.producer.send(self.progress_topic, key=self.writer.encode(), value=encode_progress(mark))
-        self.producer.flush(FLUSH_TIMEOUT_S)
-        return marks
