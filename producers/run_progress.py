@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from producers.batches import EventBatch
 
 K = TypeVar("K", bound=Hashable)
+# how long a report waits for the tick's acknowledgements; longer (a broker away) and it is left to a later
+# tick, so the run rides out an outage on the sink's buffer as it did before it reported
+WAIT_S = 1.0
 
 
 def held_times(batches: Iterable[EventBatch], where: Callable[[str, bytes], K | None]) -> dict[K, int]:
@@ -87,12 +90,13 @@ class RunReports:
         self._last = float("-inf")
 
     def tick(self, tick_ts: int, held: Iterable[EventBatch]) -> bool:
-        """The tick at ``tick_ts`` is written and ``held`` is what is still to come before it; whether reported."""
+        """The tick at ``tick_ts`` is written and ``held`` is what is still to come before it; whether reported
+        (not when one went out less than ``every_s`` ago, nor when the tick's records are not acknowledged
+        within ``WAIT_S``)."""
         if self.clock() - self._last < self.every_s:
             return False
         self._last = self.clock()
-        self.reporter.report(tick_ts, held_times(held, self.sink.where))
-        return True
+        return bool(self.reporter.report(tick_ts, held_times(held, self.sink.where), wait_s=WAIT_S))
 
     def finish(self) -> None:
         """The run is over (or stopped, its held events never to be sent): nothing more follows from it."""

@@ -14,8 +14,11 @@ so that a worker declaring none knows the complete set too (``streams.core.plann
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from kafka.errors import KafkaTimeoutError
 
 from producers.errors import DeliveryError
 from schemas.progress import WriterProgress, encode_progress
@@ -51,15 +54,20 @@ class ProgressReporter:
     def sent(self, future: Any) -> None:
         self._pending.append(future)
 
-    def report(self, ts: int, held: Mapping[tuple[str, int], int] | None = None) -> list[WriterProgress]:
+    def report(
+        self, ts: int, held: Mapping[tuple[str, int], int] | None = None, *, wait_s: float | None = None
+    ) -> list[WriterProgress]:
         """Wait for every record sent so far, then say that nothing at or before ``ts`` follows.
 
         ``held``: per (topic, partition), a time the writer still has a record of to send there;
-        that partition is promised only up to just before it. Raises ``DeliveryError`` when a record
-        was not acknowledged: a writer whose record is lost must not promise it was sent.
+        that partition is promised only up to just before it. ``wait_s``: report nothing (an empty
+        list) unless every record is acknowledged within this long; a later report covers this one.
+        Raises ``DeliveryError`` when a record was not acknowledged: a writer whose record is lost
+        must not promise it was sent.
         """
         held = held or {}
-        self._acknowledged()
+        if not self._acknowledged(FLUSH_TIMEOUT_S if wait_s is None else wait_s):
+            return []
         marks = []
         for key in self._partitions():
             promised = min(ts, held[key] - 1) if key in held else ts
@@ -70,8 +78,10 @@ class ProgressReporter:
         return marks
 
     def finish(self) -> list[WriterProgress]:
-        """Wait for every record sent so far, then say that nothing more at all follows from this writer."""
-        self._acknowledged()
+        """Wait for every record sent so far, then say that nothing more at all follows from this writer
+        (nothing, when they are not acknowledged in time: a reader then keeps its last report)."""
+        if not self._acknowledged(FLUSH_TIMEOUT_S):
+            return []
         marks = [self._mark(key, self.reported.get(key, -1), done=True) for key in self._partitions()]
         self._send(marks)
         return marks
@@ -90,11 +100,16 @@ class ProgressReporter:
     def _send(self, marks: list[WriterProgress]) -> None:
         for mark in marks:
             self.producer.send(self.progress_topic, key=self.writer.encode(), value=encode_progress(mark))
-        self.producer.flush(FLUSH_TIMEOUT_S)
+        with contextlib.suppress(KafkaTimeoutError):  # a report still on its way is as true when it lands
+            self.producer.flush(FLUSH_TIMEOUT_S)
 
-    def _acknowledged(self) -> None:
-        """Flush, and note the offset of every record sent so far; ``DeliveryError`` if one was lost."""
-        self.producer.flush(FLUSH_TIMEOUT_S)
+    def _acknowledged(self, wait_s: float) -> bool:
+        """Flush, and note the offset of every record sent so far; False when that takes over ``wait_s``
+        (the records stay pending), ``DeliveryError`` if one was lost."""
+        try:
+            self.producer.flush(wait_s)
+        except KafkaTimeoutError:
+            return False
         pending, self._pending = self._pending, []
         for future in pending:
             try:
@@ -103,3 +118,4 @@ class ProgressReporter:
                 raise DeliveryError(1, len(pending), repr(exc), topics=list(self.topics)) from exc
             key = (meta.topic, meta.partition)
             self.through[key] = max(self.through.get(key, -1), meta.offset)
+        return True

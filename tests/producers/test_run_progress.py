@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kafka.errors import KafkaTimeoutError
 from kafka.partitioner.default import murmur2
 
 from producers.config import load_fleet_config
@@ -16,7 +17,9 @@ from producers.generator import FleetAgents, LateDelivery
 from producers.noise import noise_schedule
 from producers.run_progress import held_times, promises
 from producers.schedule import Schedule
+from producers.writer_progress import ProgressReporter
 from schemas import topic_family
+from schemas.progress import WriterProgress, decode_progress
 from tests.producers.conftest import START
 
 INTERVAL_S = 600
@@ -85,3 +88,49 @@ def test_late_events_are_held_back_so_a_promise_of_the_tick_alone_would_break() 
 def test_a_partition_is_promised_the_tick_or_just_before_its_earliest_held_event() -> None:
     assert promises(1_000, ["a", "b"], {"a": 400}) == {"a": 399, "b": 1_000}
     assert promises(1_000, ["a"], {"a": 2_000}) == {"a": 1_000}
+
+
+class Meta:
+    def __init__(self, topic: str, partition: int, offset: int) -> None:
+        self.topic, self.partition, self.offset = topic, partition, offset
+
+
+class Acked:
+    def __init__(self, meta: Meta) -> None:
+        self.meta = meta
+
+    def get(self, timeout: float) -> Meta:
+        return self.meta
+
+
+class Producer:
+    """A producer whose broker may be away: ``flush`` then times out, as kafka-python's does."""
+
+    def __init__(self) -> None:
+        self.away = False
+        self.sent: list[WriterProgress] = []
+
+    def flush(self, timeout: float | None = None) -> None:
+        if self.away:
+            raise KafkaTimeoutError("flush")
+
+    def partitions_for(self, topic: str) -> set[int]:
+        return {0, 1}
+
+    def send(self, topic: str, key: bytes, value: bytes) -> None:
+        self.sent.append(decode_progress(value))
+
+
+def test_a_report_waits_a_bounded_time_for_acknowledgements_and_is_left_to_a_later_one() -> None:
+    producer = Producer()
+    reporter = ProgressReporter(producer, "sim-1", ["errors"], "progress", writers=["sim-1"])
+    reporter.sent(Acked(Meta("errors", 1, 41)))
+    producer.away = True
+    assert reporter.report(1_000, wait_s=0.01) == [] and producer.sent == []  # no promise before the ack
+    producer.away = False
+    marks = reporter.report(2_000, {("errors", 0): 1_500}, wait_s=0.01)
+    assert [(m.partition, m.through, m.ts, m.writers) for m in marks] == [
+        (0, -1, 1_499, ("sim-1",)),  # a late event of 1,500 is still to come there
+        (1, 41, 2_000, ("sim-1",)),
+    ]
+    assert [m.done for m in reporter.finish()] == [True, True]
