@@ -13,9 +13,12 @@ with no writers declared may trust its reports (``streams.core.planning.writers`
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import TYPE_CHECKING, TypeVar
+
+from kafka.errors import KafkaError
 
 from producers.sinks.base import Sink
 from producers.sinks.kafka import KafkaSink
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
     from ground.settings import Settings
     from producers.batches import EventBatch
 
+log = logging.getLogger(__name__)
 K = TypeVar("K", bound=Hashable)
 # how long a report waits for the tick's acknowledgements; longer (a broker away) and it is left to a later
 # tick, so the run rides out an outage on the sink's buffer as it did before it reported
@@ -96,8 +100,20 @@ class RunReports:
         if self.clock() - self._last < self.every_s:
             return False
         self._last = self.clock()
-        return bool(self.reporter.report(tick_ts, held_times(held, self.sink.where), wait_s=WAIT_S))
+        try:
+            return bool(self.reporter.report(tick_ts, held_times(held, self.sink.where), wait_s=WAIT_S))
+        except KafkaError as exc:  # the progress topic refused (no grant, say): the run goes on unreported
+            self._off(exc)
+            return False
 
     def finish(self) -> None:
         """The run is over (or stopped, its held events never to be sent): nothing more follows from it."""
-        self.reporter.finish()
+        if self.every_s != float("inf"):
+            try:
+                self.reporter.finish()
+            except KafkaError as exc:
+                self._off(exc)
+
+    def _off(self, exc: KafkaError) -> None:
+        log.warning("progress reports off for this run: %s: %s", type(exc).__name__, exc)
+        self.every_s = float("inf")
