@@ -4,7 +4,9 @@ After a tick is written, every event still to come is after the tick's time, exc
 ones the run holds back (``LateDelivery``: about 0.5 % of events, up to a minute). So a partition
 is promised the tick's time, or just before the earliest late event it still has coming
 (``promises``), never a blanket tick less the longest delay. The reports go on the progress topic
-(``producers.writer_progress``) once the tick's records are acknowledged. By default the run
+(``producers.writer_progress``) once the tick's records are acknowledged: live, the run waits for
+that (at most ``WAIT_S``) before it waits for the next tick; fast-forward, it never waits, and a
+tick's promise goes out at a later tick once its records are acknowledged. By default the run
 claims to be the only writer of the errors topic (``simulator.writer_progress = "sole"``: true
 when it writes topics of its own, as the demo, the benchmarks and the quickstart do), so a worker
 with no writers declared may trust its reports (``streams.core.planning.writers``); with
@@ -89,6 +91,7 @@ class RunReports:
             writers=(writer,) if sim.writer_progress == "sole" else (),
         )
         sink.watch(topics, self.reporter.sent)
+        self.live = live
         self.every_s = 0.0 if live else sim.progress_every_s
         self.clock = clock
         self._last = float("-inf")
@@ -96,12 +99,17 @@ class RunReports:
     def tick(self, tick_ts: int, held: Iterable[EventBatch]) -> bool:
         """The tick at ``tick_ts`` is written and ``held`` is what is still to come before it; whether reported
         (not when one went out less than ``every_s`` ago, nor when the tick's records are not acknowledged
-        within ``WAIT_S``)."""
+        within ``WAIT_S`` live, or yet fast-forward)."""
         if self.clock() - self._last < self.every_s:
             return False
         self._last = self.clock()
         try:
-            return bool(self.reporter.report(tick_ts, held_times(held, self.sink.where), wait_s=WAIT_S))
+            now = held_times(held, self.sink.where)
+            if self.live:  # out before the run waits for the next tick: the ack's wait is in that idle time
+                return bool(self.reporter.report(tick_ts, now, wait_s=WAIT_S))
+            return bool(
+                self.reporter.promise(tick_ts, now)
+            )  # no stall: out once acknowledged, at a later tick
         except KafkaError as exc:  # the progress topic refused (no grant, say): the run goes on unreported
             self._off(exc)
             return False

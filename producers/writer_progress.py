@@ -50,6 +50,7 @@ class ProgressReporter:
         self.through: dict[tuple[str, int], int] = {}  # last acknowledged offset per partition
         self.reported: dict[tuple[str, int], int] = {}  # last time reported per partition
         self._pending: list[Any] = []
+        self._promises: list[tuple[int, int, dict[tuple[str, int], int]]] = []  # (records before, ts, held)
 
     def sent(self, future: Any) -> None:
         self._pending.append(future)
@@ -65,16 +66,36 @@ class ProgressReporter:
         Raises ``DeliveryError`` when a record was not acknowledged: a writer whose record is lost
         must not promise it was sent.
         """
-        held = held or {}
         if not self._acknowledged(FLUSH_TIMEOUT_S if wait_s is None else wait_s):
             return []
+        return self._promised(ts, held or {})
+
+    def promise(self, ts: int, held: Mapping[tuple[str, int], int] | None = None) -> list[WriterProgress]:
+        """``report`` without waiting: the promise goes out once every record sent before it is acknowledged,
+        now or at a later call (only the newest promise ready then). Returns what went out."""
+        self._promises.append((len(self._pending), ts, dict(held or {})))
+        acked = 0
+        while acked < len(self._pending) and self._pending[acked].is_done:
+            acked += 1
+        ready = [p for p in self._promises if p[0] <= acked]
+        if not ready:
+            return []
+        count, ts, held = ready[-1]
+        self._promises = [(c - count, t, h) for c, t, h in self._promises if c > count]
+        done, self._pending = self._pending[:count], self._pending[count:]
+        self._note(done)
+        return self._promised(ts, held, flush=False)
+
+    def _promised(
+        self, ts: int, held: Mapping[tuple[str, int], int], *, flush: bool = True
+    ) -> list[WriterProgress]:
         marks = []
         for key in self._partitions():
             promised = min(ts, held[key] - 1) if key in held else ts
             last = self.reported.get(key)
             self.reported[key] = promised if last is None else max(promised, last)
             marks.append(self._mark(key, self.reported[key]))
-        self._send(marks)
+        self._send(marks, flush=flush)
         return marks
 
     def finish(self) -> list[WriterProgress]:
@@ -97,11 +118,12 @@ class ProgressReporter:
             (topic, p) for topic in self.topics for p in sorted(self.producer.partitions_for(topic) or ())
         ]
 
-    def _send(self, marks: list[WriterProgress]) -> None:
+    def _send(self, marks: list[WriterProgress], *, flush: bool = True) -> None:
         for mark in marks:
             self.producer.send(self.progress_topic, key=self.writer.encode(), value=encode_progress(mark))
-        with contextlib.suppress(KafkaTimeoutError):  # a report still on its way is as true when it lands
-            self.producer.flush(FLUSH_TIMEOUT_S)
+        if flush:  # out now; without, the producer's linger sends them, and no data record waits for them
+            with contextlib.suppress(KafkaTimeoutError):  # a report still on its way is as true when it lands
+                self.producer.flush(FLUSH_TIMEOUT_S)
 
     def _acknowledged(self, wait_s: float) -> bool:
         """Flush, and note the offset of every record sent so far; False when that takes over ``wait_s``
@@ -111,11 +133,16 @@ class ProgressReporter:
         except KafkaTimeoutError:
             return False
         pending, self._pending = self._pending, []
-        for future in pending:
+        self._promises = []  # every record they waited for is acknowledged: a later report covers them
+        self._note(pending)
+        return True
+
+    def _note(self, futures: list[Any]) -> None:
+        """The offsets of acknowledged records; ``DeliveryError`` if one was lost."""
+        for future in futures:
             try:
                 meta = future.get(timeout=FLUSH_TIMEOUT_S)
             except Exception as exc:  # the producer's own error: it names the broker's refusal
-                raise DeliveryError(1, len(pending), repr(exc), topics=list(self.topics)) from exc
+                raise DeliveryError(1, len(futures), repr(exc), topics=list(self.topics)) from exc
             key = (meta.topic, meta.partition)
             self.through[key] = max(self.through.get(key, -1), meta.offset)
-        return True

@@ -96,8 +96,8 @@ class Meta:
 
 
 class Acked:
-    def __init__(self, meta: Meta) -> None:
-        self.meta = meta
+    def __init__(self, meta: Meta, is_done: bool = True) -> None:
+        self.meta, self.is_done = meta, is_done
 
     def get(self, timeout: float) -> Meta:
         return self.meta
@@ -134,3 +134,18 @@ def test_a_report_waits_a_bounded_time_for_acknowledgements_and_is_left_to_a_lat
         (1, 41, 2_000, ("sim-1",)),
     ]
     assert [m.done for m in reporter.finish()] == [True, True]
+
+
+def test_a_promise_goes_out_without_waiting_once_the_records_before_it_are_acknowledged() -> None:
+    producer = Producer()
+    reporter = ProgressReporter(producer, "sim-1", ["errors"], "progress", writers=["sim-1"])
+    first = Acked(Meta("errors", 0, 7), is_done=False)
+    reporter.sent(first)
+    assert reporter.promise(1_000) == []  # its record is on its way: nothing promised yet
+    first.is_done = True
+    second = Acked(Meta("errors", 0, 8), is_done=False)
+    reporter.sent(second)
+    marks = reporter.promise(2_000)  # the newest promise whose records are all acknowledged
+    assert [(m.partition, m.through, m.ts) for m in marks] == [(0, 7, 1_000), (1, -1, 1_000)]
+    second.is_done = True
+    assert [(m.through, m.ts) for m in reporter.promise(3_000)] == [(8, 3_000), (-1, 3_000)]
