@@ -21,8 +21,8 @@ from producers.run_progress import RunReports
 from producers.sinks.kafka import KafkaSink
 from streams.worker import spawn_worker
 from tests.conftest import KafkaCluster, free_ports
-from tests.integration.test_writer_progress import HOUR, dram_uce
-from tests.streams.kafka_io import decoded, isolated_settings, wait_for
+from tests.integration.test_writer_progress import HOUR, dram_uce, suspected
+from tests.streams.kafka_io import isolated_settings, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -52,14 +52,7 @@ def test_the_simulators_finding_is_planned_without_the_quiet_time(settings: Sett
         sink.write(RecordBatch([dram_uce(host, 1, start + HOUR)]))
         sent = time.monotonic()
         assert reports.tick(start + HOUR, [])
-
-        def suspected() -> bool:
-            return any(
-                r["host_id"] == host and r["payload"]["kind"] == "suspected"
-                for r in decoded(settings, "actions")
-            )
-
-        wait_for(suspected, QUIET_S, "the lemon's action")
+        wait_for(lambda: suspected(settings, host), QUIET_S, "the lemon's action")
         took = time.monotonic() - sent
         reports.finish()
     finally:
