@@ -40,7 +40,9 @@ from kafka import KafkaProducer
 from ground.errors import FleetpulseError
 from ground.kafka import admin
 from ground.settings import Settings
-from producers.writer_progress import ProgressReporter
+from producers.batches import RecordBatch
+from producers.run_progress import RunReports
+from producers.sinks.kafka import KafkaSink
 from schemas import Codec, DecodeError, EccErrorObserved
 from streams.core.policy import load_policy
 from streams.sample_wire import SampleWire
@@ -113,20 +115,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-BENCH_WRITER = "bench"  # this benchmark's producers, as they report their progress (``schemas.progress``)
-
-
-def isolated(settings: Settings, bootstrap: str, *, writer_reports: bool = True) -> Settings:
-    """Topics and a worker of the run's own; with ``writer_reports`` the worker waits for no quiet time
-    on the errors partitions: this benchmark, their only writer, reports its own progress."""
+def isolated(settings: Settings, bootstrap: str) -> Settings:
+    """Topics and a worker of the run's own. The worker keeps its default writer settings: no writer
+    declared, so it trusts the simulator's claim to be the errors topic's only writer (``measure_latency``)."""
     tag = uuid.uuid4().hex[:8]
     kafka = settings.kafka.model_copy(update={"bootstrap_servers": bootstrap})
     topics = settings.topics.model_copy(update={"prefix": f"bench{tag}."})
     topics = type(topics).model_validate(topics.model_dump())  # re-apply the prefix to every name
-    writers = (BENCH_WRITER,) if writer_reports else ()
-    detect = settings.detect.model_copy(
-        update={"app_id": f"bench-{tag}", "log_level": "error", "progress_writers": writers}
-    )
+    detect = settings.detect.model_copy(update={"app_id": f"bench-{tag}", "log_level": "error"})
     return settings.model_copy(update={"kafka": kafka, "topics": topics, "detect": detect})
 
 
@@ -137,27 +133,9 @@ def produce(settings: Settings, records: list[tuple[str, bytes, bytes]]) -> None
         linger_ms=20,
         batch_size=512 * 1024,
     )
-    reporter = writer_reporter(settings, producer)
     for family, key, value in records:
-        reporter.sent(producer.send(getattr(settings.topics, family).name, key=key, value=value))
-    reporter.report(newest_ts(records))
+        producer.send(getattr(settings.topics, family).name, key=key, value=value)
     producer.close()
-
-
-def newest_ts(records: list[tuple[str, bytes, bytes]]) -> int:
-    """The newest event time of the records that decode (the scenario has poison records too)."""
-    codec, newest = Codec(), 0
-    for _, _, value in records:
-        with contextlib.suppress(DecodeError):
-            newest = max(newest, codec.decode(value).record["ts"])
-    return newest
-
-
-def writer_reporter(settings: Settings, producer: KafkaProducer) -> ProgressReporter:
-    """This benchmark's progress on the errors topic, reported as a producer that sends in event-time order does."""
-    return ProgressReporter(
-        producer, BENCH_WRITER, [settings.topics.errors.name], settings.topics.progress.name
-    )
 
 
 Decode = Callable[[list[ConsumerRecord[bytes, bytes]]], None]
@@ -323,8 +301,13 @@ def lemon_pairs(scenario: Scenario, lemons: int, base_ts: int) -> list[list[dict
     return out
 
 
-async def latency(settings: Settings, lemons: list[list[dict]]) -> list[float]:
-    """Produce each lemon's second fault and time until its 'suspected' action is on fleet.actions."""
+async def latency(settings: Settings, lemons: list[list[dict]], *, reports: bool) -> list[float]:
+    """Send each lemon's second fault and time until its 'suspected' action is on fleet.actions.
+
+    The faults go through the simulator's Kafka sink; with ``reports``, the simulator's own progress
+    reports follow each write (``producers.run_progress``, claiming the errors topic as the run's
+    alone), else none: the worker then has only its quiet time.
+    """
     codec = Codec()
     consumer = AIOKafkaConsumer(
         settings.topics.actions.name,
@@ -333,22 +316,26 @@ async def latency(settings: Settings, lemons: list[list[dict]]) -> list[float]:
         **settings.kafka.aiokafka(settings.bootstrap_servers),
     )
     await consumer.start()
-    producer = KafkaProducer(
-        **settings.kafka.kafka_python(settings.bootstrap_servers), acks="all", linger_ms=0
-    )
-    errors = settings.topics.errors.name
-    reporter = writer_reporter(settings, producer)
-    for pair in lemons:  # first faults: not findings yet
-        reporter.sent(producer.send(errors, key=pair[0]["host_id"].encode(), value=codec.encode(pair[0])))
-    reporter.report(max(pair[0]["ts"] for pair in lemons))
+    sink = KafkaSink(settings)  # the simulator's sink as it ships (it flushes before each report)
+    run = RunReports(settings, sink, f"bench-{uuid.uuid4().hex[:8]}", live=True) if reports else None
+
+    def written(ts: int) -> None:
+        """As the simulator after a tick: report (it flushes first), or only flush."""
+        if run is not None:
+            run.tick(ts, [])
+        else:
+            sink.flush()
+
+    sink.write(RecordBatch([pair[0] for pair in lemons]))  # first faults: not findings yet
+    written(max(pair[0]["ts"] for pair in lemons))
     await asyncio.sleep(3)
     sent: dict[str, float] = {}
     seen: dict[str, float] = {}
     for pair in lemons:
         second = pair[1]
         sent[second["host_id"]] = time.time()
-        reporter.sent(producer.send(errors, key=second["host_id"].encode(), value=codec.encode(second)))
-        reporter.report(second["ts"])  # flushes first: the progress follows the record it covers
+        sink.write(RecordBatch([second]))
+        written(second["ts"])
         deadline = time.time() + 10
         while second["host_id"] not in seen and time.time() < deadline:
             batches = await consumer.getmany(timeout_ms=50)
@@ -357,7 +344,9 @@ async def latency(settings: Settings, lemons: list[list[dict]]) -> list[float]:
                     rec = codec.decode(m.value).record
                     if rec["payload"]["kind"] == "suspected":
                         seen.setdefault(rec["host_id"], time.time())
-    producer.close()
+    if run is not None:
+        run.finish()
+    sink.close()
     await consumer.stop()
     return [1000 * (seen[h] - sent[h]) for h in sent if h in seen]
 
@@ -378,8 +367,8 @@ def parse_args() -> argparse.Namespace:
         "--writer-reports",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="the benchmark reports its progress as the errors topic's one writer, and the worker is told so "
-        "(detect.progress_writers); --no-writer-reports: the worker's quiet time alone",
+        help="measure the latency of half the lemons with the simulator's progress reports (the worker on its "
+        "default settings), then of the other half without, in the same run; --no-writer-reports: all without",
     )
     return parser.parse_args()
 
@@ -467,22 +456,49 @@ def measure_worker(report: Report, worker: WorkerProcess, expected: int, bare: f
         )
 
 
-def measure_latency(report: Report, settings: Settings, scenario: Scenario, lemons: int) -> None:
-    lat = asyncio.run(latency(settings, lemon_pairs(scenario, lemons, scenario.start_ts + 3 * 3_600_000)))
-    if not lat:
-        print("event->action latency: no actions seen", file=sys.stderr)
-        return
-    lat.sort()
-    p99 = lat[min(len(lat) - 1, int(round(0.99 * (len(lat) - 1))))]
-    report.latency = f"over {len(lat)} lemons: p50 {statistics.median(lat):.0f} ms, p99 {p99:.0f} ms"
-    report.add(f"event->action latency {report.latency}")
+def measure_latency(
+    report: Report, settings: Settings, scenario: Scenario, lemons: int, *, reports: bool
+) -> None:
+    """Half the lemons with the simulator's reports, then the other half (two hours later) without."""
+    base = scenario.start_ts + 3 * 3_600_000
+    half = lemons // 2 if reports else 0
+    runs = [
+        ("with the simulator's reports", half, base, True),
+        ("without reports", lemons - half, base, False),
+    ]
+    for label, n, start, on in runs:
+        if n <= 0:
+            continue
+        pairs = lemon_pairs(scenario, n, start)
+        if not on:  # its own lemons, two hours after the first half's: each half's findings are new
+            pairs = [
+                [
+                    {
+                        **r,
+                        "host_id": r["host_id"] + "-q",
+                        "event_id": r["event_id"] + "-q",
+                        "ts": r["ts"] + 2 * 3_600_000,
+                    }
+                    for r in pair
+                ]
+                for pair in pairs
+            ]
+        lat = asyncio.run(latency(settings, pairs, reports=on))
+        if not lat:
+            print(f"event->action latency {label}: no actions seen", file=sys.stderr)
+            continue
+        lat.sort()
+        p99 = lat[min(len(lat) - 1, int(round(0.99 * (len(lat) - 1))))]
+        text = f"{label}, over {len(lat)} lemons: p50 {statistics.median(lat):.0f} ms, p99 {p99:.0f} ms"
+        report.latency = text if report.latency == "no actions seen" else f"{report.latency}; {text}"
+        report.add(f"event->action latency {text}")
 
 
 def run(args: argparse.Namespace, base: Settings, bootstrap: str) -> None:
     command = "python bench/bench_detect.py " + " ".join(sys.argv[1:])
     load_start = os.getloadavg()[0]
     report = Report()
-    settings = isolated(base, bootstrap, writer_reports=args.writer_reports)
+    settings = isolated(base, bootstrap)
     scenario = Scenario(hosts=args.hosts, interval_s=args.interval, duration_min=args.minutes)
     records = list(scenario.records())
     stream = [r for r in records if r[0] in ("samples", "errors")]
@@ -503,7 +519,7 @@ def run(args: argparse.Namespace, base: Settings, bootstrap: str) -> None:
         try:
             worker.wait_ready(90)
             measure_worker(report, worker, len(stream), bare)
-            measure_latency(report, settings, scenario, args.lemons)
+            measure_latency(report, settings, scenario, args.lemons, reports=args.writer_reports)
         finally:
             worker.stop()
         admin.delete_topics(settings, [s.name for s in settings.topics.all()])

@@ -107,9 +107,11 @@ class FleetAgents:
         self._fabric = fleet.fabric
         self._slot = [i % fleet.config.hosts_per_rack for i in range(n)]
         self.turns = applied(fleet)  # each host's turn in the config's rollouts (producers.rollout)
+        self.pending: dict[int, list[EventBatch]] = {}  # late events by the tick that delivers them
 
     def ticks(self) -> Iterator[Tick]:
-        pending: dict[int, list[EventBatch]] = {}
+        """Each tick's events; as one is yielded, ``held()`` is every later event at or before its time."""
+        pending = self.pending
         for k in range(self.n_ticks + 1):
             batches = [b for b in self._tick(k) if len(b)]
             out: list[EventBatch] = []
@@ -121,7 +123,11 @@ class FleetAgents:
             out += pending.pop(k, [])
             yield Tick(k, self.fleet.start_ts + k * self.interval_s * 1000, [b for b in out if len(b)])
         for k in sorted(pending):
-            yield Tick(k, self.fleet.start_ts + k * self.interval_s * 1000, pending[k])
+            yield Tick(k, self.fleet.start_ts + k * self.interval_s * 1000, pending.pop(k))
+
+    def held(self) -> list[EventBatch]:
+        """The late events made but not yet yielded (every other later event is after the last tick)."""
+        return [b for parts in self.pending.values() for b in parts]
 
     def _transport(self, k: int, part: int, batch: EventBatch) -> EventBatch:
         """Drop some samples, repeat some events (each right after itself, as a retrying agent would)."""

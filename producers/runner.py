@@ -34,6 +34,7 @@ from producers.pacing import pace
 from producers.progress import tick_progress
 from producers.randomness import run_id as make_run_id
 from producers.rollout import change_schedule, rollout_truth
+from producers.run_progress import run_reports
 from producers.schedule import Schedule
 from producers.sinks.base import Sink
 from producers.sinks.choice import SinkName, make_sink
@@ -193,6 +194,7 @@ def run_simulation(
     idle_s = max_lag_s = 0.0
     label = f"{config.name} {request.mode} → {request.sink}"
     ticks = agents.ticks()
+    reports = run_reports(settings, sink, run_id, live=live)
     try:
         with stop_on_signals(stop), tick_progress(n_ticks, label, request.progress) as update:
             # check stop before generating: a generated tick advances the agents' seq
@@ -213,6 +215,10 @@ def run_simulation(
                 ticks_done = min(tick.index, n_ticks)
                 written_ts = min(tick.ts, end_ts)
                 update(ticks_done, sum(counts.values()))
+                if reports is not None:
+                    reports.tick(tick.ts, agents.held())
+            if reports is not None:  # not after an error: a record may be lost, so promise nothing more
+                reports.finish()
     finally:
         sink.close()
     elapsed = clock() - started

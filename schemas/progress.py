@@ -7,6 +7,11 @@ none yet). A reader that has handled the partition through that offset has every
 will ever send at or before ``ts`` there: it need not wait out a quiet time for the writer's
 retries. JSON, tagged and versioned like the worker's internal messages; not an Avro event: it
 says how far a writer got, nothing happened in the fleet, so the lake never archives it.
+
+A report may also say who writes the partition (``writers``: its complete set of writers as the
+writer knows it, itself included; empty: it makes no such claim), and that the writer is done
+there (``done``: nothing more at all follows from it after ``through``, so a reader forgets it).
+Both have defaults, so reports of either shape decode in either reader.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ class WriterProgress(msgspec.Struct, frozen=True, tag="writer_progress", tag_fie
     through: int
     ts: int
     v: int = PROGRESS_VERSION
+    writers: tuple[str, ...] = ()  # the partition's every writer, as this one knows it (empty: no claim)
+    done: bool = False  # nothing more at all follows from this writer on the partition
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -49,4 +56,6 @@ def decode_progress(value: bytes | None) -> WriterProgress:
         raise DecodeError(f"progress: version {progress.v} (this reader knows {PROGRESS_VERSION})")
     if not progress.writer or progress.partition < 0 or progress.through < -1:
         raise DecodeError("progress: empty writer, negative partition or offset")
+    if progress.writers and progress.writer not in progress.writers:
+        raise DecodeError(f"progress: {progress.writer} claims a set of writers without itself")
     return progress

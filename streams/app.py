@@ -137,7 +137,9 @@ class DetectApp:
             ordered=d.plan_order == "event_time",
             quiet_s=d.plan_quiet_s,
             domain_of=self.inventory.domain_of,
-            writers=WriterMarks(frozenset(d.progress_writers)) if d.progress_writers else None,
+            writers=WriterMarks(frozenset(d.progress_writers), d.progress_claims)
+            if d.progress_writers or (d.progress_claims and d.plan_order == "event_time")
+            else None,
         )
         # the detection core's keyed state is in this worker's tables: the cluster stage's behind a cache
         cluster_cache = CheckpointCache(self.cluster_table, d.checkpoint_every, lambda k: k.endswith("|meta"))

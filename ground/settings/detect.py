@@ -87,7 +87,14 @@ class DetectSettings(BaseModel):
         description="event_time: every writer of the errors topic, when each reports its own progress on "
         "the progress topic (schemas.progress); an errors partition then passes a time as soon as all of "
         "them have reported past it, with no quiet time. A writer left out is not waited for: list all or "
-        "none. Empty: marks come from the records read and plan_quiet_s alone",
+        "none. Empty: writers that claim the complete set of a partition's writers in their reports are "
+        "trusted (progress_claims), else marks come from the records read and plan_quiet_s alone",
+    )
+    progress_claims: bool = Field(
+        True,
+        description="event_time, with no progress_writers: an errors partition passes a time on its writers' "
+        "reports when they all name the same complete set of writers and each has reported past it (the "
+        "simulator claims to be the sole writer of its topics); false: only declared writers count",
     )
     snapshot_every: int = Field(
         100_000,

@@ -48,4 +48,14 @@ class SimulatorSettings(BaseModel):
     dropout_fraction: float = Field(0.002, ge=0.0, le=1.0, description="share of HostSampled lost")
     duplicate_fraction: float = Field(0.001, ge=0.0, le=1.0, description="share of events sent twice")
     parquet_batch_rows: int = Field(200_000, ge=1, description="rows per lake table and date per commit")
+    writer_progress: Literal["sole", "report", "off"] = Field(
+        "sole",
+        description="Kafka sink: report the run's progress on the errors topic (schemas.progress) once its "
+        "records are acknowledged. sole: and claim to be that topic's only writer, so a detect worker with no "
+        "progress_writers trusts the reports (true when the run writes topics of its own); report: no claim "
+        "(workers must list the run in detect.progress_writers); off: no reports",
+    )
+    progress_every_s: float = Field(
+        0.5, ge=0.0, description="fast-forward: at most one progress report this often (live: every tick)"
+    )
     producer: ProducerTuning = ProducerTuning()

@@ -105,6 +105,19 @@ class KafkaSink:
         self._appender = (
             BatchAppender(self.producer, self._on_batch) if bulk and usable(self.producer) else None
         )
+        self._watched: dict[str, Callable[[Any], None]] = {}  # topic -> given each record's future
+
+    def watch(self, topics: list[str], on_sent: Callable[[Any], None]) -> None:
+        """Hand ``on_sent`` the future of every record sent to ``topics`` (a progress reporter's ``sent``)."""
+        self._watched.update(dict.fromkeys(topics, on_sent))
+
+    def where(self, event_type: str, key: bytes) -> tuple[str, int] | None:
+        """The (topic, partition) an event goes to, when its topic is watched and its partitions are known."""
+        topic = self._topic(event_type)
+        if topic not in self._watched:
+            return None
+        partition = self._partition(topic, key)
+        return None if partition is None else (topic, partition)
 
     def _topic(self, event_type: str) -> str:
         topic = self._topic_of.get(event_type)
@@ -171,10 +184,14 @@ class KafkaSink:
             self._write_batches(batch.event_types(), batch.keys(), values)
             return
         # record timestamp = produce (wall-clock) time, left to the producer: event time lives in `ts`
+        watched = self._watched
         for event_type, key, value in zip(batch.event_types(), batch.keys(), values, strict=True):
             topic = self._topic(event_type)
             partition = self._partition(topic, key)
-            send(topic, key=key, value=value, partition=partition).add_callback(on_ok).add_errback(on_error)
+            future = send(topic, key=key, value=value, partition=partition)
+            future.add_callback(on_ok).add_errback(on_error)
+            if watched and topic in watched:
+                watched[topic](future)
         self.sent += len(values)
         self.sent_bytes += sum(map(len, values))
 
@@ -185,10 +202,11 @@ class KafkaSink:
         for event_type, key, value in zip(event_types, keys, values, strict=True):
             topic = self._topic(event_type)
             partition = self._partition(topic, key)
-            if partition is None:  # no metadata yet: the producer's own send waits for it
-                self.producer.send(topic, key=key, value=value).add_callback(self._on_ok).add_errback(
-                    self._on_error
-                )
+            if partition is None or topic in self._watched:  # no metadata yet, or its future is wanted
+                future = self.producer.send(topic, key=key, value=value, partition=partition)
+                future.add_callback(self._on_ok).add_errback(self._on_error)
+                if topic in self._watched:
+                    self._watched[topic](future)
                 continue
             group = groups.get((topic, partition))
             if group is None:

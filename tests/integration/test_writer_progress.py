@@ -34,6 +34,13 @@ def dram_uce(host: str, n: int, ts: int) -> dict[str, object]:
     return EccErrorObserved(**env, payload=payload).to_record()  # type: ignore[arg-type]
 
 
+def suspected(settings: Settings, host: str) -> bool:
+    """Whether the host's 'suspected' action is on the actions topic."""
+    return any(
+        r["host_id"] == host and r["payload"]["kind"] == "suspected" for r in decoded(settings, "actions")
+    )
+
+
 @pytest.fixture
 def settings(kafka: KafkaCluster) -> Settings:
     s = isolated_settings(kafka.settings)
@@ -67,14 +74,7 @@ def test_a_reporting_writers_finding_is_planned_without_the_quiet_time(
             producer.send(settings.topics.errors.name, key=host.encode(), value=codec.encode(second))
         )
         reporter.report(start + HOUR)
-
-        def suspected() -> bool:
-            return any(
-                r["host_id"] == host and r["payload"]["kind"] == "suspected"
-                for r in decoded(settings, "actions")
-            )
-
-        wait_for(suspected, QUIET_S, "the lemon's action")
+        wait_for(lambda: suspected(settings, host), QUIET_S, "the lemon's action")
         took = time.monotonic() - sent
     finally:
         producer.close()
