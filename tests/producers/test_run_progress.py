@@ -11,7 +11,7 @@ from kafka.errors import KafkaTimeoutError
 from kafka.partitioner.default import murmur2
 
 from producers.config import load_fleet_config
-from producers.faults import calibrate, fault_schedule
+from producers.fault_process import calibrate, fault_schedule
 from producers.fleet import DAY_MS, Fleet, build_fleet
 from producers.generator import FleetAgents, LateDelivery
 from producers.noise import noise_schedule
