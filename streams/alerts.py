@@ -6,8 +6,9 @@ dedup on), so an alert re-derived after a restart is the same alert.
 
 One page per incident, Alertmanager-style: a host's alerts carry a ``group_key`` label naming
 the operation that took it out (host and the finding that opened it). The planner absorbs
-further findings of the same kind while the operation is open, so they page no one; when the
-host returns to service the group gets a ``resolved`` notification with the same group key.
+further findings the operation covers (the same kind or a weaker one) while it is open, so they
+page no one (``RepeatAfterRepair`` only after the host returned); when the host returns to service
+the group gets a ``resolved`` notification with the same group key.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ an open-loop fleet repairs nothing, so each true host is one incident.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 Relapses = Mapping[str, Sequence[int]]  # host -> times it came back from a repair that did not cure it
@@ -31,3 +32,28 @@ def incident_of(relapses: Relapses, host: str, ts: int) -> int:
     A page sent at the very moment the host returns (the return's own notifications) belongs to the new one.
     """
     return bisect.bisect_right(relapses.get(host, ()), ts)
+
+
+def found_incidents(
+    hosts: Iterable[str], findings: Iterable[tuple[str, int]], relapses: Relapses
+) -> dict[str, set[int]]:
+    """Per true host, its incidents the detectors found: its first (it is a true host), and each relapse a
+    finding on the host (``(host, ts)`` in ``findings``) followed before the next one."""
+    found = {h: {0} for h in hosts}
+    if relapses:
+        for host, ts in findings:
+            if host in found:
+                found[host].add(incident_of(relapses, host, ts))
+    return found
+
+
+def pages_per_incident(
+    pages: Iterable[tuple[str, int]], found: Mapping[str, set[int]], relapses: Relapses
+) -> Counter[tuple[str, int]]:
+    """Pages per (host, incident) of ``found``: each page (``(host, ts its group first fired)``, on a host of
+    ``found``) against the incident it fired in, or the one before it when that relapse was not found."""
+    per: Counter[tuple[str, int]] = Counter()
+    for host, first in pages:
+        n = incident_of(relapses, host, first)
+        per[host, max(i for i in found[host] if i <= n)] += 1
+    return per

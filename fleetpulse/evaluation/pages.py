@@ -16,11 +16,9 @@ own judgement that a repair did not hold) is counted apart. Pure: the flat Alert
 
 from __future__ import annotations
 
-from collections import Counter
-
 import polars as pl
 
-from fleetpulse.evaluation.incidents import Relapses, incident_of
+from fleetpulse.evaluation.incidents import Relapses, found_incidents, pages_per_incident
 from fleetpulse.evaluation.report import PageScore, ScoreReport
 from schemas import FLEET
 
@@ -58,11 +56,9 @@ def score_pages(
         (pl.col("alertname") == AFTER_REPAIR).any().alias("after"), pl.col("ts").min().alias("first")
     )
     mine = groups.filter(pl.col("host_id").is_in(hosts))
-    found = _found_incidents(hosts, findings, relapses)
-    per_incident: Counter[tuple[str, int]] = Counter()
-    for host, first in mine.select("host_id", "first").iter_rows():
-        n = incident_of(relapses, host, first)
-        per_incident[host, max(i for i in found[host] if i <= n)] += 1  # a relapse not found: the one before
+    seen = [] if findings is None else findings.select("host_id", "ts").iter_rows()
+    found = found_incidents(hosts, seen, relapses)
+    per_incident = pages_per_incident(mine.select("host_id", "first").iter_rows(), found, relapses)
     n_incidents = sum(len(v) for v in found.values())
     n, after = len(hosts), int(mine["after"].sum())
     return PageScore(
@@ -81,15 +77,3 @@ def score_pages(
         relapses_found=n_incidents - n,
         relapses=sum(len(relapses.get(h, ())) for h in hosts),
     )
-
-
-def _found_incidents(
-    hosts: list[str], findings: pl.DataFrame | None, relapses: Relapses
-) -> dict[str, set[int]]:
-    """Per true host, its incidents the detectors found: its first (it is a true host), and each relapse a
-    finding on the host followed before the next one."""
-    found = {h: {0} for h in hosts}
-    if findings is not None and relapses:
-        for host, ts in findings.filter(pl.col("host_id").is_in(hosts)).select("host_id", "ts").iter_rows():
-            found[host].add(incident_of(relapses, host, ts))
-    return found

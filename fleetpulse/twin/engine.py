@@ -55,6 +55,9 @@ class TwinRun:
     faults: Schedule  # every fault the fleet would suffer untreated: the truth, whatever the policy did
     history: list[Step]  # what moved the jobs, in order (``goodput.replay`` plays it again)
     slowdown: list[float]  # each host's mean slowdown once slow, as at the start (cures zero it)
+    # host -> when it came back to service from a repair that did not cure its fault (a new incident:
+    # ``fleetpulse.evaluation.incidents``, as ``FleetResponse`` records them for the broker's fleet)
+    relapses: dict[str, list[int]]
 
 
 class Twin:
@@ -109,6 +112,8 @@ class Twin:
         self.out_h: dict[tuple[str, str], float] = {}
         self.faults_seen = self.faults_masked = self.late_returns = self.interruptions = 0
         self.cured: dict[str, int] = {}
+        self.failing: set[int] = set()  # out after a repair that did not cure its fault, not yet back
+        self.relapses: dict[str, list[int]] = {}
 
     # -- time ----------------------------------------------------------------------------------
 
@@ -148,6 +153,7 @@ class Twin:
             faults=self.faults,
             history=self.jobs.steps,
             slowdown=self.slowdown,
+            relapses=self.relapses,
         )
 
     def _until(self, ts: int) -> None:
@@ -247,6 +253,9 @@ class Twin:
             self._count_out(h, self._h(ts))
         self.in_service[h] = True
         self.jobs.back(h, ts)
+        if h in self.failing:  # back, and still faulty: operators must hear the repair failed
+            self.failing.discard(h)
+            self.relapses.setdefault(self.fleet.host_id[h], []).append(ts)
 
     def _count_out(self, h: int, t_h: float) -> None:
         since = self.out_since[h]
@@ -261,7 +270,10 @@ class Twin:
         self.repairs[h] += 1
         fault = f.lemon_kind[h] if self.lemon[h] else (f.slow_cause[h] if self.jobs.slow[h] > 0 else None)
         draw = draw_repair(self.settings, self.seed, h, self.repairs[h], a.operation, fault)
-        if draw.cured:
+        if fault is not None and not draw.cured and (not self.lemon[h] or f.lemon_onset_ts[h] <= a.ts):
+            self.failing.add(h)  # a lemon's fault counts from its onset, as the broker's fleet has it
+        elif draw.cured:
+            self.failing.discard(h)  # a later repair in the same stay out cured it
             if self.lemon[h]:
                 self.lemon[h] = False
                 self.cured[f.host_id[h]] = a.ts

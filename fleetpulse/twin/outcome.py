@@ -5,7 +5,9 @@ Truth here is the twin's hidden traits (lemons, slow hosts), fixed by the seed a
 policy: a finding is right when its host is a lemon or a slow host; a lemon or slow host is found
 when any finding names it. Lemon recall counts the lemons ``fleetpulse score`` would require, the
 material ones (``fleetpulse.evaluation.lemon_truth``), judged on the faults they would have had untreated. Pages are counted as ``fleetpulse.evaluation.pages`` counts them: one per
-(host, alert group) of the firing alerts the actions raise (``streams.alerts``), per true host found.
+(host, alert group) of the firing alerts the actions raise (``streams.alerts``), per true incident found
+(``fleetpulse.evaluation.incidents``: a true host's fault, and each return from a repair that did not cure
+it that a finding followed).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from fleetpulse.evaluation.incidents import found_incidents, pages_per_incident
 from fleetpulse.evaluation.lemon_truth import LemonMateriality, material_lemons
 from fleetpulse.twin import goodput
 from fleetpulse.twin.engine import TwinRun
@@ -48,14 +51,15 @@ def lemons_to_find(run: TwinRun, materiality: LemonMateriality | None = None) ->
     return set(material_lemons(hosts, faults, f.start_ts, f.end_ts, materiality))
 
 
-def pages(run: TwinRun) -> dict[str, tuple[str, str]]:
-    """Firing alerts on hosts, one page per (host, group): alert id -> (host, group key)."""
-    out: dict[str, tuple[str, str]] = {}
+def pages(run: TwinRun) -> dict[tuple[str, str], int]:
+    """Firing alerts on hosts, one page per (host, group key): -> the time the group first fired."""
+    out: dict[tuple[str, str], int] = {}
     for action in run.actions:
         for alert in alerts_for(action):
             p = alert["payload"]
             if p["status"] == "firing" and alert["host_id"] != "-":
-                out[p["alert_id"]] = (alert["host_id"], p["labels"].get("group_key") or p["alert_id"])
+                key = (alert["host_id"], p["labels"].get("group_key") or p["alert_id"])
+                out[key] = min(out.get(key, alert["ts"]), alert["ts"])
     return out
 
 
@@ -73,9 +77,12 @@ def summary(run: TwinRun) -> dict[str, Any]:
     per_host = Counter(x.host_id for x in run.findings)
     true_findings = sum(n for h, n in per_host.items() if h in planted | slow)
     found = sorted(h for h in planted if per_host[h])
-    incidents = set(found) | {h for h in slow if per_host[h]}  # every true host a detector found
-    groups = set(pages(run).values())
-    on_incidents = sum(1 for host, _ in groups if host in incidents)
+    true_found = set(found) | {h for h in slow if per_host[h]}  # every true host a detector found
+    incidents = found_incidents(true_found, ((x.host_id, x.ts) for x in run.findings), run.relapses)
+    groups = pages(run)
+    mine = ((host, ts) for (host, _), ts in groups.items() if host in incidents)
+    on_incidents = sum(pages_per_incident(mine, incidents, run.relapses).values())
+    n_incidents = sum(len(v) for v in incidents.values())
     kinds = Counter(a.kind for a in run.actions)
     return {
         **jobs,
@@ -93,9 +100,11 @@ def summary(run: TwinRun) -> dict[str, Any]:
         "findings_per_lemon_median": statistics.median(per_host[h] for h in found) if found else None,
         "findings_per_lemon_max": max((per_host[h] for h in found), default=None),
         "pages": len(groups),
-        "pages_per_true_incident": round(on_incidents / len(incidents), 6) if incidents else None,
+        "pages_per_true_incident": round(on_incidents / n_incidents, 6) if n_incidents else None,
+        "incidents": n_incidents,
+        "pages_per_host": round(on_incidents / len(true_found), 6) if true_found else None,  # the old figure
         "slow_hosts": len(slow),
-        "slow_hosts_found": len(incidents) - len(found),
+        "slow_hosts_found": len(true_found) - len(found),
         "rmas": kinds["rma_opened"],
         "escalations": kinds["escalated"],
         "retired": kinds["retired"],

@@ -4,13 +4,15 @@ Two looks back from the finding: the host returned from any repair within ``esca
 (a reboot that did not help; a campaign's planned change repaired nothing, and whether the new
 version is worse is the campaign's safety test's to say), or its repair history holds a repair, an RMA or a part replaced by
 the planner or recorded by operators, within ``escalate_after_repair_within`` (hardware replaced
-months ago failing again is not a case for another reboot).
+months ago failing again is not a case for another reboot). Only a host back in service is weighed:
+one with an open repair has not returned since the finding that opened it, which was weighed then.
 """
 
 from __future__ import annotations
 
 from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import FleetState
+from streams.core.planning.absorption import open_repairs
 from streams.core.policy import Policy
 from streams.trains.campaign import CHANGE
 
@@ -23,7 +25,7 @@ def escalation_of(policy: Policy, state: FleetState, finding: Finding) -> str | 
     """Why ``finding`` escalates, else None (``escalate_within = 0`` turns escalation off)."""
     p = policy.planner
     host = state.hosts.get(finding.host_id)
-    if p.escalate_within <= 0:
+    if p.escalate_within <= 0 or open_repairs(host):
         return None
     asks = f"{finding.rule} asks {finding.recommended_action}, escalated to rma"
     if (

@@ -3,8 +3,8 @@
 Pure decisions over a ``FleetState``: every emitted action is applied to the state at once,
 so the next decision sees it. Rules: at most ``capacity_buffer_pct`` of a maintenance domain
 out at once (at least one host); one operation per host at a time (a second one waits and is
-handed over without returning to service; a finding for an operation the host is already in is
-recorded as ``absorbed``); work beyond the buffer is deferred and released
+handed over without returning to service; a finding for an operation the host is already in or
+queued for, or a weaker one, is recorded as ``absorbed``: ``streams.core.planning.absorption``); work beyond the buffer is deferred and released
 as capacity returns (at each time it may: ``next_wake``); a host already out (an incident, an
 operator's step) takes no capacity from its own operation; when the hosts with open failures exceed
 ``failure_buffer_pct`` the train halts (``train_halted``, by a new finding or an outage starting) instead of draining more; it resumes by
@@ -26,6 +26,7 @@ from typing import Any
 from streams.core.actions import ABSORBED, ESCALATED, REQUEST_KIND, Action
 from streams.core.findings import Finding
 from streams.core.fleet.lifecycle import FleetState, Operation
+from streams.core.planning.absorption import absorbing
 from streams.core.planning.budget import DomainBudget, DomainBuffers
 from streams.core.planning.completion import Completions, domain_hosts
 from streams.core.planning.emit import emit, finding_action, halt_action, op_action, resume_action
@@ -64,7 +65,7 @@ class Planner:
         self.completions.complete_due(state, domain, finding.ts, out)
         if finding.finding_id in state.findings:
             pass  # re-delivered (a replay upstream): decided before
-        elif (absorber := self._absorbing(state, finding)) is not None:
+        elif (absorber := absorbing(state, finding.host_id, finding.recommended_action)) is not None:
             why = f"already in {absorber.operation} for {absorber.finding_id} ({absorber.phase})"
             emit(state, out, finding_action(finding, domain, ABSORBED, why))
         else:
@@ -153,14 +154,6 @@ class Planner:
         return (due, b.out, b.queued, b.halted, state.count) if work else None
 
     # -- steps --------------------------------------------------------------------------------
-
-    def _absorbing(self, state: FleetState, finding: Finding) -> Operation | None:
-        """The host's open operation of the same kind, if any: the finding adds nothing to do."""
-        host = state.hosts.get(finding.host_id)
-        if host is None:
-            return None
-        ops = ([host.current] if host.current else []) + host.waiting
-        return next((op for op in ops if op.operation == finding.recommended_action), None)
 
     def repair_time_ms(self, state: FleetState, op: Operation) -> int:
         """The operation's repair time (``RepairTimes``): the same in every worker and replay."""

@@ -71,6 +71,20 @@ def test_without_retirement_a_bad_lemon_keeps_coming_back(make_fleet_config: Any
         assert kinds.count("rma_opened") >= 3
 
 
+def test_each_return_from_a_repair_that_did_not_cure_is_a_new_incident(make_fleet_config: Any) -> None:
+    """Pages per true incident as ``fleetpulse score`` counts them (``fleetpulse.evaluation.incidents``)."""
+    settings = twin_settings({"cure": {"rma": {}}})
+    run = run_twin(
+        lemon_fleet(make_fleet_config), load_policy(None), settings, seed=3, start_ts=START_TS, days=60
+    )
+    for host in lemon_hosts(run):
+        back = [a.ts for a in run.actions if a.host_id == host and a.kind == "returned"]
+        assert 1 <= len(run.relapses[host]) <= len(back)  # every RMA failed; the last may end after the run
+    s = summary(run)
+    assert s["incidents"] > s["lemons_planted_found"] + s["slow_hosts_found"]
+    assert s["pages_per_true_incident"] < s["pages_per_host"]
+
+
 def test_a_drained_host_runs_no_job_and_reports_no_fault(make_fleet_config: Any) -> None:
     settings = twin_settings({"cure": {"rma": {}}, "repair_median_h": {"rma": 24.0 * 20}})
     run = run_twin(
