@@ -100,3 +100,18 @@ def test_the_tests_of_a_same_worker_module_share_one_worker(tmp_path: Path) -> N
     assert len(seen) == 18
     assert len({w for name, w in seen.items() if name.startswith("together")}) == 1, seen
     assert len(set(seen.values())) == 2, seen  # the run was parallel at all
+
+
+def test_every_serial_test_is_where_the_serial_phase_looks() -> None:
+    """`make test`'s serial phase collects only SERIAL_TESTS: a test marked serial elsewhere would never run."""
+    (line,) = [x for x in (ROOT / "Makefile").read_text().splitlines() if x.startswith("SERIAL_TESTS :=")]
+    serial_paths = [ROOT / p for p in line.split(":=", 1)[1].split()]
+    assert serial_paths and all(p.exists() for p in serial_paths), line
+    marked = {
+        path
+        for path in (ROOT / "tests").rglob("*.py")
+        if path != Path(__file__).resolve() and "mark.serial" in path.read_text()
+    }
+    assert marked, "no test marked serial found: the scan is wrong"
+    outside = [p for p in marked if not any(p == s or p.is_relative_to(s) for s in serial_paths)]
+    assert not outside, f"marked serial outside SERIAL_TESTS ({line}): {outside}"
