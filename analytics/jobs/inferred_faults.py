@@ -13,19 +13,12 @@ import polars as pl
 
 from analytics.jobs.incidents import load_incidents, normalised_cause
 from analytics.jobs.source import scan_events
-from schemas.taxonomy import KIND_CAUSE, SIGNAL_SUFFIX
+from schemas.taxonomy import FAULT_KINDS, KIND_CAUSE, SIGNAL_SUFFIX
 from schemas.xids import XID_KIND
 
-# Causes that have no hardware signal of their own: the JobInterrupted is the fault record.
-SIGNAL_FREE_CAUSES = (
-    "software",
-    "host_maintenance",
-    "nccl_watchdog",
-    "silent_data_corruption",
-    "thermal",
-    "ssd",
-    "psu",
-)
+# Causes that have no hardware signal of their own (the kinds the taxonomy maps to no cause): the
+# JobInterrupted is the fault record.
+SIGNAL_FREE_CAUSES = tuple(kind for kind in FAULT_KINDS if kind not in KIND_CAUSE)
 EARLY_LIFE_KINDS = ("fell_off_bus", "link_down")
 # Faults that need no hardware repair; every other kind, recorded incidents' causes (``unclassified``
 # included: the host was out) too, counts in the maintenance-domain model's failure rate.
